@@ -1,0 +1,115 @@
+//! Fingerprint throughput (bytes/s and documents/s) on Chinese and English
+//! articles, per feature mode, and the whole engine path (fingerprint +
+//! exact fast path + forest) per document.
+//!
+//! `cargo bench --bench fingerprint`. The texts are written for this bench
+//! (no benchmark-set text); each measured document is a distinct variant so
+//! that no cache hides the work.
+
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use neardup::config::EngineSettings;
+use neardup::fingerprint::{FeatureMode, FingerprintConfig, Fingerprinter};
+
+const CHINESE_PARAGRAPHS: &[&str] = &[
+    "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。",
+    "会议指出，要坚持以居民需求为导向，统筹推进基础设施补短板和社区服务完善，让群众在家门口就能享受到更加便利的生活服务。",
+    "据介绍，今年全市计划改造老旧小区一百二十个，涉及居民四万余户，同步加装电梯三百部，新增停车位两千余个，改造雨污管网八十公里。",
+    "在科技创新方面，多家企业联合高校建设了新的研发平台，围绕新能源汽车、人工智能和生物医药等领域开展关键技术攻关，一批成果已经进入产业化阶段。",
+    "气象部门提醒，未来三天我省大部分地区将出现明显降温，局部地区有中到大雨，请广大市民注意添衣保暖，出行注意交通安全。",
+    "农业农村部门表示，秋粮收获已经过半，各地抢抓晴好天气组织机械化收割，同时做好烘干仓储等工作，确保颗粒归仓。",
+];
+
+const ENGLISH_PARAGRAPHS: &[&str] = &[
+    "The city council approved a new plan on Tuesday to expand the public library network across the northern districts, adding four branches and extending weekend opening hours.",
+    "Officials said construction would begin next spring and that the budget would be reviewed again in the autumn after a public consultation on the locations.",
+    "Shares of the regional carrier rose sharply after it reported quarterly revenue above analyst expectations, helped by strong demand on domestic routes and lower fuel costs.",
+    "Farmers in the valley have started harvesting earlier than usual this year because of a dry summer, and cooperatives expect yields to be slightly below the ten-year average.",
+    "The research team published results showing that the new battery design retains most of its capacity after several thousand charging cycles in laboratory conditions.",
+    "Local schools will receive additional funding for science laboratories and teacher training under the program, which runs for three years and covers forty schools.",
+];
+
+/// An article of about `paragraphs` paragraphs; `variant` rotates and tags
+/// them so that every document is different.
+fn article(source: &[&str], paragraphs: usize, variant: usize) -> String {
+    let mut text = String::new();
+    for position in 0..paragraphs {
+        text.push_str(source[(variant + position) % source.len()]);
+        text.push('\n');
+    }
+    text.push_str(&format!("({variant})"));
+    text
+}
+
+fn documents(source: &[&str]) -> Vec<String> {
+    (0..64).map(|variant| article(source, 6, variant)).collect()
+}
+
+fn fingerprint_throughput(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fingerprint");
+    for (language, source) in [("zh", CHINESE_PARAGRAPHS), ("en", ENGLISH_PARAGRAPHS)] {
+        let docs = documents(source);
+        let mean_bytes = docs.iter().map(String::len).sum::<usize>() / docs.len();
+        for mode in [
+            FeatureMode::WholeText,
+            FeatureMode::LongestSentences { count: 1 },
+            FeatureMode::CharacterShingles { width: 3 },
+        ] {
+            let fingerprinter = Fingerprinter::new(FingerprintConfig {
+                mode,
+                short_text_chars: 0,
+                ..FingerprintConfig::default()
+            })
+            .expect("valid config");
+            // Correctness inside the bench: a reprint with other punctuation
+            // and width has the same fingerprint.
+            assert_eq!(
+                fingerprinter.fingerprint_text(&docs[0]),
+                fingerprinter.fingerprint_text(&docs[0].replace('，', ", ").replace('。', "."))
+            );
+            for (unit, throughput) in [
+                ("bytes", Throughput::Bytes(mean_bytes as u64)),
+                ("docs", Throughput::Elements(1)),
+            ] {
+                group.throughput(throughput);
+                let mut next = 0;
+                group.bench_function(BenchmarkId::new(format!("{language}/{mode}"), unit), |b| {
+                    b.iter(|| {
+                        next = (next + 1) % docs.len();
+                        black_box(fingerprinter.fingerprint_text(black_box(&docs[next])))
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+fn engine_per_document(c: &mut Criterion) {
+    let mut group = c.benchmark_group("engine");
+    group.throughput(Throughput::Elements(1));
+    for (language, source) in [("zh", CHINESE_PARAGRAPHS), ("en", ENGLISH_PARAGRAPHS)] {
+        let docs: Vec<serde_json::Value> = (0..4096)
+            .map(|variant| serde_json::json!({"title": format!("title {variant}"), "content": article(source, 4, variant)}))
+            .collect();
+        let mut engine = EngineSettings::default().build().expect("default engine");
+        let mut next = 0usize;
+        let mut now = 1_700_000_000_000i64;
+        group.bench_function(BenchmarkId::new("add_document", language), |b| {
+            b.iter(|| {
+                next = (next + 1) % docs.len();
+                now += 1;
+                black_box(engine.add_document(&docs[next], now))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
+    targets = fingerprint_throughput, engine_per_document
+}
+criterion_main!(benches);

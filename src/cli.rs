@@ -1,0 +1,213 @@
+//! The `neardup` command line: flags → validated settings → one command run.
+//!
+//! `main.rs` only parses and maps the result to an exit code; each command is
+//! a function here that returns an error chain for `main` to print.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use crate::config::{ConfigFile, EngineSettings};
+use crate::fingerprint::format_fingerprint;
+use crate::stamp::{InputFormat, StampOptions, stamp};
+
+/// neardup groups near-duplicate articles as they are indexed.
+///
+/// Every document is simhashed, assigned to an equivalence class of near
+/// duplicates (a tree of the parent forest) and stamped with the class id
+/// (`cluster_root`) and its own fingerprint (`simhash`), 16 hex digits each.
+/// Settings come from flags, then NEARDUP_* environment variables, then the
+/// --config file, then defaults.
+#[derive(Debug, Parser)]
+#[command(name = "neardup", version, about, long_about)]
+pub struct Cli {
+    /// TOML config file: `root_field`, `simhash_field` at the top and engine settings (fields, mode, max_distance, retention, …) in an [engine] table
+    #[arg(long, global = true, env = "NEARDUP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Stamp documents offline (no cluster): JSON lines or bulk NDJSON in, the same lines with cluster_root and simhash out
+    Stamp(StampArgs),
+    /// Print the fingerprint of texts given as arguments (or of standard input)
+    Fingerprint(FingerprintArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct StampArgs {
+    /// Input file [default: standard input]
+    #[arg(long, short)]
+    pub input: Option<PathBuf>,
+
+    /// Output file [default: standard output]
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+
+    /// Input shape
+    #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
+    pub format: InputFormat,
+
+    /// Field of each document holding its arrival time (epoch s/ms or an RFC 3339 date), to replay history with expiry as it would have happened [default: the wall clock]
+    #[arg(long, env = "NEARDUP_TIME_FIELD")]
+    pub time_field: Option<String>,
+
+    /// Pass lines that are not valid JSON through unchanged (and count them) instead of stopping
+    #[arg(long)]
+    pub skip_invalid: bool,
+
+    /// Name of the stamped class field [default: cluster_root]
+    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
+    pub root_field: Option<String>,
+
+    /// Name of the stamped own-fingerprint field [default: simhash]
+    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
+    pub simhash_field: Option<String>,
+
+    /// No progress bar and no summary line
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub engine: EngineSettings,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FingerprintArgs {
+    /// Texts to fingerprint, one fingerprint per text [default: all of standard input as one text]
+    pub texts: Vec<String>,
+
+    /// Print JSON objects with details instead of bare fingerprints
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub engine: EngineSettings,
+}
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    let file = match &cli.config {
+        Some(path) => ConfigFile::load(path)?,
+        None => ConfigFile::default(),
+    };
+    match cli.command {
+        Command::Stamp(args) => run_stamp(args, file),
+        Command::Fingerprint(args) => run_fingerprint(args, file),
+    }
+}
+
+fn run_stamp(args: StampArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let settings = args.engine.or(file.engine);
+    let mut engine = settings.build()?;
+    let defaults = StampOptions::default();
+    let options = StampOptions {
+        format: args.format,
+        root_field: args
+            .root_field
+            .or(file.root_field)
+            .unwrap_or(defaults.root_field),
+        simhash_field: args
+            .simhash_field
+            .or(file.simhash_field)
+            .unwrap_or(defaults.simhash_field),
+        time_field: args.time_field,
+        skip_invalid: args.skip_invalid,
+    };
+    if options.root_field == options.simhash_field {
+        anyhow::bail!(
+            "the root field and the simhash field must differ (both are `{}`)",
+            options.root_field
+        );
+    }
+    let (input, input_len): (Box<dyn BufRead>, Option<u64>) = match &args.input {
+        Some(path) => {
+            let opened = File::open(path)
+                .with_context(|| format!("cannot open input {}", path.display()))?;
+            let len = opened.metadata().ok().map(|metadata| metadata.len());
+            (Box::new(BufReader::with_capacity(1 << 20, opened)), len)
+        }
+        None => (
+            Box::new(BufReader::with_capacity(1 << 20, io::stdin().lock())),
+            None,
+        ),
+    };
+    let output: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(
+            File::create(path)
+                .with_context(|| format!("cannot create output {}", path.display()))?,
+        ),
+        None => Box::new(io::stdout().lock()),
+    };
+    let output = BufWriter::with_capacity(1 << 20, output);
+    let show_progress = !args.quiet && io::stderr().is_terminal();
+    let progress = show_progress.then(|| new_progress_bar(input_len));
+    let summary = stamp(&mut engine, input, output, &options, |bytes| {
+        if let Some(bar) = &progress {
+            bar.set_position(bytes);
+        }
+    });
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    let summary = summary?;
+    if !args.quiet {
+        eprintln!("neardup stamp: {summary}");
+    }
+    Ok(())
+}
+
+fn new_progress_bar(input_len: Option<u64>) -> indicatif::ProgressBar {
+    let bar = match input_len {
+        Some(len) => indicatif::ProgressBar::new(len),
+        None => indicatif::ProgressBar::new_spinner(),
+    };
+    let template = match input_len {
+        Some(_) => {
+            "{spinner} stamping {bytes}/{total_bytes} [{wide_bar}] {bytes_per_sec}, {eta} left"
+        }
+        None => "{spinner} stamping {bytes} read, {bytes_per_sec}",
+    };
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+    bar
+}
+
+fn run_fingerprint(args: FingerprintArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let settings = args.engine.or(file.engine);
+    let fingerprinter = crate::fingerprint::Fingerprinter::new(settings.fingerprint_config())?;
+    let texts = if args.texts.is_empty() {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .context("cannot read standard input as UTF-8 text")?;
+        vec![text]
+    } else {
+        args.texts
+    };
+    let mut out = io::stdout().lock();
+    for text in &texts {
+        let prepared = fingerprinter.prepare(text);
+        let simhash = fingerprinter.simhash(&prepared);
+        if args.json {
+            let details = serde_json::json!({
+                "simhash": format_fingerprint(simhash),
+                "exact_hash": format_fingerprint(prepared.exact_hash),
+                "chars": prepared.char_count,
+                "short": fingerprinter.is_short(&prepared),
+            });
+            writeln!(out, "{details}")?;
+        } else {
+            writeln!(out, "{}", format_fingerprint(simhash))?;
+        }
+    }
+    Ok(())
+}

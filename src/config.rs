@@ -1,0 +1,253 @@
+//! One validated configuration from flags, environment and a config file.
+//!
+//! Motivation: the same settings (which fields, which feature mode, k,
+//! retention…) are given on the command line for a quick try, in the
+//! environment for a service, or in a file checked into a deployment repo.
+//!
+//! Design: every setting is optional in each source; the first source that
+//! sets it wins, in the order flag → environment variable (clap reads both)
+//! → config file (`--config`, TOML, unknown keys rejected so a typo fails
+//! loudly) → built-in default. [`EngineSettings::build`] validates the result
+//! and builds the [`Engine`].
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::engine::{ConfirmationConfig, Engine};
+use crate::fingerprint::{
+    FeatureMode, FingerprintConfig, Fingerprinter, NormalizeOptions, Weighting,
+};
+use crate::forest::{Forest, ForestConfig, Millis};
+
+/// Engine settings as they come from one source; `None` = not set there.
+#[derive(Debug, Clone, Default, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSettings {
+    /// Fields to fingerprint, comma-separated; dotted paths reach into objects [default: title,content]
+    #[arg(long, env = "NEARDUP_FIELDS", value_delimiter = ',')]
+    pub fields: Option<Vec<String>>,
+
+    /// Features of normal texts: whole, longest[:N] (N longest sentences of each field) or shingles[:W] [default: longest:1]
+    #[arg(long, env = "NEARDUP_MODE")]
+    #[serde(default, deserialize_with = "deserialize_parsed")]
+    pub mode: Option<FeatureMode>,
+
+    /// Features of short texts (see --short-chars) [default: whole]
+    #[arg(long, env = "NEARDUP_SHORT_MODE")]
+    #[serde(default, deserialize_with = "deserialize_parsed")]
+    pub short_mode: Option<FeatureMode>,
+
+    /// Texts with fewer letters and digits than this are short: they use --short-mode and their near-duplicate candidates are confirmed by character-shingle Jaccard similarity [default: 100]
+    #[arg(long, env = "NEARDUP_SHORT_CHARS")]
+    pub short_chars: Option<usize>,
+
+    /// Minimum character-shingle Jaccard similarity for a short text to join a candidate [default: 0.6]
+    #[arg(long, env = "NEARDUP_MIN_SHORT_JACCARD")]
+    pub min_short_jaccard: Option<f64>,
+
+    /// Minimum character-shingle Jaccard similarity of a short text to the root of the class it joins [default: 0.5]
+    #[arg(long, env = "NEARDUP_MIN_SHORT_ROOT_JACCARD")]
+    pub min_short_root_jaccard: Option<f64>,
+
+    /// Let short texts with different numbers join one class (by default, different figures mean different news)
+    #[arg(long, env = "NEARDUP_IGNORE_NUMBERS", num_args = 0..=1, default_missing_value = "true")]
+    pub ignore_numbers: Option<bool>,
+
+    /// Feature weights: tf (occurrences) or logtf (1 + ln occurrences) [default: tf]
+    #[arg(long, env = "NEARDUP_WEIGHTING")]
+    #[serde(default, deserialize_with = "deserialize_parsed")]
+    pub weighting: Option<Weighting>,
+
+    /// Largest Hamming distance at which two fingerprints are near duplicates (k) [default: 3]
+    #[arg(long, short = 'k', env = "NEARDUP_MAX_DISTANCE")]
+    pub max_distance: Option<u32>,
+
+    /// How long a class lives after it was last touched: e.g. 48h, 30m, 7d, or never [default: 48h]
+    #[arg(long, env = "NEARDUP_RETENTION")]
+    pub retention: Option<String>,
+
+    /// Keep Traditional Chinese as it is instead of folding it to Simplified
+    #[arg(long, env = "NEARDUP_KEEP_TRADITIONAL", num_args = 0..=1, default_missing_value = "true")]
+    pub keep_traditional: Option<bool>,
+
+    /// Keep URLs and @mentions in the features instead of dropping them
+    #[arg(long, env = "NEARDUP_KEEP_LINKS", num_args = 0..=1, default_missing_value = "true")]
+    pub keep_links: Option<bool>,
+}
+
+fn deserialize_parsed<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    let text = Option::<String>::deserialize(deserializer)?;
+    text.map(|text| text.parse().map_err(serde::de::Error::custom))
+        .transpose()
+}
+
+/// The config file: the names of the stamped fields at the top, engine
+/// settings in an `[engine]` table (same names as the flags, with `_`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    pub root_field: Option<String>,
+    pub simhash_field: Option<String>,
+    #[serde(default)]
+    pub engine: EngineSettings,
+}
+
+impl ConfigFile {
+    pub fn load(path: &Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            anyhow::anyhow!("cannot read config file {}: {error}", path.display())
+        })?;
+        toml::from_str(&text)
+            .map_err(|error| anyhow::anyhow!("config file {}: {error}", path.display()))
+    }
+}
+
+impl EngineSettings {
+    /// Settings of `self`, with unset ones taken from `fallback`.
+    pub fn or(self, fallback: EngineSettings) -> EngineSettings {
+        EngineSettings {
+            fields: self.fields.or(fallback.fields),
+            mode: self.mode.or(fallback.mode),
+            short_mode: self.short_mode.or(fallback.short_mode),
+            short_chars: self.short_chars.or(fallback.short_chars),
+            min_short_jaccard: self.min_short_jaccard.or(fallback.min_short_jaccard),
+            min_short_root_jaccard: self
+                .min_short_root_jaccard
+                .or(fallback.min_short_root_jaccard),
+            ignore_numbers: self.ignore_numbers.or(fallback.ignore_numbers),
+            weighting: self.weighting.or(fallback.weighting),
+            max_distance: self.max_distance.or(fallback.max_distance),
+            retention: self.retention.or(fallback.retention),
+            keep_traditional: self.keep_traditional.or(fallback.keep_traditional),
+            keep_links: self.keep_links.or(fallback.keep_links),
+        }
+    }
+
+    /// The fingerprint configuration these settings describe.
+    pub fn fingerprint_config(&self) -> FingerprintConfig {
+        let defaults = FingerprintConfig::default();
+        FingerprintConfig {
+            fields: self.fields.clone().unwrap_or(defaults.fields),
+            mode: self.mode.unwrap_or(defaults.mode),
+            short_text_mode: self.short_mode.unwrap_or(defaults.short_text_mode),
+            short_text_chars: self.short_chars.unwrap_or(defaults.short_text_chars),
+            weighting: self.weighting.unwrap_or(defaults.weighting),
+            normalize: NormalizeOptions {
+                fold_traditional: !self.keep_traditional.unwrap_or(false),
+                strip_links_and_mentions: !self.keep_links.unwrap_or(false),
+            },
+            confirm_shingle_width: defaults.confirm_shingle_width,
+        }
+    }
+
+    /// Validate and build the engine.
+    pub fn build(&self) -> anyhow::Result<Engine> {
+        let fingerprinter = Fingerprinter::new(self.fingerprint_config())?;
+        let defaults = ForestConfig::default();
+        let retention = match &self.retention {
+            None => defaults.retention,
+            Some(text) => parse_retention(text)?,
+        };
+        let forest = Forest::new(ForestConfig {
+            max_distance: self.max_distance.unwrap_or(defaults.max_distance),
+            retention,
+        })?;
+        let defaults = ConfirmationConfig::default();
+        let confirmation = ConfirmationConfig {
+            min_short_jaccard: self.min_short_jaccard.unwrap_or(defaults.min_short_jaccard),
+            min_short_root_jaccard: self
+                .min_short_root_jaccard
+                .unwrap_or(defaults.min_short_root_jaccard),
+            require_same_numbers: !self
+                .ignore_numbers
+                .unwrap_or(!defaults.require_same_numbers),
+        };
+        for (name, value) in [
+            ("min_short_jaccard", confirmation.min_short_jaccard),
+            (
+                "min_short_root_jaccard",
+                confirmation.min_short_root_jaccard,
+            ),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                anyhow::bail!("{name} must be between 0 and 1, got {value}");
+            }
+        }
+        Ok(Engine::new(fingerprinter, forest, confirmation))
+    }
+}
+
+/// `48h`, `30m`, `90s`, `7d`, `1500ms`, or `never` (no expiry).
+pub fn parse_retention(text: &str) -> anyhow::Result<Option<Millis>> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("never") {
+        return Ok(None);
+    }
+    let digits_end = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits_end);
+    let number: i64 = number.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "retention `{text}`: expected a number and a unit (ms, s, m, h, d) or `never`"
+        )
+    })?;
+    let unit_millis = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => anyhow::bail!("retention `{text}`: unknown unit `{unit}` (expected ms, s, m, h or d)"),
+    };
+    match number.checked_mul(unit_millis) {
+        Some(millis) if millis > 0 => Ok(Some(millis)),
+        _ => {
+            anyhow::bail!("retention `{text}` must be positive and at most about 292 million years")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retention_forms() {
+        assert_eq!(parse_retention("48h").ok(), Some(Some(172_800_000)));
+        assert_eq!(parse_retention("1500ms").ok(), Some(Some(1500)));
+        assert_eq!(parse_retention("never").ok(), Some(None));
+        assert!(parse_retention("0h").is_err());
+        assert!(parse_retention("5w").is_err());
+        assert!(parse_retention("h").is_err());
+    }
+
+    #[test]
+    fn flags_win_over_file_settings() {
+        let flags = EngineSettings {
+            max_distance: Some(2),
+            ..EngineSettings::default()
+        };
+        let file: ConfigFile =
+            toml::from_str("root_field = \"r\"\n[engine]\nmax_distance = 5\nmode = \"longest:2\"")
+                .expect("valid toml");
+        let merged = flags.or(file.engine);
+        assert_eq!(merged.max_distance, Some(2));
+        assert_eq!(
+            merged.mode,
+            Some(FeatureMode::LongestSentences { count: 2 })
+        );
+    }
+
+    #[test]
+    fn config_file_rejects_typos() {
+        assert!(toml::from_str::<ConfigFile>("[engine]\nmax_distanse = 5").is_err());
+        assert!(toml::from_str::<ConfigFile>("[engine]\nmode = \"longest:0\"").is_err());
+        assert!(toml::from_str::<ConfigFile>("rootfield = \"x\"").is_err());
+    }
+}

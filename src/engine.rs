@@ -1,0 +1,266 @@
+//! One document in, its class out: fingerprint, exact fast path, short-text
+//! confirmation, forest assignment, expiry of side data.
+//!
+//! Motivation: the forest only knows fingerprints, but two decisions need
+//! more than a fingerprint. A verbatim reprint should not pay for
+//! segmentation again (the exact fast path), and a short text's simhash is too
+//! weak to trust at distance ≤ k on its own (seeds 000 and 003), so its
+//! candidates are confirmed by character-shingle Jaccard similarity.
+//!
+//! Design: the engine owns the [`Forest`] and per-node side data: the exact
+//! hashes that map to the node and, for short texts, the shingle set. The
+//! forest's `assign_confirmed` asks the engine about each candidate node; a
+//! candidate whose stored shingles are too different from the new text's is
+//! not a neighbour. Side data of expired nodes is dropped with them.
+//!
+//! Consequences: with confirmation, two roots can be within `k` of each other
+//! when the confirmation kept them apart; without short texts (or with a
+//! Jaccard threshold of 0) the forest's invariant "roots are more than `k`
+//! apart" holds exactly. Side data costs memory per node (reported in
+//! [`EngineStats`]).
+
+use std::collections::HashMap;
+
+use crate::fingerprint::{Fingerprinter, PreparedText, jaccard};
+use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
+use crate::shingle_index::{LshShape, ShingleIndex};
+
+/// How many distinct exact-text hashes are remembered per node: enough for
+/// the usual handful of verbatim variants without unbounded growth on a node
+/// that thousands of slightly different texts hash to.
+const MAX_EXACT_HASHES_PER_NODE: usize = 4;
+
+/// How short-text candidates are confirmed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ConfirmationConfig {
+    /// A short text joins a candidate node only if the character-shingle
+    /// Jaccard similarity of the two texts is at least this...
+    pub min_short_jaccard: f64,
+    /// ...and its similarity to the candidate's root (the class's first
+    /// text) is at least this, so a class cannot drift away from its root
+    /// one small step at a time (templates that differ in one word chain
+    /// that way; real reprints are all close to their original).
+    pub min_short_root_jaccard: f64,
+    /// ...and both report the same numbers.
+    pub require_same_numbers: bool,
+}
+
+impl Default for ConfirmationConfig {
+    fn default() -> Self {
+        ConfirmationConfig {
+            min_short_jaccard: 0.6,
+            min_short_root_jaccard: 0.5,
+            require_same_numbers: true,
+        }
+    }
+}
+
+/// What a short text's node remembers to confirm later candidates.
+#[derive(Debug)]
+struct ShortText {
+    shingles: Box<[u32]>,
+    number_signature: u64,
+}
+
+#[derive(Debug)]
+struct NodeSideData {
+    /// The node's root. Fixed for the node's life: trees never merge, and a
+    /// root leaves only together with its whole tree.
+    root: Fingerprint,
+    exact_hashes: Vec<u64>,
+    /// Set when the text that created the node was short.
+    short_text: Option<ShortText>,
+}
+
+/// Where a document went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// The document's own fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Its class: the root's fingerprint.
+    pub root: Fingerprint,
+    pub placement: Placement,
+    /// Documents in the class, this one included.
+    pub class_documents: u64,
+    /// True when the exact fast path found the text without segmenting it.
+    pub exact_hit: bool,
+}
+
+/// Counters of the engine's own work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub exact_hits: u64,
+    pub confirmations: u64,
+    pub confirmations_rejected: u64,
+    pub side_data_nodes: usize,
+    pub exact_hash_entries: usize,
+}
+
+/// Fingerprinter + forest + side data.
+#[derive(Debug)]
+pub struct Engine {
+    fingerprinter: Fingerprinter,
+    forest: Forest,
+    confirmation: ConfirmationConfig,
+    fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
+    side_data: HashMap<Fingerprint, NodeSideData>,
+    short_texts: ShingleIndex,
+    stats: EngineStats,
+}
+
+impl Engine {
+    pub fn new(
+        fingerprinter: Fingerprinter,
+        forest: Forest,
+        confirmation: ConfirmationConfig,
+    ) -> Self {
+        Engine {
+            fingerprinter,
+            forest,
+            confirmation,
+            fingerprint_of_exact_hash: HashMap::new(),
+            side_data: HashMap::new(),
+            short_texts: ShingleIndex::new(LshShape::default()),
+            stats: EngineStats::default(),
+        }
+    }
+
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+
+    /// Fingerprint and place a JSON document. `None` when none of the
+    /// configured fields holds text (such a document is not grouped).
+    pub fn add_document(&mut self, document: &serde_json::Value, now: Millis) -> Option<Placed> {
+        let prepared = self.fingerprinter.prepare_document(document)?;
+        Some(self.add_prepared(&prepared, now))
+    }
+
+    /// Fingerprint and place raw text.
+    pub fn add_text(&mut self, text: &str, now: Millis) -> Placed {
+        let prepared = self.fingerprinter.prepare(text);
+        self.add_prepared(&prepared, now)
+    }
+
+    /// Place prepared text: exact fast path, else simhash and assignment with
+    /// short-text confirmation.
+    pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
+        if let Some(&fingerprint) = self.fingerprint_of_exact_hash.get(&prepared.exact_hash) {
+            self.stats.exact_hits += 1;
+            let assignment = self.forest.assign(fingerprint, now);
+            return placed(fingerprint, assignment, true);
+        }
+        let fingerprint = self.fingerprinter.simhash(prepared);
+        let own_short_text = self.fingerprinter.is_short(prepared).then(|| ShortText {
+            shingles: self.fingerprinter.shingle_set(prepared).into_boxed_slice(),
+            number_signature: self.fingerprinter.number_signature(prepared),
+        });
+        let config = self.confirmation;
+        let side_data = &self.side_data;
+        let stats = &mut self.stats;
+        let mut confirm = |candidate: Fingerprint| {
+            let Some(own) = &own_short_text else {
+                // A long text: the simhash is trusted.
+                return true;
+            };
+            let short_text_of = |node| {
+                side_data
+                    .get(&node)
+                    .and_then(|side: &NodeSideData| side.short_text.as_ref())
+            };
+            let Some(theirs) = short_text_of(candidate) else {
+                return true;
+            };
+            let root = side_data
+                .get(&candidate)
+                .map_or(candidate, |side| side.root);
+            stats.confirmations += 1;
+            let root_is_close = root == candidate
+                || short_text_of(root).is_none_or(|root_text| {
+                    jaccard(&own.shingles, &root_text.shingles) >= config.min_short_root_jaccard
+                });
+            let confirmed = (!config.require_same_numbers
+                || own.number_signature == theirs.number_signature)
+                && jaccard(&own.shingles, &theirs.shingles) >= config.min_short_jaccard
+                && root_is_close;
+            if !confirmed {
+                stats.confirmations_rejected += 1;
+            }
+            confirmed
+        };
+        // Short texts: candidates by shingle overlap too, since their simhash
+        // rarely stays within k of a reprint's (see `shingle_index`).
+        let shingle_candidates: Vec<Fingerprint> = match &own_short_text {
+            Some(own) => self
+                .short_texts
+                .candidates(&own.shingles)
+                .into_iter()
+                .filter(|&candidate| candidate != fingerprint && confirm(candidate))
+                .collect(),
+            None => Vec::new(),
+        };
+        let assignment =
+            self.forest
+                .assign_with_candidates(fingerprint, now, &shingle_candidates, confirm);
+        let side = self
+            .side_data
+            .entry(fingerprint)
+            .or_insert_with(|| NodeSideData {
+                root: assignment.root,
+                exact_hashes: Vec::new(),
+                short_text: None,
+            });
+        if assignment.placement != Placement::ExistingNode
+            && let Some(short_text) = own_short_text
+        {
+            self.short_texts.insert(fingerprint, &short_text.shingles);
+            side.short_text = Some(short_text);
+        }
+        if side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE {
+            side.exact_hashes.push(prepared.exact_hash);
+            self.fingerprint_of_exact_hash
+                .insert(prepared.exact_hash, fingerprint);
+        }
+        placed(fingerprint, assignment, false)
+    }
+
+    /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
+    /// drop their side data. Returns the number of nodes removed and whether
+    /// more expired nodes are pending.
+    pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
+        let progress = self.forest.expire(now, max_removals);
+        for fingerprint in &progress.removed {
+            if let Some(side) = self.side_data.remove(fingerprint) {
+                if let Some(short_text) = &side.short_text {
+                    self.short_texts.remove(*fingerprint, &short_text.shingles);
+                }
+                for exact_hash in side.exact_hashes {
+                    self.fingerprint_of_exact_hash.remove(&exact_hash);
+                }
+            }
+        }
+        (progress.removed.len(), progress.more_pending)
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
+            side_data_nodes: self.side_data.len(),
+            exact_hash_entries: self.fingerprint_of_exact_hash.len(),
+            ..self.stats
+        }
+    }
+}
+
+fn placed(fingerprint: Fingerprint, assignment: Assignment, exact_hit: bool) -> Placed {
+    Placed {
+        fingerprint,
+        root: assignment.root,
+        placement: assignment.placement,
+        class_documents: assignment.class_documents,
+        exact_hit,
+    }
+}

@@ -1,0 +1,593 @@
+//! Document text → 64-bit simhash (Charikar), plus the exact-text hash and the
+//! character-shingle set used to confirm short-text candidates.
+//!
+//! Motivation: the forest compares documents only through their fingerprints,
+//! so everything that should make two reprints "the same" has to happen here:
+//! which fields are read, how text is normalised, which words count and how
+//! much.
+//!
+//! Design: [`Fingerprinter::prepare`] extracts and normalises the text once
+//! and hashes its letters and digits (the exact-duplicate fast path needs
+//! nothing more); [`Fingerprinter::simhash`] segments and weights only when the
+//! fast path missed. Features are words (jieba for Han runs, Unicode words
+//! elsewhere) or character shingles, hashed with xxh3; weights are term
+//! frequency or its logarithm. The simhash sets bit `i` when the weighted sum
+//! of feature bit `i` (±weight) is positive.
+//!
+//! Consequences: fingerprints depend on the configuration. Changing fields,
+//! mode or weighting changes every fingerprint, so a forest must be rebuilt
+//! (or left to expire) after such a change.
+
+mod fields;
+pub mod normalize;
+pub mod stopwords;
+pub mod tokenize;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+pub use fields::extract_fields_text;
+pub use normalize::{NormalizeOptions, normalize};
+
+/// Character that separates the text of two fields in the normalised text.
+/// It ends a sentence and is never part of a word, so no feature spans two
+/// fields.
+pub const FIELD_SEPARATOR: char = '\u{1e}';
+
+/// Which features represent a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum FeatureMode {
+    /// Every word of the text (the classic simhash).
+    WholeText,
+    /// The words of the `count` longest sentences only (seed 002 uses one,
+    /// the "longest N sentences" trick of seed 003 uses three): edits in
+    /// other paragraphs (an added note, a dropped paragraph) do not move the
+    /// fingerprint.
+    LongestSentences { count: usize },
+    /// Overlapping character n-grams of the letters and digits, for short
+    /// texts where word segmentation yields too few features.
+    CharacterShingles { width: usize },
+}
+
+impl fmt::Display for FeatureMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FeatureMode::WholeText => write!(f, "whole"),
+            FeatureMode::LongestSentences { count } => write!(f, "longest:{count}"),
+            FeatureMode::CharacterShingles { width } => write!(f, "shingles:{width}"),
+        }
+    }
+}
+
+impl FromStr for FeatureMode {
+    type Err = String;
+
+    /// `whole`, `longest[:N]` (default 3) or `shingles[:W]` (default 3).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (name, argument) = match text.split_once(':') {
+            Some((name, argument)) => (name, Some(argument)),
+            None => (text, None),
+        };
+        let parse_count = |default: usize| -> Result<usize, String> {
+            match argument {
+                None => Ok(default),
+                Some(value) => match value.parse::<usize>() {
+                    Ok(number) if (1..=64).contains(&number) => Ok(number),
+                    _ => Err(format!(
+                        "feature mode `{text}`: expected a number from 1 to 64 after `:`"
+                    )),
+                },
+            }
+        };
+        match name {
+            "whole" if argument.is_none() => Ok(FeatureMode::WholeText),
+            "longest" => Ok(FeatureMode::LongestSentences {
+                count: parse_count(3)?,
+            }),
+            "shingles" => Ok(FeatureMode::CharacterShingles {
+                width: parse_count(3)?,
+            }),
+            _ => Err(format!(
+                "unknown feature mode `{text}` (expected whole, longest[:N] or shingles[:W])"
+            )),
+        }
+    }
+}
+
+/// How much one occurrence of a feature counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Weighting {
+    /// Weight = number of occurrences.
+    TermFrequency,
+    /// Weight = 1 + ln(occurrences): repeated words count, but less.
+    LogTermFrequency,
+}
+
+impl FromStr for Weighting {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "tf" => Ok(Weighting::TermFrequency),
+            "logtf" => Ok(Weighting::LogTermFrequency),
+            _ => Err(format!("unknown weighting `{text}` (expected tf or logtf)")),
+        }
+    }
+}
+
+/// Everything that decides a document's fingerprint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FingerprintConfig {
+    /// JSON fields whose text is fingerprinted, in order; dotted paths reach
+    /// into objects (`article.body`).
+    pub fields: Vec<String>,
+    /// Features of texts with at least `short_text_chars` letters and digits.
+    pub mode: FeatureMode,
+    /// Features of shorter texts.
+    pub short_text_mode: FeatureMode,
+    /// Texts with fewer letters and digits than this are "short": they use
+    /// `short_text_mode` and their candidates are confirmed by shingle
+    /// Jaccard similarity.
+    pub short_text_chars: usize,
+    pub weighting: Weighting,
+    pub normalize: NormalizeOptions,
+    /// Width of the character shingles used to confirm short texts.
+    pub confirm_shingle_width: usize,
+}
+
+impl Default for FingerprintConfig {
+    fn default() -> Self {
+        FingerprintConfig {
+            fields: vec!["title".to_string(), "content".to_string()],
+            // Measured on the benchmark (README, "Grouping quality"): the
+            // longest sentence of each field beats the whole text by a wide
+            // margin on long reprints with edited paragraphs.
+            mode: FeatureMode::LongestSentences { count: 1 },
+            short_text_mode: FeatureMode::WholeText,
+            short_text_chars: 100,
+            weighting: Weighting::TermFrequency,
+            normalize: NormalizeOptions::default(),
+            confirm_shingle_width: 2,
+        }
+    }
+}
+
+/// A configuration that cannot work.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum FingerprintConfigError {
+    #[error("at least one field must be fingerprinted")]
+    NoFields,
+    #[error("field path `{0}` is empty or has an empty segment")]
+    BadFieldPath(String),
+    #[error("shingle width must be from 1 to 64, got {0}")]
+    BadShingleWidth(usize),
+}
+
+/// Text of one document, extracted and normalised, with its exact hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreparedText {
+    /// Normalised text, fields separated by [`FIELD_SEPARATOR`].
+    pub normalized: String,
+    /// xxh3 of the letters and digits of the normalised text (with field
+    /// separators): equal for verbatim reprints that differ only in
+    /// whitespace, punctuation, width, case or script.
+    pub exact_hash: u64,
+    /// Number of letters and digits.
+    pub char_count: usize,
+}
+
+impl PreparedText {
+    /// Letters, digits and field separators of the normalised text.
+    pub fn compact_chars(&self) -> impl Iterator<Item = char> + '_ {
+        self.normalized
+            .chars()
+            .filter(|&c| c.is_alphanumeric() || c == FIELD_SEPARATOR)
+    }
+}
+
+/// Computes fingerprints. Cheap to clone; the segmenter is shared process-wide.
+#[derive(Debug, Clone)]
+pub struct Fingerprinter {
+    config: FingerprintConfig,
+}
+
+impl Fingerprinter {
+    pub fn new(config: FingerprintConfig) -> Result<Self, FingerprintConfigError> {
+        if config.fields.is_empty() {
+            return Err(FingerprintConfigError::NoFields);
+        }
+        if let Some(bad) = config
+            .fields
+            .iter()
+            .find(|path| path.split('.').any(str::is_empty))
+        {
+            return Err(FingerprintConfigError::BadFieldPath(bad.clone()));
+        }
+        for mode in [config.mode, config.short_text_mode] {
+            if let FeatureMode::CharacterShingles { width }
+            | FeatureMode::LongestSentences { count: width } = mode
+                && !(1..=64).contains(&width)
+            {
+                return Err(FingerprintConfigError::BadShingleWidth(width));
+            }
+        }
+        if !(1..=64).contains(&config.confirm_shingle_width) {
+            return Err(FingerprintConfigError::BadShingleWidth(
+                config.confirm_shingle_width,
+            ));
+        }
+        tokenize::warm_up();
+        Ok(Fingerprinter { config })
+    }
+
+    pub fn config(&self) -> &FingerprintConfig {
+        &self.config
+    }
+
+    /// Extract the configured fields of `document` and prepare their text.
+    /// `None` when no configured field holds any text.
+    pub fn prepare_document(&self, document: &serde_json::Value) -> Option<PreparedText> {
+        let text = extract_fields_text(document, &self.config.fields)?;
+        Some(self.prepare(&text))
+    }
+
+    /// Normalise raw text and compute its exact hash.
+    pub fn prepare(&self, text: &str) -> PreparedText {
+        let normalized = normalize(text, self.config.normalize);
+        let mut compact = String::with_capacity(normalized.len());
+        let mut char_count = 0;
+        for c in normalized.chars() {
+            if c.is_alphanumeric() {
+                compact.push(c);
+                char_count += 1;
+            } else if c == FIELD_SEPARATOR {
+                compact.push(c);
+            }
+        }
+        PreparedText {
+            exact_hash: xxh3_64(compact.as_bytes()),
+            normalized,
+            char_count,
+        }
+    }
+
+    /// True when the text is short enough to use the short-text mode and
+    /// shingle confirmation.
+    pub fn is_short(&self, prepared: &PreparedText) -> bool {
+        prepared.char_count < self.config.short_text_chars
+    }
+
+    /// The 64-bit simhash of prepared text.
+    pub fn simhash(&self, prepared: &PreparedText) -> u64 {
+        let mode = if self.is_short(prepared) {
+            self.config.short_text_mode
+        } else {
+            self.config.mode
+        };
+        let mut feature_hashes = Vec::with_capacity(prepared.normalized.len() / 3);
+        match mode {
+            FeatureMode::WholeText => {
+                tokenize::for_each_word(&prepared.normalized, |word| {
+                    feature_hashes.push(xxh3_64(word.as_bytes()))
+                });
+            }
+            FeatureMode::LongestSentences { count } => {
+                // Per field, so a title is never crowded out by the body.
+                for field_text in prepared.normalized.split(FIELD_SEPARATOR) {
+                    let mut sentences = tokenize::sentences(field_text);
+                    // Longest first by letters and digits; ties keep text order.
+                    sentences.sort_by_key(|sentence| {
+                        std::cmp::Reverse(sentence.chars().filter(|c| c.is_alphanumeric()).count())
+                    });
+                    for sentence in sentences.into_iter().take(count) {
+                        tokenize::for_each_word(sentence, |word| {
+                            feature_hashes.push(xxh3_64(word.as_bytes()))
+                        });
+                    }
+                }
+            }
+            FeatureMode::CharacterShingles { width } => {
+                for_each_shingle(prepared, width, |shingle| {
+                    feature_hashes.push(xxh3_64(shingle.as_bytes()))
+                });
+            }
+        }
+        simhash_of_features(&mut feature_hashes, self.config.weighting)
+    }
+
+    /// Sorted, de-duplicated 32-bit hashes of the character shingles of
+    /// `prepared` (width `confirm_shingle_width`), for Jaccard confirmation.
+    pub fn shingle_set(&self, prepared: &PreparedText) -> Vec<u32> {
+        let mut hashes = Vec::with_capacity(prepared.char_count);
+        for_each_shingle(prepared, self.config.confirm_shingle_width, |shingle| {
+            hashes.push(xxh3_64(shingle.as_bytes()) as u32);
+        });
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes
+    }
+
+    /// Hash of the numbers in the text (runs of digits, with inner `.` or
+    /// `,`), as a sorted multiset: two texts that report different figures
+    /// are different news however similar their words. 0 when there are none.
+    pub fn number_signature(&self, prepared: &PreparedText) -> u64 {
+        let mut numbers: Vec<&str> = Vec::new();
+        let text = prepared.normalized.as_str();
+        let mut start = None;
+        for (index, c) in text.char_indices() {
+            let inside_number = c.is_ascii_digit()
+                || (matches!(c, '.' | ',')
+                    && start.is_some()
+                    && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()));
+            match (inside_number, start) {
+                (true, None) => start = Some(index),
+                (false, Some(begin)) => {
+                    numbers.push(&text[begin..index]);
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        if let Some(begin) = start {
+            numbers.push(&text[begin..]);
+        }
+        if numbers.is_empty() {
+            return 0;
+        }
+        numbers.sort_unstable();
+        xxh3_64(numbers.join(" ").as_bytes())
+    }
+
+    /// Fingerprint of raw text (not a JSON document).
+    pub fn fingerprint_text(&self, text: &str) -> u64 {
+        self.simhash(&self.prepare(text))
+    }
+}
+
+/// Call `on_shingle` with every run of `width` consecutive letters/digits
+/// (field separators included, so no shingle spans two fields unnoticed).
+/// A text shorter than `width` yields itself as its only shingle.
+fn for_each_shingle(prepared: &PreparedText, width: usize, mut on_shingle: impl FnMut(&str)) {
+    let compact: String = prepared.compact_chars().collect();
+    let boundaries: Vec<usize> = compact
+        .char_indices()
+        .map(|(index, _)| index)
+        .chain([compact.len()])
+        .collect();
+    let char_count = boundaries.len() - 1;
+    if char_count == 0 {
+        return;
+    }
+    if char_count <= width {
+        on_shingle(&compact);
+        return;
+    }
+    for start in 0..=(char_count - width) {
+        on_shingle(&compact[boundaries[start]..boundaries[start + width]]);
+    }
+}
+
+/// Charikar simhash of feature hashes (one entry per occurrence).
+fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 {
+    let mut bit_sums = [0f64; 64];
+    let mut add = |hash: u64, weight: f64| {
+        for (bit, sum) in bit_sums.iter_mut().enumerate() {
+            if hash >> bit & 1 == 1 {
+                *sum += weight;
+            } else {
+                *sum -= weight;
+            }
+        }
+    };
+    match weighting {
+        Weighting::TermFrequency => feature_hashes.iter().for_each(|&hash| add(hash, 1.0)),
+        Weighting::LogTermFrequency => {
+            feature_hashes.sort_unstable();
+            for run in feature_hashes.chunk_by(|a, b| a == b) {
+                add(run[0], 1.0 + (run.len() as f64).ln());
+            }
+        }
+    }
+    bit_sums
+        .iter()
+        .enumerate()
+        .fold(0u64, |fingerprint, (bit, &sum)| {
+            if sum > 0.0 {
+                fingerprint | 1 << bit
+            } else {
+                fingerprint
+            }
+        })
+}
+
+/// Number of differing bits.
+pub fn hamming_distance(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
+
+/// Jaccard similarity of two sorted, de-duplicated sets.
+pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// Fingerprint as 16 lowercase hex digits (the stamped form).
+pub fn format_fingerprint(fingerprint: u64) -> String {
+    format!("{fingerprint:016x}")
+}
+
+/// Parse the stamped form back (exactly 16 hex digits, either case).
+pub fn parse_fingerprint(text: &str) -> Option<u64> {
+    if text.len() != 16 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(text, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprinter() -> Fingerprinter {
+        Fingerprinter::new(FingerprintConfig::default()).expect("default config is valid")
+    }
+
+    #[test]
+    fn width_case_script_and_punctuation_do_not_change_the_fingerprint() {
+        let f = fingerprinter();
+        let original = f.fingerprint_text("国务院召开常务会议，部署经济工作。GDP增长5%");
+        let variant = f.fingerprint_text("國務院召開常務會議, 部署經濟工作!ＧＤＰ增長５％");
+        assert_eq!(original, variant);
+    }
+
+    #[test]
+    fn different_texts_get_different_fingerprints() {
+        let f = fingerprinter();
+        assert_ne!(
+            f.fingerprint_text("打开蓝牙设置"),
+            f.fingerprint_text("今天的天气非常好适合出门散步")
+        );
+    }
+
+    #[test]
+    fn exact_hash_ignores_spacing_and_keeps_field_boundaries() {
+        let f = fingerprinter();
+        assert_eq!(
+            f.prepare("a  b, c").exact_hash,
+            f.prepare("ab c").exact_hash
+        );
+        let split_one = format!("ab{FIELD_SEPARATOR}c");
+        let split_two = format!("a{FIELD_SEPARATOR}bc");
+        assert_ne!(
+            f.prepare(&split_one).exact_hash,
+            f.prepare(&split_two).exact_hash
+        );
+    }
+
+    #[test]
+    fn simhash_of_nothing_is_zero_and_one_feature_is_its_hash() {
+        assert_eq!(simhash_of_features(&mut [], Weighting::TermFrequency), 0);
+        let hash = xxh3_64(b"word");
+        assert_eq!(
+            simhash_of_features(&mut [hash], Weighting::TermFrequency),
+            hash
+        );
+        assert_eq!(
+            simhash_of_features(&mut [hash, hash], Weighting::LogTermFrequency),
+            hash
+        );
+    }
+
+    #[test]
+    fn heavier_feature_wins_each_bit() {
+        let (a, b) = (0b1010u64, 0b0110u64);
+        // a twice, b once: every bit follows a.
+        assert_eq!(
+            simhash_of_features(&mut [a, a, b], Weighting::TermFrequency),
+            a
+        );
+    }
+
+    #[test]
+    fn longest_sentence_mode_ignores_an_added_short_paragraph() {
+        let config = FingerprintConfig {
+            mode: FeatureMode::LongestSentences { count: 1 },
+            short_text_chars: 0,
+            ..FingerprintConfig::default()
+        };
+        let f = Fingerprinter::new(config).expect("valid");
+        let body = "今天上午国务院召开常务会议研究部署进一步推动经济稳定恢复的政策措施。会议结束。";
+        let with_note = format!("编者按：转载。\n{body}");
+        assert_eq!(f.fingerprint_text(body), f.fingerprint_text(&with_note));
+    }
+
+    #[test]
+    fn shingles_and_jaccard() {
+        let f = fingerprinter();
+        let a = f.shingle_set(&f.prepare("abcd"));
+        let b = f.shingle_set(&f.prepare("abce"));
+        assert_eq!(a.len(), 3);
+        assert!((jaccard(&a, &b) - 0.5).abs() < 1e-9);
+        assert_eq!(jaccard(&a, &a), 1.0);
+        assert_eq!(f.shingle_set(&f.prepare("a")).len(), 1);
+        assert!(f.shingle_set(&f.prepare("!!")).is_empty());
+    }
+
+    #[test]
+    fn numbers_are_compared_as_a_multiset() {
+        let f = fingerprinter();
+        let signature = |text: &str| f.number_signature(&f.prepare(text));
+        assert_eq!(signature("no figures here"), 0);
+        assert_eq!(
+            signature("up 3.5% to 1,200 tonnes"),
+            signature("to １,２００ tonnes, up 3.5%")
+        );
+        assert_ne!(
+            signature("up 3.5% to 1,200 tonnes"),
+            signature("up 3.6% to 1,200 tonnes")
+        );
+        assert_ne!(signature("第1季度"), signature("第2季度"));
+    }
+
+    #[test]
+    fn feature_modes_parse_and_print() {
+        for text in ["whole", "longest:3", "shingles:4"] {
+            let mode: FeatureMode = text.parse().expect("valid mode");
+            assert_eq!(mode.to_string(), text);
+        }
+        assert_eq!(
+            "longest".parse::<FeatureMode>(),
+            Ok(FeatureMode::LongestSentences { count: 3 })
+        );
+        assert!("longest:0".parse::<FeatureMode>().is_err());
+        assert!("whole:2".parse::<FeatureMode>().is_err());
+        assert!("nope".parse::<FeatureMode>().is_err());
+    }
+
+    #[test]
+    fn fingerprints_round_trip_as_hex() {
+        assert_eq!(format_fingerprint(0xab), "00000000000000ab");
+        assert_eq!(parse_fingerprint("00000000000000AB"), Some(0xab));
+        assert_eq!(parse_fingerprint("ab"), None);
+        assert_eq!(parse_fingerprint("+000000000000000"), None);
+    }
+
+    #[test]
+    fn invalid_configs_are_rejected() {
+        let no_fields = FingerprintConfig {
+            fields: vec![],
+            ..FingerprintConfig::default()
+        };
+        assert_eq!(
+            Fingerprinter::new(no_fields).err(),
+            Some(FingerprintConfigError::NoFields)
+        );
+        let bad_path = FingerprintConfig {
+            fields: vec!["a..b".into()],
+            ..FingerprintConfig::default()
+        };
+        assert!(matches!(
+            Fingerprinter::new(bad_path),
+            Err(FingerprintConfigError::BadFieldPath(_))
+        ));
+    }
+}

@@ -1,0 +1,137 @@
+//! Script-aware word segmentation and sentence splitting.
+//!
+//! Motivation: Chinese has no spaces, other scripts do, and real articles mix
+//! both ("人工智能（AI）", English glossary terms in Chinese text). One
+//! segmenter for everything would either cut English into letters or leave
+//! Chinese as one long token.
+//!
+//! Design: the normalised text is split into maximal runs of Han characters
+//! and runs of everything else. Han runs go to one shared, lazily built
+//! `jieba_rs::Jieba` (building it loads a 5 MB dictionary, so it is done once
+//! per process); other runs use Unicode word boundaries (UAX #29). Tokens
+//! without a letter or digit (punctuation, spaces) and stop words are dropped.
+//!
+//! Consequences: segmentation is deterministic (jieba without the HMM for
+//! unknown words, which would make a one-character typo change the
+//! segmentation of its neighbours).
+
+use std::sync::LazyLock;
+
+use jieba_rs::Jieba;
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::normalize::is_han;
+use super::stopwords::is_stop_word;
+
+static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
+
+/// Build the shared segmenter now (it is otherwise built on first use).
+pub fn warm_up() {
+    LazyLock::force(&JIEBA);
+}
+
+/// Call `on_word` for every feature word of `text`, in text order.
+pub fn for_each_word<'text>(text: &'text str, mut on_word: impl FnMut(&'text str)) {
+    for (run, run_is_han) in script_runs(text) {
+        if run_is_han {
+            for token in JIEBA.cut(run, false) {
+                keep_word(token.word, &mut on_word);
+            }
+        } else {
+            for word in run.unicode_words() {
+                keep_word(word, &mut on_word);
+            }
+        }
+    }
+}
+
+fn keep_word<'text>(word: &'text str, on_word: &mut impl FnMut(&'text str)) {
+    if word.chars().any(char::is_alphanumeric) && !is_stop_word(word) {
+        on_word(word);
+    }
+}
+
+/// Maximal runs of Han and of non-Han characters, in order.
+fn script_runs(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let first = rest.chars().next()?;
+        let run_is_han = is_han(first);
+        let run_len = rest
+            .char_indices()
+            .find(|&(_, c)| is_han(c) != run_is_han)
+            .map_or(rest.len(), |(index, _)| index);
+        let (run, after) = rest.split_at(run_len);
+        rest = after;
+        Some((run, run_is_han))
+    })
+}
+
+/// Split normalised text into sentences: at `。！？!?；;…`, at line breaks,
+/// and at an ASCII `.` followed by whitespace. Empty pieces are skipped.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((index, c)) = chars.next() {
+        let ends_sentence = match c {
+            '。' | '!' | '?' | ';' | '…' | '\n' | '\r' | '\u{2029}' | '\u{1e}' => true,
+            '.' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
+            _ => false,
+        };
+        if ends_sentence {
+            let end = index + c.len_utf8();
+            push_non_empty(&mut pieces, &text[start..end]);
+            start = end;
+        }
+    }
+    push_non_empty(&mut pieces, &text[start..]);
+    pieces
+}
+
+fn push_non_empty<'text>(pieces: &mut Vec<&'text str>, piece: &'text str) {
+    if piece.chars().any(char::is_alphanumeric) {
+        pieces.push(piece);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        for_each_word(text, |word| out.push(word));
+        out
+    }
+
+    #[test]
+    fn mixed_scripts_are_segmented_by_their_own_rules() {
+        assert_eq!(
+            words("人工智能(ai)推动经济发展 machine learning rocks"),
+            vec![
+                "人工智能",
+                "ai",
+                "推动",
+                "经济",
+                "发展",
+                "machine",
+                "learning",
+                "rocks"
+            ]
+        );
+    }
+
+    #[test]
+    fn punctuation_and_stop_words_are_not_features() {
+        assert_eq!(words("我的 新书, the book!"), vec!["新书", "book"]);
+    }
+
+    #[test]
+    fn sentences_split_on_cjk_and_ascii_terminators() {
+        assert_eq!(
+            sentences("第一句。第二句!third one. 3.5 stays\nlast"),
+            vec!["第一句。", "第二句!", "third one.", " 3.5 stays\n", "last"]
+        );
+    }
+}

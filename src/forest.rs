@@ -1,0 +1,1145 @@
+//! The parent forest (双亲森林) of seed 002: near-duplicate equivalence classes.
+//!
+//! # Motivation
+//!
+//! Simhash gives near-duplicates *close* fingerprints, not *equal* ones, and a
+//! search engine can only group by equal values. The forest turns "within `k`
+//! bits" into a class id: every distinct fingerprint is one node of a tree of
+//! height ≤ 2 and the root's fingerprint names the class (`cluster_root`).
+//! Because trees never merge, a document's class id never changes after it has
+//! been stamped into the search index.
+//!
+//! # Design
+//!
+//! - Nodes live in one hash map `fingerprint → Node` (32 bytes: root, born,
+//!   touched, document count, slot in the root's leaf list). Only roots that
+//!   have leaves get a [`Tree`] entry (leaf list and class document total), so
+//!   the many singleton classes cost nothing extra.
+//! - "Within `k`" queries go to a [`MultiIndex`] that the forest owns and keeps
+//!   in step with the node set.
+//! - Assignment follows SPEC §3 in order: existing node → its root; no
+//!   (confirmed) neighbour → new root; neighbours under one root → leaf of it;
+//!   several roots → the one with most leaves, then earliest `born`, then the
+//!   smaller fingerprint. The caller can veto candidates (short-text Jaccard
+//!   confirmation) through [`Forest::assign_confirmed`].
+//! - Touching a node also touches its root with `max(touched, now)`, so touched
+//!   times never decrease, even when a replay delivers times out of order, and a
+//!   root is never older than its leaves. Expiring a root therefore removes a
+//!   tree whose leaves were all expired anyway.
+//! - Expiry uses a min-heap of `(touched, fingerprint)` with lazy updates:
+//!   touching a node does not push; when an entry pops whose node has since been
+//!   touched, it is pushed again with the current time, and entries of removed
+//!   nodes are dropped. Each live node has one entry whose time is ≤ its touched
+//!   time, so the heap minimum bounds every node's touched time and expiry never
+//!   scans the node map. Each call does a bounded amount of work.
+//!
+//! # Consequences
+//!
+//! - All methods take `&mut self` or `&self` and never block: the caller holds
+//!   one lock around the forest, in arrival order (SPEC §3).
+//! - A class never splits or merges while it lives; it only gains leaves and
+//!   loses expired ones.
+//! - Per-node document counts saturate at `u32::MAX` (a count stops rising
+//!   rather than wrapping); class and total counts stay equal to their sums.
+//! - The expiry budget may be exceeded by the size of one tree, since a root
+//!   leaves together with all of its leaves.
+//!
+//! ```
+//! use neardup::forest::{Forest, ForestConfig, Placement};
+//!
+//! let mut forest = Forest::new(ForestConfig::default()).expect("default config is valid");
+//! let first = forest.assign(0xf0f0_0000_0000_0000, 1_000);
+//! assert_eq!(first.placement, Placement::NewRoot);
+//! let near = forest.assign(0xf0f0_0000_0000_0003, 2_000); // two bits away
+//! assert_eq!(near.root, first.root);
+//! assert_eq!(near.placement, Placement::JoinedRoot);
+//! assert_eq!(near.class_documents, 2);
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use thiserror::Error;
+
+use crate::index::{
+    DEFAULT_MAX_DISTANCE, FingerprintMap, IndexError, MultiIndex, approx_map_heap_bytes,
+};
+
+/// A 64-bit simhash.
+pub type Fingerprint = u64;
+
+/// A point in time: Unix milliseconds of arrival.
+pub type Millis = i64;
+
+/// Default retention: 48 hours.
+pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
+
+/// Extra stale expiry-queue entries tolerated before the queue is rebuilt.
+const EXPIRY_QUEUE_SLACK: usize = 1024;
+
+/// Slot value of a root (roots are in no leaf list).
+const ROOT_SLOT: u32 = u32::MAX;
+
+/// How a [`Forest`] groups fingerprints and when it forgets them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForestConfig {
+    /// Largest Hamming distance at which two fingerprints are near-duplicates
+    /// (`k`, default 3, at most 16).
+    pub max_distance: u32,
+    /// Nodes not touched for this long are removed by [`Forest::expire`];
+    /// `None` keeps everything (default 48 hours).
+    pub retention: Option<Millis>,
+}
+
+impl Default for ForestConfig {
+    fn default() -> Self {
+        Self {
+            max_distance: DEFAULT_MAX_DISTANCE,
+            retention: Some(DEFAULT_RETENTION),
+        }
+    }
+}
+
+/// Errors when building a [`Forest`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ForestError {
+    /// The distance is not supported by the index.
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    /// A negative retention makes no sense.
+    #[error("retention must not be negative, got {0} ms")]
+    NegativeRetention(Millis),
+}
+
+/// Which rule of SPEC §3 placed a fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Placement {
+    /// Rule 1: the fingerprint was already a node.
+    ExistingNode,
+    /// Rule 2: no (confirmed) node within `k`; the fingerprint is a new root.
+    NewRoot,
+    /// Rule 3: all confirmed neighbours were under one root; joined it as a leaf.
+    JoinedRoot,
+    /// Rule 4: confirmed neighbours were under several roots; joined the one
+    /// with most leaves (then earliest born, then smaller fingerprint).
+    ResolvedConflict {
+        /// How many distinct roots were in the running (≥ 2).
+        competing_roots: usize,
+    },
+}
+
+/// The result of [`Forest::assign`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Assignment {
+    /// The class id: the root's fingerprint.
+    pub root: Fingerprint,
+    /// Which rule decided.
+    pub placement: Placement,
+    /// Documents in the class after this one was counted.
+    pub class_documents: u64,
+}
+
+/// A read-only copy of one node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeView {
+    /// The node's own fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Its root (itself for a root).
+    pub root: Fingerprint,
+    /// When the node was added.
+    pub born: Millis,
+    /// Latest time the node (or, for a root, any node of its tree) was added or
+    /// reached.
+    pub touched: Millis,
+    /// Documents this node stands for.
+    pub documents: u64,
+    /// Whether the node is a root.
+    pub is_root: bool,
+}
+
+/// One equivalence class.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClassView {
+    /// The class id.
+    pub root: Fingerprint,
+    /// Every node of the class, the root first, then its leaves in no
+    /// particular order.
+    pub members: Vec<Fingerprint>,
+    /// Number of nodes (`members.len()`).
+    pub nodes: usize,
+    /// Documents in the class.
+    pub documents: u64,
+}
+
+/// Counters for monitoring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ForestStats {
+    /// Live nodes (distinct fingerprints).
+    pub nodes: usize,
+    /// Live roots (classes).
+    pub roots: usize,
+    /// Documents counted in live nodes.
+    pub documents: u64,
+    /// Nodes removed by expiry since the forest was created.
+    pub expired_nodes: u64,
+    /// Approximate heap memory, in bytes.
+    pub approx_heap_bytes: usize,
+}
+
+/// The result of one [`Forest::expire`] call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExpiryProgress {
+    /// Fingerprints removed by this call, so the caller can drop side data.
+    pub removed: Vec<Fingerprint>,
+    /// Whether expired nodes may remain (the budget ran out): call again.
+    pub more_pending: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    root: Fingerprint,
+    born: Millis,
+    touched: Millis,
+    documents: u32,
+    /// Position in the root's leaf list ([`ROOT_SLOT`] for roots).
+    leaf_slot: u32,
+}
+
+impl Node {
+    fn view(&self, fingerprint: Fingerprint) -> NodeView {
+        NodeView {
+            fingerprint,
+            root: self.root,
+            born: self.born,
+            touched: self.touched,
+            documents: u64::from(self.documents),
+            is_root: self.root == fingerprint,
+        }
+    }
+
+    fn touch(&mut self, now: Millis) {
+        self.touched = self.touched.max(now);
+    }
+}
+
+/// Extra data of a root that has at least one leaf.
+#[derive(Debug, Clone, Default)]
+struct Tree {
+    leaves: Vec<Fingerprint>,
+    /// Documents of the root plus all leaves.
+    class_documents: u64,
+}
+
+/// The parent forest: see the module documentation.
+#[derive(Debug, Clone)]
+pub struct Forest {
+    config: ForestConfig,
+    nodes: FingerprintMap<Node>,
+    trees: FingerprintMap<Tree>,
+    index: MultiIndex,
+    /// Min-heap of `(time ≤ touched, fingerprint)`, lazily updated; empty when
+    /// retention is `None`.
+    expiry_queue: BinaryHeap<Reverse<(Millis, Fingerprint)>>,
+    root_count: usize,
+    document_count: u64,
+    expired_node_count: u64,
+    /// Scratch list of confirmed candidate roots, reused across assignments.
+    candidate_roots: Vec<Fingerprint>,
+}
+
+impl Forest {
+    /// An empty forest.
+    ///
+    /// # Errors
+    ///
+    /// [`ForestError::Index`] for an unsupported distance,
+    /// [`ForestError::NegativeRetention`] for a negative retention.
+    pub fn new(config: ForestConfig) -> Result<Self, ForestError> {
+        if let Some(retention) = config.retention.filter(|retention| *retention < 0) {
+            return Err(ForestError::NegativeRetention(retention));
+        }
+        Ok(Self {
+            config,
+            nodes: FingerprintMap::default(),
+            trees: FingerprintMap::default(),
+            index: MultiIndex::new(config.max_distance)?,
+            expiry_queue: BinaryHeap::new(),
+            root_count: 0,
+            document_count: 0,
+            expired_node_count: 0,
+            candidate_roots: Vec::new(),
+        })
+    }
+
+    /// The configuration the forest was built with.
+    pub fn config(&self) -> ForestConfig {
+        self.config
+    }
+
+    /// `k`: the largest distance of near-duplicates.
+    pub fn max_distance(&self) -> u32 {
+        self.config.max_distance
+    }
+
+    /// Number of nodes (distinct live fingerprints).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the forest has no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Whether `fingerprint` is a node.
+    pub fn contains(&self, fingerprint: Fingerprint) -> bool {
+        self.nodes.contains_key(&fingerprint)
+    }
+
+    /// The index of all node fingerprints (for "within `k`" queries).
+    pub fn index(&self) -> &MultiIndex {
+        &self.index
+    }
+
+    /// Every node within `k` of `fingerprint`, with its distance.
+    pub fn within(&self, fingerprint: Fingerprint) -> Vec<(Fingerprint, u32)> {
+        self.index.within(fingerprint)
+    }
+
+    /// Places one document's fingerprint (SPEC §3 rules 1–4) with every
+    /// candidate accepted.
+    pub fn assign(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
+        self.assign_confirmed(fingerprint, now, |_candidate| true)
+    }
+
+    /// Places one document's fingerprint; `confirm(candidate)` may veto a node
+    /// within `k` (for example when the Jaccard similarity of short texts is too
+    /// low). Vetoed nodes play no part in the decision.
+    ///
+    /// `confirm` is not called when `fingerprint` is already a node (rule 1),
+    /// nor for a candidate whose root is already confirmed through another
+    /// candidate, since it could not change the outcome.
+    pub fn assign_confirmed(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        confirm: impl FnMut(Fingerprint) -> bool,
+    ) -> Assignment {
+        self.assign_with_candidates(fingerprint, now, &[], confirm)
+    }
+
+    /// [`Forest::assign_confirmed`] with extra neighbours found by other means
+    /// (for example shingle overlap of short texts, whose simhashes drift
+    /// further than `k`). The caller has already confirmed them: `confirm` is
+    /// not called for them, they count as neighbours whatever their distance,
+    /// and those that are not (or no longer) nodes, or equal `fingerprint`, are
+    /// ignored. Their roots compete with the roots of the confirmed nodes within
+    /// `k` under rules 3 and 4.
+    ///
+    /// A leaf placed through an extra neighbour may be more than `k` away from
+    /// every other member of its class; roots stay more than `k` apart only
+    /// among roots created without vetoes, as before.
+    pub fn assign_with_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        extra_candidates: &[Fingerprint],
+        mut confirm: impl FnMut(Fingerprint) -> bool,
+    ) -> Assignment {
+        if let Some(assignment) = self.count_existing(fingerprint, now) {
+            return assignment;
+        }
+
+        let Self {
+            index,
+            nodes,
+            candidate_roots,
+            ..
+        } = self;
+        candidate_roots.clear();
+        for extra in extra_candidates {
+            if let Some(extra_node) = nodes.get(extra)
+                && !candidate_roots.contains(&extra_node.root)
+            {
+                candidate_roots.push(extra_node.root);
+            }
+        }
+        index.for_each_within(fingerprint, |candidate, _distance| {
+            let Some(candidate_node) = nodes.get(&candidate) else {
+                return;
+            };
+            let root = candidate_node.root;
+            if !candidate_roots.contains(&root) && confirm(candidate) {
+                candidate_roots.push(root);
+            }
+        });
+
+        match self.candidate_roots.len() {
+            0 => self.add_root(fingerprint, now),
+            1 => {
+                let root = self.candidate_roots[0];
+                self.add_leaf(fingerprint, root, now, Placement::JoinedRoot)
+            }
+            competing_roots => {
+                let root = self.preferred_root();
+                self.add_leaf(
+                    fingerprint,
+                    root,
+                    now,
+                    Placement::ResolvedConflict { competing_roots },
+                )
+            }
+        }
+    }
+
+    /// The root of `fingerprint`'s class, if it is a node.
+    pub fn root_of(&self, fingerprint: Fingerprint) -> Option<Fingerprint> {
+        self.nodes.get(&fingerprint).map(|node| node.root)
+    }
+
+    /// The root of `fingerprint`'s class, touching the node and its root (a
+    /// lookup through a node keeps its class alive).
+    pub fn reach_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Fingerprint> {
+        let node = self.nodes.get_mut(&fingerprint)?;
+        node.touch(now);
+        let root = node.root;
+        if root != fingerprint
+            && let Some(root_node) = self.nodes.get_mut(&root)
+        {
+            root_node.touch(now);
+        }
+        Some(root)
+    }
+
+    /// A copy of one node.
+    pub fn node(&self, fingerprint: Fingerprint) -> Option<NodeView> {
+        self.nodes
+            .get(&fingerprint)
+            .map(|node| node.view(fingerprint))
+    }
+
+    /// The class named by `root`; `None` if `root` is not a root (use
+    /// [`Forest::root_of`] first to go from any member to its class).
+    pub fn class(&self, root: Fingerprint) -> Option<ClassView> {
+        let documents = self.class_documents(root)?;
+        let leaves = self
+            .trees
+            .get(&root)
+            .map_or(&[][..], |tree| tree.leaves.as_slice());
+        let mut members = Vec::with_capacity(1 + leaves.len());
+        members.push(root);
+        members.extend_from_slice(leaves);
+        Some(ClassView {
+            root,
+            nodes: members.len(),
+            members,
+            documents,
+        })
+    }
+
+    /// Documents in the class named by `root`; `None` if `root` is not a root.
+    pub fn class_documents(&self, root: Fingerprint) -> Option<u64> {
+        let root_node = self.nodes.get(&root).filter(|node| node.root == root)?;
+        Some(
+            self.trees
+                .get(&root)
+                .map_or(u64::from(root_node.documents), |tree| tree.class_documents),
+        )
+    }
+
+    /// Number of leaves under `root`; `None` if `root` is not a root.
+    pub fn leaf_count(&self, root: Fingerprint) -> Option<usize> {
+        self.nodes.get(&root).filter(|node| node.root == root)?;
+        Some(self.trees.get(&root).map_or(0, |tree| tree.leaves.len()))
+    }
+
+    /// Every node, in no particular order (for snapshots).
+    pub fn iter_nodes(&self) -> impl Iterator<Item = NodeView> + '_ {
+        self.nodes
+            .iter()
+            .map(|(&fingerprint, node)| node.view(fingerprint))
+    }
+
+    /// Counters for monitoring.
+    pub fn stats(&self) -> ForestStats {
+        ForestStats {
+            nodes: self.nodes.len(),
+            roots: self.root_count,
+            documents: self.document_count,
+            expired_nodes: self.expired_node_count,
+            approx_heap_bytes: self.approx_heap_bytes(),
+        }
+    }
+
+    /// Approximate heap memory held by the forest and its index, in bytes.
+    pub fn approx_heap_bytes(&self) -> usize {
+        let nodes = approx_map_heap_bytes(self.nodes.capacity(), size_of::<(Fingerprint, Node)>());
+        let trees = approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>());
+        let leaves: usize = self
+            .trees
+            .values()
+            .map(|tree| tree.leaves.capacity() * size_of::<Fingerprint>())
+            .sum();
+        let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
+        let scratch = self.candidate_roots.capacity() * size_of::<Fingerprint>();
+        nodes + trees + leaves + queue + scratch + self.index.approx_heap_bytes()
+    }
+
+    /// Takes back one document of `fingerprint` (a deleted document): the node's
+    /// and its class's counts drop by one. The node itself stays until it
+    /// expires. `false` if there is no such node or its count is already zero.
+    pub fn forget_document(&mut self, fingerprint: Fingerprint) -> bool {
+        let Some(node) = self.nodes.get_mut(&fingerprint) else {
+            return false;
+        };
+        if node.documents == 0 {
+            return false;
+        }
+        node.documents -= 1;
+        let root = node.root;
+        if let Some(tree) = self.trees.get_mut(&root) {
+            tree.class_documents -= 1;
+        }
+        self.document_count -= 1;
+        true
+    }
+
+    /// Removes nodes whose touched time is before `now - retention`, at most
+    /// about `max_removals` of them (a root goes with its whole tree, which may
+    /// overshoot the budget by the tree's size). Does nothing when retention is
+    /// `None`. Call again while [`ExpiryProgress::more_pending`] is set.
+    ///
+    /// Work per call is bounded by the budget, never by the forest's size.
+    pub fn expire(&mut self, now: Millis, max_removals: usize) -> ExpiryProgress {
+        let Some(retention) = self.config.retention else {
+            return ExpiryProgress::default();
+        };
+        let cutoff = now.saturating_sub(retention);
+        let mut removed = Vec::new();
+        // Stale queue entries cost work without removing anything; bound them too.
+        let mut queue_pops_left = max_removals.saturating_mul(4).saturating_add(64);
+        let more_pending = loop {
+            let Some(&Reverse((queued_time, fingerprint))) = self.expiry_queue.peek() else {
+                break false;
+            };
+            if queued_time >= cutoff {
+                break false;
+            }
+            if queue_pops_left == 0 {
+                break true;
+            }
+            queue_pops_left -= 1;
+            match self.nodes.get(&fingerprint).copied() {
+                Some(node) if node.touched == queued_time => {
+                    if removed.len() >= max_removals {
+                        break true;
+                    }
+                    self.expiry_queue.pop();
+                    if node.root == fingerprint {
+                        self.remove_tree(fingerprint, &mut removed);
+                    } else {
+                        self.remove_leaf(fingerprint, node, &mut removed);
+                    }
+                }
+                Some(node) if node.touched > queued_time => {
+                    // Touched since it was queued: requeue at its current time.
+                    if let Some(mut entry) = self.expiry_queue.peek_mut() {
+                        *entry = Reverse((node.touched, fingerprint));
+                    }
+                }
+                // Gone with its tree, or an entry of an earlier life of this
+                // fingerprint (whose current life has its own entry).
+                _ => {
+                    self.expiry_queue.pop();
+                }
+            }
+        };
+        self.expired_node_count += removed.len() as u64;
+        if !removed.is_empty() {
+            self.release_spare_memory();
+        }
+        ExpiryProgress {
+            removed,
+            more_pending,
+        }
+    }
+
+    /// Rule 1: counts one more document on an existing node; `None` if
+    /// `fingerprint` is not a node.
+    fn count_existing(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Assignment> {
+        let node = self.nodes.get_mut(&fingerprint)?;
+        node.touch(now);
+        let counted = node.documents < u32::MAX;
+        if counted {
+            node.documents += 1;
+            self.document_count += 1;
+        }
+        let own_documents = u64::from(node.documents);
+        let root = node.root;
+        if root != fingerprint
+            && let Some(root_node) = self.nodes.get_mut(&root)
+        {
+            root_node.touch(now);
+        }
+        let class_documents = match self.trees.get_mut(&root) {
+            Some(tree) => {
+                tree.class_documents += u64::from(counted);
+                tree.class_documents
+            }
+            None => own_documents,
+        };
+        Some(Assignment {
+            root,
+            placement: Placement::ExistingNode,
+            class_documents,
+        })
+    }
+
+    /// Rule 4: among `candidate_roots`, the root with most leaves, then the
+    /// earliest born, then the smaller fingerprint.
+    fn preferred_root(&self) -> Fingerprint {
+        let ranking = |&root: &Fingerprint| {
+            let leaf_count = self.trees.get(&root).map_or(0, |tree| tree.leaves.len());
+            let born = self.nodes.get(&root).map_or(Millis::MAX, |node| node.born);
+            (Reverse(leaf_count), born, root)
+        };
+        self.candidate_roots
+            .iter()
+            .min_by_key(|root| ranking(root))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    fn add_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
+        self.nodes.insert(
+            fingerprint,
+            Node {
+                root: fingerprint,
+                born: now,
+                touched: now,
+                documents: 1,
+                leaf_slot: ROOT_SLOT,
+            },
+        );
+        self.root_count += 1;
+        self.after_node_added(fingerprint, now);
+        Assignment {
+            root: fingerprint,
+            placement: Placement::NewRoot,
+            class_documents: 1,
+        }
+    }
+
+    fn add_leaf(
+        &mut self,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        now: Millis,
+        placement: Placement,
+    ) -> Assignment {
+        let root_documents = match self.nodes.get_mut(&root) {
+            Some(root_node) => {
+                root_node.touch(now);
+                u64::from(root_node.documents)
+            }
+            None => 0,
+        };
+        let tree = self.trees.entry(root).or_insert_with(|| Tree {
+            leaves: Vec::new(),
+            class_documents: root_documents,
+        });
+        let leaf_slot = u32::try_from(tree.leaves.len()).unwrap_or(ROOT_SLOT);
+        tree.leaves.push(fingerprint);
+        tree.class_documents += 1;
+        let class_documents = tree.class_documents;
+        self.nodes.insert(
+            fingerprint,
+            Node {
+                root,
+                born: now,
+                touched: now,
+                documents: 1,
+                leaf_slot,
+            },
+        );
+        self.after_node_added(fingerprint, now);
+        Assignment {
+            root,
+            placement,
+            class_documents,
+        }
+    }
+
+    fn after_node_added(&mut self, fingerprint: Fingerprint, now: Millis) {
+        self.index.insert_absent(fingerprint);
+        self.document_count += 1;
+        if self.config.retention.is_some() {
+            self.expiry_queue.push(Reverse((now, fingerprint)));
+        }
+    }
+
+    /// Removes a root and all of its leaves.
+    fn remove_tree(&mut self, root: Fingerprint, removed: &mut Vec<Fingerprint>) {
+        let Some(root_node) = self.nodes.remove(&root) else {
+            return;
+        };
+        self.index.remove(root);
+        self.root_count -= 1;
+        removed.push(root);
+        let mut class_documents = u64::from(root_node.documents);
+        if let Some(tree) = self.trees.remove(&root) {
+            class_documents = tree.class_documents;
+            for leaf in tree.leaves {
+                if self.nodes.remove(&leaf).is_some() {
+                    self.index.remove(leaf);
+                    removed.push(leaf);
+                }
+            }
+        }
+        self.document_count -= class_documents;
+    }
+
+    /// Removes one leaf; its root stays.
+    fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut Vec<Fingerprint>) {
+        if self.nodes.remove(&leaf).is_none() {
+            return;
+        }
+        self.index.remove(leaf);
+        removed.push(leaf);
+        self.document_count -= u64::from(node.documents);
+        let Some(tree) = self.trees.get_mut(&node.root) else {
+            return;
+        };
+        let recorded_slot = node.leaf_slot as usize;
+        let slot = if tree.leaves.get(recorded_slot) == Some(&leaf) {
+            Some(recorded_slot)
+        } else {
+            // Only a tree of more than u32::MAX leaves loses track of slots.
+            debug_assert_eq!(node.leaf_slot, ROOT_SLOT, "stale leaf slot");
+            tree.leaves.iter().position(|&member| member == leaf)
+        };
+        if let Some(slot) = slot {
+            tree.leaves.swap_remove(slot);
+            if let Some(&moved) = tree.leaves.get(slot)
+                && let Some(moved_node) = self.nodes.get_mut(&moved)
+            {
+                moved_node.leaf_slot = u32::try_from(slot).unwrap_or(ROOT_SLOT);
+            }
+        }
+        tree.class_documents -= u64::from(node.documents);
+        if tree.leaves.is_empty() {
+            self.trees.remove(&node.root);
+        } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {
+            tree.leaves.shrink_to(tree.leaves.len() * 2);
+        }
+    }
+
+    /// After removals: rebuilds the expiry queue when stale entries dominate,
+    /// and shrinks maps that have become mostly empty, so memory follows the
+    /// live node count.
+    fn release_spare_memory(&mut self) {
+        let live = self.nodes.len();
+        if self.expiry_queue.len() > live.saturating_mul(2).saturating_add(EXPIRY_QUEUE_SLACK) {
+            self.expiry_queue = self
+                .nodes
+                .iter()
+                .map(|(&fingerprint, node)| Reverse((node.touched, fingerprint)))
+                .collect();
+        }
+        if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {
+            self.nodes.shrink_to(live * 2);
+        }
+        let trees = self.trees.len();
+        if self.trees.capacity() > 4096 && trees < self.trees.capacity() / 4 {
+            self.trees.shrink_to(trees * 2);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: Millis = 60 * 60 * 1000;
+
+    fn forest_with_retention(retention: Option<Millis>) -> Forest {
+        Forest::new(ForestConfig {
+            max_distance: 3,
+            retention,
+        })
+        .expect("valid config")
+    }
+
+    fn forest() -> Forest {
+        forest_with_retention(Some(HOUR))
+    }
+
+    #[test]
+    fn rejects_invalid_config() {
+        let too_far = Forest::new(ForestConfig {
+            max_distance: 17,
+            retention: None,
+        });
+        assert!(matches!(too_far, Err(ForestError::Index(_))));
+        let negative = Forest::new(ForestConfig {
+            max_distance: 3,
+            retention: Some(-1),
+        });
+        assert_eq!(negative.unwrap_err(), ForestError::NegativeRetention(-1));
+        assert_eq!(
+            ForestError::NegativeRetention(-5).to_string(),
+            "retention must not be negative, got -5 ms"
+        );
+        assert_eq!(ForestConfig::default().max_distance, 3);
+        assert_eq!(ForestConfig::default().retention, Some(48 * HOUR));
+    }
+
+    #[test]
+    fn lone_fingerprint_becomes_a_root() {
+        let mut forest = forest();
+        let assignment = forest.assign(0xabc, 10);
+        assert_eq!(
+            assignment,
+            Assignment {
+                root: 0xabc,
+                placement: Placement::NewRoot,
+                class_documents: 1
+            }
+        );
+        let node = forest.node(0xabc).unwrap();
+        assert!(node.is_root);
+        assert_eq!((node.born, node.touched, node.documents), (10, 10, 1));
+        assert_eq!(forest.stats().roots, 1);
+    }
+
+    #[test]
+    fn far_fingerprint_becomes_another_root() {
+        let mut forest = forest();
+        forest.assign(0, 1);
+        assert_eq!(forest.assign(0b1111, 2).placement, Placement::NewRoot);
+        assert_eq!(forest.stats().roots, 2);
+    }
+
+    #[test]
+    fn near_fingerprint_joins_the_root() {
+        let mut forest = forest();
+        forest.assign(0, 1);
+        let leaf = forest.assign(0b111, 2);
+        assert_eq!(
+            leaf,
+            Assignment {
+                root: 0,
+                placement: Placement::JoinedRoot,
+                class_documents: 2
+            }
+        );
+        // Near a leaf but more than k from the root: still joins through the leaf.
+        let through_leaf = forest.assign(0b111_000, 3);
+        assert_eq!(through_leaf.root, 0);
+        assert_eq!(through_leaf.placement, Placement::JoinedRoot);
+        assert_eq!(forest.leaf_count(0), Some(2));
+        assert!(!forest.node(0b111_000).unwrap().is_root);
+    }
+
+    #[test]
+    fn existing_fingerprint_counts_another_document() {
+        let mut forest = forest();
+        forest.assign(0, 1);
+        forest.assign(1, 2);
+        let again = forest.assign(1, 3);
+        assert_eq!(
+            again,
+            Assignment {
+                root: 0,
+                placement: Placement::ExistingNode,
+                class_documents: 3
+            }
+        );
+        assert_eq!(forest.node(1).unwrap().documents, 2);
+        let root_again = forest.assign(0, 4);
+        assert_eq!(root_again.class_documents, 4);
+        assert_eq!(forest.len(), 2);
+        assert_eq!(forest.stats().documents, 4);
+    }
+
+    #[test]
+    fn existing_node_does_not_consult_confirm() {
+        let mut forest = forest();
+        forest.assign(0, 1);
+        forest.assign(1, 2);
+        let assignment =
+            forest.assign_confirmed(1, 3, |candidate| panic!("confirm called for {candidate}"));
+        assert_eq!(assignment.placement, Placement::ExistingNode);
+    }
+
+    // Roots 0 and 0b1111 are 4 apart (> k = 3); 0b0011 is 2 from both.
+    const LOW_ROOT: Fingerprint = 0;
+    const HIGH_ROOT: Fingerprint = 0b1111;
+    const BETWEEN: Fingerprint = 0b0011;
+
+    #[test]
+    fn conflict_prefers_the_root_with_more_leaves() {
+        let mut forest = forest();
+        forest.assign(LOW_ROOT, 1);
+        forest.assign(HIGH_ROOT, 2);
+        // A leaf of the later, larger root, far from the other root.
+        forest.assign(HIGH_ROOT | 1 << 40, 3);
+        let assignment = forest.assign(BETWEEN, 4);
+        assert_eq!(assignment.root, HIGH_ROOT);
+        assert_eq!(
+            assignment.placement,
+            Placement::ResolvedConflict { competing_roots: 2 }
+        );
+        assert_eq!(assignment.class_documents, 3);
+    }
+
+    #[test]
+    fn conflict_prefers_the_earlier_born_root_on_equal_leaves() {
+        let mut forest = forest();
+        forest.assign(HIGH_ROOT, 1);
+        forest.assign(LOW_ROOT, 2);
+        // Touching the low root later does not change its birth.
+        forest.reach_root(LOW_ROOT, 3);
+        assert_eq!(forest.assign(BETWEEN, 4).root, HIGH_ROOT);
+    }
+
+    #[test]
+    fn conflict_prefers_the_smaller_fingerprint_on_equal_birth() {
+        let mut forest = forest();
+        forest.assign(HIGH_ROOT, 5);
+        forest.assign(LOW_ROOT, 5);
+        assert_eq!(forest.assign(BETWEEN, 6).root, LOW_ROOT);
+    }
+
+    #[test]
+    fn vetoed_candidates_do_not_count() {
+        let mut forest = forest();
+        forest.assign(LOW_ROOT, 1);
+        forest.assign(HIGH_ROOT, 2);
+        let only_high = forest.assign_confirmed(BETWEEN, 3, |candidate| candidate == HIGH_ROOT);
+        assert_eq!(only_high.root, HIGH_ROOT);
+        assert_eq!(only_high.placement, Placement::JoinedRoot);
+        let none = forest.assign_confirmed(0b0101 << 20, 4, |_| false);
+        assert_eq!(none.placement, Placement::NewRoot);
+        let vetoed_everything = forest.assign_confirmed(1, 5, |_| false);
+        assert_eq!(vetoed_everything.placement, Placement::NewRoot);
+        assert_eq!(forest.stats().roots, 4);
+    }
+
+    #[test]
+    fn confirm_is_skipped_for_an_already_confirmed_root() {
+        let mut forest = forest();
+        forest.assign(0, 1);
+        forest.assign(1, 2);
+        forest.assign(2, 3);
+        let mut calls = 0;
+        forest.assign_confirmed(3, 4, |_| {
+            calls += 1;
+            true
+        });
+        assert_eq!(calls, 1, "the first confirmed candidate settles root 0");
+    }
+
+    #[test]
+    fn touching_a_leaf_touches_its_root() {
+        let mut forest = forest();
+        forest.assign(0, 10);
+        forest.assign(1, 20);
+        assert_eq!(forest.node(0).unwrap().touched, 20);
+        assert_eq!(forest.reach_root(1, 30), Some(0));
+        assert_eq!(forest.node(1).unwrap().touched, 30);
+        assert_eq!(forest.node(0).unwrap().touched, 30);
+        forest.assign(1, 40);
+        assert_eq!(forest.node(0).unwrap().touched, 40);
+        assert_eq!(forest.reach_root(0xdead_0000, 50), None);
+        // Reaching the root only touches the root.
+        forest.reach_root(0, 60);
+        assert_eq!(forest.node(1).unwrap().touched, 40);
+        assert_eq!(forest.node(1).unwrap().born, 20);
+    }
+
+    #[test]
+    fn out_of_order_times_never_move_touched_backwards() {
+        let mut forest = forest();
+        forest.assign(0, 100);
+        let late_leaf = forest.assign(1, 50);
+        assert_eq!(late_leaf.root, 0);
+        let leaf = forest.node(1).unwrap();
+        assert_eq!((leaf.born, leaf.touched), (50, 50));
+        assert_eq!(forest.node(0).unwrap().touched, 100);
+        forest.reach_root(1, 70);
+        assert_eq!(forest.node(1).unwrap().touched, 70);
+        assert_eq!(forest.node(0).unwrap().touched, 100);
+        forest.assign(0, 80);
+        assert_eq!(forest.node(0).unwrap().touched, 100);
+    }
+
+    #[test]
+    fn expired_root_takes_its_tree() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 10);
+        forest.assign(0b11, 20);
+        forest.assign(u64::MAX, 5 * HOUR);
+        let progress = forest.expire(HOUR + 21, usize::MAX);
+        let mut removed = progress.removed.clone();
+        removed.sort_unstable();
+        assert_eq!(removed, vec![0, 1, 0b11]);
+        assert!(!progress.more_pending);
+        assert_eq!(forest.len(), 1);
+        assert!(!forest.index().contains(1));
+        assert_eq!(forest.index().len(), 1);
+        let stats = forest.stats();
+        assert_eq!(
+            (stats.roots, stats.documents, stats.expired_nodes),
+            (1, 1, 3)
+        );
+    }
+
+    #[test]
+    fn nothing_expires_before_the_cutoff() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 10);
+        // touched == cutoff is not expired.
+        let progress = forest.expire(HOUR + 10, usize::MAX);
+        assert!(progress.removed.is_empty());
+        assert!(!progress.more_pending);
+        assert_eq!(forest.len(), 2);
+    }
+
+    #[test]
+    fn old_leaf_expires_alone_while_its_root_is_fresh() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 10);
+        forest.assign(0b11, 20);
+        forest.reach_root(0, 2 * HOUR);
+        forest.reach_root(0b11, 2 * HOUR);
+        let progress = forest.expire(HOUR + 15, usize::MAX);
+        assert_eq!(progress.removed, vec![1]);
+        assert_eq!(forest.leaf_count(0), Some(1));
+        assert_eq!(forest.class(0).unwrap().members, vec![0, 0b11]);
+        assert_eq!(forest.class_documents(0), Some(2));
+        // The last leaf goes, the root stays a root.
+        forest.reach_root(0, 4 * HOUR);
+        let progress = forest.expire(3 * HOUR + 1, usize::MAX);
+        assert_eq!(progress.removed, vec![0b11]);
+        assert_eq!(forest.leaf_count(0), Some(0));
+        assert_eq!(forest.class(0).unwrap().documents, 1);
+        assert!(forest.node(0).unwrap().is_root);
+    }
+
+    #[test]
+    fn leaf_slots_stay_valid_after_swap_removal() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        for (time, leaf) in [1u64, 2, 4, 8, 16].into_iter().enumerate() {
+            forest.assign(leaf, time as Millis);
+        }
+        forest.reach_root(0, 10 * HOUR);
+        forest.reach_root(16, 10 * HOUR);
+        forest.reach_root(4, 10 * HOUR);
+        // Leaves 1, 2, 8 expire; 16 and 4 are moved around in the leaf list.
+        let mut removed = forest.expire(HOUR + 5, usize::MAX).removed;
+        removed.sort_unstable();
+        assert_eq!(removed, vec![1, 2, 8]);
+        let mut members = forest.class(0).unwrap().members;
+        members.sort_unstable();
+        assert_eq!(members, vec![0, 4, 16]);
+        let removed = forest.expire(12 * HOUR, usize::MAX).removed;
+        assert_eq!(removed.len(), 3);
+        assert!(forest.is_empty());
+    }
+
+    #[test]
+    fn budgeted_expiry_continues_over_calls() {
+        let mut forest = forest();
+        for step in 0..10u64 {
+            // Far-apart fingerprints: ten singleton roots.
+            forest.assign(step.wrapping_mul(0x9e37_79b9_7f4a_7c15), step as Millis);
+        }
+        let now = HOUR + 100;
+        let first = forest.expire(now, 3);
+        assert_eq!(first.removed.len(), 3);
+        assert!(first.more_pending);
+        let second = forest.expire(now, 3);
+        assert_eq!(second.removed.len(), 3);
+        let third = forest.expire(now, 100);
+        assert_eq!(third.removed.len(), 4);
+        assert!(!third.more_pending);
+        assert!(forest.is_empty());
+        assert_eq!(forest.stats().expired_nodes, 10);
+        let zero_budget = forest.expire(now, 0);
+        assert_eq!(zero_budget, ExpiryProgress::default());
+    }
+
+    #[test]
+    fn a_tree_may_overshoot_the_budget() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 0);
+        forest.assign(2, 0);
+        let progress = forest.expire(2 * HOUR, 1);
+        assert_eq!(progress.removed.len(), 3);
+        assert!(!progress.more_pending);
+    }
+
+    #[test]
+    fn expired_fingerprint_can_come_back() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 0);
+        assert_eq!(forest.expire(2 * HOUR, usize::MAX).removed.len(), 2);
+        let again = forest.assign(1, 2 * HOUR);
+        assert_eq!(again.placement, Placement::NewRoot);
+        assert_eq!(
+            forest.expire(2 * HOUR + 10, usize::MAX).removed,
+            Vec::<u64>::new()
+        );
+        assert_eq!(forest.expire(4 * HOUR, usize::MAX).removed, vec![1]);
+    }
+
+    #[test]
+    fn no_retention_never_expires() {
+        let mut forest = forest_with_retention(None);
+        forest.assign(0, 0);
+        assert_eq!(
+            forest.expire(Millis::MAX, usize::MAX),
+            ExpiryProgress::default()
+        );
+        assert_eq!(forest.len(), 1);
+    }
+
+    #[test]
+    fn forgetting_documents_keeps_the_node() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 0);
+        forest.assign(1, 0);
+        assert!(forest.forget_document(1));
+        assert_eq!(forest.class_documents(0), Some(2));
+        assert!(forest.forget_document(1));
+        assert!(!forest.forget_document(1), "count is already zero");
+        assert!(!forest.forget_document(0xfff0_0000), "no such node");
+        assert_eq!(forest.node(1).unwrap().documents, 0);
+        assert_eq!(forest.class_documents(0), Some(1));
+        assert_eq!(forest.stats().documents, 1);
+        assert!(forest.contains(1));
+    }
+
+    #[test]
+    fn class_view_lists_root_first() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1, 1);
+        forest.assign(1, 2);
+        let class = forest.class(0).unwrap();
+        assert_eq!(class.members, vec![0, 1]);
+        assert_eq!((class.nodes, class.documents), (2, 3));
+        assert_eq!(forest.class(1), None, "a leaf names no class");
+        assert_eq!(forest.class(99 << 32), None);
+        assert_eq!(forest.iter_nodes().count(), 2);
+        assert!(forest.stats().approx_heap_bytes > 0);
+    }
+}

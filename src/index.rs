@@ -1,0 +1,719 @@
+//! All stored 64-bit fingerprints within Hamming distance `k` of a query.
+//!
+//! # Motivation
+//!
+//! Every document that goes through the sidecar asks "which known fingerprints
+//! are within `k` bits of mine?" against tens of millions of stored
+//! fingerprints. A linear scan is out of the question; a sorted list only helps
+//! for exact matches.
+//!
+//! # Design
+//!
+//! The pigeonhole multi-index of seed 002 / Manku et al.: the 64 bits are split
+//! into `k + 1` contiguous blocks whose widths differ by at most one bit (for
+//! the default `k = 3`: four blocks of 16 bits). Two fingerprints that differ in
+//! at most `k` bits cannot differ in all `k + 1` blocks, so they agree exactly on
+//! at least one block. There is one table per block, mapping the block's value
+//! to the bucket of full fingerprints that have that value; a query looks up its
+//! own block values in every table and verifies each candidate with
+//! `popcount(a ^ b) <= k`.
+//!
+//! - Narrow blocks (at most [`DIRECT_TABLE_MAX_BITS`] bits) use a direct table:
+//!   a vector indexed by the block value, no hashing at all. Buckets grow by a
+//!   quarter instead of doubling so the slack stays around ten percent, which
+//!   matters at 50 M fingerprints × `k + 1` copies.
+//! - Wide blocks (`k` ≤ 2) use a hash map from block value to bucket; buckets
+//!   holding a single fingerprint are stored inline, without an allocation.
+//! - Buckets store the full fingerprint, not an id, so verification is a
+//!   sequential scan with no pointer chasing.
+//! - A candidate that agrees with the query on several blocks is found in each
+//!   of those tables. It is reported only from the first block it agrees on,
+//!   which deduplicates without allocating.
+//!
+//! # Consequences
+//!
+//! Memory is `(k + 1) × 8` bytes per fingerprint plus bucket slack; a query
+//! costs `k + 1` bucket scans whose length is `n / 2^(64 / (k + 1))` on average
+//! (about 760 per table at 50 M fingerprints and `k = 3`). The index is a set:
+//! inserting a present fingerprint is a no-op. It has no locking; the caller
+//! serialises access.
+
+use std::collections::HashMap;
+use std::collections::hash_map::{Entry, RandomState};
+use std::hash::{BuildHasher, Hasher};
+
+use thiserror::Error;
+
+/// Largest supported Hamming distance. With `k = 16` the 17 blocks are 3 or 4
+/// bits wide, beyond which the index stops being selective.
+pub const MAX_SUPPORTED_DISTANCE: u32 = 16;
+
+/// Default Hamming distance (seed 002: "海明距离小于等于3").
+pub const DEFAULT_MAX_DISTANCE: u32 = 3;
+
+/// Blocks up to this many bits get a direct (vector-indexed) table; wider
+/// blocks get a hash map.
+pub const DIRECT_TABLE_MAX_BITS: u32 = 20;
+
+/// `k + 1` for the largest supported `k`.
+const MAX_BLOCK_COUNT: usize = MAX_SUPPORTED_DISTANCE as usize + 1;
+
+/// Candidates checked together, without branches, in a bucket scan.
+const SCAN_CHUNK: usize = 16;
+
+/// Up to this `k` the scan filter clears bits instead of counting them.
+const CLEAR_BITS_MAX_DISTANCE: u32 = 5;
+
+/// Errors when building a [`MultiIndex`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum IndexError {
+    /// The requested distance is larger than [`MAX_SUPPORTED_DISTANCE`].
+    #[error("max distance {requested} is out of range (supported: 0..={supported})")]
+    MaxDistanceOutOfRange {
+        /// What was asked for.
+        requested: u32,
+        /// The largest supported value.
+        supported: u32,
+    },
+}
+
+const FOLD_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// A hasher for keys that are already (close to) uniformly random `u64`s, such
+/// as simhash fingerprints.
+///
+/// One folded 64 × 64 → 128-bit multiplication of the seeded key: every input
+/// bit influences the low bits used for bucket selection, at the cost of a
+/// single `mul`. SipHash (the std default) is several times slower and buys
+/// nothing for these keys.
+#[derive(Debug, Clone, Copy)]
+pub struct FingerprintHasher {
+    state: u64,
+}
+
+impl FingerprintHasher {
+    fn mix(&mut self, word: u64) {
+        let product = u128::from(self.state ^ word) * u128::from(FOLD_MULTIPLIER);
+        // Truncation is the point: fold the high half onto the low half.
+        self.state = (product as u64) ^ ((product >> 64) as u64);
+    }
+}
+
+impl Hasher for FingerprintHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(word));
+        }
+        let remainder = chunks.remainder();
+        if !remainder.is_empty() {
+            let mut word = [0u8; 8];
+            word[..remainder.len()].copy_from_slice(remainder);
+            self.mix(u64::from_le_bytes(word) ^ ((remainder.len() as u64) << 59));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        self.mix(word);
+    }
+
+    fn finish(&self) -> u64 {
+        self.state
+    }
+}
+
+/// [`BuildHasher`] for [`FingerprintHasher`], seeded per instance from the
+/// standard library's random keys so crafted inputs cannot aim at one bucket.
+#[derive(Debug, Clone, Copy)]
+pub struct FingerprintBuildHasher {
+    seed: u64,
+}
+
+impl Default for FingerprintBuildHasher {
+    fn default() -> Self {
+        Self {
+            seed: RandomState::new().hash_one(FOLD_MULTIPLIER),
+        }
+    }
+}
+
+impl BuildHasher for FingerprintBuildHasher {
+    type Hasher = FingerprintHasher;
+
+    fn build_hasher(&self) -> FingerprintHasher {
+        FingerprintHasher { state: self.seed }
+    }
+}
+
+/// A hash map keyed by fingerprints, using [`FingerprintBuildHasher`].
+pub type FingerprintMap<V> = HashMap<u64, V, FingerprintBuildHasher>;
+
+/// Approximate heap footprint of a std (hashbrown) map with `capacity` usable
+/// slots of `entry_bytes` each: buckets are a power of two at most 7/8 full,
+/// plus one control byte per bucket.
+pub(crate) fn approx_map_heap_bytes(capacity: usize, entry_bytes: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity.saturating_mul(8) / 7).next_power_of_two();
+    buckets.saturating_mul(entry_bytes + 1)
+}
+
+/// One contiguous block of bits of a fingerprint.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    shift: u32,
+    width: u32,
+    /// The block's bits in place (not shifted down).
+    mask_in_place: u64,
+}
+
+impl Block {
+    fn value(self, fingerprint: u64) -> u64 {
+        (fingerprint & self.mask_in_place) >> self.shift
+    }
+}
+
+/// Splits 64 bits into `block_count` contiguous blocks, most significant
+/// first, the first `64 % block_count` of them one bit wider.
+fn split_into_blocks(block_count: u32) -> Vec<Block> {
+    let base_width = 64 / block_count;
+    let wider_blocks = 64 % block_count;
+    let mut blocks = Vec::with_capacity(block_count as usize);
+    let mut high_bit = 64;
+    for block_index in 0..block_count {
+        let width = base_width + u32::from(block_index < wider_blocks);
+        let shift = high_bit - width;
+        let unshifted_mask = u64::MAX >> (64 - width);
+        blocks.push(Block {
+            shift,
+            width,
+            mask_in_place: unshifted_mask << shift,
+        });
+        high_bit = shift;
+    }
+    blocks
+}
+
+/// Appends to a bucket, growing it by about a quarter when full (instead of
+/// doubling) to keep slack low across millions of buckets.
+fn push_lean(bucket: &mut Vec<u64>, fingerprint: u64) {
+    if bucket.len() == bucket.capacity() {
+        bucket.reserve_exact((bucket.len() / 4).max(4));
+    }
+    bucket.push(fingerprint);
+}
+
+/// Removes `fingerprint` from a bucket (order is not kept); gives memory back
+/// when the bucket has shrunk to well under half its capacity.
+fn remove_lean(bucket: &mut Vec<u64>, fingerprint: u64) -> bool {
+    let Some(position) = bucket.iter().position(|&stored| stored == fingerprint) else {
+        return false;
+    };
+    bucket.swap_remove(position);
+    if bucket.capacity() > 16 && bucket.len() * 2 < bucket.capacity() {
+        bucket.shrink_to(bucket.len() + bucket.len() / 4);
+    }
+    true
+}
+
+/// Bucket of a hash-map table: a single fingerprint needs no allocation.
+#[derive(Debug, Clone)]
+enum HashedBucket {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+impl HashedBucket {
+    fn as_slice(&self) -> &[u64] {
+        match self {
+            Self::One(fingerprint) => std::slice::from_ref(fingerprint),
+            Self::Many(fingerprints) => fingerprints,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Self::One(_) => 0,
+            Self::Many(fingerprints) => fingerprints.capacity() * size_of::<u64>(),
+        }
+    }
+}
+
+/// One table of the multi-index.
+#[derive(Debug, Clone)]
+enum BlockTable {
+    /// Indexed directly by the block value.
+    Direct(Vec<Vec<u64>>),
+    /// Keyed by the block value.
+    Hashed(FingerprintMap<HashedBucket>),
+}
+
+impl BlockTable {
+    fn for_block(block: Block) -> Self {
+        if block.width <= DIRECT_TABLE_MAX_BITS {
+            Self::Direct(vec![Vec::new(); 1usize << block.width])
+        } else {
+            Self::Hashed(FingerprintMap::default())
+        }
+    }
+
+    fn bucket(&self, block_value: u64) -> &[u64] {
+        match self {
+            Self::Direct(buckets) => buckets
+                .get(block_value as usize)
+                .map_or(&[][..], Vec::as_slice),
+            Self::Hashed(buckets) => buckets
+                .get(&block_value)
+                .map_or(&[][..], HashedBucket::as_slice),
+        }
+    }
+
+    fn insert(&mut self, block_value: u64, fingerprint: u64) {
+        match self {
+            Self::Direct(buckets) => {
+                if let Some(bucket) = buckets.get_mut(block_value as usize) {
+                    push_lean(bucket, fingerprint);
+                }
+            }
+            Self::Hashed(buckets) => match buckets.entry(block_value) {
+                Entry::Vacant(vacant) => {
+                    vacant.insert(HashedBucket::One(fingerprint));
+                }
+                Entry::Occupied(mut occupied) => {
+                    let bucket = occupied.get_mut();
+                    match bucket {
+                        HashedBucket::One(existing) => {
+                            *bucket = HashedBucket::Many(vec![*existing, fingerprint]);
+                        }
+                        HashedBucket::Many(fingerprints) => push_lean(fingerprints, fingerprint),
+                    }
+                }
+            },
+        }
+    }
+
+    fn remove(&mut self, block_value: u64, fingerprint: u64) -> bool {
+        match self {
+            Self::Direct(buckets) => buckets
+                .get_mut(block_value as usize)
+                .is_some_and(|bucket| remove_lean(bucket, fingerprint)),
+            Self::Hashed(buckets) => {
+                let Entry::Occupied(mut occupied) = buckets.entry(block_value) else {
+                    return false;
+                };
+                match occupied.get_mut() {
+                    HashedBucket::One(existing) => {
+                        if *existing != fingerprint {
+                            return false;
+                        }
+                        occupied.remove();
+                        true
+                    }
+                    HashedBucket::Many(fingerprints) => {
+                        if !remove_lean(fingerprints, fingerprint) {
+                            return false;
+                        }
+                        if let [last] = fingerprints.as_slice() {
+                            let last = *last;
+                            *occupied.get_mut() = HashedBucket::One(last);
+                        }
+                        true
+                    }
+                }
+            }
+        }
+    }
+
+    fn approx_heap_bytes(&self) -> usize {
+        match self {
+            Self::Direct(buckets) => {
+                let directory = buckets.capacity() * size_of::<Vec<u64>>();
+                let contents: usize = buckets
+                    .iter()
+                    .map(|bucket| bucket.capacity() * size_of::<u64>())
+                    .sum();
+                directory + contents
+            }
+            Self::Hashed(buckets) => {
+                let table =
+                    approx_map_heap_bytes(buckets.capacity(), size_of::<(u64, HashedBucket)>());
+                let contents: usize = buckets.values().map(HashedBucket::heap_bytes).sum();
+                table + contents
+            }
+        }
+    }
+}
+
+/// The set of stored fingerprints, searchable by Hamming distance ≤ `k`.
+///
+/// ```
+/// use neardup::index::MultiIndex;
+///
+/// let mut index = MultiIndex::new(3).expect("3 is a supported distance");
+/// index.insert(0b1011);
+/// index.insert(u64::MAX);
+/// assert_eq!(index.within(0b0011), vec![(0b1011, 1)]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct MultiIndex {
+    max_distance: u32,
+    blocks: Vec<Block>,
+    tables: Vec<BlockTable>,
+    fingerprint_count: usize,
+}
+
+impl MultiIndex {
+    /// An empty index answering "within `max_distance` bits" queries.
+    ///
+    /// # Errors
+    ///
+    /// [`IndexError::MaxDistanceOutOfRange`] if `max_distance` exceeds
+    /// [`MAX_SUPPORTED_DISTANCE`].
+    pub fn new(max_distance: u32) -> Result<Self, IndexError> {
+        if max_distance > MAX_SUPPORTED_DISTANCE {
+            return Err(IndexError::MaxDistanceOutOfRange {
+                requested: max_distance,
+                supported: MAX_SUPPORTED_DISTANCE,
+            });
+        }
+        let blocks = split_into_blocks(max_distance + 1);
+        let tables = blocks.iter().copied().map(BlockTable::for_block).collect();
+        Ok(Self {
+            max_distance,
+            blocks,
+            tables,
+            fingerprint_count: 0,
+        })
+    }
+
+    /// The `k` of this index.
+    pub fn max_distance(&self) -> u32 {
+        self.max_distance
+    }
+
+    /// Number of stored fingerprints.
+    pub fn len(&self) -> usize {
+        self.fingerprint_count
+    }
+
+    /// Whether nothing is stored.
+    pub fn is_empty(&self) -> bool {
+        self.fingerprint_count == 0
+    }
+
+    /// Block widths in bits, most significant block first.
+    pub fn block_widths(&self) -> Vec<u32> {
+        self.blocks.iter().map(|block| block.width).collect()
+    }
+
+    /// Whether `fingerprint` is stored (one bucket scan).
+    pub fn contains(&self, fingerprint: u64) -> bool {
+        let (Some(block), Some(table)) = (self.blocks.first(), self.tables.first()) else {
+            return false;
+        };
+        table
+            .bucket(block.value(fingerprint))
+            .contains(&fingerprint)
+    }
+
+    /// Stores `fingerprint`; `false` if it was already present.
+    pub fn insert(&mut self, fingerprint: u64) -> bool {
+        if self.contains(fingerprint) {
+            return false;
+        }
+        self.insert_absent(fingerprint);
+        true
+    }
+
+    /// Stores a fingerprint the caller knows is absent, skipping the
+    /// membership scan.
+    pub(crate) fn insert_absent(&mut self, fingerprint: u64) {
+        debug_assert!(!self.contains(fingerprint), "fingerprint already indexed");
+        for (block, table) in self.blocks.iter().zip(&mut self.tables) {
+            table.insert(block.value(fingerprint), fingerprint);
+        }
+        self.fingerprint_count += 1;
+    }
+
+    /// Removes `fingerprint`; `false` if it was not present.
+    pub fn remove(&mut self, fingerprint: u64) -> bool {
+        let mut removed = false;
+        for (block, table) in self.blocks.iter().zip(&mut self.tables) {
+            removed |= table.remove(block.value(fingerprint), fingerprint);
+        }
+        if removed {
+            self.fingerprint_count -= 1;
+        }
+        removed
+    }
+
+    /// Calls `report(candidate, distance)` once for every stored fingerprint
+    /// within `max_distance` of `fingerprint` (including `fingerprint` itself,
+    /// at distance 0, when stored). Order is unspecified.
+    pub fn for_each_within(&self, fingerprint: u64, mut report: impl FnMut(u64, u32)) {
+        // Look every bucket up before scanning any, and touch the first word of
+        // each: the cache misses then overlap instead of queueing one after
+        // another (they are most of a query's time at millions of entries).
+        let mut buckets: [&[u64]; MAX_BLOCK_COUNT] = [&[]; MAX_BLOCK_COUNT];
+        for ((bucket, block), table) in buckets.iter_mut().zip(&self.blocks).zip(&self.tables) {
+            *bucket = table.bucket(block.value(fingerprint));
+        }
+        let buckets = &buckets[..self.blocks.len()];
+        let first_words = buckets
+            .iter()
+            .filter_map(|bucket| bucket.first())
+            .fold(0, |folded, &word| folded ^ word);
+        std::hint::black_box(first_words);
+
+        for (block_index, bucket) in buckets.iter().enumerate() {
+            // A branch-free pass over fixed-size chunks (which the compiler
+            // vectorises) finds the rare chunks that hold a neighbour.
+            let (chunks, remainder) = bucket.as_chunks::<SCAN_CHUNK>();
+            for chunk in chunks {
+                if self.chunk_has_neighbour(chunk, fingerprint) {
+                    self.report_within(chunk, fingerprint, block_index, &mut report);
+                }
+            }
+            self.report_within(remainder, fingerprint, block_index, &mut report);
+        }
+    }
+
+    /// Whether any candidate in `chunk` is within `max_distance`, without
+    /// branching per candidate.
+    fn chunk_has_neighbour(&self, chunk: &[u64; SCAN_CHUNK], fingerprint: u64) -> bool {
+        if self.max_distance <= CLEAR_BITS_MAX_DISTANCE {
+            // Clearing the lowest set bit `k` times leaves zero exactly when at
+            // most `k` bits differ: cheaper than a popcount without the
+            // POPCNT instruction (not in the baseline x86-64 target).
+            let mut differences = chunk.map(|candidate| candidate ^ fingerprint);
+            for _ in 0..self.max_distance {
+                for difference in &mut differences {
+                    *difference &= difference.wrapping_sub(1);
+                }
+            }
+            differences.iter().fold(false, |any, &difference| any | (difference == 0))
+        } else {
+            chunk.iter().fold(false, |any, &candidate| {
+                any | ((candidate ^ fingerprint).count_ones() <= self.max_distance)
+            })
+        }
+    }
+
+    /// Reports the candidates of `candidates` within `max_distance` that do
+    /// not agree with the query on a block before `block_index`.
+    fn report_within(
+        &self,
+        candidates: &[u64],
+        fingerprint: u64,
+        block_index: usize,
+        report: &mut impl FnMut(u64, u32),
+    ) {
+        for &candidate in candidates {
+            let difference = candidate ^ fingerprint;
+            let distance = difference.count_ones();
+            if distance <= self.max_distance
+                && !self.agrees_on_earlier_block(difference, block_index)
+            {
+                report(candidate, distance);
+            }
+        }
+    }
+
+    /// Every stored fingerprint within `max_distance` of `fingerprint`, with its
+    /// distance, in unspecified order.
+    pub fn within(&self, fingerprint: u64) -> Vec<(u64, u32)> {
+        let mut found = Vec::new();
+        self.for_each_within(fingerprint, |candidate, distance| {
+            found.push((candidate, distance));
+        });
+        found
+    }
+
+    /// Approximate heap memory held by the index, in bytes.
+    pub fn approx_heap_bytes(&self) -> usize {
+        let tables: usize = self.tables.iter().map(BlockTable::approx_heap_bytes).sum();
+        tables
+            + self.tables.capacity() * size_of::<BlockTable>()
+            + self.blocks.capacity() * size_of::<Block>()
+    }
+
+    /// Whether a candidate whose XOR with the query is `difference` agrees with
+    /// the query on a block before `block_index` (and so was reported there).
+    fn agrees_on_earlier_block(&self, difference: u64, block_index: usize) -> bool {
+        self.blocks
+            .iter()
+            .take(block_index)
+            .any(|block| difference & block.mask_in_place == 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute_force_within(stored: &[u64], query: u64, max_distance: u32) -> Vec<(u64, u32)> {
+        let mut found: Vec<(u64, u32)> = stored
+            .iter()
+            .map(|&candidate| (candidate, (candidate ^ query).count_ones()))
+            .filter(|&(_, distance)| distance <= max_distance)
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    fn sorted(mut found: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+        found.sort_unstable();
+        found
+    }
+
+    #[test]
+    fn rejects_distance_above_limit() {
+        assert_eq!(
+            MultiIndex::new(17).unwrap_err(),
+            IndexError::MaxDistanceOutOfRange {
+                requested: 17,
+                supported: 16
+            }
+        );
+        assert!(MultiIndex::new(16).is_ok());
+        assert_eq!(
+            MultiIndex::new(99).unwrap_err().to_string(),
+            "max distance 99 is out of range (supported: 0..=16)"
+        );
+    }
+
+    #[test]
+    fn blocks_cover_all_bits_with_widths_differing_by_at_most_one() {
+        for block_count in 1..=17 {
+            let blocks = split_into_blocks(block_count);
+            assert_eq!(blocks.len(), block_count as usize);
+            let union = blocks.iter().fold(0u64, |union, block| {
+                assert_eq!(union & block.mask_in_place, 0, "blocks overlap");
+                union | block.mask_in_place
+            });
+            assert_eq!(union, u64::MAX);
+            let widest = blocks.iter().map(|block| block.width).max().unwrap();
+            let narrowest = blocks.iter().map(|block| block.width).min().unwrap();
+            assert!(widest - narrowest <= 1);
+        }
+        assert_eq!(MultiIndex::new(3).unwrap().block_widths(), vec![16; 4]);
+        assert_eq!(MultiIndex::new(2).unwrap().block_widths(), vec![22, 21, 21]);
+        assert_eq!(MultiIndex::new(0).unwrap().block_widths(), vec![64]);
+    }
+
+    #[test]
+    fn set_semantics() {
+        for max_distance in [0, 1, 2, 3, 6] {
+            let mut index = MultiIndex::new(max_distance).unwrap();
+            assert!(index.is_empty());
+            assert!(index.insert(42));
+            assert!(!index.insert(42));
+            assert_eq!(index.len(), 1);
+            assert!(index.contains(42));
+            assert!(!index.contains(43));
+            assert!(!index.remove(43));
+            assert!(index.remove(42));
+            assert!(!index.remove(42));
+            assert!(index.is_empty());
+            assert!(index.within(42).is_empty());
+        }
+    }
+
+    #[test]
+    fn reports_each_candidate_once_even_when_all_blocks_agree() {
+        let mut index = MultiIndex::new(3).unwrap();
+        index.insert(7);
+        // The query equals the stored fingerprint: every block agrees.
+        assert_eq!(index.within(7), vec![(7, 0)]);
+    }
+
+    #[test]
+    fn distance_boundary_is_inclusive() {
+        let base = 0x0123_4567_89ab_cdef_u64;
+        let mut index = MultiIndex::new(3).unwrap();
+        let at_three = base ^ 0b111;
+        let at_four = base ^ 0b1111 << 20;
+        index.insert(at_three);
+        index.insert(at_four);
+        assert_eq!(index.within(base), vec![(at_three, 3)]);
+    }
+
+    #[test]
+    fn hashed_buckets_collapse_and_expand() {
+        // k = 1: two 32-bit hashed tables. Same high half, different low half.
+        let mut index = MultiIndex::new(1).unwrap();
+        let high = 0xdead_beef_0000_0000_u64;
+        let stored = [high | 1, high | 2, high | 4];
+        for fingerprint in stored {
+            assert!(index.insert(fingerprint));
+        }
+        assert_eq!(
+            sorted(index.within(high)),
+            brute_force_within(&stored, high, 1)
+        );
+        assert!(index.remove(high | 2));
+        assert!(index.remove(high | 1));
+        assert_eq!(index.within(high), vec![(high | 4, 1)]);
+        assert!(index.remove(high | 4));
+        assert!(index.within(high).is_empty());
+        assert_eq!(index.len(), 0);
+    }
+
+    #[test]
+    fn matches_brute_force_on_a_small_random_set() {
+        let mut state = 0x9e37_79b9_u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut mixed = state;
+            mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            mixed ^ (mixed >> 31)
+        };
+        for max_distance in [0, 2, 3, 4, 9] {
+            let mut index = MultiIndex::new(max_distance).unwrap();
+            let mut stored = Vec::new();
+            for _ in 0..300 {
+                let base = next();
+                for flips in 0..=max_distance + 1 {
+                    let flipped_low_bits = if flips == 0 {
+                        0
+                    } else {
+                        u64::MAX >> (64 - flips)
+                    };
+                    let near = base ^ flipped_low_bits;
+                    if index.insert(near) {
+                        stored.push(near);
+                    }
+                }
+            }
+            for &query in stored.iter().step_by(7) {
+                assert_eq!(
+                    sorted(index.within(query)),
+                    brute_force_within(&stored, query, max_distance)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn heap_bytes_grow_with_content() {
+        let mut index = MultiIndex::new(1).unwrap();
+        let empty = index.approx_heap_bytes();
+        for fingerprint in 0..1000u64 {
+            index.insert(fingerprint.wrapping_mul(FOLD_MULTIPLIER));
+        }
+        assert!(index.approx_heap_bytes() > empty + 1000 * 2 * 8);
+    }
+
+    #[test]
+    fn hasher_spreads_high_bits_into_low_bits() {
+        let build = FingerprintBuildHasher { seed: 0 };
+        let low_bits: std::collections::HashSet<u64> = (0..256u64)
+            .map(|high| build.hash_one(high << 56) & 0xff)
+            .collect();
+        assert!(low_bits.len() > 128, "only {} distinct", low_bits.len());
+    }
+}

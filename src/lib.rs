@@ -1,0 +1,23 @@
+//! neardup: near-duplicate grouping at ingest for OpenSearch / Elasticsearch.
+//!
+//! The pure core (no HTTP, no async) is three modules, used in this order for
+//! every document:
+//!
+//! - [`fingerprint`]: text → normalised features → 64-bit simhash.
+//! - [`index`]: all stored fingerprints within Hamming distance `k`
+//!   (pigeonhole multi-index with `k + 1` blocks).
+//! - [`forest`]: the parent forest of the design (seed 002): every distinct
+//!   fingerprint is one node of a tree of height ≤ 2 whose root names the
+//!   equivalence class (`cluster_root`).
+//!
+//! [`engine`] ties them together (fingerprint, confirm short-text candidates,
+//! assign) and [`stamp`] is the offline command built on it.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod fingerprint;
+pub mod forest;
+pub mod index;
+pub mod shingle_index;
+pub mod stamp;

@@ -1,0 +1,533 @@
+//! `neardup stamp`: stamp documents offline, without a cluster.
+//!
+//! Motivation: teams want to try the grouping on their own data (and we want
+//! to score it on a benchmark) before putting a sidecar in front of a cluster.
+//! The input is what they already have: JSON lines (one document per line) or
+//! a `_bulk` NDJSON body.
+//!
+//! Design: lines are read as bytes and written back in order. A document
+//! that gets stamped has `cluster_root` and `simhash` (names configurable)
+//! inserted before its closing brace, so every other byte of the line stays as
+//! it was; only when one of the stamped fields already exists is the object
+//! re-serialised (key order kept). In bulk NDJSON, `index` and `create`
+//! sources are stamped; `update` bodies, `delete` actions and all action lines
+//! pass through unchanged. A line that cannot be parsed stops the run with its
+//! line number, or, with `skip_invalid`, is passed through unchanged and
+//! counted.
+//!
+//! Consequences: arrival time is the wall clock, or a field of the document
+//! (`time_field`) to replay history, in which case expiry behaves as it would
+//! have at that time.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::engine::Engine;
+use crate::fingerprint::format_fingerprint;
+use crate::forest::{Fingerprint, Millis};
+
+/// How many expired nodes one document may remove: keeps the work per
+/// document bounded while expiry keeps up with ingest.
+const EXPIRY_BUDGET_PER_DOCUMENT: usize = 64;
+
+/// Shape of the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// Bulk NDJSON if the first non-empty line is a bulk action, else JSON lines.
+    Auto,
+    /// One JSON object (a document) per line.
+    Jsonl,
+    /// `_bulk` NDJSON: action lines, each `index`/`create`/`update` followed by its source line.
+    Bulk,
+}
+
+/// What to stamp and how.
+#[derive(Debug, Clone)]
+pub struct StampOptions {
+    pub format: InputFormat,
+    pub root_field: String,
+    pub simhash_field: String,
+    /// Field holding each document's arrival time (epoch seconds or
+    /// milliseconds, or an RFC 3339 / `YYYY-MM-DD[ HH:MM:SS]` string).
+    pub time_field: Option<String>,
+    pub skip_invalid: bool,
+}
+
+impl Default for StampOptions {
+    fn default() -> Self {
+        StampOptions {
+            format: InputFormat::Auto,
+            root_field: "cluster_root".to_string(),
+            simhash_field: "simhash".to_string(),
+            time_field: None,
+            skip_invalid: false,
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StampSummary {
+    pub lines: u64,
+    pub documents: u64,
+    pub stamped: u64,
+    /// Documents with no text in the fingerprinted fields: passed unstamped.
+    pub without_text: u64,
+    pub invalid_lines: u64,
+    /// Documents whose time field was missing or unreadable (they took the
+    /// previous document's time).
+    pub without_time: u64,
+    pub exact_hits: u64,
+    /// Distinct classes among the stamped documents.
+    pub classes: u64,
+    pub largest_class_documents: u64,
+    pub largest_class_root: Option<Fingerprint>,
+    pub expired_nodes: u64,
+    pub elapsed: Duration,
+}
+
+impl std::fmt::Display for StampSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "stamped {} of {} documents into {} classes (largest {} documents{}) in {:.2}s",
+            self.stamped,
+            self.documents,
+            self.classes,
+            self.largest_class_documents,
+            self.largest_class_root
+                .map(|root| format!(", root {}", format_fingerprint(root)))
+                .unwrap_or_default(),
+            self.elapsed.as_secs_f64(),
+        )?;
+        if self.exact_hits > 0 {
+            write!(f, "; {} exact reprints", self.exact_hits)?;
+        }
+        if self.without_text > 0 {
+            write!(f, "; {} without text (not stamped)", self.without_text)?;
+        }
+        if self.without_time > 0 {
+            write!(f, "; {} without a readable time", self.without_time)?;
+        }
+        if self.invalid_lines > 0 {
+            write!(f, "; {} invalid lines passed through", self.invalid_lines)?;
+        }
+        if self.expired_nodes > 0 {
+            write!(f, "; {} nodes expired", self.expired_nodes)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StampError {
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    #[error("line {line}: {message}")]
+    InvalidLine { line: u64, message: String },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BulkExpectation {
+    Action,
+    /// Next line is the source of an `index`/`create` action (stamped).
+    SourceToStamp,
+    /// Next line is an `update` body (passed through).
+    SourceToPass,
+}
+
+struct Stamper<'run> {
+    engine: &'run mut Engine,
+    options: &'run StampOptions,
+    summary: StampSummary,
+    class_documents: HashMap<Fingerprint, u64>,
+    last_time: Option<Millis>,
+}
+
+/// Stamp `input` into `output`. `on_progress` is called now and then with the
+/// number of input bytes consumed so far.
+pub fn stamp(
+    engine: &mut Engine,
+    mut input: impl BufRead,
+    mut output: impl Write,
+    options: &StampOptions,
+    mut on_progress: impl FnMut(u64),
+) -> Result<StampSummary, StampError> {
+    let started = Instant::now();
+    let mut stamper = Stamper {
+        engine,
+        options,
+        summary: StampSummary::default(),
+        class_documents: HashMap::new(),
+        last_time: None,
+    };
+    let mut format = options.format;
+    let mut expectation = BulkExpectation::Action;
+    let mut line = Vec::new();
+    let mut bytes_read = 0u64;
+    loop {
+        line.clear();
+        let read = input.read_until(b'\n', &mut line)?;
+        if read == 0 {
+            break;
+        }
+        bytes_read += read as u64;
+        stamper.summary.lines += 1;
+        let line_number = stamper.summary.lines;
+        let (content, terminator) = split_terminator(&line);
+        if content.iter().all(u8::is_ascii_whitespace) {
+            output.write_all(&line)?;
+            continue;
+        }
+        if format == InputFormat::Auto {
+            format = if looks_like_bulk_action(content) {
+                InputFormat::Bulk
+            } else {
+                InputFormat::Jsonl
+            };
+        }
+        let result = match format {
+            InputFormat::Bulk => stamper.bulk_line(content, &mut expectation),
+            _ => stamper.document_line(content),
+        };
+        match result {
+            Ok(Some(stamped)) => {
+                output.write_all(&stamped)?;
+                output.write_all(terminator)?;
+            }
+            Ok(None) => output.write_all(&line)?,
+            Err(message) if options.skip_invalid => {
+                stamper.summary.invalid_lines += 1;
+                eprintln!("neardup stamp: line {line_number}: {message} (passed through)");
+                output.write_all(&line)?;
+            }
+            Err(message) => {
+                return Err(StampError::InvalidLine {
+                    line: line_number,
+                    message,
+                });
+            }
+        }
+        if line_number.is_multiple_of(1024) {
+            on_progress(bytes_read);
+        }
+    }
+    on_progress(bytes_read);
+    output.flush()?;
+    let mut summary = stamper.summary;
+    summary.classes = stamper.class_documents.len() as u64;
+    if let Some((&root, &documents)) = stamper
+        .class_documents
+        .iter()
+        .max_by_key(|&(&root, &documents)| (documents, std::cmp::Reverse(root)))
+    {
+        summary.largest_class_root = Some(root);
+        summary.largest_class_documents = documents;
+    }
+    summary.elapsed = started.elapsed();
+    Ok(summary)
+}
+
+impl Stamper<'_> {
+    /// A line of bulk NDJSON. `Ok(None)`: pass the line through unchanged.
+    fn bulk_line(
+        &mut self,
+        content: &[u8],
+        expectation: &mut BulkExpectation,
+    ) -> Result<Option<Vec<u8>>, String> {
+        match *expectation {
+            BulkExpectation::SourceToStamp => {
+                *expectation = BulkExpectation::Action;
+                self.document_line(content)
+            }
+            BulkExpectation::SourceToPass => {
+                *expectation = BulkExpectation::Action;
+                parse_object(content)?;
+                Ok(None)
+            }
+            BulkExpectation::Action => {
+                *expectation = match parse_bulk_action(content)? {
+                    BulkAction::IndexOrCreate => BulkExpectation::SourceToStamp,
+                    BulkAction::Update => BulkExpectation::SourceToPass,
+                    BulkAction::Delete => BulkExpectation::Action,
+                };
+                Ok(None)
+            }
+        }
+    }
+
+    /// A document. `Ok(None)`: nothing to stamp (no text), pass unchanged.
+    fn document_line(&mut self, content: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        let document = parse_object(content)?;
+        self.summary.documents += 1;
+        let now = self.arrival_time(&document);
+        let (removed, _) = self.engine.expire(now, EXPIRY_BUDGET_PER_DOCUMENT);
+        self.summary.expired_nodes += removed as u64;
+        let Some(placed) = self.engine.add_document(&document, now) else {
+            self.summary.without_text += 1;
+            return Ok(None);
+        };
+        self.summary.stamped += 1;
+        if placed.exact_hit {
+            self.summary.exact_hits += 1;
+        }
+        *self.class_documents.entry(placed.root).or_default() += 1;
+        let stamps = [
+            (
+                self.options.root_field.as_str(),
+                format_fingerprint(placed.root),
+            ),
+            (
+                self.options.simhash_field.as_str(),
+                format_fingerprint(placed.fingerprint),
+            ),
+        ];
+        Ok(Some(insert_fields(content, document, &stamps)))
+    }
+
+    fn arrival_time(&mut self, document: &Value) -> Millis {
+        let Some(field) = &self.options.time_field else {
+            return now_millis();
+        };
+        match lookup_path(document, field).and_then(parse_time) {
+            Some(time) => {
+                self.last_time = Some(time);
+                time
+            }
+            None => {
+                self.summary.without_time += 1;
+                *self.last_time.get_or_insert_with(now_millis)
+            }
+        }
+    }
+}
+
+enum BulkAction {
+    IndexOrCreate,
+    Update,
+    Delete,
+}
+
+/// Parse an action line the way the cluster does: one key naming the action,
+/// whose value is an object of metadata.
+fn parse_bulk_action(content: &[u8]) -> Result<BulkAction, String> {
+    let action = parse_object(content)
+        .map_err(|message| format!("malformed action/metadata line: {message}"))?;
+    let Value::Object(action) = action else {
+        return Err("malformed action/metadata line: expected an object".to_string());
+    };
+    let mut keys = action.iter();
+    let (Some((name, metadata)), None) = (keys.next(), keys.next()) else {
+        return Err(format!(
+            "malformed action/metadata line: expected one action, found {} keys",
+            action.len()
+        ));
+    };
+    if !metadata.is_object() {
+        return Err(format!(
+            "malformed action/metadata line: the value of `{name}` must be an object"
+        ));
+    }
+    match name.as_str() {
+        "index" | "create" => Ok(BulkAction::IndexOrCreate),
+        "update" => Ok(BulkAction::Update),
+        "delete" => Ok(BulkAction::Delete),
+        other => Err(format!(
+            "malformed action/metadata line: expected one of [create, delete, index, update] but found [{other}]"
+        )),
+    }
+}
+
+fn looks_like_bulk_action(content: &[u8]) -> bool {
+    parse_bulk_action(content).is_ok()
+}
+
+fn parse_object(content: &[u8]) -> Result<Value, String> {
+    let value: Value =
+        serde_json::from_slice(content).map_err(|error| format!("invalid JSON: {error}"))?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err("expected a JSON object".to_string())
+    }
+}
+
+/// `content` with `fields` added. When none of them exists yet, they are
+/// inserted as text before the closing brace, leaving all other bytes alone;
+/// otherwise the parsed object is updated and serialised again.
+fn insert_fields(content: &[u8], document: Value, fields: &[(&str, String)]) -> Vec<u8> {
+    let Value::Object(mut object) = document else {
+        return content.to_vec();
+    };
+    let already_present = fields.iter().any(|(name, _)| object.contains_key(*name));
+    let trimmed_len = content
+        .iter()
+        .rposition(|byte| !byte.is_ascii_whitespace())
+        .map_or(0, |last| last + 1);
+    if !already_present && trimmed_len > 0 && content[trimmed_len - 1] == b'}' {
+        let mut out = Vec::with_capacity(content.len() + 64);
+        out.extend_from_slice(&content[..trimmed_len - 1]);
+        for (position, (name, value)) in fields.iter().enumerate() {
+            if position > 0 || !object.is_empty() {
+                out.push(b',');
+            }
+            out.extend_from_slice(Value::from(*name).to_string().as_bytes());
+            out.push(b':');
+            out.extend_from_slice(Value::from(value.as_str()).to_string().as_bytes());
+        }
+        out.push(b'}');
+        out.extend_from_slice(&content[trimmed_len..]);
+        return out;
+    }
+    for (name, value) in fields {
+        object.insert((*name).to_string(), Value::from(value.as_str()));
+    }
+    Value::Object(object).to_string().into_bytes()
+}
+
+fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
+    let without_newline = line.strip_suffix(b"\n").unwrap_or(line);
+    let content = without_newline
+        .strip_suffix(b"\r")
+        .unwrap_or(without_newline);
+    line.split_at(content.len())
+}
+
+fn lookup_path<'doc>(document: &'doc Value, path: &str) -> Option<&'doc Value> {
+    if let Some(value) = document.get(path) {
+        return Some(value);
+    }
+    let (head, rest) = path.split_once('.')?;
+    lookup_path(document.get(head)?, rest)
+}
+
+/// Epoch seconds or milliseconds (numbers below 10^11 are seconds, which
+/// covers dates until the year 5138), or an RFC 3339 / `YYYY-MM-DD HH:MM:SS`
+/// / `YYYY-MM-DD` string (UTC unless an offset is given).
+pub fn parse_time(value: &Value) -> Option<Millis> {
+    match value {
+        Value::Number(number) => epoch_number_to_millis(number.as_f64()?),
+        Value::String(text) => parse_time_text(text.trim()),
+        _ => None,
+    }
+}
+
+fn epoch_number_to_millis(number: f64) -> Option<Millis> {
+    if !number.is_finite() {
+        return None;
+    }
+    let millis = if number.abs() < 1e11 {
+        number * 1000.0
+    } else {
+        number
+    };
+    (millis.abs() < 1e16).then_some(millis as Millis)
+}
+
+fn parse_time_text(text: &str) -> Option<Millis> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    if let Ok(number) = text.parse::<f64>() {
+        return epoch_number_to_millis(number);
+    }
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Some(time.timestamp_millis());
+    }
+    for format in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y/%m/%d %H:%M:%S",
+    ] {
+        if let Ok(time) = NaiveDateTime::parse_from_str(text, format) {
+            return Some(time.and_utc().timestamp_millis());
+        }
+    }
+    let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
+    Some(date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
+}
+
+fn now_millis() -> Millis {
+    chrono::Utc::now().timestamp_millis()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_are_inserted_before_the_closing_brace() {
+        let content = br#"{"a": 1.50, "b":"\u4e2d"}  "#;
+        let document: Value = serde_json::from_slice(content).expect("valid");
+        let out = insert_fields(
+            content,
+            document,
+            &[("root", "r".into()), ("hash", "h".into())],
+        );
+        assert_eq!(
+            out,
+            br#"{"a": 1.50, "b":"\u4e2d","root":"r","hash":"h"}  "#.to_vec()
+        );
+    }
+
+    #[test]
+    fn fields_are_inserted_into_an_empty_object() {
+        let out = insert_fields(b"{}", json!({}), &[("root", "r".into())]);
+        assert_eq!(out, br#"{"root":"r"}"#.to_vec());
+    }
+
+    #[test]
+    fn existing_fields_are_replaced_not_duplicated() {
+        let content = br#"{"root":"old","x":1}"#;
+        let document: Value = serde_json::from_slice(content).expect("valid");
+        let out = insert_fields(content, document, &[("root", "new".into())]);
+        assert_eq!(out, br#"{"root":"new","x":1}"#.to_vec());
+    }
+
+    #[test]
+    fn times_in_every_supported_form() {
+        assert_eq!(parse_time(&json!(1_700_000_000)), Some(1_700_000_000_000));
+        assert_eq!(
+            parse_time(&json!(1_700_000_000_123i64)),
+            Some(1_700_000_000_123)
+        );
+        assert_eq!(
+            parse_time(&json!("2024-01-02T03:04:05Z")),
+            Some(1_704_164_645_000)
+        );
+        assert_eq!(
+            parse_time(&json!("2024-01-02T11:04:05+08:00")),
+            Some(1_704_164_645_000)
+        );
+        assert_eq!(
+            parse_time(&json!("2024-01-02 03:04:05")),
+            Some(1_704_164_645_000)
+        );
+        assert_eq!(parse_time(&json!("2024-01-02")), Some(1_704_153_600_000));
+        assert_eq!(parse_time(&json!("1700000000")), Some(1_700_000_000_000));
+        assert_eq!(parse_time(&json!("yesterday")), None);
+        assert_eq!(parse_time(&json!(null)), None);
+        assert_eq!(parse_time(&json!(1e300)), None);
+    }
+
+    #[test]
+    fn bulk_actions_are_recognised() {
+        assert!(looks_like_bulk_action(br#"{"index":{"_index":"a"}}"#));
+        assert!(looks_like_bulk_action(br#"{"delete":{}}"#));
+        assert!(!looks_like_bulk_action(br#"{"title":"x","content":"y"}"#));
+        assert!(!looks_like_bulk_action(br#"{"index":"x"}"#));
+        let error = parse_bulk_action(br#"{"upsert":{}}"#)
+            .err()
+            .unwrap_or_default();
+        assert!(error.contains("but found [upsert]"), "{error}");
+    }
+
+    #[test]
+    fn terminators_are_kept_apart() {
+        assert_eq!(split_terminator(b"ab\r\n"), (&b"ab"[..], &b"\r\n"[..]));
+        assert_eq!(split_terminator(b"ab"), (&b"ab"[..], &b""[..]));
+    }
+}

@@ -1,0 +1,304 @@
+//! The `neardup` binary end to end: `stamp` and `fingerprint` on our own
+//! fixtures (tests/fixtures), through real processes and pipes.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn neardup(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(args)
+        .env_remove("NEARDUP_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("neardup starts");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    pipe.write_all(stdin.unwrap_or_default())
+        .expect("stdin accepts input");
+    drop(pipe);
+    child.wait_with_output().expect("neardup finishes")
+}
+
+fn stdout_lines(output: &Output) -> Vec<String> {
+    assert!(
+        output.status.success(),
+        "neardup failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone())
+        .expect("utf-8 output")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn roots_by_id(lines: &[String]) -> HashMap<String, Option<String>> {
+    lines
+        .iter()
+        .map(|line| {
+            let value: Value = serde_json::from_str(line).expect("output lines are JSON");
+            let id = value["id"]
+                .as_str()
+                .expect("fixture documents have ids")
+                .to_string();
+            (
+                id,
+                value
+                    .get("cluster_root")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn stamp_groups_reprints_and_separates_the_rest() {
+    let input = fixture("reprints.jsonl");
+    let lines = stdout_lines(&neardup(
+        &[
+            "stamp",
+            "--quiet",
+            "--input",
+            input.to_str().unwrap_or_default(),
+        ],
+        None,
+    ));
+    let roots = roots_by_id(&lines);
+    let root = |id: &str| {
+        roots[id]
+            .clone()
+            .unwrap_or_else(|| panic!("{id} is stamped"))
+    };
+    // Reprints with credit lines, punctuation and Traditional script.
+    assert_eq!(root("a1"), root("a2"));
+    assert_eq!(root("a1"), root("a3"));
+    assert_eq!(root("b1"), root("b2"));
+    // A short repost with a prefix and a hashtag.
+    assert_eq!(root("c1"), root("c2"));
+    // Different stories, and short texts that differ in one meaningful word.
+    assert_ne!(root("a1"), root("b1"));
+    assert_ne!(root("c1"), root("d1"));
+    assert_ne!(root("e1"), root("e2"));
+    // No text: passed through unstamped.
+    assert_eq!(roots["f1"], None);
+    // The class of the first document is named after its own fingerprint.
+    let first: Value = serde_json::from_str(&lines[0]).expect("json");
+    assert_eq!(first["cluster_root"], first["simhash"]);
+    assert!(
+        root("a1").len() == 16
+            && root("a1")
+                .bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    );
+}
+
+#[test]
+fn stamp_keeps_every_other_byte_and_the_order() {
+    let input = std::fs::read_to_string(fixture("reprints.jsonl")).expect("fixture");
+    let lines = stdout_lines(&neardup(&["stamp", "--quiet"], Some(input.as_bytes())));
+    let originals: Vec<&str> = input.lines().collect();
+    assert_eq!(lines.len(), originals.len());
+    for (stamped, original) in lines.iter().zip(&originals) {
+        if stamped == original {
+            continue; // not stamped (no text)
+        }
+        let prefix = original.strip_suffix('}').expect("objects end with }");
+        assert!(
+            stamped.starts_with(prefix),
+            "{stamped} does not keep {original}"
+        );
+        assert!(
+            stamped[prefix.len()..].starts_with(",\"cluster_root\":\""),
+            "{stamped}"
+        );
+    }
+}
+
+#[test]
+fn stamp_bulk_stamps_index_and_create_sources_only() {
+    let input = fixture("bulk.ndjson");
+    let lines = stdout_lines(&neardup(
+        &["stamp", "-q", "--input", input.to_str().unwrap_or_default()],
+        None,
+    ));
+    let originals: Vec<String> = std::fs::read_to_string(&input)
+        .expect("fixture")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), originals.len());
+    let stamped_positions: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i] != originals[i])
+        .collect();
+    // index source, create source, index source; not actions, delete, update body.
+    assert_eq!(stamped_positions, vec![1, 4, 8]);
+    let root_at =
+        |i: usize| serde_json::from_str::<Value>(&lines[i]).expect("json")["cluster_root"].clone();
+    assert_eq!(root_at(1), root_at(4));
+    assert_ne!(root_at(1), root_at(8));
+}
+
+#[test]
+fn stamp_field_names_are_configurable() {
+    let input = br#"{"title":"t","content":"some text to stamp here"}"#;
+    let lines = stdout_lines(&neardup(
+        &[
+            "stamp",
+            "-q",
+            "--root-field",
+            "story",
+            "--simhash-field",
+            "fp",
+        ],
+        Some(input),
+    ));
+    let value: Value = serde_json::from_str(&lines[0]).expect("json");
+    assert!(
+        value["story"].is_string()
+            && value["fp"].is_string()
+            && value.get("cluster_root").is_none()
+    );
+}
+
+#[test]
+fn invalid_line_stops_with_its_line_number_or_is_skipped() {
+    let input =
+        b"{\"content\":\"first text\"}\n\n{\"content\": oops}\n{\"content\":\"third text\"}\n";
+    let failed = neardup(&["stamp", "-q"], Some(input));
+    assert_eq!(failed.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        stderr.contains("line 3") && stderr.contains("invalid JSON"),
+        "{stderr}"
+    );
+
+    let skipped = neardup(&["stamp", "-q", "--skip-invalid"], Some(input));
+    let lines = stdout_lines(&skipped);
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[2], "{\"content\": oops}");
+    assert!(lines[3].contains("cluster_root"));
+
+    let not_an_object = neardup(&["stamp", "-q", "--format", "jsonl"], Some(b"[1,2]\n"));
+    assert_eq!(not_an_object.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&not_an_object.stderr).contains("line 1: expected a JSON object")
+    );
+}
+
+#[test]
+fn malformed_bulk_action_is_reported_like_the_cluster_does() {
+    let output = neardup(
+        &["stamp", "-q", "--format", "bulk"],
+        Some(b"{\"upsert\":{}}\n{}\n"),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("expected one of [create, delete, index, update] but found [upsert]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn replayed_time_expires_old_classes() {
+    let original = "转发：周末去哪儿玩？这五个公园的秋景美到不想走";
+    let repost = "周末去哪儿玩？这五个公园的秋景美到不想走 #秋游#";
+    let input = |second_time: &str| {
+        format!(
+            "{{\"id\":\"x\",\"content\":\"{original}\",\"at\":\"2024-05-01T00:00:00Z\"}}\n\
+             {{\"id\":\"y\",\"content\":\"{repost}\",\"at\":\"{second_time}\"}}\n"
+        )
+    };
+    let args = ["stamp", "-q", "--time-field", "at", "--retention", "48h"];
+    let soon = roots_by_id(&stdout_lines(&neardup(
+        &args,
+        Some(input("2024-05-02T00:00:00Z").as_bytes()),
+    )));
+    assert_eq!(soon["x"], soon["y"]);
+    let late = roots_by_id(&stdout_lines(&neardup(
+        &args,
+        Some(input("2024-05-04T00:00:01Z").as_bytes()),
+    )));
+    assert_ne!(late["x"], late["y"]);
+}
+
+#[test]
+fn summary_line_reports_documents_and_classes() {
+    let input = fixture("reprints.jsonl");
+    let output = neardup(
+        &["stamp", "--input", input.to_str().unwrap_or_default()],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("stamped 10 of 11 documents into"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("largest 3 documents"), "{stderr}");
+}
+
+#[test]
+fn fingerprint_command_prints_hex_and_folds_script() {
+    let output = neardup(&["fingerprint", "经济发展", "經濟發展"], None);
+    let lines = stdout_lines(&output);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0], lines[1]);
+    assert_eq!(lines[0].len(), 16);
+    let json = stdout_lines(&neardup(
+        &["fingerprint", "--json"],
+        Some("some text".as_bytes()),
+    ));
+    let value: Value = serde_json::from_str(&json[0]).expect("json");
+    assert_eq!(value["short"], Value::Bool(true));
+}
+
+#[test]
+fn config_file_is_read_and_typos_are_rejected() {
+    let dir = std::env::temp_dir().join(format!("neardup-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let good = dir.join("good.toml");
+    std::fs::write(
+        &good,
+        "root_field = \"group\"\n[engine]\nfields = [\"body\"]\n",
+    )
+    .expect("write");
+    let lines = stdout_lines(&neardup(
+        &["--config", good.to_str().unwrap_or_default(), "stamp", "-q"],
+        Some(br#"{"body":"text in the body field"}"#),
+    ));
+    assert!(lines[0].contains("\"group\":"), "{}", lines[0]);
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[engine]\nfeilds = [\"body\"]\n").expect("write");
+    let output = neardup(
+        &["--config", bad.to_str().unwrap_or_default(), "stamp", "-q"],
+        Some(b""),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("feilds"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_settings_are_rejected_before_reading_input() {
+    for args in [
+        &["stamp", "--retention", "5 weeks"][..],
+        &["stamp", "--mode", "longest:0"][..],
+        &["stamp", "-k", "40"][..],
+        &["stamp", "--min-short-jaccard", "1.5"][..],
+    ] {
+        let output = neardup(args, Some(b""));
+        assert!(!output.status.success(), "{args:?} was accepted");
+    }
+}

@@ -1,0 +1,626 @@
+//! Property tests of the parent forest against a brute-force model.
+//!
+//! `ModelForest` is the forest of SPEC §3 written as plainly as possible (a
+//! vector of nodes, every question answered by a full scan). Random operation
+//! sequences run against both; every assignment must match the model's, and
+//! after every operation all invariants of the real forest are checked against
+//! the model's state.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use neardup::forest::{Assignment, Fingerprint, Forest, ForestConfig, Millis, NodeView, Placement};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+const BASE_COUNT: usize = 4;
+const START_TIME: Millis = 1_700_000_000_000;
+
+fn distance(left: Fingerprint, right: Fingerprint) -> u32 {
+    (left ^ right).count_ones()
+}
+
+#[derive(Debug, Clone)]
+struct ModelNode {
+    fingerprint: Fingerprint,
+    root: Fingerprint,
+    born: Millis,
+    touched: Millis,
+    documents: u64,
+}
+
+/// The obviously correct reference: linear scans over a vector.
+#[derive(Debug, Clone)]
+struct ModelForest {
+    max_distance: u32,
+    nodes: Vec<ModelNode>,
+}
+
+impl ModelForest {
+    fn new(max_distance: u32) -> Self {
+        Self {
+            max_distance,
+            nodes: Vec::new(),
+        }
+    }
+
+    fn position(&self, fingerprint: Fingerprint) -> Option<usize> {
+        self.nodes
+            .iter()
+            .position(|node| node.fingerprint == fingerprint)
+    }
+
+    fn get(&self, fingerprint: Fingerprint) -> Option<&ModelNode> {
+        self.position(fingerprint)
+            .map(|position| &self.nodes[position])
+    }
+
+    fn touch(&mut self, fingerprint: Fingerprint, now: Millis) {
+        let position = self.position(fingerprint).expect("touching a model node");
+        let node = &mut self.nodes[position];
+        node.touched = node.touched.max(now);
+    }
+
+    fn roots(&self) -> Vec<Fingerprint> {
+        self.nodes
+            .iter()
+            .filter(|node| node.root == node.fingerprint)
+            .map(|node| node.fingerprint)
+            .collect()
+    }
+
+    fn leaves_of(&self, root: Fingerprint) -> Vec<Fingerprint> {
+        self.nodes
+            .iter()
+            .filter(|node| node.root == root && node.fingerprint != root)
+            .map(|node| node.fingerprint)
+            .collect()
+    }
+
+    fn class_documents(&self, root: Fingerprint) -> u64 {
+        self.nodes
+            .iter()
+            .filter(|node| node.root == root)
+            .map(|node| node.documents)
+            .sum()
+    }
+
+    /// Roots of every node within k that `confirm` accepts.
+    fn confirmed_roots(
+        &self,
+        fingerprint: Fingerprint,
+        confirm: &dyn Fn(Fingerprint) -> bool,
+    ) -> BTreeSet<Fingerprint> {
+        self.nodes
+            .iter()
+            .filter(|node| distance(node.fingerprint, fingerprint) <= self.max_distance)
+            .filter(|node| confirm(node.fingerprint))
+            .map(|node| node.root)
+            .collect()
+    }
+
+    /// Roots of the extra neighbours that are nodes.
+    fn extra_roots(&self, extra_candidates: &[Fingerprint]) -> BTreeSet<Fingerprint> {
+        extra_candidates
+            .iter()
+            .filter_map(|&extra| self.get(extra))
+            .map(|node| node.root)
+            .collect()
+    }
+
+    fn assign(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        extra_candidates: &[Fingerprint],
+        confirm: &dyn Fn(Fingerprint) -> bool,
+    ) -> Assignment {
+        if let Some(position) = self.position(fingerprint) {
+            self.nodes[position].documents += 1;
+            let root = self.nodes[position].root;
+            self.touch(fingerprint, now);
+            self.touch(root, now);
+            return Assignment {
+                root,
+                placement: Placement::ExistingNode,
+                class_documents: self.class_documents(root),
+            };
+        }
+        let mut roots = self.confirmed_roots(fingerprint, confirm);
+        roots.extend(self.extra_roots(extra_candidates));
+        let (root, placement) = match roots.len() {
+            0 => (fingerprint, Placement::NewRoot),
+            1 => (*roots.first().expect("one root"), Placement::JoinedRoot),
+            competing_roots => {
+                // Most leaves, then earliest born, then smaller fingerprint.
+                let best = roots
+                    .iter()
+                    .copied()
+                    .min_by_key(|&root| {
+                        let born = self.get(root).expect("root is a node").born;
+                        (std::cmp::Reverse(self.leaves_of(root).len()), born, root)
+                    })
+                    .expect("several roots");
+                (best, Placement::ResolvedConflict { competing_roots })
+            }
+        };
+        self.nodes.push(ModelNode {
+            fingerprint,
+            root,
+            born: now,
+            touched: now,
+            documents: 1,
+        });
+        self.touch(root, now);
+        Assignment {
+            root,
+            placement,
+            class_documents: self.class_documents(root),
+        }
+    }
+
+    fn reach_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Fingerprint> {
+        let root = self.get(fingerprint)?.root;
+        self.touch(fingerprint, now);
+        self.touch(root, now);
+        Some(root)
+    }
+
+    fn forget_document(&mut self, fingerprint: Fingerprint) -> bool {
+        match self.position(fingerprint) {
+            Some(position) if self.nodes[position].documents > 0 => {
+                self.nodes[position].documents -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn expired(&self, cutoff: Millis) -> BTreeSet<Fingerprint> {
+        self.nodes
+            .iter()
+            .filter(|node| node.touched < cutoff)
+            .map(|node| node.fingerprint)
+            .collect()
+    }
+
+    fn remove(&mut self, fingerprint: Fingerprint) {
+        let position = self.position(fingerprint).expect("removing a model node");
+        self.nodes.swap_remove(position);
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Operation {
+    /// Assign a variant of one of the base fingerprints.
+    Assign {
+        base: usize,
+        flipped_bits: Vec<u32>,
+        step: Millis,
+    },
+    /// Assign a variant of a base with extra neighbours picked among the nodes
+    /// (as the engine does for short texts found by shingle overlap).
+    AssignWithExtras {
+        base: usize,
+        flipped_bits: Vec<u32>,
+        extra_picks: Vec<usize>,
+        step: Millis,
+    },
+    /// Assign a fingerprint that is (most likely) already a node.
+    AssignExisting {
+        pick: usize,
+        step: Millis,
+    },
+    ReachRoot {
+        pick: usize,
+        step: Millis,
+    },
+    ForgetDocument {
+        pick: usize,
+    },
+    Expire {
+        budget: usize,
+        step: Millis,
+    },
+    ExpireAll {
+        step: Millis,
+    },
+}
+
+fn time_step() -> impl Strategy<Value = Millis> {
+    prop_oneof![
+        8 => 0..60i64,
+        2 => -40..0i64,
+        1 => 200..900i64,
+    ]
+}
+
+fn operation() -> impl Strategy<Value = Operation> {
+    prop_oneof![
+        10 => (0..BASE_COUNT, vec(0..64u32, 0..=5), time_step()).prop_map(
+            |(base, flipped_bits, step)| Operation::Assign { base, flipped_bits, step }
+        ),
+        2 => (
+            0..BASE_COUNT,
+            vec(0..64u32, 0..=8),
+            vec(any::<usize>(), 1..=3),
+            time_step(),
+        )
+            .prop_map(|(base, flipped_bits, extra_picks, step)| {
+                Operation::AssignWithExtras { base, flipped_bits, extra_picks, step }
+            }),
+        3 => (any::<usize>(), time_step())
+            .prop_map(|(pick, step)| Operation::AssignExisting { pick, step }),
+        2 => (any::<usize>(), time_step())
+            .prop_map(|(pick, step)| Operation::ReachRoot { pick, step }),
+        2 => any::<usize>().prop_map(|pick| Operation::ForgetDocument { pick }),
+        2 => (0..6usize, time_step()).prop_map(|(budget, step)| Operation::Expire { budget, step }),
+        1 => time_step().prop_map(|step| Operation::ExpireAll { step }),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct Scenario {
+    bases: [u64; BASE_COUNT],
+    max_distance: u32,
+    retention: Millis,
+    operations: Vec<Operation>,
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    (
+        proptest::array::uniform4(any::<u64>()),
+        prop_oneof![1 => Just(0u32), 1 => Just(1), 1 => Just(2), 3 => Just(3), 1 => Just(4)],
+        50..1500i64,
+        vec(operation(), 1..120),
+    )
+        .prop_map(|(bases, max_distance, retention, operations)| Scenario {
+            bases,
+            max_distance,
+            retention,
+            operations,
+        })
+}
+
+/// A deterministic veto: roughly one candidate in three is rejected.
+fn salted_veto(salt: u64) -> impl Fn(Fingerprint) -> bool {
+    move |candidate: Fingerprint| {
+        let mixed = (candidate ^ salt).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        !(mixed >> 61).is_multiple_of(3)
+    }
+}
+
+/// A fingerprint to look up: a live node when there is one, else a base.
+fn pick_fingerprint(model: &ModelForest, bases: &[u64], pick: usize) -> Fingerprint {
+    if model.nodes.is_empty() || pick.is_multiple_of(8) {
+        bases[pick % bases.len()] ^ (pick as u64).rotate_left(17)
+    } else {
+        model.nodes[pick % model.nodes.len()].fingerprint
+    }
+}
+
+fn check_invariants(
+    forest: &Forest,
+    model: &ModelForest,
+    roots_must_be_far_apart: bool,
+) -> Result<(), TestCaseError> {
+    let max_distance = model.max_distance;
+    prop_assert_eq!(forest.len(), model.nodes.len());
+
+    // Every model node is exactly one forest node with the same data.
+    for node in &model.nodes {
+        let expected = NodeView {
+            fingerprint: node.fingerprint,
+            root: node.root,
+            born: node.born,
+            touched: node.touched,
+            documents: node.documents,
+            is_root: node.root == node.fingerprint,
+        };
+        prop_assert_eq!(forest.node(node.fingerprint), Some(expected));
+        prop_assert_eq!(forest.root_of(node.fingerprint), Some(node.root));
+    }
+    let forest_nodes: BTreeSet<Fingerprint> =
+        forest.iter_nodes().map(|view| view.fingerprint).collect();
+    let model_nodes: BTreeSet<Fingerprint> =
+        model.nodes.iter().map(|node| node.fingerprint).collect();
+    prop_assert_eq!(&forest_nodes, &model_nodes);
+
+    // Height ≤ 2, roots never older than their leaves.
+    for view in forest.iter_nodes() {
+        let root = forest.node(view.root).expect("a leaf's root is a node");
+        prop_assert!(
+            root.is_root,
+            "leaf {:x} hangs under a leaf",
+            view.fingerprint
+        );
+        prop_assert!(root.touched >= view.touched);
+    }
+
+    // Roots pairwise more than k apart (only without vetoes).
+    let roots = model.roots();
+    if roots_must_be_far_apart {
+        for (position, &left) in roots.iter().enumerate() {
+            for &right in &roots[position + 1..] {
+                prop_assert!(
+                    distance(left, right) > max_distance,
+                    "roots {:x} and {:x} are within k",
+                    left,
+                    right
+                );
+            }
+        }
+    }
+
+    // Classes: members, leaf counts, document totals.
+    let mut total_documents = 0;
+    for &root in &roots {
+        let class = forest.class(root).expect("every root names a class");
+        let mut expected_members = model.leaves_of(root);
+        expected_members.sort_unstable();
+        prop_assert_eq!(class.members[0], root);
+        let mut leaves = class.members[1..].to_vec();
+        leaves.sort_unstable();
+        prop_assert_eq!(&leaves, &expected_members);
+        prop_assert_eq!(class.nodes, expected_members.len() + 1);
+        prop_assert_eq!(forest.leaf_count(root), Some(expected_members.len()));
+        let documents = model.class_documents(root);
+        prop_assert_eq!(class.documents, documents);
+        prop_assert_eq!(forest.class_documents(root), Some(documents));
+        total_documents += documents;
+    }
+    let stats = forest.stats();
+    prop_assert_eq!(stats.nodes, model.nodes.len());
+    prop_assert_eq!(stats.roots, roots.len());
+    prop_assert_eq!(stats.documents, total_documents);
+
+    // The index holds exactly the node set.
+    let index = forest.index();
+    prop_assert_eq!(index.len(), model.nodes.len());
+    for node in &model.nodes {
+        prop_assert!(index.contains(node.fingerprint));
+    }
+    for query in model
+        .nodes
+        .iter()
+        .take(5)
+        .map(|node| node.fingerprint ^ 0b101)
+    {
+        let mut found = index.within(query);
+        found.sort_unstable();
+        let mut expected: Vec<(Fingerprint, u32)> = model
+            .nodes
+            .iter()
+            .map(|node| (node.fingerprint, distance(node.fingerprint, query)))
+            .filter(|&(_, found_distance)| found_distance <= max_distance)
+            .collect();
+        expected.sort_unstable();
+        prop_assert_eq!(found, expected);
+    }
+    Ok(())
+}
+
+/// Runs a scenario against the forest and the model; `veto_salt` switches on a
+/// random veto.
+fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestCaseError> {
+    let mut forest = Forest::new(ForestConfig {
+        max_distance: scenario.max_distance,
+        retention: Some(scenario.retention),
+    })
+    .expect("valid config");
+    let mut model = ModelForest::new(scenario.max_distance);
+    let confirm: Box<dyn Fn(Fingerprint) -> bool> = match veto_salt {
+        Some(salt) => Box::new(salted_veto(salt)),
+        None => Box::new(|_| true),
+    };
+    let mut now = START_TIME;
+
+    for operation in &scenario.operations {
+        match operation {
+            Operation::Assign {
+                base,
+                flipped_bits,
+                step,
+            } => {
+                now += step;
+                let fingerprint = flip(scenario.bases[*base], flipped_bits);
+                assign_and_compare(&mut forest, &mut model, fingerprint, now, &[], &confirm)?;
+            }
+            Operation::AssignWithExtras {
+                base,
+                flipped_bits,
+                extra_picks,
+                step,
+            } => {
+                now += step;
+                let fingerprint = flip(scenario.bases[*base], flipped_bits);
+                let extras: Vec<Fingerprint> = extra_picks
+                    .iter()
+                    .map(|&pick| pick_fingerprint(&model, &scenario.bases, pick))
+                    .collect();
+                assign_and_compare(&mut forest, &mut model, fingerprint, now, &extras, &confirm)?;
+            }
+            Operation::AssignExisting { pick, step } => {
+                now += step;
+                let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
+                assign_and_compare(&mut forest, &mut model, fingerprint, now, &[], &confirm)?;
+            }
+            Operation::ReachRoot { pick, step } => {
+                now += step;
+                let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
+                let expected = model.reach_root(fingerprint, now);
+                prop_assert_eq!(forest.reach_root(fingerprint, now), expected);
+            }
+            Operation::ForgetDocument { pick } => {
+                let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
+                let expected = model.forget_document(fingerprint);
+                prop_assert_eq!(forest.forget_document(fingerprint), expected);
+            }
+            Operation::Expire { budget, step } => {
+                now += step;
+                expire_and_compare(&mut forest, &mut model, now, *budget, scenario.retention)?;
+            }
+            Operation::ExpireAll { step } => {
+                now += step;
+                expire_and_compare(&mut forest, &mut model, now, usize::MAX, scenario.retention)?;
+            }
+        }
+        check_invariants(&forest, &model, veto_salt.is_none())?;
+    }
+    Ok(())
+}
+
+fn flip(base: Fingerprint, bits: &[u32]) -> Fingerprint {
+    bits.iter()
+        .fold(base, |fingerprint, &bit| fingerprint ^ (1 << bit))
+}
+
+fn assign_and_compare(
+    forest: &mut Forest,
+    model: &mut ModelForest,
+    fingerprint: Fingerprint,
+    now: Millis,
+    extra_candidates: &[Fingerprint],
+    confirm: &dyn Fn(Fingerprint) -> bool,
+) -> Result<(), TestCaseError> {
+    let before = model.clone();
+    let mut consulted = Vec::new();
+    let assignment =
+        forest.assign_with_candidates(fingerprint, now, extra_candidates, |candidate| {
+            consulted.push(candidate);
+            confirm(candidate)
+        });
+    let expected = model.assign(fingerprint, now, extra_candidates, confirm);
+    prop_assert_eq!(assignment, expected, "assigning {:x}", fingerprint);
+
+    // Only real neighbours are consulted, and never for an existing node.
+    if before.get(fingerprint).is_some() {
+        prop_assert!(consulted.is_empty());
+    }
+    for &candidate in &consulted {
+        prop_assert!(before.get(candidate).is_some());
+        prop_assert!(distance(candidate, fingerprint) <= before.max_distance);
+        prop_assert_ne!(candidate, fingerprint);
+    }
+    // A vetoed candidate never decides: the chosen root has a confirmed
+    // neighbour, and a new root means no neighbour was confirmed.
+    match assignment.placement {
+        Placement::ExistingNode => {}
+        Placement::NewRoot => {
+            prop_assert!(before.confirmed_roots(fingerprint, confirm).is_empty());
+            prop_assert!(before.extra_roots(extra_candidates).is_empty());
+        }
+        Placement::JoinedRoot | Placement::ResolvedConflict { .. } => {
+            let confirmed_under_root = before.nodes.iter().any(|node| {
+                node.root == assignment.root
+                    && distance(node.fingerprint, fingerprint) <= before.max_distance
+                    && confirm(node.fingerprint)
+            });
+            let extra_under_root = before
+                .extra_roots(extra_candidates)
+                .contains(&assignment.root);
+            prop_assert!(confirmed_under_root || extra_under_root);
+        }
+    }
+    Ok(())
+}
+
+fn expire_and_compare(
+    forest: &mut Forest,
+    model: &mut ModelForest,
+    now: Millis,
+    budget: usize,
+    retention: Millis,
+) -> Result<(), TestCaseError> {
+    let cutoff = now - retention;
+    let expired_before = model.expired(cutoff);
+    let largest_tree = model
+        .roots()
+        .iter()
+        .map(|&root| model.leaves_of(root).len() + 1)
+        .max()
+        .unwrap_or(0);
+    let progress = forest.expire(now, budget);
+
+    let removed: BTreeSet<Fingerprint> = progress.removed.iter().copied().collect();
+    prop_assert_eq!(removed.len(), progress.removed.len(), "removed twice");
+    for &fingerprint in &removed {
+        prop_assert!(
+            expired_before.contains(&fingerprint),
+            "{:x} removed but not expired",
+            fingerprint
+        );
+    }
+    // A removed root takes all its leaves in the same call.
+    let mut leaves_by_root: BTreeMap<Fingerprint, Vec<Fingerprint>> = BTreeMap::new();
+    for node in &model.nodes {
+        leaves_by_root
+            .entry(node.root)
+            .or_default()
+            .push(node.fingerprint);
+    }
+    for (root, members) in &leaves_by_root {
+        if removed.contains(root) {
+            for member in members {
+                prop_assert!(removed.contains(member));
+            }
+        }
+    }
+    // Budget: at most one tree beyond it.
+    if budget == 0 {
+        prop_assert!(removed.is_empty());
+    } else {
+        prop_assert!(removed.len() < budget.saturating_add(largest_tree));
+    }
+    for &fingerprint in &removed {
+        model.remove(fingerprint);
+    }
+    if !progress.more_pending {
+        prop_assert!(
+            model.expired(cutoff).is_empty(),
+            "expiry said done but {:?} remain",
+            model.expired(cutoff)
+        );
+    }
+    if budget == usize::MAX {
+        prop_assert!(!progress.more_pending);
+        prop_assert_eq!(&removed, &expired_before);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn forest_matches_the_model(scenario in scenario()) {
+        run_scenario(&scenario, None)?;
+    }
+
+    #[test]
+    fn vetoed_candidates_never_decide(scenario in scenario(), salt in any::<u64>()) {
+        run_scenario(&scenario, Some(salt))?;
+    }
+}
+
+#[test]
+fn expiry_stats_count_every_removal() {
+    let mut forest = Forest::new(ForestConfig {
+        max_distance: 3,
+        retention: Some(100),
+    })
+    .expect("valid config");
+    for (step, fingerprint) in [0u64, 1, 0xff00, 0xff01, 1 << 40].into_iter().enumerate() {
+        forest.assign(fingerprint, step as Millis);
+    }
+    let mut removed = 0;
+    loop {
+        let progress = forest.expire(1_000, 1);
+        removed += progress.removed.len();
+        if !progress.more_pending {
+            break;
+        }
+    }
+    assert_eq!(removed, 5);
+    assert_eq!(forest.stats().expired_nodes, 5);
+    assert!(forest.is_empty());
+}
