@@ -90,19 +90,45 @@ fn engine_per_document(c: &mut Criterion) {
     let mut group = c.benchmark_group("engine");
     group.throughput(Throughput::Elements(1));
     for (language, source) in [("zh", CHINESE_PARAGRAPHS), ("en", ENGLISH_PARAGRAPHS)] {
-        let docs: Vec<serde_json::Value> = (0..4096)
-            .map(|variant| serde_json::json!({"title": format!("title {variant}"), "content": article(source, 4, variant)}))
+        let bodies: Vec<String> = (0..source.len())
+            .map(|variant| article(source, 4, variant))
             .collect();
+        // Every document new (a serial number in the text): the full path.
         let mut engine = EngineSettings::default().build().expect("default engine");
-        let mut next = 0usize;
-        let mut now = 1_700_000_000_000i64;
-        group.bench_function(BenchmarkId::new("add_document", language), |b| {
+        let mut serial = 0usize;
+        group.bench_function(BenchmarkId::new("add_document/new", language), |b| {
             b.iter(|| {
-                next = (next + 1) % docs.len();
-                now += 1;
-                black_box(engine.add_document(&docs[next], now))
+                serial += 1;
+                let document = serde_json::json!({
+                    "title": format!("title {serial}"),
+                    "content": format!("{} {serial}", bodies[serial % bodies.len()]),
+                });
+                black_box(engine.add_document(&document, 1_700_000_000_000 + serial as i64))
             })
         });
+        // Verbatim reprints of 4 known documents: the exact fast path (a node
+        // remembers up to 4 exact texts).
+        let reprints: Vec<serde_json::Value> = (0..4)
+            .map(
+                |variant| serde_json::json!({"title": "t", "content": article(source, 4, variant)}),
+            )
+            .collect();
+        let mut engine = EngineSettings::default().build().expect("default engine");
+        for reprint in &reprints {
+            engine.add_document(reprint, 1_700_000_000_000);
+        }
+        group.bench_function(
+            BenchmarkId::new("add_document/verbatim_reprint", language),
+            |b| {
+                b.iter(|| {
+                    serial += 1;
+                    let placed =
+                        engine.add_document(&reprints[serial % reprints.len()], 1_700_000_000_000);
+                    assert!(placed.is_some_and(|placed| placed.exact_hit));
+                    black_box(placed)
+                })
+            },
+        );
     }
     group.finish();
 }

@@ -50,6 +50,11 @@ fn fill_fingerprint(mut position: u64) -> Fingerprint {
     }
 }
 
+/// A random fingerprint outside the fill sequence (whose seeds are below N).
+fn fresh_fingerprint(step: usize, stream: u64) -> Fingerprint {
+    split_mix((stream << 60) | (1 << 59) | step as u64)
+}
+
 fn resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
@@ -199,7 +204,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "within (random)",
         measured_operations,
         |step| {
-            black_box(forest.within(split_mix(step as u64 ^ 0x0dd)));
+            black_box(forest.within(fresh_fingerprint(step, 1)));
         },
     ));
     measured.push(Latencies::measure(
@@ -223,7 +228,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         "assign new",
         measured_operations / 2,
         |step| {
-            black_box(forest.assign(split_mix(step as u64 ^ 0x0e3), now));
+            black_box(forest.assign(fresh_fingerprint(step, 2), now));
             now += 1;
         },
     ));

@@ -13,25 +13,28 @@
 //!
 //! - Nodes live in one hash map `fingerprint → Node` (32 bytes: root, born,
 //!   touched, document count, slot in the root's leaf list). Only roots that
-//!   have leaves get a [`Tree`] entry (leaf list and class document total), so
-//!   the many singleton classes cost nothing extra.
+//!   have leaves get a second entry (leaf list and class document total), so
+//!   the many singleton classes cost nothing extra. The slot makes removing a
+//!   single expired leaf O(1) even in a class of 100 000 leaves.
 //! - "Within `k`" queries go to a [`MultiIndex`] that the forest owns and keeps
 //!   in step with the node set.
 //! - Assignment follows SPEC §3 in order: existing node → its root; no
 //!   (confirmed) neighbour → new root; neighbours under one root → leaf of it;
 //!   several roots → the one with most leaves, then earliest `born`, then the
 //!   smaller fingerprint. The caller can veto candidates (short-text Jaccard
-//!   confirmation) through [`Forest::assign_confirmed`].
+//!   confirmation) through [`Forest::assign_confirmed`], and add neighbours
+//!   found by other means through [`Forest::assign_with_candidates`].
 //! - Touching a node also touches its root with `max(touched, now)`, so touched
 //!   times never decrease, even when a replay delivers times out of order, and a
 //!   root is never older than its leaves. Expiring a root therefore removes a
 //!   tree whose leaves were all expired anyway.
 //! - Expiry uses a min-heap of `(touched, fingerprint)` with lazy updates:
 //!   touching a node does not push; when an entry pops whose node has since been
-//!   touched, it is pushed again with the current time, and entries of removed
-//!   nodes are dropped. Each live node has one entry whose time is ≤ its touched
-//!   time, so the heap minimum bounds every node's touched time and expiry never
-//!   scans the node map. Each call does a bounded amount of work.
+//!   touched, it is pushed again with its current time, and entries of removed
+//!   nodes are dropped. Every live node has an entry whose time is ≤ its
+//!   touched time, so the heap minimum bounds every node's touched time: expiry
+//!   is exact and never scans the node map. Each call does a bounded amount of
+//!   work. (Arrival times are mostly increasing, so a push rarely sifts.)
 //!
 //! # Consequences
 //!
@@ -43,6 +46,10 @@
 //!   rather than wrapping); class and total counts stay equal to their sums.
 //! - The expiry budget may be exceeded by the size of one tree, since a root
 //!   leaves together with all of its leaves.
+//! - Memory is about 140–160 bytes per node at 1–50 M nodes (measured by
+//!   `benches/forest_scale.rs`), a quarter of it the index. The std hash maps
+//!   grow by rehashing at once (a pause of tens of milliseconds at 10 M nodes);
+//!   [`Forest::reserve`] avoids it when the size is known.
 //!
 //! ```
 //! use neardup::forest::{Forest, ForestConfig, Placement};
@@ -231,7 +238,7 @@ struct Tree {
 }
 
 /// The parent forest: see the module documentation.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Forest {
     config: ForestConfig,
     nodes: FingerprintMap<Node>,
@@ -243,8 +250,31 @@ pub struct Forest {
     root_count: usize,
     document_count: u64,
     expired_node_count: u64,
+    /// Total capacity of all leaf lists, for a constant-time memory estimate.
+    leaf_capacity: usize,
     /// Scratch list of confirmed candidate roots, reused across assignments.
     candidate_roots: Vec<Fingerprint>,
+}
+
+impl Clone for Forest {
+    /// Clones the forest; cloned leaf lists are allocated to their length, so
+    /// the tracked capacity is recounted.
+    fn clone(&self) -> Self {
+        let trees = self.trees.clone();
+        let leaf_capacity = trees.values().map(|tree| tree.leaves.capacity()).sum();
+        Self {
+            config: self.config,
+            nodes: self.nodes.clone(),
+            trees,
+            index: self.index.clone(),
+            expiry_queue: self.expiry_queue.clone(),
+            root_count: self.root_count,
+            document_count: self.document_count,
+            expired_node_count: self.expired_node_count,
+            leaf_capacity,
+            candidate_roots: Vec::new(),
+        }
+    }
 }
 
 impl Forest {
@@ -267,6 +297,7 @@ impl Forest {
             root_count: 0,
             document_count: 0,
             expired_node_count: 0,
+            leaf_capacity: 0,
             candidate_roots: Vec::new(),
         })
     }
@@ -337,8 +368,9 @@ impl Forest {
     /// `k` under rules 3 and 4.
     ///
     /// A leaf placed through an extra neighbour may be more than `k` away from
-    /// every other member of its class; roots stay more than `k` apart only
-    /// among roots created without vetoes, as before.
+    /// every other member of its class. Extra neighbours never create roots, so
+    /// roots stay more than `k` apart whenever `confirm` accepts every
+    /// candidate.
     pub fn assign_with_candidates(
         &mut self,
         fingerprint: Fingerprint,
@@ -471,18 +503,28 @@ impl Forest {
         }
     }
 
-    /// Approximate heap memory held by the forest and its index, in bytes.
+    /// Approximate heap memory held by the forest and its index, in bytes
+    /// (constant time: capacities are tracked as they change).
     pub fn approx_heap_bytes(&self) -> usize {
         let nodes = approx_map_heap_bytes(self.nodes.capacity(), size_of::<(Fingerprint, Node)>());
         let trees = approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>());
-        let leaves: usize = self
-            .trees
-            .values()
-            .map(|tree| tree.leaves.capacity() * size_of::<Fingerprint>())
-            .sum();
+        let leaves = self.leaf_capacity * size_of::<Fingerprint>();
         let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
         let scratch = self.candidate_roots.capacity() * size_of::<Fingerprint>();
         nodes + trees + leaves + queue + scratch + self.index.approx_heap_bytes()
+    }
+
+    /// Makes room for `additional` more nodes, so the maps do not rehash while
+    /// they fill. A std hash map grows by rehashing everything at once, a pause
+    /// of about a second at 50 M nodes; a caller that knows its size (from a
+    /// snapshot, or the expected volume over the retention) reserves it up
+    /// front.
+    pub fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+        self.index.reserve(additional);
+        if self.config.retention.is_some() {
+            self.expiry_queue.reserve(additional);
+        }
     }
 
     /// Takes back one document of `fingerprint` (a deleted document): the node's
@@ -509,7 +551,10 @@ impl Forest {
     /// overshoot the budget by the tree's size). Does nothing when retention is
     /// `None`. Call again while [`ExpiryProgress::more_pending`] is set.
     ///
-    /// Work per call is bounded by the budget, never by the forest's size.
+    /// Work per call is bounded by the budget, not by the forest's size, apart
+    /// from two rare O(live nodes) clean-ups after mass expiry: rebuilding the
+    /// queue once stale entries outnumber twice the live nodes, and shrinking a
+    /// map that has fallen below a quarter of its capacity.
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> ExpiryProgress {
         let Some(retention) = self.config.retention else {
             return ExpiryProgress::default();
@@ -649,7 +694,9 @@ impl Forest {
             class_documents: root_documents,
         });
         let leaf_slot = u32::try_from(tree.leaves.len()).unwrap_or(ROOT_SLOT);
+        let capacity_before = tree.leaves.capacity();
         tree.leaves.push(fingerprint);
+        self.leaf_capacity += tree.leaves.capacity() - capacity_before;
         tree.class_documents += 1;
         let class_documents = tree.class_documents;
         self.nodes.insert(
@@ -689,6 +736,7 @@ impl Forest {
         let mut class_documents = u64::from(root_node.documents);
         if let Some(tree) = self.trees.remove(&root) {
             class_documents = tree.class_documents;
+            self.leaf_capacity -= tree.leaves.capacity();
             for leaf in tree.leaves {
                 if self.nodes.remove(&leaf).is_some() {
                     self.index.remove(leaf);
@@ -728,9 +776,12 @@ impl Forest {
         }
         tree.class_documents -= u64::from(node.documents);
         if tree.leaves.is_empty() {
+            self.leaf_capacity -= tree.leaves.capacity();
             self.trees.remove(&node.root);
         } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {
+            let capacity_before = tree.leaves.capacity();
             tree.leaves.shrink_to(tree.leaves.len() * 2);
+            self.leaf_capacity -= capacity_before - tree.leaves.capacity();
         }
     }
 
@@ -1126,6 +1177,43 @@ mod tests {
         assert_eq!(forest.class_documents(0), Some(1));
         assert_eq!(forest.stats().documents, 1);
         assert!(forest.contains(1));
+    }
+
+    fn recounted_leaf_capacity(forest: &Forest) -> usize {
+        forest
+            .trees
+            .values()
+            .map(|tree| tree.leaves.capacity())
+            .sum()
+    }
+
+    #[test]
+    fn leaf_capacity_is_tracked_through_growth_expiry_and_clone() {
+        let mut forest = forest();
+        forest.assign(0, 0);
+        forest.assign(1 << 40, 0);
+        for leaf in 0..40u64 {
+            // Leaves of root 0 (one low bit) and of root 1 << 40.
+            forest.assign(1 << (leaf % 20), leaf as Millis);
+            forest.assign((1 << 40) | (1 << (leaf % 20 + 20)), leaf as Millis);
+        }
+        forest.reach_root(0, 10 * HOUR);
+        forest.reach_root(1 << 3, 10 * HOUR);
+        assert_eq!(forest.leaf_capacity, recounted_leaf_capacity(&forest));
+        forest.expire(HOUR + 100, usize::MAX);
+        assert_eq!(forest.leaf_capacity, recounted_leaf_capacity(&forest));
+        assert_eq!(forest.leaf_count(0), Some(1));
+        let copy = forest.clone();
+        assert_eq!(copy.leaf_capacity, recounted_leaf_capacity(&copy));
+        assert_eq!(copy.stats().nodes, forest.stats().nodes);
+    }
+
+    #[test]
+    fn reserve_keeps_behaviour() {
+        let mut forest = forest();
+        forest.reserve(1000);
+        assert!(forest.approx_heap_bytes() > 1000 * 40);
+        assert_eq!(forest.assign(5, 0).placement, Placement::NewRoot);
     }
 
     #[test]

@@ -198,23 +198,28 @@ fn split_into_blocks(block_count: u32) -> Vec<Block> {
 }
 
 /// Appends to a bucket, growing it by about a quarter when full (instead of
-/// doubling) to keep slack low across millions of buckets.
-fn push_lean(bucket: &mut Vec<u64>, fingerprint: u64) {
+/// doubling) to keep slack low across millions of buckets. `bucket_words`
+/// tracks the total capacity of all buckets.
+fn push_lean(bucket: &mut Vec<u64>, fingerprint: u64, bucket_words: &mut usize) {
     if bucket.len() == bucket.capacity() {
+        let before = bucket.capacity();
         bucket.reserve_exact((bucket.len() / 4).max(4));
+        *bucket_words += bucket.capacity() - before;
     }
     bucket.push(fingerprint);
 }
 
 /// Removes `fingerprint` from a bucket (order is not kept); gives memory back
 /// when the bucket has shrunk to well under half its capacity.
-fn remove_lean(bucket: &mut Vec<u64>, fingerprint: u64) -> bool {
+fn remove_lean(bucket: &mut Vec<u64>, fingerprint: u64, bucket_words: &mut usize) -> bool {
     let Some(position) = bucket.iter().position(|&stored| stored == fingerprint) else {
         return false;
     };
     bucket.swap_remove(position);
     if bucket.capacity() > 16 && bucket.len() * 2 < bucket.capacity() {
+        let before = bucket.capacity();
         bucket.shrink_to(bucket.len() + bucket.len() / 4);
+        *bucket_words -= before - bucket.capacity();
     }
     true
 }
@@ -231,13 +236,6 @@ impl HashedBucket {
         match self {
             Self::One(fingerprint) => std::slice::from_ref(fingerprint),
             Self::Many(fingerprints) => fingerprints,
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        match self {
-            Self::One(_) => 0,
-            Self::Many(fingerprints) => fingerprints.capacity() * size_of::<u64>(),
         }
     }
 }
@@ -271,11 +269,11 @@ impl BlockTable {
         }
     }
 
-    fn insert(&mut self, block_value: u64, fingerprint: u64) {
+    fn insert(&mut self, block_value: u64, fingerprint: u64, bucket_words: &mut usize) {
         match self {
             Self::Direct(buckets) => {
                 if let Some(bucket) = buckets.get_mut(block_value as usize) {
-                    push_lean(bucket, fingerprint);
+                    push_lean(bucket, fingerprint, bucket_words);
                 }
             }
             Self::Hashed(buckets) => match buckets.entry(block_value) {
@@ -286,62 +284,78 @@ impl BlockTable {
                     let bucket = occupied.get_mut();
                     match bucket {
                         HashedBucket::One(existing) => {
-                            *bucket = HashedBucket::Many(vec![*existing, fingerprint]);
+                            let fingerprints = vec![*existing, fingerprint];
+                            *bucket_words += fingerprints.capacity();
+                            *bucket = HashedBucket::Many(fingerprints);
                         }
-                        HashedBucket::Many(fingerprints) => push_lean(fingerprints, fingerprint),
+                        HashedBucket::Many(fingerprints) => {
+                            push_lean(fingerprints, fingerprint, bucket_words);
+                        }
                     }
                 }
             },
         }
     }
 
-    fn remove(&mut self, block_value: u64, fingerprint: u64) -> bool {
+    fn remove(&mut self, block_value: u64, fingerprint: u64, bucket_words: &mut usize) -> bool {
         match self {
             Self::Direct(buckets) => buckets
                 .get_mut(block_value as usize)
-                .is_some_and(|bucket| remove_lean(bucket, fingerprint)),
+                .is_some_and(|bucket| remove_lean(bucket, fingerprint, bucket_words)),
             Self::Hashed(buckets) => {
                 let Entry::Occupied(mut occupied) = buckets.entry(block_value) else {
                     return false;
                 };
-                match occupied.get_mut() {
+                let bucket = occupied.get_mut();
+                match bucket {
                     HashedBucket::One(existing) => {
                         if *existing != fingerprint {
                             return false;
                         }
                         occupied.remove();
-                        true
                     }
                     HashedBucket::Many(fingerprints) => {
-                        if !remove_lean(fingerprints, fingerprint) {
+                        if !remove_lean(fingerprints, fingerprint, bucket_words) {
                             return false;
                         }
                         if let [last] = fingerprints.as_slice() {
-                            let last = *last;
-                            *occupied.get_mut() = HashedBucket::One(last);
+                            *bucket_words -= fingerprints.capacity();
+                            *bucket = HashedBucket::One(*last);
                         }
-                        true
                     }
                 }
+                true
             }
         }
     }
 
-    fn approx_heap_bytes(&self) -> usize {
+    fn reserve(&mut self, additional: usize) {
+        if let Self::Hashed(buckets) = self {
+            buckets.reserve(additional);
+        }
+    }
+
+    /// Total capacity of the table's bucket vectors, in fingerprints (a full
+    /// scan; the index keeps a running total instead).
+    fn bucket_words(&self) -> usize {
         match self {
-            Self::Direct(buckets) => {
-                let directory = buckets.capacity() * size_of::<Vec<u64>>();
-                let contents: usize = buckets
-                    .iter()
-                    .map(|bucket| bucket.capacity() * size_of::<u64>())
-                    .sum();
-                directory + contents
-            }
+            Self::Direct(buckets) => buckets.iter().map(Vec::capacity).sum(),
+            Self::Hashed(buckets) => buckets
+                .values()
+                .map(|bucket| match bucket {
+                    HashedBucket::One(_) => 0,
+                    HashedBucket::Many(fingerprints) => fingerprints.capacity(),
+                })
+                .sum(),
+        }
+    }
+
+    /// Heap bytes of the table itself, not counting bucket contents.
+    fn approx_table_heap_bytes(&self) -> usize {
+        match self {
+            Self::Direct(buckets) => buckets.capacity() * size_of::<Vec<u64>>(),
             Self::Hashed(buckets) => {
-                let table =
-                    approx_map_heap_bytes(buckets.capacity(), size_of::<(u64, HashedBucket)>());
-                let contents: usize = buckets.values().map(HashedBucket::heap_bytes).sum();
-                table + contents
+                approx_map_heap_bytes(buckets.capacity(), size_of::<(u64, HashedBucket)>())
             }
         }
     }
@@ -357,12 +371,30 @@ impl BlockTable {
 /// index.insert(u64::MAX);
 /// assert_eq!(index.within(0b0011), vec![(0b1011, 1)]);
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MultiIndex {
     max_distance: u32,
     blocks: Vec<Block>,
     tables: Vec<BlockTable>,
     fingerprint_count: usize,
+    /// Total capacity of all bucket vectors, in fingerprints.
+    bucket_words: usize,
+}
+
+impl Clone for MultiIndex {
+    /// Clones the index; cloned buckets are allocated to their length, so the
+    /// tracked capacity is recounted.
+    fn clone(&self) -> Self {
+        let tables = self.tables.clone();
+        let bucket_words = tables.iter().map(BlockTable::bucket_words).sum();
+        Self {
+            max_distance: self.max_distance,
+            blocks: self.blocks.clone(),
+            tables,
+            fingerprint_count: self.fingerprint_count,
+            bucket_words,
+        }
+    }
 }
 
 impl MultiIndex {
@@ -386,6 +418,7 @@ impl MultiIndex {
             blocks,
             tables,
             fingerprint_count: 0,
+            bucket_words: 0,
         })
     }
 
@@ -433,7 +466,11 @@ impl MultiIndex {
     pub(crate) fn insert_absent(&mut self, fingerprint: u64) {
         debug_assert!(!self.contains(fingerprint), "fingerprint already indexed");
         for (block, table) in self.blocks.iter().zip(&mut self.tables) {
-            table.insert(block.value(fingerprint), fingerprint);
+            table.insert(
+                block.value(fingerprint),
+                fingerprint,
+                &mut self.bucket_words,
+            );
         }
         self.fingerprint_count += 1;
     }
@@ -442,7 +479,11 @@ impl MultiIndex {
     pub fn remove(&mut self, fingerprint: u64) -> bool {
         let mut removed = false;
         for (block, table) in self.blocks.iter().zip(&mut self.tables) {
-            removed |= table.remove(block.value(fingerprint), fingerprint);
+            removed |= table.remove(
+                block.value(fingerprint),
+                fingerprint,
+                &mut self.bucket_words,
+            );
         }
         if removed {
             self.fingerprint_count -= 1;
@@ -494,7 +535,9 @@ impl MultiIndex {
                     *difference &= difference.wrapping_sub(1);
                 }
             }
-            differences.iter().fold(false, |any, &difference| any | (difference == 0))
+            differences
+                .iter()
+                .fold(false, |any, &difference| any | (difference == 0))
         } else {
             chunk.iter().fold(false, |any, &candidate| {
                 any | ((candidate ^ fingerprint).count_ones() <= self.max_distance)
@@ -532,10 +575,23 @@ impl MultiIndex {
         found
     }
 
-    /// Approximate heap memory held by the index, in bytes.
+    /// Makes room for `additional` more fingerprints in the hash-map tables
+    /// (direct tables need none), so that growing does not rehash later.
+    pub fn reserve(&mut self, additional: usize) {
+        for table in &mut self.tables {
+            table.reserve(additional);
+        }
+    }
+
+    /// Approximate heap memory held by the index, in bytes (constant time).
     pub fn approx_heap_bytes(&self) -> usize {
-        let tables: usize = self.tables.iter().map(BlockTable::approx_heap_bytes).sum();
+        let tables: usize = self
+            .tables
+            .iter()
+            .map(BlockTable::approx_table_heap_bytes)
+            .sum();
         tables
+            + self.bucket_words * size_of::<u64>()
             + self.tables.capacity() * size_of::<BlockTable>()
             + self.blocks.capacity() * size_of::<Block>()
     }
@@ -695,6 +751,28 @@ mod tests {
                     brute_force_within(&stored, query, max_distance)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn bucket_capacity_is_tracked_exactly() {
+        for max_distance in [1, 3] {
+            let mut index = MultiIndex::new(max_distance).unwrap();
+            let fingerprints: Vec<u64> = (0..3000u64)
+                .map(|seed| (seed % 40).wrapping_mul(FOLD_MULTIPLIER) ^ (seed / 40))
+                .collect();
+            for &fingerprint in &fingerprints {
+                index.insert(fingerprint);
+            }
+            for &fingerprint in fingerprints.iter().step_by(3) {
+                index.remove(fingerprint);
+            }
+            let recounted: usize = index.tables.iter().map(BlockTable::bucket_words).sum();
+            assert_eq!(index.bucket_words, recounted);
+            let copy = index.clone();
+            let copy_recounted: usize = copy.tables.iter().map(BlockTable::bucket_words).sum();
+            assert_eq!(copy.bucket_words, copy_recounted);
+            assert_eq!(copy.len(), index.len());
         }
     }
 

@@ -266,12 +266,12 @@ struct Scenario {
     operations: Vec<Operation>,
 }
 
-fn scenario() -> impl Strategy<Value = Scenario> {
+fn scenario_with(operation_count: std::ops::Range<usize>) -> impl Strategy<Value = Scenario> {
     (
         proptest::array::uniform4(any::<u64>()),
         prop_oneof![1 => Just(0u32), 1 => Just(1), 1 => Just(2), 3 => Just(3), 1 => Just(4)],
         50..1500i64,
-        vec(operation(), 1..120),
+        vec(operation(), operation_count),
     )
         .prop_map(|(bases, max_distance, retention, operations)| Scenario {
             bases,
@@ -279,6 +279,10 @@ fn scenario() -> impl Strategy<Value = Scenario> {
             retention,
             operations,
         })
+}
+
+fn scenario() -> impl Strategy<Value = Scenario> {
+    scenario_with(1..120)
 }
 
 /// A deterministic veto: roughly one candidate in three is rejected.
@@ -589,7 +593,7 @@ fn expire_and_compare(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn forest_matches_the_model(scenario in scenario()) {
@@ -599,6 +603,15 @@ proptest! {
     #[test]
     fn vetoed_candidates_never_decide(scenario in scenario(), salt in any::<u64>()) {
         run_scenario(&scenario, Some(salt))?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn forest_matches_the_model_over_long_runs(scenario in scenario_with(300..800)) {
+        run_scenario(&scenario, None)?;
     }
 }
 
