@@ -264,3 +264,111 @@ fn placed(fingerprint: Fingerprint, assignment: Assignment, exact_hit: bool) -> 
         exact_hit,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::FingerprintConfig;
+    use crate::forest::ForestConfig;
+
+    const HOUR: Millis = 3_600_000;
+
+    fn engine_with(confirmation: ConfirmationConfig) -> Engine {
+        let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
+        let forest = Forest::new(ForestConfig::default()).expect("valid");
+        Engine::new(fingerprinter, forest, confirmation)
+    }
+
+    fn engine() -> Engine {
+        engine_with(ConfirmationConfig::default())
+    }
+
+    #[test]
+    fn verbatim_reprint_takes_the_exact_fast_path() {
+        let mut engine = engine();
+        let first = engine.add_text("今天天气很好，我们去公园散步。", 0);
+        let again = engine.add_text("今天天气很好, 我们去公园散步!", 1);
+        assert!(!first.exact_hit);
+        assert!(again.exact_hit);
+        assert_eq!(again.root, first.root);
+        assert_eq!(again.placement, Placement::ExistingNode);
+        assert_eq!(again.class_documents, 2);
+        assert_eq!(engine.stats().exact_hits, 1);
+    }
+
+    #[test]
+    fn short_repost_with_prefix_joins_through_shingle_candidates() {
+        let mut engine = engine();
+        let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 1);
+        assert_ne!(repost.fingerprint, original.fingerprint);
+        assert_eq!(repost.root, original.root);
+    }
+
+    #[test]
+    fn short_texts_with_different_numbers_stay_apart_unless_allowed() {
+        let text_one = "全市第3季度新增就业岗位一万个，创历史新高";
+        let text_two = "全市第4季度新增就业岗位一万个，创历史新高";
+        let mut strict = engine();
+        let one = strict.add_text(text_one, 0);
+        assert_ne!(strict.add_text(text_two, 1).root, one.root);
+        let mut lenient = engine_with(ConfirmationConfig {
+            require_same_numbers: false,
+            ..ConfirmationConfig::default()
+        });
+        let one = lenient.add_text(text_one, 0);
+        assert_eq!(lenient.add_text(text_two, 1).root, one.root);
+    }
+
+    #[test]
+    fn a_class_does_not_drift_away_from_its_root() {
+        // b is close to a; c is close to b but far from a (the root).
+        let a = "北京明天有小雨气温下降请市民出门带伞注意保暖";
+        let b = "北京明天有小雨气温下降请市民出门带伞注意安全";
+        let c = "上海明天有小雨气温下降请市民出门带伞注意安全出行";
+        // Bigram Jaccard: a–b 0.83, b–c 0.76, a–c 0.63.
+        let with_root_check = |min_short_root_jaccard| {
+            let mut engine = engine_with(ConfirmationConfig {
+                min_short_jaccard: 0.7,
+                min_short_root_jaccard,
+                require_same_numbers: true,
+            });
+            let root = engine.add_text(a, 0).root;
+            assert_eq!(engine.add_text(b, 1).root, root);
+            engine.add_text(c, 2).root == root
+        };
+        assert!(!with_root_check(0.7), "c must not join through b");
+        assert!(
+            with_root_check(0.0),
+            "without the root check c chains in through b"
+        );
+    }
+
+    #[test]
+    fn unrelated_short_texts_are_separate() {
+        let mut engine = engine();
+        let open = engine.add_text("打开蓝牙", 0);
+        assert_ne!(engine.add_text("关闭蓝牙", 1).root, open.root);
+    }
+
+    #[test]
+    fn expiry_drops_side_data_with_the_nodes() {
+        let mut engine = engine();
+        let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        assert_eq!(engine.stats().side_data_nodes, 1);
+        let (removed, _) = engine.expire(72 * HOUR, 100);
+        assert_eq!(removed, 1);
+        let stats = engine.stats();
+        assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
+        // The repost now starts a class of its own: nothing stale was found.
+        let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 72 * HOUR);
+        assert_eq!(repost.placement, Placement::NewRoot);
+        assert_ne!(repost.root, original.root);
+        // And the original text is fingerprinted again, not found by exact hash.
+        assert!(
+            !engine
+                .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 72 * HOUR)
+                .exact_hit
+        );
+    }
+}
