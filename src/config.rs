@@ -24,7 +24,7 @@ use crate::forest::{Forest, ForestConfig, Millis};
 #[derive(Debug, Clone, Default, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct EngineSettings {
-    /// Fields to fingerprint, comma-separated; dotted paths reach into objects [default: title,content]
+    /// Fields to fingerprint, comma-separated; dotted paths reach into objects, `^B` boosts a field's weight [default: title^0.5,content]
     #[arg(long, env = "NEARDUP_FIELDS", value_delimiter = ',')]
     pub fields: Option<Vec<String>>,
 

@@ -11,23 +11,74 @@ use serde_json::Value;
 
 use super::FIELD_SEPARATOR;
 
-/// Text of the configured `fields` of `document`, joined by
-/// [`FIELD_SEPARATOR`]; `None` when none of them has any text.
-pub fn extract_fields_text(document: &Value, fields: &[String]) -> Option<String> {
+/// A fingerprinted field: its path and its boost (`title^0.5`, the syntax
+/// of the cluster's own `multi_match`), which scales the weight of its
+/// features. The default boost is 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FieldSpec {
+    pub path: String,
+    pub boost: f64,
+}
+
+impl std::str::FromStr for FieldSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let (path, boost) = match text.rsplit_once('^') {
+            Some((path, boost)) => {
+                let boost: f64 = boost
+                    .parse()
+                    .map_err(|_| format!("field `{text}`: the boost after `^` must be a number"))?;
+                if !(boost.is_finite() && boost >= 0.0) {
+                    return Err(format!(
+                        "field `{text}`: the boost must be a finite number ≥ 0"
+                    ));
+                }
+                (path, boost)
+            }
+            None => (text, 1.0),
+        };
+        if path.is_empty() || path.split('.').any(str::is_empty) {
+            return Err(format!(
+                "field path `{path}` is empty or has an empty segment"
+            ));
+        }
+        Ok(FieldSpec {
+            path: path.to_string(),
+            boost,
+        })
+    }
+}
+
+/// Text of the configured `fields` of `document`: one part per field, in
+/// order, joined by [`FIELD_SEPARATOR`] (a missing field is an empty part, so
+/// part `i` is always field `i`; values of a multi-valued field are joined by
+/// a line break). `None` when none of them has any text.
+pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<String> {
     let mut text = String::new();
     let mut found_any = false;
-    for path in fields {
-        let segments: Vec<&str> = path.split('.').collect();
+    for (position, field) in fields.iter().enumerate() {
+        if position > 0 {
+            text.push(FIELD_SEPARATOR);
+        }
+        let segments: Vec<&str> = field.path.split('.').collect();
         let mut values = Vec::new();
         collect_values(document, &segments, &mut values);
+        let mut first_value = true;
         for value in values {
             if value.trim().is_empty() {
                 continue;
             }
-            if found_any {
-                text.push(FIELD_SEPARATOR);
+            if !first_value {
+                text.push('\n');
             }
-            text.push_str(&value);
+            // The separator must not occur inside a field.
+            text.extend(
+                value
+                    .chars()
+                    .map(|c| if c == FIELD_SEPARATOR { ' ' } else { c }),
+            );
+            first_value = false;
             found_any = true;
         }
     }
@@ -64,8 +115,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn fields(names: &[&str]) -> Vec<String> {
-        names.iter().map(|name| name.to_string()).collect()
+    fn fields(names: &[&str]) -> Vec<FieldSpec> {
+        names
+            .iter()
+            .map(|name| name.parse().expect("valid field"))
+            .collect()
     }
 
     #[test]
@@ -86,9 +140,39 @@ mod tests {
             &document,
             &fields(&["article.body", "meta.note", "parts.text", "article.tags"]),
         );
-        let expected =
-            ["nested", "literal", "p1", "p2", "a", "b"].join(&FIELD_SEPARATOR.to_string());
+        // One part per field; values of a multi-valued field on their own lines.
+        let expected = ["nested", "literal", "p1\np2", "a\nb"].join(&FIELD_SEPARATOR.to_string());
         assert_eq!(text, Some(expected));
+    }
+
+    #[test]
+    fn boosts_parse_and_bad_specs_are_rejected() {
+        assert_eq!(
+            "title^0.5".parse::<FieldSpec>(),
+            Ok(FieldSpec {
+                path: "title".into(),
+                boost: 0.5
+            })
+        );
+        assert_eq!(
+            "a.b".parse::<FieldSpec>(),
+            Ok(FieldSpec {
+                path: "a.b".into(),
+                boost: 1.0
+            })
+        );
+        for bad in ["", "a..b", "title^", "title^x", "title^-1", "^2"] {
+            assert!(bad.parse::<FieldSpec>().is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn separator_inside_a_value_is_neutralised() {
+        let document = json!({"title": "a\u{1e}b"});
+        assert_eq!(
+            extract_fields_text(&document, &fields(&["title"])),
+            Some("a b".to_string())
+        );
     }
 
     #[test]
