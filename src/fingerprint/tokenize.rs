@@ -67,7 +67,7 @@ fn script_runs(text: &str) -> impl Iterator<Item = (&str, bool)> {
     })
 }
 
-/// Split normalised text into sentences: at `。！？!?；;…`, at line breaks,
+/// Split normalised text into sentences: at `。！？!?；;：:…`, at line breaks,
 /// and at an ASCII `.` followed by whitespace. Empty pieces are skipped.
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut pieces = Vec::new();
@@ -75,7 +75,9 @@ pub fn sentences(text: &str) -> Vec<&str> {
     let mut chars = text.char_indices().peekable();
     while let Some((index, c)) = chars.next() {
         let ends_sentence = match c {
-            '。' | '!' | '?' | ';' | '…' | '\n' | '\r' | '\u{2029}' | '\u{1e}' => true,
+            // A colon ends a clause too: credit leads ("某某网消息：") and
+            // labels ("来源：") stay out of the sentence they introduce.
+            '。' | '!' | '?' | ';' | ':' | '…' | '\n' | '\r' | '\u{2029}' | '\u{1e}' => true,
             '.' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
             _ => false,
         };
@@ -133,5 +135,6 @@ mod tests {
             sentences("第一句。第二句!third one. 3.5 stays\nlast"),
             vec!["第一句。", "第二句!", "third one.", " 3.5 stays\n", "last"]
         );
+        assert_eq!(sentences("来源:新华社"), vec!["来源:", "新华社"]);
     }
 }
