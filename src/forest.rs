@@ -11,7 +11,7 @@
 //!
 //! # Design
 //!
-//! - Nodes live in one hash map `fingerprint → Node` (32 bytes: root, born,
+//! - Nodes live in one hash map `fingerprint → Node` (40 bytes: root, born, arrival,
 //!   touched, document count, slot in the root's leaf list). Only roots that
 //!   have leaves get a second entry (leaf list and class document total), so
 //!   the many singleton classes cost nothing extra. The slot makes removing a
@@ -20,7 +20,8 @@
 //!   in step with the node set.
 //! - Assignment follows SPEC §3 in order: existing node → its root; no
 //!   (confirmed) neighbour → new root; neighbours under one root → leaf of it;
-//!   several roots → the one with most leaves, then earliest `born`, then the
+//!   several roots → the one with most leaves, then earliest `born` (time, then
+//!   arrival order), then the
 //!   smaller fingerprint. The caller can veto candidates (short-text Jaccard
 //!   confirmation) through [`Forest::assign_confirmed`], and add neighbours
 //!   found by other means through [`Forest::assign_with_candidates`].
@@ -206,6 +207,9 @@ pub struct ExpiryProgress {
 struct Node {
     root: Fingerprint,
     born: Millis,
+    /// Arrival order among all nodes ever added: "added earliest" when two
+    /// roots were born in the same millisecond.
+    arrival: u64,
     touched: Millis,
     documents: u32,
     /// Position in the root's leaf list ([`ROOT_SLOT`] for roots).
@@ -254,6 +258,8 @@ pub struct Forest {
     leaf_capacity: usize,
     /// Scratch list of confirmed candidate roots, reused across assignments.
     candidate_roots: Vec<Fingerprint>,
+    /// Arrival number of the last node added.
+    next_arrival: u64,
 }
 
 impl Clone for Forest {
@@ -273,6 +279,7 @@ impl Clone for Forest {
             expired_node_count: self.expired_node_count,
             leaf_capacity,
             candidate_roots: Vec::new(),
+            next_arrival: self.next_arrival,
         }
     }
 }
@@ -299,6 +306,7 @@ impl Forest {
             expired_node_count: 0,
             leaf_capacity: 0,
             candidate_roots: Vec::new(),
+            next_arrival: 0,
         })
     }
 
@@ -641,12 +649,16 @@ impl Forest {
     }
 
     /// Rule 4: among `candidate_roots`, the root with most leaves, then the
-    /// earliest born, then the smaller fingerprint.
+    /// earliest born (by time, then by arrival order within one millisecond),
+    /// then the smaller fingerprint.
     fn preferred_root(&self) -> Fingerprint {
         let ranking = |&root: &Fingerprint| {
             let leaf_count = self.trees.get(&root).map_or(0, |tree| tree.leaves.len());
-            let born = self.nodes.get(&root).map_or(Millis::MAX, |node| node.born);
-            (Reverse(leaf_count), born, root)
+            let (born, arrival) = self
+                .nodes
+                .get(&root)
+                .map_or((Millis::MAX, u64::MAX), |node| (node.born, node.arrival));
+            (Reverse(leaf_count), born, arrival, root)
         };
         self.candidate_roots
             .iter()
@@ -655,12 +667,19 @@ impl Forest {
             .unwrap_or_default()
     }
 
+    fn take_arrival(&mut self) -> u64 {
+        self.next_arrival += 1;
+        self.next_arrival
+    }
+
     fn add_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
+        let arrival = self.take_arrival();
         self.nodes.insert(
             fingerprint,
             Node {
                 root: fingerprint,
                 born: now,
+                arrival,
                 touched: now,
                 documents: 1,
                 leaf_slot: ROOT_SLOT,
@@ -699,11 +718,13 @@ impl Forest {
         self.leaf_capacity += tree.leaves.capacity() - capacity_before;
         tree.class_documents += 1;
         let class_documents = tree.class_documents;
+        let arrival = self.take_arrival();
         self.nodes.insert(
             fingerprint,
             Node {
                 root,
                 born: now,
+                arrival,
                 touched: now,
                 documents: 1,
                 leaf_slot,
@@ -955,11 +976,14 @@ mod tests {
     }
 
     #[test]
-    fn conflict_prefers_the_smaller_fingerprint_on_equal_birth() {
+    fn conflict_prefers_the_earlier_arrival_on_equal_birth() {
+        // Born in the same millisecond: the one added first wins, even with
+        // the larger fingerprint. (The smaller fingerprint decides only
+        // between nodes of equal arrival, which one forest never creates.)
         let mut forest = forest();
         forest.assign(HIGH_ROOT, 5);
         forest.assign(LOW_ROOT, 5);
-        assert_eq!(forest.assign(BETWEEN, 6).root, LOW_ROOT);
+        assert_eq!(forest.assign(BETWEEN, 6).root, HIGH_ROOT);
     }
 
     #[test]

@@ -24,6 +24,7 @@ struct ModelNode {
     fingerprint: Fingerprint,
     root: Fingerprint,
     born: Millis,
+    arrival: u64,
     touched: Millis,
     documents: u64,
 }
@@ -33,6 +34,7 @@ struct ModelNode {
 struct ModelForest {
     max_distance: u32,
     nodes: Vec<ModelNode>,
+    arrivals: u64,
 }
 
 impl ModelForest {
@@ -40,6 +42,7 @@ impl ModelForest {
         Self {
             max_distance,
             nodes: Vec::new(),
+            arrivals: 0,
         }
     }
 
@@ -131,22 +134,30 @@ impl ModelForest {
             0 => (fingerprint, Placement::NewRoot),
             1 => (*roots.first().expect("one root"), Placement::JoinedRoot),
             competing_roots => {
-                // Most leaves, then earliest born, then smaller fingerprint.
+                // Most leaves, then earliest born (time, then arrival), then
+                // smaller fingerprint.
                 let best = roots
                     .iter()
                     .copied()
                     .min_by_key(|&root| {
-                        let born = self.get(root).expect("root is a node").born;
-                        (std::cmp::Reverse(self.leaves_of(root).len()), born, root)
+                        let node = self.get(root).expect("root is a node");
+                        (
+                            std::cmp::Reverse(self.leaves_of(root).len()),
+                            node.born,
+                            node.arrival,
+                            root,
+                        )
                     })
                     .expect("several roots");
                 (best, Placement::ResolvedConflict { competing_roots })
             }
         };
+        self.arrivals += 1;
         self.nodes.push(ModelNode {
             fingerprint,
             root,
             born: now,
+            arrival: self.arrivals,
             touched: now,
             documents: 1,
         });
