@@ -50,6 +50,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_SHORT_ROOT_JACCARD")]
     pub min_short_root_jaccard: Option<f64>,
 
+    /// Let short texts that name different places join one class (by default, different places mean different news)
+    #[arg(long, env = "NEARDUP_IGNORE_PLACES", num_args = 0..=1, default_missing_value = "true")]
+    pub ignore_places: Option<bool>,
+
     /// Let short texts with different numbers join one class (by default, different figures mean different news)
     #[arg(long, env = "NEARDUP_IGNORE_NUMBERS", num_args = 0..=1, default_missing_value = "true")]
     pub ignore_numbers: Option<bool>,
@@ -120,6 +124,7 @@ impl EngineSettings {
                 .min_short_root_jaccard
                 .or(fallback.min_short_root_jaccard),
             ignore_numbers: self.ignore_numbers.or(fallback.ignore_numbers),
+            ignore_places: self.ignore_places.or(fallback.ignore_places),
             weighting: self.weighting.or(fallback.weighting),
             max_distance: self.max_distance.or(fallback.max_distance),
             retention: self.retention.or(fallback.retention),
@@ -166,6 +171,7 @@ impl EngineSettings {
             require_same_numbers: !self
                 .ignore_numbers
                 .unwrap_or(!defaults.require_same_numbers),
+            require_same_places: !self.ignore_places.unwrap_or(!defaults.require_same_places),
         };
         for (name, value) in [
             ("min_short_jaccard", confirmation.min_short_jaccard),

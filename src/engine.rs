@@ -41,8 +41,10 @@ pub struct ConfirmationConfig {
     /// one small step at a time (templates that differ in one word chain
     /// that way; real reprints are all close to their original).
     pub min_short_root_jaccard: f64,
-    /// ...and both report the same numbers.
+    /// ...and both report the same numbers...
     pub require_same_numbers: bool,
+    /// ...and, when both name places, the same places.
+    pub require_same_places: bool,
 }
 
 impl Default for ConfirmationConfig {
@@ -51,6 +53,7 @@ impl Default for ConfirmationConfig {
             min_short_jaccard: 0.6,
             min_short_root_jaccard: 0.5,
             require_same_numbers: true,
+            require_same_places: true,
         }
     }
 }
@@ -60,6 +63,7 @@ impl Default for ConfirmationConfig {
 struct ShortText {
     shingles: Box<[u32]>,
     number_signature: u64,
+    place_signature: u64,
 }
 
 #[derive(Debug)]
@@ -158,6 +162,7 @@ impl Engine {
         let own_short_text = self.fingerprinter.is_short(prepared).then(|| ShortText {
             shingles: self.fingerprinter.shingle_set(prepared).into_boxed_slice(),
             number_signature: self.fingerprinter.number_signature(prepared),
+            place_signature: self.fingerprinter.place_signature(prepared),
         });
         let config = self.confirmation;
         let side_data = &self.side_data;
@@ -183,8 +188,14 @@ impl Engine {
                 || short_text_of(root).is_none_or(|root_text| {
                     jaccard(&own.shingles, &root_text.shingles) >= config.min_short_root_jaccard
                 });
-            let confirmed = (!config.require_same_numbers
-                || own.number_signature == theirs.number_signature)
+            // A place added by a repost ("【北京】…") is not a different
+            // place: only two different non-empty sets disagree.
+            let places_differ = own.place_signature != 0
+                && theirs.place_signature != 0
+                && own.place_signature != theirs.place_signature;
+            let confirmed = !(config.require_same_places && places_differ)
+                && (!config.require_same_numbers
+                    || own.number_signature == theirs.number_signature)
                 && jaccard(&own.shingles, &theirs.shingles) >= config.min_short_jaccard
                 && root_is_close;
             if !confirmed {
@@ -323,15 +334,16 @@ mod tests {
     #[test]
     fn a_class_does_not_drift_away_from_its_root() {
         // b is close to a; c is close to b but far from a (the root).
-        let a = "北京明天有小雨气温下降请市民出门带伞注意保暖";
-        let b = "北京明天有小雨气温下降请市民出门带伞注意安全";
-        let c = "上海明天有小雨气温下降请市民出门带伞注意安全出行";
-        // Bigram Jaccard: a–b 0.83, b–c 0.76, a–c 0.63.
+        let a = "明天有小雨气温下降请市民出门带伞注意保暖";
+        let b = "明天有小雨气温下降请市民出门带伞注意安全";
+        let c = "后天有小雨气温下降请市民出门带伞注意安全出行";
+        // Bigram Jaccard: a–b 0.81, b–c 0.82, a–c 0.67.
         let with_root_check = |min_short_root_jaccard| {
             let mut engine = engine_with(ConfirmationConfig {
                 min_short_jaccard: 0.7,
                 min_short_root_jaccard,
                 require_same_numbers: true,
+                require_same_places: true,
             });
             let root = engine.add_text(a, 0).root;
             assert_eq!(engine.add_text(b, 1).root, root);
@@ -342,6 +354,28 @@ mod tests {
             with_root_check(0.0),
             "without the root check c chains in through b"
         );
+    }
+
+    #[test]
+    fn short_texts_naming_different_places_stay_apart_unless_allowed() {
+        let beijing = "【城市高质量发展系列新闻发布会】北京";
+        let shanghai = "【城市高质量发展系列新闻发布会】上海";
+        let mut strict = engine();
+        let first = strict.add_text(beijing, 0);
+        assert_ne!(strict.add_text(shanghai, 1).root, first.root);
+        // A repost that adds a place-free tag still joins.
+        assert_eq!(
+            strict
+                .add_text("转发：【城市高质量发展系列新闻发布会】北京", 2)
+                .root,
+            first.root
+        );
+        let mut lenient = engine_with(ConfirmationConfig {
+            require_same_places: false,
+            ..ConfirmationConfig::default()
+        });
+        let first = lenient.add_text(beijing, 0);
+        assert_eq!(lenient.add_text(shanghai, 1).root, first.root);
     }
 
     #[test]

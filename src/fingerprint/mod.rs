@@ -343,6 +343,21 @@ impl Fingerprinter {
         xxh3_64(numbers.join(" ").as_bytes())
     }
 
+    /// Hash of the place names in the text (words jieba tags `ns`), as a
+    /// sorted multiset; 0 when there are none. Short texts that name
+    /// different places are different news however similar the rest
+    /// ("…发布会】北京" / "…发布会】浙江"). Person and organisation tags were
+    /// measured too: too unreliable on headlines (they split reposts).
+    pub fn place_signature(&self, prepared: &PreparedText) -> u64 {
+        let mut names = Vec::new();
+        tokenize::for_each_tagged_word(&prepared.normalized, &["ns"], |name| names.push(name));
+        if names.is_empty() {
+            return 0;
+        }
+        names.sort_unstable();
+        xxh3_64(names.join(" ").as_bytes())
+    }
+
     /// Fingerprint of raw text (not a JSON document).
     pub fn fingerprint_text(&self, text: &str) -> u64 {
         self.simhash(&self.prepare(text))
@@ -591,6 +606,16 @@ mod tests {
             ignored.prepare_document(&one).map(|p| p.exact_hash),
             ignored.prepare_document(&two).map(|p| p.exact_hash)
         );
+    }
+
+    #[test]
+    fn places_are_compared_as_a_multiset() {
+        let f = fingerprinter();
+        let signature = |text: &str| f.place_signature(&f.prepare(text));
+        assert_eq!(signature("今天天气很好"), 0);
+        assert_ne!(signature("北京"), 0);
+        assert_eq!(signature("北京和上海"), signature("上海与北京"));
+        assert_ne!(signature("发布会在北京举行"), signature("发布会在上海举行"));
     }
 
     #[test]

@@ -45,6 +45,24 @@ pub fn for_each_word<'text>(text: &'text str, mut on_word: impl FnMut(&'text str
     }
 }
 
+/// Call `on_name` for every word of the Han runs of `text` that jieba tags
+/// as one of `tags` (part-of-speech tags such as `ns`, place name).
+pub fn for_each_tagged_word<'text>(
+    text: &'text str,
+    tags: &[&str],
+    mut on_name: impl FnMut(&'text str),
+) {
+    for (run, run_is_han) in script_runs(text) {
+        if run_is_han {
+            for tagged in JIEBA.tag(run, false) {
+                if tags.contains(&tagged.tag) {
+                    on_name(tagged.word);
+                }
+            }
+        }
+    }
+}
+
 fn keep_word<'text>(word: &'text str, on_word: &mut impl FnMut(&'text str)) {
     if word.chars().any(char::is_alphanumeric) && !is_stop_word(word) {
         on_word(word);
