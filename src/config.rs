@@ -28,6 +28,18 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_FIELDS", value_delimiter = ',')]
     pub fields: Option<Vec<String>>,
 
+    /// Field holding a document's headline, or `none`: a long text found by shared text (not by simhash) joins only if the headlines are similar too [default: title]
+    #[arg(long, env = "NEARDUP_HEADLINE_FIELD")]
+    pub headline_field: Option<String>,
+
+    /// Minimum character-bigram Jaccard similarity of two headlines for such a join [default: 0.2]
+    #[arg(long, env = "NEARDUP_MIN_HEADLINE_JACCARD")]
+    pub min_headline_jaccard: Option<f64>,
+
+    /// Minimum estimated character-5-gram Jaccard similarity for a long text to join a candidate found by shared text [default: 0.7]
+    #[arg(long, env = "NEARDUP_MIN_LONG_JACCARD")]
+    pub min_long_jaccard: Option<f64>,
+
     /// Features of normal texts: whole, longest[:N] (N longest sentences of each field) or shingles[:W] [default: longest:1]
     #[arg(long, env = "NEARDUP_MODE")]
     #[serde(default, deserialize_with = "deserialize_parsed")]
@@ -116,6 +128,9 @@ impl EngineSettings {
     pub fn or(self, fallback: EngineSettings) -> EngineSettings {
         EngineSettings {
             fields: self.fields.or(fallback.fields),
+            headline_field: self.headline_field.or(fallback.headline_field),
+            min_headline_jaccard: self.min_headline_jaccard.or(fallback.min_headline_jaccard),
+            min_long_jaccard: self.min_long_jaccard.or(fallback.min_long_jaccard),
             mode: self.mode.or(fallback.mode),
             short_mode: self.short_mode.or(fallback.short_mode),
             short_chars: self.short_chars.or(fallback.short_chars),
@@ -138,6 +153,11 @@ impl EngineSettings {
         let defaults = FingerprintConfig::default();
         FingerprintConfig {
             fields: self.fields.clone().unwrap_or(defaults.fields),
+            headline_field: match self.headline_field.as_deref() {
+                None => defaults.headline_field,
+                Some("none" | "") => None,
+                Some(field) => Some(field.to_string()),
+            },
             mode: self.mode.unwrap_or(defaults.mode),
             short_text_mode: self.short_mode.unwrap_or(defaults.short_text_mode),
             short_text_chars: self.short_chars.unwrap_or(defaults.short_text_chars),
@@ -172,6 +192,10 @@ impl EngineSettings {
                 .ignore_numbers
                 .unwrap_or(!defaults.require_same_numbers),
             require_same_places: !self.ignore_places.unwrap_or(!defaults.require_same_places),
+            min_long_jaccard: self.min_long_jaccard.unwrap_or(defaults.min_long_jaccard),
+            min_headline_jaccard: self
+                .min_headline_jaccard
+                .unwrap_or(defaults.min_headline_jaccard),
         };
         for (name, value) in [
             ("min_short_jaccard", confirmation.min_short_jaccard),

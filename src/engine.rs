@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use crate::fingerprint::{Fingerprinter, PreparedText, jaccard};
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
+use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
 
 /// How many distinct exact-text hashes are remembered per node: enough for
 /// the usual handful of verbatim variants without unbounded growth on a node
@@ -41,10 +42,17 @@ pub struct ConfirmationConfig {
     /// one small step at a time (templates that differ in one word chain
     /// that way; real reprints are all close to their original).
     pub min_short_root_jaccard: f64,
-    /// ...and both report the same numbers...
+    /// ...and both report the same numbers (long texts found by sketch: the
+    /// numbers of one are all in the other)...
     pub require_same_numbers: bool,
     /// ...and, when both name places, the same places.
     pub require_same_places: bool,
+    /// A long text found through its shingle sketch joins only at this
+    /// estimated character-5-gram Jaccard similarity or more...
+    pub min_long_jaccard: f64,
+    /// ...and, when both documents have a headline, at this headline
+    /// character-bigram Jaccard similarity or more.
+    pub min_headline_jaccard: f64,
 }
 
 impl Default for ConfirmationConfig {
@@ -54,6 +62,8 @@ impl Default for ConfirmationConfig {
             min_short_root_jaccard: 0.5,
             require_same_numbers: true,
             require_same_places: true,
+            min_long_jaccard: 0.7,
+            min_headline_jaccard: 0.2,
         }
     }
 }
@@ -66,6 +76,14 @@ struct ShortText {
     place_signature: u64,
 }
 
+/// What a long text's node remembers to confirm sketch candidates.
+#[derive(Debug)]
+struct LongText {
+    sketch: Box<[u32]>,
+    headline_shingles: Option<Box<[u32]>>,
+    numbers: Box<[u32]>,
+}
+
 #[derive(Debug)]
 struct NodeSideData {
     /// The node's root. Fixed for the node's life: trees never merge, and a
@@ -74,6 +92,8 @@ struct NodeSideData {
     exact_hashes: Vec<u64>,
     /// Set when the text that created the node was short.
     short_text: Option<ShortText>,
+    /// Set when it was long.
+    long_text: Option<LongText>,
 }
 
 /// Where a document went.
@@ -109,6 +129,7 @@ pub struct Engine {
     fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
     side_data: HashMap<Fingerprint, NodeSideData>,
     short_texts: ShingleIndex,
+    long_texts: SketchIndex,
     stats: EngineStats,
 }
 
@@ -125,6 +146,7 @@ impl Engine {
             fingerprint_of_exact_hash: HashMap::new(),
             side_data: HashMap::new(),
             short_texts: ShingleIndex::new(LshShape::default()),
+            long_texts: SketchIndex::default(),
             stats: EngineStats::default(),
         }
     }
@@ -164,13 +186,70 @@ impl Engine {
             number_signature: self.fingerprinter.number_signature(prepared),
             place_signature: self.fingerprinter.place_signature(prepared),
         });
+        let own_long_text = own_short_text.is_none().then(|| LongText {
+            sketch: self.fingerprinter.body_sketch(prepared).into_boxed_slice(),
+            numbers: self
+                .fingerprinter
+                .body_number_set(prepared)
+                .into_boxed_slice(),
+            headline_shingles: self.fingerprinter.headline(prepared).map(|headline| {
+                self.fingerprinter
+                    .shingle_set_of(headline)
+                    .into_boxed_slice()
+            }),
+        });
         let config = self.confirmation;
         let side_data = &self.side_data;
+        // Long texts: candidates by shared text too, when the edit moved the
+        // simhash (see `sketch`); confirmed by the sketches' Jaccard
+        // estimate and, when both have one, similar headlines.
+        let sketch_candidates: Vec<Fingerprint> = match &own_long_text {
+            Some(own) => self
+                .long_texts
+                .candidates(&own.sketch)
+                .into_iter()
+                .filter(|&candidate| candidate != fingerprint)
+                .filter(|candidate| {
+                    let Some(theirs) = side_data
+                        .get(candidate)
+                        .and_then(|side| side.long_text.as_ref())
+                    else {
+                        return false;
+                    };
+                    let headlines_agree = match (&own.headline_shingles, &theirs.headline_shingles)
+                    {
+                        (Some(ours), Some(their_headline)) => {
+                            jaccard(ours, their_headline) >= config.min_headline_jaccard
+                        }
+                        _ => true,
+                    };
+                    // Truncation drops numbers and an added paragraph brings
+                    // some, but a reprint never changes them: one set must
+                    // contain the other.
+                    let numbers_agree = !config.require_same_numbers
+                        || one_contains_the_other(&own.numbers, &theirs.numbers);
+                    numbers_agree
+                        && headlines_agree
+                        && estimate_jaccard(&own.sketch, &theirs.sketch, SKETCH_SIZE)
+                            >= config.min_long_jaccard
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let stats = &mut self.stats;
         let mut confirm = |candidate: Fingerprint| {
             let Some(own) = &own_short_text else {
-                // A long text: the simhash is trusted.
-                return true;
+                // A long text: the simhash is trusted, but a reprint does
+                // not change figures (one number set contains the other).
+                let theirs = side_data
+                    .get(&candidate)
+                    .and_then(|side| side.long_text.as_ref());
+                return match (&own_long_text, theirs) {
+                    (Some(ours), Some(theirs)) if config.require_same_numbers => {
+                        one_contains_the_other(&ours.numbers, &theirs.numbers)
+                    }
+                    _ => true,
+                };
             };
             let short_text_of = |node| {
                 side_data
@@ -214,9 +293,11 @@ impl Engine {
                 .collect(),
             None => Vec::new(),
         };
+        let mut extra_candidates = shingle_candidates;
+        extra_candidates.extend(sketch_candidates);
         let assignment =
             self.forest
-                .assign_with_candidates(fingerprint, now, &shingle_candidates, confirm);
+                .assign_with_candidates(fingerprint, now, &extra_candidates, confirm);
         let side = self
             .side_data
             .entry(fingerprint)
@@ -224,12 +305,17 @@ impl Engine {
                 root: assignment.root,
                 exact_hashes: Vec::new(),
                 short_text: None,
+                long_text: None,
             });
-        if assignment.placement != Placement::ExistingNode
-            && let Some(short_text) = own_short_text
-        {
-            self.short_texts.insert(fingerprint, &short_text.shingles);
-            side.short_text = Some(short_text);
+        if assignment.placement != Placement::ExistingNode {
+            if let Some(short_text) = own_short_text {
+                self.short_texts.insert(fingerprint, &short_text.shingles);
+                side.short_text = Some(short_text);
+            }
+            if let Some(long_text) = own_long_text {
+                self.long_texts.insert(fingerprint, &long_text.sketch);
+                side.long_text = Some(long_text);
+            }
         }
         if side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE {
             side.exact_hashes.push(prepared.exact_hash);
@@ -249,6 +335,9 @@ impl Engine {
                 if let Some(short_text) = &side.short_text {
                     self.short_texts.remove(*fingerprint, &short_text.shingles);
                 }
+                if let Some(long_text) = &side.long_text {
+                    self.long_texts.remove(*fingerprint, &long_text.sketch);
+                }
                 for exact_hash in side.exact_hashes {
                     self.fingerprint_of_exact_hash.remove(&exact_hash);
                 }
@@ -264,6 +353,18 @@ impl Engine {
             ..self.stats
         }
     }
+}
+
+/// True when every element of one sorted set is in the other.
+fn one_contains_the_other(left: &[u32], right: &[u32]) -> bool {
+    let (smaller, larger) = if left.len() <= right.len() {
+        (left, right)
+    } else {
+        (right, left)
+    };
+    smaller
+        .iter()
+        .all(|value| larger.binary_search(value).is_ok())
 }
 
 fn placed(fingerprint: Fingerprint, assignment: Assignment, exact_hit: bool) -> Placed {
@@ -342,8 +443,7 @@ mod tests {
             let mut engine = engine_with(ConfirmationConfig {
                 min_short_jaccard: 0.7,
                 min_short_root_jaccard,
-                require_same_numbers: true,
-                require_same_places: true,
+                ..ConfirmationConfig::default()
             });
             let root = engine.add_text(a, 0).root;
             assert_eq!(engine.add_text(b, 1).root, root);
@@ -376,6 +476,56 @@ mod tests {
         });
         let first = lenient.add_text(beijing, 0);
         assert_eq!(lenient.add_text(shanghai, 1).root, first.root);
+    }
+
+    const LONG_BODY: &str = "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。\
+        会议指出，要坚持以居民需求为导向，统筹推进基础设施补短板和社区服务完善。\
+        据介绍，今年全市计划改造老旧小区120个，涉及居民4万余户，同步加装电梯300部。";
+
+    fn article(title: &str, content: &str) -> serde_json::Value {
+        serde_json::json!({"title": title, "content": content})
+    }
+
+    #[test]
+    fn long_copy_edited_in_its_longest_sentence_joins_through_its_sketch() {
+        let mut engine = engine();
+        let original = engine.add_document(&article("城市更新推进会召开", LONG_BODY), 0);
+        // Typos in the longest sentence move the simhash; most text is shared.
+        let edited = LONG_BODY
+            .replace("老旧小区改造", "老旧小区改建")
+            .replace("重点任务", "重要任务");
+        let copy = engine.add_document(&article("城市更新推进会召开", &edited), 1);
+        let (original, copy) = (original.expect("text"), copy.expect("text"));
+        assert_ne!(copy.fingerprint, original.fingerprint);
+        assert_eq!(copy.root, original.root);
+        // A truncated copy keeps a subset of the numbers: it joins too.
+        let truncated = &LONG_BODY[..LONG_BODY.find("同步加装").expect("marker")];
+        assert_eq!(
+            engine
+                .add_document(&article("", truncated), 2)
+                .map(|p| p.root),
+            Some(original.root)
+        );
+    }
+
+    #[test]
+    fn long_text_with_other_numbers_or_another_headline_stays_apart() {
+        let mut engine = engine();
+        let original = engine
+            .add_document(&article("城市更新推进会召开", LONG_BODY), 0)
+            .expect("text");
+        let edited = LONG_BODY.replace("老旧小区改造", "老旧小区改建");
+        // Same story shape, other figures: a different report.
+        let other_figures = edited.replace("120个", "95个").replace("4万", "3万");
+        let figures = engine
+            .add_document(&article("城市更新推进会召开", &other_figures), 1)
+            .expect("text");
+        assert_ne!(figures.root, original.root);
+        // The same body under an unrelated headline: boilerplate, not a reprint.
+        let unrelated = engine
+            .add_document(&article("暴雨预警发布后各区启动应急响应", &edited), 2)
+            .expect("text");
+        assert_ne!(unrelated.root, original.root);
     }
 
     #[test]

@@ -20,4 +20,5 @@ pub mod fingerprint;
 pub mod forest;
 pub mod index;
 pub mod shingle_index;
+pub mod sketch;
 pub mod stamp;

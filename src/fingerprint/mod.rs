@@ -127,6 +127,11 @@ pub struct FingerprintConfig {
     /// into objects (`article.body`), and `^boost` scales the weight of a
     /// field's features (`title^0.5`).
     pub fields: Vec<String>,
+    /// The field that is a document's headline (a title): long texts found
+    /// by their shingle sketch (not by simhash) join only when their
+    /// headlines are similar too, so one boilerplate body under different
+    /// headlines stays apart. `None`: no such check.
+    pub headline_field: Option<String>,
     /// Features of texts with at least `short_text_chars` letters and digits.
     pub mode: FeatureMode,
     /// Features of shorter texts.
@@ -148,6 +153,7 @@ impl Default for FingerprintConfig {
             // weight a changed title splits them; at no weight the same
             // boilerplate body under different titles merges (DEV: README).
             fields: vec!["title^0.5".to_string(), "content".to_string()],
+            headline_field: Some("title".to_string()),
             // Measured on the benchmark (README, "Grouping quality"): the
             // longest sentence of each field beats the whole text by a wide
             // margin on long reprints with edited paragraphs.
@@ -190,6 +196,8 @@ pub struct PreparedText {
 pub struct Fingerprinter {
     config: FingerprintConfig,
     fields: Vec<FieldSpec>,
+    /// Position of the headline field among `fields`.
+    headline_position: Option<usize>,
 }
 
 impl Fingerprinter {
@@ -217,7 +225,15 @@ impl Fingerprinter {
             ));
         }
         tokenize::warm_up();
-        Ok(Fingerprinter { config, fields })
+        let headline_position = config
+            .headline_field
+            .as_ref()
+            .and_then(|headline| fields.iter().position(|field| &field.path == headline));
+        Ok(Fingerprinter {
+            config,
+            fields,
+            headline_position,
+        })
     }
 
     pub fn config(&self) -> &FingerprintConfig {
@@ -299,14 +315,15 @@ impl Fingerprinter {
     /// Sorted, de-duplicated 32-bit hashes of the character shingles of
     /// `prepared` (width `confirm_shingle_width`), for Jaccard confirmation.
     pub fn shingle_set(&self, prepared: &PreparedText) -> Vec<u32> {
-        let mut hashes = Vec::with_capacity(prepared.char_count);
-        for_each_shingle(
-            &prepared.normalized,
-            self.config.confirm_shingle_width,
-            |shingle| {
-                hashes.push(xxh3_64(shingle.as_bytes()) as u32);
-            },
-        );
+        self.shingle_set_of(&prepared.normalized)
+    }
+
+    /// [`Fingerprinter::shingle_set`] of normalised text.
+    pub fn shingle_set_of(&self, normalized: &str) -> Vec<u32> {
+        let mut hashes = Vec::with_capacity(normalized.len() / 2);
+        for_each_shingle(normalized, self.config.confirm_shingle_width, |shingle| {
+            hashes.push(xxh3_64(shingle.as_bytes()) as u32);
+        });
         hashes.sort_unstable();
         hashes.dedup();
         hashes
@@ -316,31 +333,30 @@ impl Fingerprinter {
     /// `,`), as a sorted multiset: two texts that report different figures
     /// are different news however similar their words. 0 when there are none.
     pub fn number_signature(&self, prepared: &PreparedText) -> u64 {
-        let mut numbers: Vec<&str> = Vec::new();
-        let text = prepared.normalized.as_str();
-        let mut start = None;
-        for (index, c) in text.char_indices() {
-            let inside_number = c.is_ascii_digit()
-                || (matches!(c, '.' | ',')
-                    && start.is_some()
-                    && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()));
-            match (inside_number, start) {
-                (true, None) => start = Some(index),
-                (false, Some(begin)) => {
-                    numbers.push(&text[begin..index]);
-                    start = None;
-                }
-                _ => {}
-            }
-        }
-        if let Some(begin) = start {
-            numbers.push(&text[begin..]);
-        }
+        let mut numbers = numbers_in(&prepared.normalized);
         if numbers.is_empty() {
             return 0;
         }
         numbers.sort_unstable();
         xxh3_64(numbers.join(" ").as_bytes())
+    }
+
+    /// The distinct numbers of the body (every field but the headline), as
+    /// sorted 32-bit hashes.
+    pub fn body_number_set(&self, prepared: &PreparedText) -> Vec<u32> {
+        let mut hashes = Vec::new();
+        for (position, part) in prepared.normalized.split(FIELD_SEPARATOR).enumerate() {
+            if Some(position) != self.headline_position {
+                hashes.extend(
+                    numbers_in(part)
+                        .iter()
+                        .map(|number| xxh3_64(number.as_bytes()) as u32),
+                );
+            }
+        }
+        hashes.sort_unstable();
+        hashes.dedup();
+        hashes
     }
 
     /// Hash of the place names in the text (words jieba tags `ns`), as a
@@ -358,10 +374,58 @@ impl Fingerprinter {
         xxh3_64(names.join(" ").as_bytes())
     }
 
+    /// The normalised headline of a prepared document, when it has one.
+    pub fn headline<'text>(&self, prepared: &'text PreparedText) -> Option<&'text str> {
+        let position = self.headline_position?;
+        let headline = prepared.normalized.split(FIELD_SEPARATOR).nth(position)?;
+        headline
+            .chars()
+            .any(char::is_alphanumeric)
+            .then_some(headline)
+    }
+
+    /// Bottom-k sketch ([`crate::sketch`]) of the character 5-grams of every
+    /// field but the headline.
+    pub fn body_sketch(&self, prepared: &PreparedText) -> Vec<u32> {
+        let mut hashes = Vec::with_capacity(prepared.char_count);
+        for (position, part) in prepared.normalized.split(FIELD_SEPARATOR).enumerate() {
+            if Some(position) != self.headline_position {
+                for_each_shingle(part, 5, |shingle| {
+                    hashes.push(xxh3_64(shingle.as_bytes()) as u32)
+                });
+            }
+        }
+        crate::sketch::bottom_k(hashes, crate::sketch::SKETCH_SIZE)
+    }
+
     /// Fingerprint of raw text (not a JSON document).
     pub fn fingerprint_text(&self, text: &str) -> u64 {
         self.simhash(&self.prepare(text))
     }
+}
+
+/// Runs of ASCII digits, with inner `.` or `,` (`3.5`, `1,200`), in order.
+fn numbers_in(text: &str) -> Vec<&str> {
+    let mut numbers = Vec::new();
+    let mut start = None;
+    for (index, c) in text.char_indices() {
+        let inside_number = c.is_ascii_digit()
+            || (matches!(c, '.' | ',')
+                && start.is_some()
+                && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()));
+        match (inside_number, start) {
+            (true, None) => start = Some(index),
+            (false, Some(begin)) => {
+                numbers.push(&text[begin..index]);
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(begin) = start {
+        numbers.push(&text[begin..]);
+    }
+    numbers
 }
 
 /// Call `on_shingle` with every run of `width` consecutive letters/digits

@@ -1,0 +1,186 @@
+//! Candidate search for long texts whose reprint moved the simhash too far:
+//! bottom-k sketches of character 5-grams.
+//!
+//! Motivation: the simhash of a long text's longest sentence stays within k
+//! bits for most reprints, but not when the edit lands in that sentence (a
+//! typo, a credit line glued to it) or removes it (truncation). Those copies
+//! still share most of their text with the original.
+//!
+//! Design: a text's sketch is the `k` smallest distinct 32-bit hashes of its
+//! character 5-grams (a bottom-k MinHash sketch: one hash per shingle, not
+//! one per permutation, so it costs a pass over the text). Two sketches
+//! estimate the Jaccard similarity of the full shingle sets: of the `k`
+//! smallest hashes of their union, the share found in both. Each sketch is
+//! indexed under its `probes` smallest hashes; two texts at Jaccard `J` share
+//! their single smallest hash with probability `J`, so with several probes a
+//! real reprint is almost always a candidate. Hashes shared by very many
+//! texts (boilerplate shingles) fill their bucket and stop being indexed.
+//!
+//! Consequences: about `k × 4` bytes per long node plus `probes` index
+//! entries. Candidates are confirmed by the engine, never trusted as found.
+
+use std::collections::HashMap;
+
+use crate::forest::Fingerprint;
+
+/// Sketch size: the Jaccard estimate's standard error is about
+/// `sqrt(J(1-J)/k)`, 0.05 at J = 0.7 for k = 64.
+pub const SKETCH_SIZE: usize = 64;
+
+/// Smallest hashes of a sketch under which it is indexed.
+pub const PROBES: usize = 8;
+
+/// A bucket holding this many sketches stops taking more: its hash is a
+/// shingle of boilerplate, not of one story.
+pub const MAX_BUCKET: usize = 64;
+
+/// The `size` smallest distinct values of `hashes`, ascending.
+pub fn bottom_k(hashes: impl IntoIterator<Item = u32>, size: usize) -> Vec<u32> {
+    let mut all: Vec<u32> = hashes.into_iter().collect();
+    all.sort_unstable();
+    all.dedup();
+    all.truncate(size);
+    all
+}
+
+/// Estimated Jaccard similarity of the sets behind two bottom-k sketches
+/// (ascending, distinct) of size `size`.
+pub fn estimate_jaccard(left: &[u32], right: &[u32], size: usize) -> f64 {
+    let (mut i, mut j, mut taken, mut shared) = (0, 0, 0usize, 0usize);
+    while taken < size && (i < left.len() || j < right.len()) {
+        match (left.get(i), right.get(j)) {
+            (Some(a), Some(b)) if a == b => {
+                shared += 1;
+                i += 1;
+                j += 1;
+            }
+            (Some(a), Some(b)) if a < b => i += 1,
+            (Some(_), Some(_)) => j += 1,
+            (Some(_), None) => i += 1,
+            (None, _) => j += 1,
+        }
+        taken += 1;
+    }
+    if taken == 0 {
+        1.0
+    } else {
+        shared as f64 / taken as f64
+    }
+}
+
+/// Smallest sketch hash → fingerprints of the long texts indexed under it.
+#[derive(Debug, Default)]
+pub struct SketchIndex {
+    buckets: HashMap<u32, Vec<Fingerprint>>,
+    texts: usize,
+}
+
+impl SketchIndex {
+    pub fn len(&self) -> usize {
+        self.texts
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.texts == 0
+    }
+
+    pub fn insert(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        for hash in sketch.iter().take(PROBES) {
+            let bucket = self.buckets.entry(*hash).or_default();
+            if bucket.len() < MAX_BUCKET && !bucket.contains(&fingerprint) {
+                bucket.push(fingerprint);
+            }
+        }
+        self.texts += 1;
+    }
+
+    pub fn remove(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        for hash in sketch.iter().take(PROBES) {
+            if let Some(bucket) = self.buckets.get_mut(hash) {
+                bucket.retain(|&stored| stored != fingerprint);
+                // A full bucket stays (empty or not) as long as texts that
+                // were refused may still name it: it only goes when empty.
+                if bucket.is_empty() {
+                    self.buckets.remove(hash);
+                }
+            }
+        }
+        self.texts = self.texts.saturating_sub(1);
+    }
+
+    /// Fingerprints indexed under any of the `PROBES` smallest hashes of
+    /// `sketch`, each once; hashes whose bucket is full are skipped.
+    pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
+        let mut found = Vec::new();
+        for hash in sketch.iter().take(PROBES) {
+            if let Some(bucket) = self.buckets.get(hash)
+                && bucket.len() < MAX_BUCKET
+            {
+                found.extend_from_slice(bucket);
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Rough heap bytes used.
+    pub fn approx_heap_bytes(&self) -> usize {
+        let entries = self.buckets.capacity() * (4 + std::mem::size_of::<Vec<Fingerprint>>() + 1);
+        let lists: usize = self
+            .buckets
+            .values()
+            .map(|bucket| bucket.capacity() * 8)
+            .sum();
+        entries + lists
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bottom_k_keeps_the_smallest_distinct_values() {
+        assert_eq!(bottom_k([5, 1, 9, 1, 3], 3), vec![1, 3, 5]);
+        assert_eq!(bottom_k([2], 3), vec![2]);
+    }
+
+    #[test]
+    fn jaccard_estimate_is_exact_for_small_sets_and_close_for_large_ones() {
+        assert_eq!(estimate_jaccard(&[1, 2, 3], &[1, 2, 3], 64), 1.0);
+        assert_eq!(estimate_jaccard(&[1, 2], &[3, 4], 64), 0.0);
+        assert!((estimate_jaccard(&[1, 2, 3], &[2, 3, 4], 64) - 0.5).abs() < 1e-9);
+        // Large sets: 1000 shared of 1400 → J ≈ 0.714.
+        let mix = |value: u32| value.wrapping_mul(2_654_435_761);
+        let left = bottom_k((0..1200).map(mix), SKETCH_SIZE);
+        let right = bottom_k((200..1400).map(mix), SKETCH_SIZE);
+        let estimate = estimate_jaccard(&left, &right, SKETCH_SIZE);
+        assert!((estimate - 1000.0 / 1400.0).abs() < 0.15, "{estimate}");
+    }
+
+    #[test]
+    fn index_finds_shared_probes_and_forgets_removed_texts() {
+        let mut index = SketchIndex::default();
+        index.insert(1, &[10, 20, 30]);
+        index.insert(2, &[40, 50]);
+        assert_eq!(index.candidates(&[20, 99]), vec![1]);
+        assert!(index.candidates(&[99]).is_empty());
+        index.remove(1, &[10, 20, 30]);
+        assert!(index.candidates(&[20]).is_empty());
+        assert_eq!(index.len(), 1);
+    }
+
+    #[test]
+    fn full_buckets_stop_answering() {
+        let mut index = SketchIndex::default();
+        for fingerprint in 0..MAX_BUCKET as u64 {
+            index.insert(fingerprint, &[7, 1000 + fingerprint as u32]);
+        }
+        assert!(
+            index.candidates(&[7]).is_empty(),
+            "a boilerplate hash finds nothing"
+        );
+        assert_eq!(index.candidates(&[1003]), vec![3]);
+    }
+}
