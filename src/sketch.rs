@@ -37,6 +37,20 @@ pub const MAX_BUCKET: usize = 64;
 /// The `size` smallest distinct values of `hashes`, ascending.
 pub fn bottom_k(hashes: impl IntoIterator<Item = u32>, size: usize) -> Vec<u32> {
     let mut all: Vec<u32> = hashes.into_iter().collect();
+    // Partition around the (2·size)-th smallest first (linear), then sort
+    // only that prefix; repeated shingles can leave fewer than `size`
+    // distinct values in it, and then the whole set is sorted after all.
+    let prefix = size.saturating_mul(2);
+    if all.len() > prefix + 1 {
+        all.select_nth_unstable(prefix);
+        let mut head = all[..=prefix].to_vec();
+        head.sort_unstable();
+        head.dedup();
+        if head.len() >= size {
+            head.truncate(size);
+            return head;
+        }
+    }
     all.sort_unstable();
     all.dedup();
     all.truncate(size);
@@ -144,6 +158,14 @@ mod tests {
     fn bottom_k_keeps_the_smallest_distinct_values() {
         assert_eq!(bottom_k([5, 1, 9, 1, 3], 3), vec![1, 3, 5]);
         assert_eq!(bottom_k([2], 3), vec![2]);
+        // Long inputs take the partition path; many repeats force the fallback.
+        let many: Vec<u32> = (0..1000u32).rev().map(|value| value.wrapping_mul(2_654_435_761)).collect();
+        let mut expected = many.clone();
+        expected.sort_unstable();
+        expected.truncate(8);
+        assert_eq!(bottom_k(many, 8), expected);
+        let repeats = std::iter::repeat_n(1u32, 100).chain([7, 5, 3]);
+        assert_eq!(bottom_k(repeats, 3), vec![1, 3, 5]);
     }
 
     #[test]
