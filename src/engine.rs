@@ -96,6 +96,23 @@ struct NodeSideData {
     long_text: Option<LongText>,
 }
 
+impl NodeSideData {
+    /// Heap bytes owned (not counting the struct itself).
+    fn heap_bytes(&self) -> usize {
+        let short = self
+            .short_text
+            .as_ref()
+            .map_or(0, |short| short.shingles.len() * 4);
+        let long = self.long_text.as_ref().map_or(0, |long| {
+            (long.sketch.len()
+                + long.numbers.len()
+                + long.headline_shingles.as_ref().map_or(0, |h| h.len()))
+                * 4
+        });
+        self.exact_hashes.capacity() * 8 + short + long
+    }
+}
+
 /// Where a document went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placed {
@@ -118,6 +135,10 @@ pub struct EngineStats {
     pub confirmations_rejected: u64,
     pub side_data_nodes: usize,
     pub exact_hash_entries: usize,
+    /// Approximate heap bytes of the engine's own structures (side data,
+    /// exact-hash map, short-text LSH, long-text sketch index), excluding
+    /// the forest's (see [`crate::forest::ForestStats`]).
+    pub approx_heap_bytes: usize,
 }
 
 /// Fingerprinter + forest + side data.
@@ -130,6 +151,8 @@ pub struct Engine {
     side_data: HashMap<Fingerprint, NodeSideData>,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
+    /// Heap bytes owned by the values of `side_data`, kept up to date.
+    side_heap_bytes: usize,
     stats: EngineStats,
 }
 
@@ -147,6 +170,7 @@ impl Engine {
             side_data: HashMap::new(),
             short_texts: ShingleIndex::new(LshShape::default()),
             long_texts: SketchIndex::default(),
+            side_heap_bytes: 0,
             stats: EngineStats::default(),
         }
     }
@@ -307,6 +331,7 @@ impl Engine {
                 short_text: None,
                 long_text: None,
             });
+        let side_bytes_before = side.heap_bytes();
         if assignment.placement != Placement::ExistingNode {
             if let Some(short_text) = own_short_text {
                 self.short_texts.insert(fingerprint, &short_text.shingles);
@@ -322,6 +347,7 @@ impl Engine {
             self.fingerprint_of_exact_hash
                 .insert(prepared.exact_hash, fingerprint);
         }
+        self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
         placed(fingerprint, assignment, false)
     }
 
@@ -332,6 +358,7 @@ impl Engine {
         let progress = self.forest.expire(now, max_removals);
         for fingerprint in &progress.removed {
             if let Some(side) = self.side_data.remove(fingerprint) {
+                self.side_heap_bytes = self.side_heap_bytes.saturating_sub(side.heap_bytes());
                 if let Some(short_text) = &side.short_text {
                     self.short_texts.remove(*fingerprint, &short_text.shingles);
                 }
@@ -346,10 +373,20 @@ impl Engine {
         (progress.removed.len(), progress.more_pending)
     }
 
+    fn approx_heap_bytes(&self) -> usize {
+        let map_entry = |key: usize, value: usize| key + value + 1;
+        self.side_data.capacity() * map_entry(8, std::mem::size_of::<NodeSideData>())
+            + self.side_heap_bytes
+            + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
+            + self.short_texts.approx_heap_bytes()
+            + self.long_texts.approx_heap_bytes()
+    }
+
     pub fn stats(&self) -> EngineStats {
         EngineStats {
             side_data_nodes: self.side_data.len(),
             exact_hash_entries: self.fingerprint_of_exact_hash.len(),
+            approx_heap_bytes: self.approx_heap_bytes(),
             ..self.stats
         }
     }

@@ -24,6 +24,9 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::forest::Fingerprint;
 
+/// Most texts one band key holds; see [`ShingleIndex::insert`].
+pub const MAX_BUCKET: usize = 64;
+
 /// Shape of the LSH: `bands × rows` MinHash values per text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LshShape {
@@ -93,7 +96,10 @@ impl ShingleIndex {
                     }
                 }
                 Some(Bucket::Many(fingerprints)) => {
-                    if !fingerprints.contains(&fingerprint) {
+                    // A full bucket takes no more: candidate lists stay
+                    // bounded, and the text is still found through its
+                    // other bands.
+                    if fingerprints.len() < MAX_BUCKET && !fingerprints.contains(&fingerprint) {
                         fingerprints.push(fingerprint);
                     }
                 }
@@ -226,6 +232,15 @@ mod tests {
         assert!(index.candidates(&set(0..10)).is_empty());
         assert!(index.is_empty());
         assert_eq!(index.buckets.len(), 0);
+    }
+
+    #[test]
+    fn buckets_are_bounded() {
+        let mut index = ShingleIndex::new(LshShape::default());
+        for fingerprint in 0..(MAX_BUCKET as u64 + 10) {
+            index.insert(fingerprint, &set(0..10));
+        }
+        assert_eq!(index.candidates(&set(0..10)).len(), MAX_BUCKET);
     }
 
     #[test]

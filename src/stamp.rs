@@ -86,6 +86,10 @@ pub struct StampSummary {
     pub largest_class_documents: u64,
     pub largest_class_root: Option<Fingerprint>,
     pub expired_nodes: u64,
+    /// Nodes in the forest at the end.
+    pub nodes: u64,
+    /// Approximate heap bytes of the forest and the engine at the end.
+    pub approx_heap_bytes: u64,
     pub elapsed: Duration,
 }
 
@@ -118,7 +122,12 @@ impl std::fmt::Display for StampSummary {
         if self.expired_nodes > 0 {
             write!(f, "; {} nodes expired", self.expired_nodes)?;
         }
-        Ok(())
+        write!(
+            f,
+            "; {} nodes, about {:.1} MiB",
+            self.nodes,
+            self.approx_heap_bytes as f64 / (1024.0 * 1024.0)
+        )
     }
 }
 
@@ -228,6 +237,10 @@ pub fn stamp(
         summary.largest_class_root = Some(root);
         summary.largest_class_documents = documents;
     }
+    let forest_stats = stamper.engine.forest().stats();
+    summary.nodes = forest_stats.nodes as u64;
+    summary.approx_heap_bytes =
+        (forest_stats.approx_heap_bytes + stamper.engine.stats().approx_heap_bytes) as u64;
     summary.elapsed = started.elapsed();
     Ok(summary)
 }
