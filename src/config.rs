@@ -40,6 +40,14 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_LONG_JACCARD")]
     pub min_long_jaccard: Option<f64>,
 
+    /// Also look short texts up by shingle overlap (MinHash LSH), not only by simhash distance [default: true]
+    #[arg(long, env = "NEARDUP_SHORT_TEXT_SEARCH")]
+    pub short_text_search: Option<bool>,
+
+    /// Also look long texts up by shared text (bottom-k sketch), not only by simhash distance [default: true]
+    #[arg(long, env = "NEARDUP_LONG_TEXT_SEARCH")]
+    pub long_text_search: Option<bool>,
+
     /// Features of normal texts: whole, longest[:N] (N longest sentences of each field) or shingles[:W] [default: longest:1]
     #[arg(long, env = "NEARDUP_MODE")]
     #[serde(default, deserialize_with = "deserialize_parsed")]
@@ -128,6 +136,8 @@ impl EngineSettings {
     pub fn or(self, fallback: EngineSettings) -> EngineSettings {
         EngineSettings {
             fields: self.fields.or(fallback.fields),
+            short_text_search: self.short_text_search.or(fallback.short_text_search),
+            long_text_search: self.long_text_search.or(fallback.long_text_search),
             headline_field: self.headline_field.or(fallback.headline_field),
             min_headline_jaccard: self.min_headline_jaccard.or(fallback.min_headline_jaccard),
             min_long_jaccard: self.min_long_jaccard.or(fallback.min_long_jaccard),
@@ -193,6 +203,8 @@ impl EngineSettings {
                 .unwrap_or(!defaults.require_same_numbers),
             require_same_places: !self.ignore_places.unwrap_or(!defaults.require_same_places),
             min_long_jaccard: self.min_long_jaccard.unwrap_or(defaults.min_long_jaccard),
+            short_text_search: self.short_text_search.unwrap_or(defaults.short_text_search),
+            long_text_search: self.long_text_search.unwrap_or(defaults.long_text_search),
             min_headline_jaccard: self
                 .min_headline_jaccard
                 .unwrap_or(defaults.min_headline_jaccard),

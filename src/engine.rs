@@ -1,23 +1,39 @@
-//! One document in, its class out: fingerprint, exact fast path, short-text
-//! confirmation, forest assignment, expiry of side data.
+//! One document in, its class out: fingerprint, exact fast path, candidate
+//! search beyond the simhash, confirmation, forest assignment, expiry of side
+//! data.
 //!
-//! Motivation: the forest only knows fingerprints, but two decisions need
+//! Motivation: the forest only knows fingerprints, but several decisions need
 //! more than a fingerprint. A verbatim reprint should not pay for
-//! segmentation again (the exact fast path), and a short text's simhash is too
-//! weak to trust at distance ≤ k on its own (seeds 000 and 003), so its
-//! candidates are confirmed by character-shingle Jaccard similarity.
+//! segmentation again (the exact fast path). A short text's simhash is too
+//! weak to trust at distance ≤ k (seeds 000 and 003) and too unstable to
+//! find its reprints there; a long text's simhash moves past k when the edit
+//! lands in the sentence that carries it. And two texts can be close by every
+//! measure of text yet report different figures or places.
 //!
-//! Design: the engine owns the [`Forest`] and per-node side data: the exact
-//! hashes that map to the node and, for short texts, the shingle set. The
-//! forest's `assign_confirmed` asks the engine about each candidate node; a
-//! candidate whose stored shingles are too different from the new text's is
-//! not a neighbour. Side data of expired nodes is dropped with them.
+//! Design: the engine owns the [`Forest`] and per-node side data: the root,
+//! the exact hashes that map to the node, and for short texts the bigram
+//! set, number and place signatures, for long texts the bottom-k sketch,
+//! number set and headline bigrams. Candidates come from three places: the
+//! forest's multi-index (within k), the short-text MinHash LSH
+//! ([`crate::shingle_index`]) and the long-text sketch index
+//! ([`crate::sketch`]). Every candidate is confirmed before it counts:
 //!
-//! Consequences: with confirmation, two roots can be within `k` of each other
-//! when the confirmation kept them apart; without short texts (or with a
-//! Jaccard threshold of 0) the forest's invariant "roots are more than `k`
-//! apart" holds exactly. Side data costs memory per node (reported in
-//! [`EngineStats`]).
+//! - short text: bigram Jaccard with the candidate and with its root, same
+//!   numbers, same places when both name any;
+//! - long text found by sketch: estimated Jaccard of the bodies, similar
+//!   headlines when both have one, one number set containing the other;
+//! - long text within k: the number-set containment only.
+//!
+//! Confirmed candidates from the two extra searches go to
+//! [`Forest::assign_with_candidates`], where their roots compete under the
+//! same rules as the roots of simhash neighbours. Side data of expired nodes
+//! is dropped with them.
+//!
+//! Consequences: a leaf found by the extra searches may be more than `k`
+//! from every other member of its class, and two roots may be within `k`
+//! when confirmation kept them apart; with both searches and all checks off
+//! the forest is exactly SPEC §3. Side data costs memory per node (reported
+//! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 use std::collections::HashMap;
 
@@ -53,6 +69,13 @@ pub struct ConfirmationConfig {
     /// ...and, when both documents have a headline, at this headline
     /// character-bigram Jaccard similarity or more.
     pub min_headline_jaccard: f64,
+    /// Look short texts up in the MinHash LSH (`shingle_index`) besides the
+    /// simhash multi-index. Off: short texts join only simhash neighbours
+    /// (still confirmed), and the LSH costs no memory.
+    pub short_text_search: bool,
+    /// Look long texts up by their bottom-k sketch (`sketch`). Off: no
+    /// sketch is computed or stored (about 300 bytes less per long node).
+    pub long_text_search: bool,
 }
 
 impl Default for ConfirmationConfig {
@@ -64,6 +87,8 @@ impl Default for ConfirmationConfig {
             require_same_places: true,
             min_long_jaccard: 0.7,
             min_headline_jaccard: 0.2,
+            short_text_search: true,
+            long_text_search: true,
         }
     }
 }
@@ -210,8 +235,13 @@ impl Engine {
             number_signature: self.fingerprinter.number_signature(prepared),
             place_signature: self.fingerprinter.place_signature(prepared),
         });
+        let long_text_search = self.confirmation.long_text_search;
         let own_long_text = own_short_text.is_none().then(|| LongText {
-            sketch: self.fingerprinter.body_sketch(prepared).into_boxed_slice(),
+            sketch: if long_text_search {
+                self.fingerprinter.body_sketch(prepared).into_boxed_slice()
+            } else {
+                Box::default()
+            },
             numbers: self
                 .fingerprinter
                 .body_number_set(prepared)
@@ -309,13 +339,13 @@ impl Engine {
         // Short texts: candidates by shingle overlap too, since their simhash
         // rarely stays within k of a reprint's (see `shingle_index`).
         let shingle_candidates: Vec<Fingerprint> = match &own_short_text {
-            Some(own) => self
+            Some(own) if config.short_text_search => self
                 .short_texts
                 .candidates(&own.shingles)
                 .into_iter()
                 .filter(|&candidate| candidate != fingerprint && confirm(candidate))
                 .collect(),
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         let mut extra_candidates = shingle_candidates;
         extra_candidates.extend(sketch_candidates);
@@ -334,7 +364,9 @@ impl Engine {
         let side_bytes_before = side.heap_bytes();
         if assignment.placement != Placement::ExistingNode {
             if let Some(short_text) = own_short_text {
-                self.short_texts.insert(fingerprint, &short_text.shingles);
+                if config.short_text_search {
+                    self.short_texts.insert(fingerprint, &short_text.shingles);
+                }
                 side.short_text = Some(short_text);
             }
             if let Some(long_text) = own_long_text {

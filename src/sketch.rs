@@ -116,7 +116,12 @@ impl SketchIndex {
         self.texts == 0
     }
 
+    /// Index `fingerprint` under the smallest hashes of `sketch`; an empty
+    /// sketch is not indexed.
     pub fn insert(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        if sketch.is_empty() {
+            return;
+        }
         for hash in sketch.iter().take(PROBES) {
             match self.buckets.get_mut(hash) {
                 None => {
@@ -140,6 +145,9 @@ impl SketchIndex {
     }
 
     pub fn remove(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        if sketch.is_empty() {
+            return;
+        }
         for hash in sketch.iter().take(PROBES) {
             let now_empty = match self.buckets.get_mut(hash) {
                 Some(Bucket::One(stored)) => *stored == fingerprint,

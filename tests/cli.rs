@@ -105,6 +105,27 @@ fn stamp_groups_reprints_and_separates_the_rest() {
 }
 
 #[test]
+fn short_text_search_can_be_turned_off() {
+    let input = fixture("reprints.jsonl");
+    let path = input.to_str().unwrap_or_default();
+    let off = roots_by_id(&stdout_lines(&neardup(
+        &[
+            "stamp",
+            "-q",
+            "--short-text-search",
+            "false",
+            "--input",
+            path,
+        ],
+        None,
+    )));
+    // The repost's simhash is far from the original's: only the LSH found it.
+    assert_ne!(off["c1"], off["c2"]);
+    // Long texts are unaffected.
+    assert_eq!(off["a1"], off["a2"]);
+}
+
+#[test]
 fn stamp_keeps_every_other_byte_and_the_order() {
     let input = std::fs::read_to_string(fixture("reprints.jsonl")).expect("fixture");
     let lines = stdout_lines(&neardup(&["stamp", "--quiet"], Some(input.as_bytes())));
