@@ -253,7 +253,7 @@ impl Fingerprinter {
         let mut compact = String::with_capacity(normalized.len());
         let mut char_count = 0;
         for c in normalized.chars() {
-            if c.is_alphanumeric() {
+            if normalize::is_letter_or_digit(c) {
                 compact.push(c);
                 char_count += 1;
             } else if c == FIELD_SEPARATOR {
@@ -294,17 +294,14 @@ impl Fingerprinter {
                 FeatureMode::WholeText => tokenize::for_each_word(field_text, push_word),
                 FeatureMode::LongestSentences { count } => {
                     // Per field, so a title is never crowded out by the body.
-                    let mut sentences = tokenize::sentences(field_text);
-                    // Longest first by letters and digits; ties keep text order.
-                    sentences.sort_by_key(|sentence| {
-                        std::cmp::Reverse(sentence.chars().filter(|c| c.is_alphanumeric()).count())
-                    });
-                    for sentence in sentences.into_iter().take(count) {
+                    for sentence in tokenize::longest_sentences(field_text, count) {
                         tokenize::for_each_word(sentence, &mut push_word);
                     }
                 }
                 FeatureMode::CharacterShingles { width } => {
-                    for_each_shingle(field_text, width, push_word)
+                    for_each_shingle(field_text, width, |shingle| {
+                        feature_hashes.push(xxh3_64(shingle))
+                    })
                 }
             }
             bit_sums.add_field(&mut feature_hashes, boost, self.config.weighting);
@@ -322,7 +319,7 @@ impl Fingerprinter {
     pub fn shingle_set_of(&self, normalized: &str) -> Vec<u32> {
         let mut hashes = Vec::with_capacity(normalized.len() / 2);
         for_each_shingle(normalized, self.config.confirm_shingle_width, |shingle| {
-            hashes.push(xxh3_64(shingle.as_bytes()) as u32);
+            hashes.push(xxh3_64(shingle) as u32);
         });
         hashes.sort_unstable();
         hashes.dedup();
@@ -380,7 +377,7 @@ impl Fingerprinter {
         let headline = prepared.normalized.split(FIELD_SEPARATOR).nth(position)?;
         headline
             .chars()
-            .any(char::is_alphanumeric)
+            .any(normalize::is_letter_or_digit)
             .then_some(headline)
     }
 
@@ -390,9 +387,7 @@ impl Fingerprinter {
         let mut hashes = Vec::with_capacity(prepared.char_count);
         for (position, part) in prepared.normalized.split(FIELD_SEPARATOR).enumerate() {
             if Some(position) != self.headline_position {
-                for_each_shingle(part, 5, |shingle| {
-                    hashes.push(xxh3_64(shingle.as_bytes()) as u32)
-                });
+                for_each_shingle(part, 5, |shingle| hashes.push(xxh3_64(shingle) as u32));
             }
         }
         crate::sketch::bottom_k(hashes, crate::sketch::SKETCH_SIZE)
@@ -428,32 +423,41 @@ fn numbers_in(text: &str) -> Vec<&str> {
     numbers
 }
 
-/// Call `on_shingle` with every run of `width` consecutive letters/digits
-/// of each field (no shingle spans two fields). A field shorter than `width`
-/// yields itself as its only shingle.
-fn for_each_shingle(normalized: &str, width: usize, mut on_shingle: impl FnMut(&str)) {
+/// Call `on_shingle` with (the UTF-8 bytes of) every run of `width`
+/// consecutive letters/digits of each field (no shingle spans two fields).
+/// A field shorter than `width` yields itself as its only shingle.
+fn for_each_shingle(normalized: &str, width: usize, mut on_shingle: impl FnMut(&[u8])) {
+    // The field's letters and digits, and the offset of each of them in it
+    // (then the end): runs of letters are copied whole.
     let mut compact = String::new();
     let mut boundaries = Vec::new();
     for field_text in normalized.split(FIELD_SEPARATOR) {
         compact.clear();
-        compact.extend(field_text.chars().filter(|c| c.is_alphanumeric()));
         boundaries.clear();
-        boundaries.extend(
-            compact
-                .char_indices()
-                .map(|(index, _)| index)
-                .chain([compact.len()]),
-        );
+        let mut run_start = None;
+        for (index, c) in field_text.char_indices() {
+            if normalize::is_letter_or_digit(c) {
+                let start = *run_start.get_or_insert(index);
+                boundaries.push(compact.len() + (index - start));
+            } else if let Some(start) = run_start.take() {
+                compact.push_str(&field_text[start..index]);
+            }
+        }
+        if let Some(start) = run_start {
+            compact.push_str(&field_text[start..]);
+        }
+        boundaries.push(compact.len());
         let char_count = boundaries.len() - 1;
         if char_count == 0 {
             continue;
         }
         if char_count <= width {
-            on_shingle(&compact);
+            on_shingle(compact.as_bytes());
             continue;
         }
-        for start in 0..=(char_count - width) {
-            on_shingle(&compact[boundaries[start]..boundaries[start + width]]);
+        let bytes = compact.as_bytes();
+        for window in boundaries.windows(width + 1) {
+            on_shingle(&bytes[window[0]..window[width]]);
         }
     }
 }
@@ -470,12 +474,12 @@ impl Default for BitSums {
 
 impl BitSums {
     fn add(&mut self, hash: u64, weight: f64) {
+        let weight_bits = weight.to_bits();
         for (bit, sum) in self.0.iter_mut().enumerate() {
-            if hash >> bit & 1 == 1 {
-                *sum += weight;
-            } else {
-                *sum -= weight;
-            }
+            // `weight` when the bit is set, else `-weight` (the sign bit
+            // flipped: exactly what `sum -= weight` adds), without a branch.
+            let sign = (!hash >> bit & 1) << 63;
+            *sum += f64::from_bits(weight_bits ^ sign);
         }
     }
 

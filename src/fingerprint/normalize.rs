@@ -12,6 +12,15 @@
 //! replaced by a space. Punctuation and whitespace are kept here: they mark
 //! word and sentence boundaries for the next steps, which drop them.
 //!
+//! NFKC and lowercasing are the costly steps, so they take a shortcut that
+//! gives the same output: normalisation never reaches across a character
+//! that starts with a starter no other character composes with (a
+//! "boundary"), so text splits there into pieces normalised independently.
+//! The characters of most text (ASCII, the main CJK block, CJK and
+//! full-width punctuation) are such boundaries with a known one-character
+//! result; one followed by another boundary is mapped directly, and only the
+//! pieces around other characters go through the full algorithm.
+//!
 //! Consequences: the normalised text is only used for features; the
 //! document's source is never modified.
 
@@ -39,14 +48,97 @@ impl Default for NormalizeOptions {
 /// Normalise `text` for feature extraction.
 pub fn normalize(text: &str, options: NormalizeOptions) -> String {
     let decoded = decode_html_entities(text);
-    let mut folded: String = decoded.nfkc().flat_map(char::to_lowercase).collect();
+    let mut folded = nfkc_lowercase(&decoded);
     if options.fold_traditional && folded.chars().any(is_han) {
         folded = zhconv::zhconv(&folded, zhconv::Variant::ZhHans);
     }
     if options.strip_links_and_mentions {
-        folded = strip_links_and_mentions(&folded);
+        folded = strip_links_and_mentions(folded);
     }
     folded
+}
+
+/// NFKC, then each character lowercased: the same as
+/// `text.nfkc().flat_map(char::to_lowercase).collect()`, with the shortcut
+/// of the module docs. A character with a [`boundary_mapping`] that is
+/// followed by another (or ends the text) is a piece of its own, mapped
+/// directly; runs of other pieces are normalised in one call.
+fn nfkc_lowercase(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    // Start of the text not yet written, which needs the full algorithm.
+    let mut pending: Option<usize> = None;
+    // Otherwise, start of the text not yet written, which maps to itself
+    // (copied in one piece when something else comes).
+    let mut verbatim_from = 0;
+    let mut chars = text.char_indices().peekable();
+    let mut mapping = chars.peek().and_then(|&(_, c)| boundary_mapping(c));
+    while let Some((index, c)) = chars.next() {
+        let next_mapping = chars.peek().and_then(|&(_, next)| boundary_mapping(next));
+        let ends_piece = next_mapping.is_some() || chars.peek().is_none();
+        match mapping {
+            Some(mapped) if ends_piece => {
+                if let Some(start) = pending.take() {
+                    out.extend(text[start..index].nfkc().flat_map(char::to_lowercase));
+                    verbatim_from = index;
+                }
+                if mapped != c {
+                    out.push_str(&text[verbatim_from..index]);
+                    out.push(mapped);
+                    verbatim_from = index + c.len_utf8();
+                }
+            }
+            _ => {
+                if pending.is_none() {
+                    out.push_str(&text[verbatim_from..index]);
+                    pending = Some(index);
+                }
+            }
+        }
+        mapping = next_mapping;
+    }
+    match pending {
+        Some(start) => out.extend(text[start..].nfkc().flat_map(char::to_lowercase)),
+        None => out.push_str(&text[verbatim_from..]),
+    }
+    out
+}
+
+/// For a boundary character (its NFKC decomposition starts with a starter
+/// that never composes with a preceding character) whose NFKC form alone is
+/// one character: that character, lowercased. `None` for every other
+/// character (which only means "no shortcut"). The tests check every
+/// character listed here against the full algorithm.
+fn boundary_mapping(c: char) -> Option<char> {
+    match c {
+        '\0'..='\x7f' => Some(c.to_ascii_lowercase()),
+        // CJK unified ideographs, CJK punctuation (、。〃 and brackets) and
+        // common general punctuation: already NFKC, no case.
+        '\u{4e00}'..='\u{9fff}'
+        | '\u{3001}'..='\u{3003}'
+        | '\u{3008}'..='\u{3011}'
+        | '\u{3014}'..='\u{301f}'
+        | '\u{2010}'
+        | '\u{2013}'..='\u{2015}'
+        | '\u{2018}'..='\u{2019}'
+        | '\u{201c}'..='\u{201d}'
+        | '\u{00b7}' => Some(c),
+        // Ideographic space → space; full-width ASCII → ASCII.
+        '\u{3000}' => Some(' '),
+        '\u{ff01}'..='\u{ff5e}' => {
+            char::from_u32(c as u32 - 0xfee0).map(|ascii| ascii.to_ascii_lowercase())
+        }
+        _ => None,
+    }
+}
+
+/// `char::is_alphanumeric`, answered without the Unicode tables for ASCII
+/// and the main CJK block (all letters), the bulk of the text.
+pub fn is_letter_or_digit(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        matches!(c, '\u{4e00}'..='\u{9fff}') || c.is_alphanumeric()
+    }
 }
 
 /// True for CJK unified ideographs (all extension blocks) and compatibility
@@ -124,9 +216,9 @@ fn decode_entity(name: &str) -> Option<char> {
 /// A link ends at whitespace or at the first character that cannot appear in
 /// a URL (which includes every Han character); a mention ends at whitespace,
 /// punctuation other than `_`/`-`/`.`, or a colon.
-fn strip_links_and_mentions(text: &str) -> String {
+fn strip_links_and_mentions(text: String) -> String {
     if !text.contains("://") && !text.contains("www.") && !text.contains('@') {
-        return text.to_string();
+        return text;
     }
     let mut out = String::with_capacity(text.len());
     let mut position = 0;
@@ -179,6 +271,93 @@ fn link_length(rest: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+    use unicode_normalization::char::{canonical_combining_class, decompose_compatible};
+    use unicode_normalization::{IsNormalized, is_nfkc_quick};
+
+    /// The definition `nfkc_lowercase` must match.
+    fn nfkc_lowercase_reference(text: &str) -> String {
+        text.nfkc().flat_map(char::to_lowercase).collect()
+    }
+
+    #[test]
+    fn boundary_mappings_are_boundaries_with_their_nfkc_form() {
+        let mut mapped = 0;
+        for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+            let Some(mapping) = boundary_mapping(c) else {
+                continue;
+            };
+            mapped += 1;
+            assert_eq!(
+                nfkc_lowercase_reference(&c.to_string()),
+                mapping.to_string(),
+                "{c:?}"
+            );
+            let mut first = None;
+            decompose_compatible(c, |part| {
+                first.get_or_insert(part);
+            });
+            let first = first.expect("a character decomposes to at least itself");
+            // A starter that is NFKC_QC=Yes never composes with a preceding
+            // character (those are NFKC_QC=Maybe).
+            assert_eq!(canonical_combining_class(first), 0, "{c:?}");
+            assert_eq!(
+                is_nfkc_quick(std::iter::once(first)),
+                IsNormalized::Yes,
+                "{c:?}"
+            );
+        }
+        assert!(mapped > 20_000);
+    }
+
+    #[test]
+    fn letter_or_digit_is_is_alphanumeric() {
+        for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+            assert_eq!(is_letter_or_digit(c), c.is_alphanumeric(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn nfkc_shortcut_handles_composition_next_to_mapped_characters() {
+        for text in [
+            "e\u{301}",
+            "ｶﾞ中ﾞa\u{308}，\u{301}",
+            "\u{1100}\u{1161}\u{11a8}中",
+            "İ Σ ﬁ ½ K ㈱ … ①",
+            "",
+            "\u{301}",
+        ] {
+            assert_eq!(
+                nfkc_lowercase(text),
+                nfkc_lowercase_reference(text),
+                "{text:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn nfkc_shortcut_matches_the_full_algorithm(
+            text in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    'a', 'E', ' ', '.', '中', '國', '，', 'Ａ', '\u{3000}', '。', '「', '—',
+                    '·', '\u{301}', '\u{308}', '\u{327}', '\u{3099}', '\u{309a}', 'ﾞ',
+                    'ｶ', 'か', 'ウ', '\u{1100}', '\u{1161}', '\u{11a8}', '가', 'é', 'Å',
+                    'İ', 'Σ', 'ﬁ', '½', '\u{212a}', '\u{f900}', '\u{2f00}', '…', '①',
+                    '\u{fa6e}', '\u{0f73}', '\u{0f71}', '\u{0f72}', '\u{1e}', '\n',
+                ]),
+                0..24,
+            )
+        ) {
+            let text: String = text.into_iter().collect();
+            prop_assert_eq!(nfkc_lowercase(&text), nfkc_lowercase_reference(&text));
+        }
+
+        #[test]
+        fn nfkc_shortcut_matches_on_any_text(text in "\\PC{0,32}") {
+            prop_assert_eq!(nfkc_lowercase(&text), nfkc_lowercase_reference(&text));
+        }
+    }
 
     #[test]
     fn full_width_and_case_are_folded() {

@@ -6,7 +6,6 @@
 //! pronouns, conjunctions, prepositions, auxiliaries). Content words are never
 //! stop words, however common; weighting handles frequency.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 const CHINESE: &[&str] = &[
@@ -29,10 +28,68 @@ const ENGLISH: &[&str] = &[
     "here", "all", "any", "some",
 ];
 
-static STOP_WORDS: LazyLock<HashSet<&'static str>> =
-    LazyLock::new(|| CHINESE.iter().chain(ENGLISH).copied().collect());
+/// Every stop word is at most this many bytes long (checked by a test).
+const MAX_LEN: usize = 7;
+
+/// The stop words as [`key`]s, sorted: a lookup is a binary search over
+/// integers (this runs for every word of every text, and hashing the
+/// string cost more).
+static STOP_WORDS: LazyLock<Vec<u64>> = LazyLock::new(|| {
+    let mut keys: Vec<u64> = CHINESE
+        .iter()
+        .chain(ENGLISH)
+        .filter_map(|word| key(word))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+});
+
+/// A word of at most [`MAX_LEN`] bytes as one integer: its bytes, then its
+/// length in the last byte (so "a" and "a\0" differ). `None` for longer
+/// words, which are never stop words.
+fn key(word: &str) -> Option<u64> {
+    let bytes = word.as_bytes();
+    if bytes.len() > MAX_LEN {
+        return None;
+    }
+    let mut packed = [0u8; 8];
+    packed[..bytes.len()].copy_from_slice(bytes);
+    packed[MAX_LEN] = bytes.len() as u8;
+    Some(u64::from_le_bytes(packed))
+}
 
 /// True if `word` (already normalised: lowercase, Simplified) is a stop word.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.contains(word)
+    key(word).is_some_and(|key| STOP_WORDS.binary_search(&key).is_ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_stop_word_fits_a_key_and_is_found() {
+        for word in CHINESE.iter().chain(ENGLISH) {
+            assert!(word.len() <= MAX_LEN, "{word}");
+            assert!(is_stop_word(word), "{word}");
+        }
+    }
+
+    #[test]
+    fn other_words_are_not_stop_words() {
+        for word in [
+            "",
+            "新书",
+            "book",
+            "th",
+            "thee",
+            "的的",
+            "a\0",
+            "一个个",
+            "theirs",
+        ] {
+            assert!(!is_stop_word(word), "{word:?}");
+        }
+    }
 }

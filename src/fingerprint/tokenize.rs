@@ -20,7 +20,7 @@ use std::sync::LazyLock;
 use jieba_rs::Jieba;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::normalize::is_han;
+use super::normalize::{is_han, is_letter_or_digit};
 use super::stopwords::is_stop_word;
 
 static JIEBA: LazyLock<Jieba> = LazyLock::new(Jieba::new);
@@ -64,7 +64,7 @@ pub fn for_each_tagged_word<'text>(
 }
 
 fn keep_word<'text>(word: &'text str, on_word: &mut impl FnMut(&'text str)) {
-    if word.chars().any(char::is_alphanumeric) && !is_stop_word(word) {
+    if word.chars().any(is_letter_or_digit) && !is_stop_word(word) {
         on_word(word);
     }
 }
@@ -88,8 +88,33 @@ fn script_runs(text: &str) -> impl Iterator<Item = (&str, bool)> {
 /// Split normalised text into sentences: at `。！？!?；;：:…`, at line breaks,
 /// and at an ASCII `.` followed by whitespace. Empty pieces are skipped.
 pub fn sentences(text: &str) -> Vec<&str> {
+    sentences_with_lengths(text)
+        .into_iter()
+        .map(|(sentence, _)| sentence)
+        .collect()
+}
+
+/// The `count` sentences of `text` with the most letters and digits, longest
+/// first; ties keep text order.
+pub fn longest_sentences(text: &str, count: usize) -> Vec<&str> {
+    let mut sentences = sentences_with_lengths(text);
+    // Stable: equal lengths stay in text order.
+    sentences.sort_by_key(|&(_, length)| std::cmp::Reverse(length));
+    sentences
+        .into_iter()
+        .take(count)
+        .map(|(sentence, _)| sentence)
+        .collect()
+}
+
+/// [`sentences`], each with its number of letters and digits (counted once
+/// here rather than on every comparison of a sort).
+fn sentences_with_lengths(text: &str) -> Vec<(&str, usize)> {
     let mut pieces = Vec::new();
     let mut start = 0;
+    // Letters and digits of the sentence so far; a sentence without any is
+    // skipped.
+    let mut length = 0;
     let mut chars = text.char_indices().peekable();
     while let Some((index, c)) = chars.next() {
         let ends_sentence = match c {
@@ -97,22 +122,24 @@ pub fn sentences(text: &str) -> Vec<&str> {
             // labels ("来源：") stay out of the sentence they introduce.
             '。' | '!' | '?' | ';' | ':' | '…' | '\n' | '\r' | '\u{2029}' | '\u{1e}' => true,
             '.' => chars.peek().is_none_or(|&(_, next)| next.is_whitespace()),
-            _ => false,
+            c => {
+                length += usize::from(is_letter_or_digit(c));
+                false
+            }
         };
         if ends_sentence {
             let end = index + c.len_utf8();
-            push_non_empty(&mut pieces, &text[start..end]);
+            if length > 0 {
+                pieces.push((&text[start..end], length));
+            }
             start = end;
+            length = 0;
         }
     }
-    push_non_empty(&mut pieces, &text[start..]);
-    pieces
-}
-
-fn push_non_empty<'text>(pieces: &mut Vec<&'text str>, piece: &'text str) {
-    if piece.chars().any(char::is_alphanumeric) {
-        pieces.push(piece);
+    if length > 0 {
+        pieces.push((&text[start..], length));
     }
+    pieces
 }
 
 #[cfg(test)]
@@ -154,5 +181,13 @@ mod tests {
             vec!["第一句。", "第二句!", "third one.", " 3.5 stays\n", "last"]
         );
         assert_eq!(sentences("来源:新华社"), vec!["来源:", "新华社"]);
+    }
+
+    #[test]
+    fn longest_sentences_come_longest_first_and_ties_in_text_order() {
+        let text = "ab。abcd。xy。wxyz。a";
+        assert_eq!(longest_sentences(text, 1), vec!["abcd。"]);
+        assert_eq!(longest_sentences(text, 3), vec!["abcd。", "wxyz。", "ab。"]);
+        assert_eq!(longest_sentences(text, 10).len(), 5);
     }
 }
