@@ -13,6 +13,7 @@
 //! [`engine`] ties them together (fingerprint, confirm short-text candidates,
 //! assign) and [`stamp`] is the offline command built on it.
 
+pub mod buckets;
 pub mod cli;
 pub mod config;
 pub mod engine;

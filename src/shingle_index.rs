@@ -18,10 +18,9 @@
 //! Consequences: memory is about `bands` map entries per short node. Removal
 //! needs the same shingle set that was inserted (the engine keeps it).
 
-use std::collections::HashMap;
-
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::buckets::BoundedBuckets;
 use crate::forest::Fingerprint;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
@@ -43,17 +42,11 @@ impl Default for LshShape {
     }
 }
 
-#[derive(Debug)]
-enum Bucket {
-    One(Fingerprint),
-    Many(Vec<Fingerprint>),
-}
-
 /// Band key → fingerprints of the short texts stored under it.
 #[derive(Debug)]
 pub struct ShingleIndex {
     shape: LshShape,
-    buckets: HashMap<u64, Bucket>,
+    buckets: BoundedBuckets<u64>,
     texts: usize,
 }
 
@@ -64,7 +57,7 @@ impl ShingleIndex {
                 bands: shape.bands.max(1),
                 rows: shape.rows.max(1),
             },
-            buckets: HashMap::new(),
+            buckets: BoundedBuckets::new(MAX_BUCKET),
             texts: 0,
         }
     }
@@ -84,26 +77,10 @@ impl ShingleIndex {
         if shingles.is_empty() {
             return;
         }
+        // A full bucket takes no more: candidate lists stay bounded, and the
+        // text is still found through its other bands.
         for key in self.band_keys(shingles) {
-            match self.buckets.get_mut(&key) {
-                None => {
-                    self.buckets.insert(key, Bucket::One(fingerprint));
-                }
-                Some(Bucket::One(existing)) if *existing == fingerprint => {}
-                Some(bucket @ Bucket::One(_)) => {
-                    if let Bucket::One(existing) = *bucket {
-                        *bucket = Bucket::Many(vec![existing, fingerprint]);
-                    }
-                }
-                Some(Bucket::Many(fingerprints)) => {
-                    // A full bucket takes no more: candidate lists stay
-                    // bounded, and the text is still found through its
-                    // other bands.
-                    if fingerprints.len() < MAX_BUCKET && !fingerprints.contains(&fingerprint) {
-                        fingerprints.push(fingerprint);
-                    }
-                }
-            }
+            self.buckets.insert(key, fingerprint);
         }
         self.texts += 1;
     }
@@ -114,22 +91,7 @@ impl ShingleIndex {
             return;
         }
         for key in self.band_keys(shingles) {
-            let now_empty = match self.buckets.get_mut(&key) {
-                Some(Bucket::One(existing)) => *existing == fingerprint,
-                Some(Bucket::Many(fingerprints)) => {
-                    fingerprints.retain(|&stored| stored != fingerprint);
-                    if let [only] = fingerprints[..] {
-                        self.buckets.insert(key, Bucket::One(only));
-                        false
-                    } else {
-                        fingerprints.is_empty()
-                    }
-                }
-                None => false,
-            };
-            if now_empty {
-                self.buckets.remove(&key);
-            }
+            self.buckets.remove(key, fingerprint);
         }
         self.texts = self.texts.saturating_sub(1);
     }
@@ -141,29 +103,16 @@ impl ShingleIndex {
             return found;
         }
         for key in self.band_keys(shingles) {
-            match self.buckets.get(&key) {
-                Some(Bucket::One(fingerprint)) => found.push(*fingerprint),
-                Some(Bucket::Many(fingerprints)) => found.extend_from_slice(fingerprints),
-                None => {}
-            }
+            found.extend_from_slice(self.buckets.get(key).0);
         }
         found.sort_unstable();
         found.dedup();
         found
     }
 
-    /// Rough heap bytes used (map entries only).
+    /// Rough heap bytes used.
     pub fn approx_heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<u64>() + std::mem::size_of::<Bucket>() + 1;
-        let overflow: usize = self
-            .buckets
-            .values()
-            .map(|bucket| match bucket {
-                Bucket::One(_) => 0,
-                Bucket::Many(fingerprints) => fingerprints.capacity() * 8,
-            })
-            .sum();
-        self.buckets.capacity() * entry + overflow
+        self.buckets.approx_heap_bytes()
     }
 
     fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
@@ -231,7 +180,7 @@ mod tests {
         index.remove(2, &set(0..10));
         assert!(index.candidates(&set(0..10)).is_empty());
         assert!(index.is_empty());
-        assert_eq!(index.buckets.len(), 0);
+        assert_eq!(index.buckets.key_count(), 0);
     }
 
     #[test]

@@ -19,8 +19,7 @@
 //! Consequences: about `k × 4` bytes per long node plus `probes` index
 //! entries. Candidates are confirmed by the engine, never trusted as found.
 
-use std::collections::HashMap;
-
+use crate::buckets::BoundedBuckets;
 use crate::forest::Fingerprint;
 
 /// Sketch size: the Jaccard estimate's standard error is about
@@ -84,27 +83,20 @@ pub fn estimate_jaccard(left: &[u32], right: &[u32], size: usize) -> f64 {
     }
 }
 
-/// Most hashes are the smallest of only one text: store that one inline.
+/// Smallest sketch hash → fingerprints of the long texts indexed under it.
 #[derive(Debug)]
-enum Bucket {
-    One(Fingerprint),
-    Many(Vec<Fingerprint>),
+pub struct SketchIndex {
+    buckets: BoundedBuckets<u32>,
+    texts: usize,
 }
 
-impl Bucket {
-    fn as_slice(&self) -> &[Fingerprint] {
-        match self {
-            Bucket::One(fingerprint) => std::slice::from_ref(fingerprint),
-            Bucket::Many(fingerprints) => fingerprints,
+impl Default for SketchIndex {
+    fn default() -> Self {
+        SketchIndex {
+            buckets: BoundedBuckets::new(MAX_BUCKET),
+            texts: 0,
         }
     }
-}
-
-/// Smallest sketch hash → fingerprints of the long texts indexed under it.
-#[derive(Debug, Default)]
-pub struct SketchIndex {
-    buckets: HashMap<u32, Bucket>,
-    texts: usize,
 }
 
 impl SketchIndex {
@@ -122,24 +114,8 @@ impl SketchIndex {
         if sketch.is_empty() {
             return;
         }
-        for hash in sketch.iter().take(PROBES) {
-            match self.buckets.get_mut(hash) {
-                None => {
-                    self.buckets.insert(*hash, Bucket::One(fingerprint));
-                }
-                Some(Bucket::One(stored)) => {
-                    if *stored != fingerprint {
-                        let first = *stored;
-                        self.buckets
-                            .insert(*hash, Bucket::Many(vec![first, fingerprint]));
-                    }
-                }
-                Some(Bucket::Many(stored)) => {
-                    if stored.len() < MAX_BUCKET && !stored.contains(&fingerprint) {
-                        stored.push(fingerprint);
-                    }
-                }
-            }
+        for &hash in sketch.iter().take(PROBES) {
+            self.buckets.insert(hash, fingerprint);
         }
         self.texts += 1;
     }
@@ -148,18 +124,8 @@ impl SketchIndex {
         if sketch.is_empty() {
             return;
         }
-        for hash in sketch.iter().take(PROBES) {
-            let now_empty = match self.buckets.get_mut(hash) {
-                Some(Bucket::One(stored)) => *stored == fingerprint,
-                Some(Bucket::Many(fingerprints)) => {
-                    fingerprints.retain(|&stored| stored != fingerprint);
-                    fingerprints.is_empty()
-                }
-                None => false,
-            };
-            if now_empty {
-                self.buckets.remove(hash);
-            }
+        for &hash in sketch.iter().take(PROBES) {
+            self.buckets.remove(hash, fingerprint);
         }
         self.texts = self.texts.saturating_sub(1);
     }
@@ -168,11 +134,11 @@ impl SketchIndex {
     /// `sketch`, each once; hashes whose bucket is full are skipped.
     pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
         let mut found = Vec::new();
-        for hash in sketch.iter().take(PROBES) {
-            if let Some(bucket) = self.buckets.get(hash)
-                && bucket.as_slice().len() < MAX_BUCKET
-            {
-                found.extend_from_slice(bucket.as_slice());
+        for &hash in sketch.iter().take(PROBES) {
+            // A full key is a shingle of boilerplate: it finds nothing.
+            let (stored, full) = self.buckets.get(hash);
+            if !full {
+                found.extend_from_slice(stored);
             }
         }
         found.sort_unstable();
@@ -182,16 +148,7 @@ impl SketchIndex {
 
     /// Rough heap bytes used.
     pub fn approx_heap_bytes(&self) -> usize {
-        let entries = self.buckets.capacity() * (std::mem::size_of::<(u32, Bucket)>() + 1);
-        let lists: usize = self
-            .buckets
-            .values()
-            .map(|bucket| match bucket {
-                Bucket::One(_) => 0,
-                Bucket::Many(fingerprints) => fingerprints.capacity() * 8,
-            })
-            .sum();
-        entries + lists
+        self.buckets.approx_heap_bytes()
     }
 }
 
