@@ -399,10 +399,15 @@ impl Fingerprinter {
     }
 }
 
-/// Runs of ASCII digits, with inner `.` or `,` (`3.5`, `1,200`), in order.
+/// The numbers of a text, in order: runs of ASCII digits with inner `.` or
+/// `,` (`3.5`, `1,200`; full-width digits are ASCII after NFKC), and numbers
+/// written in Chinese numerals: runs of two or more (`十五`, `二〇二三`,
+/// `一百二十九`) or one after `第` (`第八`). A lone numeral is not counted:
+/// it is part of too many ordinary words (一些, 统一, 十分).
 fn numbers_in(text: &str) -> Vec<&str> {
     let mut numbers = Vec::new();
     let mut start = None;
+    let mut previous = None;
     for (index, c) in text.char_indices() {
         let inside_number = c.is_ascii_digit()
             || (matches!(c, '.' | ',')
@@ -420,7 +425,47 @@ fn numbers_in(text: &str) -> Vec<&str> {
     if let Some(begin) = start {
         numbers.push(&text[begin..]);
     }
+    let mut run_start: Option<usize> = None;
+    let mut run_chars = 0;
+    let mut after_ordinal = false;
+    for (index, c) in text.char_indices().chain([(text.len(), ' ')]) {
+        if is_chinese_numeral(c) {
+            if run_start.is_none() {
+                run_start = Some(index);
+                run_chars = 0;
+                after_ordinal = previous == Some('第');
+            }
+            run_chars += 1;
+        } else if let Some(begin) = run_start.take()
+            && (run_chars >= 2 || after_ordinal)
+        {
+            numbers.push(&text[begin..index]);
+        }
+        previous = Some(c);
+    }
     numbers
+}
+
+fn is_chinese_numeral(c: char) -> bool {
+    matches!(
+        c,
+        '〇' | '零'
+            | '一'
+            | '二'
+            | '两'
+            | '三'
+            | '四'
+            | '五'
+            | '六'
+            | '七'
+            | '八'
+            | '九'
+            | '十'
+            | '百'
+            | '千'
+            | '万'
+            | '亿'
+    )
 }
 
 /// Call `on_shingle` with (the UTF-8 bytes of) every run of `width`
@@ -700,6 +745,14 @@ mod tests {
             signature("up 3.6% to 1,200 tonnes")
         );
         assert_ne!(signature("第1季度"), signature("第2季度"));
+        // Chinese numerals: runs of two or more, or one after 第.
+        assert_ne!(signature("神舟十五号发射"), signature("神舟十六号发射"));
+        assert_ne!(signature("举行第八次会议"), signature("举行第七次会议"));
+        assert_ne!(
+            signature("二〇二三年新年贺词"),
+            signature("二〇二四年新年贺词")
+        );
+        assert_eq!(signature("统一部署一些工作"), 0);
     }
 
     #[test]
