@@ -62,9 +62,13 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_SHORT_CHARS")]
     pub short_chars: Option<usize>,
 
-    /// Minimum character-shingle Jaccard similarity for a short text to join a candidate [default: 0.6]
+    /// Minimum character-bigram Jaccard similarity for a short text to join a candidate [default: 0.65]
     #[arg(long, env = "NEARDUP_MIN_SHORT_JACCARD")]
     pub min_short_jaccard: Option<f64>,
+
+    /// A short text below --min-short-jaccard (but at 0.5 or more) still joins when this share of one text's bigrams lies inside the other's: the copy only added something [default: 0.9]
+    #[arg(long, env = "NEARDUP_MIN_SHORT_CONTAINMENT")]
+    pub min_short_containment: Option<f64>,
 
     /// Minimum character-shingle Jaccard similarity of a short text to the root of the class it joins [default: 0.5]
     #[arg(long, env = "NEARDUP_MIN_SHORT_ROOT_JACCARD")]
@@ -145,6 +149,9 @@ impl EngineSettings {
             short_mode: self.short_mode.or(fallback.short_mode),
             short_chars: self.short_chars.or(fallback.short_chars),
             min_short_jaccard: self.min_short_jaccard.or(fallback.min_short_jaccard),
+            min_short_containment: self
+                .min_short_containment
+                .or(fallback.min_short_containment),
             min_short_root_jaccard: self
                 .min_short_root_jaccard
                 .or(fallback.min_short_root_jaccard),
@@ -195,6 +202,9 @@ impl EngineSettings {
         let defaults = ConfirmationConfig::default();
         let confirmation = ConfirmationConfig {
             min_short_jaccard: self.min_short_jaccard.unwrap_or(defaults.min_short_jaccard),
+            min_short_containment: self
+                .min_short_containment
+                .unwrap_or(defaults.min_short_containment),
             min_short_root_jaccard: self
                 .min_short_root_jaccard
                 .unwrap_or(defaults.min_short_root_jaccard),

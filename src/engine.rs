@@ -47,12 +47,20 @@ use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
 /// that thousands of slightly different texts hash to.
 const MAX_EXACT_HASHES_PER_NODE: usize = 4;
 
+/// Lowest bigram Jaccard at which a short text that contains (or is
+/// contained in) a candidate can still join it.
+const CONTAINED_JACCARD_FLOOR: f64 = 0.5;
+
 /// How short-text candidates are confirmed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConfirmationConfig {
-    /// A short text joins a candidate node only if the character-shingle
-    /// Jaccard similarity of the two texts is at least this...
+    /// A short text joins a candidate node only if the character-bigram
+    /// Jaccard similarity of the two texts is at least this, or at least
+    /// 0.5 with `min_short_containment` of one text's bigrams inside the
+    /// other's...
     pub min_short_jaccard: f64,
+    /// See `min_short_jaccard`.
+    pub min_short_containment: f64,
     /// ...and its similarity to the candidate's root (the class's first
     /// text) is at least this, so a class cannot drift away from its root
     /// one small step at a time (templates that differ in one word chain
@@ -81,7 +89,8 @@ pub struct ConfirmationConfig {
 impl Default for ConfirmationConfig {
     fn default() -> Self {
         ConfirmationConfig {
-            min_short_jaccard: 0.6,
+            min_short_jaccard: 0.65,
+            min_short_containment: 0.9,
             min_short_root_jaccard: 0.5,
             require_same_numbers: true,
             require_same_places: true,
@@ -329,7 +338,12 @@ impl Engine {
             let confirmed = !(config.require_same_places && places_differ)
                 && (!config.require_same_numbers
                     || own.number_signature == theirs.number_signature)
-                && jaccard(&own.shingles, &theirs.shingles) >= config.min_short_jaccard
+                && short_texts_close(
+                    &own.shingles,
+                    &theirs.shingles,
+                    config.min_short_jaccard,
+                    config.min_short_containment,
+                )
                 && root_is_close;
             if !confirmed {
                 stats.confirmations_rejected += 1;
@@ -422,6 +436,32 @@ impl Engine {
             ..self.stats
         }
     }
+}
+
+/// Bigram sets of two short texts are close enough: Jaccard at least
+/// `min_jaccard`, or at least [`CONTAINED_JACCARD_FLOOR`] when one set lies
+/// almost wholly (`min_containment`) inside the other. A repost that only
+/// added something (a prefix, a tag, a link) keeps all of the original's
+/// bigrams; two different questions that share a frame ("…的意思是什么")
+/// each have bigrams of their own.
+fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_containment: f64) -> bool {
+    let similarity = jaccard(ours, theirs);
+    if similarity >= min_jaccard {
+        return true;
+    }
+    if similarity < CONTAINED_JACCARD_FLOOR {
+        return false;
+    }
+    let (smaller, larger) = if ours.len() <= theirs.len() {
+        (ours, theirs)
+    } else {
+        (theirs, ours)
+    };
+    let inside = smaller
+        .iter()
+        .filter(|value| larger.binary_search(value).is_ok())
+        .count();
+    inside as f64 >= min_containment * smaller.len() as f64
 }
 
 /// True when every element of one sorted set is in the other.
@@ -595,6 +635,18 @@ mod tests {
             .add_document(&article("暴雨预警发布后各区启动应急响应", &edited), 2)
             .expect("text");
         assert_ne!(unrelated.root, original.root);
+    }
+
+    #[test]
+    fn contained_short_texts_join_at_a_lower_jaccard() {
+        let set = |range: std::ops::Range<u32>| range.collect::<Vec<u32>>();
+        // 10 bigrams inside 18: Jaccard 0.56, fully contained.
+        assert!(short_texts_close(&set(0..10), &set(0..18), 0.65, 0.9));
+        // Same Jaccard, but each side has bigrams of its own.
+        assert!(!short_texts_close(&set(0..14), &set(4..18), 0.65, 0.9));
+        // Contained, but too small a share of the larger text.
+        assert!(!short_texts_close(&set(0..5), &set(0..20), 0.65, 0.9));
+        assert!(short_texts_close(&set(0..20), &set(0..20), 0.65, 0.9));
     }
 
     #[test]
