@@ -82,7 +82,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_IGNORE_NUMBERS", num_args = 0..=1, default_missing_value = "true")]
     pub ignore_numbers: Option<bool>,
 
-    /// Feature weights: tf (occurrences) or logtf (1 + ln occurrences) [default: tf]
+    /// Feature weights: tf (occurrences), logtf (1 + ln occurrences) or tfidf (occurrences × jieba IDF) [default: tf]
     #[arg(long, env = "NEARDUP_WEIGHTING")]
     #[serde(default, deserialize_with = "deserialize_parsed")]
     pub weighting: Option<Weighting>,

@@ -106,6 +106,12 @@ pub enum Weighting {
     TermFrequency,
     /// Weight = 1 + ln(occurrences): repeated words count, but less.
     LogTermFrequency,
+    /// Weight = occurrences × inverse document frequency from jieba's IDF
+    /// table (words it does not know, and non-Han words, get its median).
+    /// Measured worse than plain TF on the benchmark (README); offered for
+    /// corpora where common words drown the signal. Word features only:
+    /// with `shingles` modes it falls back to TF.
+    TermFrequencyInverseDocumentFrequency,
 }
 
 impl FromStr for Weighting {
@@ -115,7 +121,10 @@ impl FromStr for Weighting {
         match text {
             "tf" => Ok(Weighting::TermFrequency),
             "logtf" => Ok(Weighting::LogTermFrequency),
-            _ => Err(format!("unknown weighting `{text}` (expected tf or logtf)")),
+            "tfidf" => Ok(Weighting::TermFrequencyInverseDocumentFrequency),
+            _ => Err(format!(
+                "unknown weighting `{text}` (expected tf, logtf or tfidf)"
+            )),
         }
     }
 }
@@ -287,7 +296,24 @@ impl Fingerprinter {
             .iter()
             .map(|field| field.boost)
             .chain(std::iter::repeat(1.0));
+        let weighting = self.config.weighting;
         for (field_text, boost) in prepared.normalized.split(FIELD_SEPARATOR).zip(boosts) {
+            if weighting == Weighting::TermFrequencyInverseDocumentFrequency
+                && !matches!(mode, FeatureMode::CharacterShingles { .. })
+            {
+                let mut add_weighted = |word: &str, weight: f64| {
+                    bit_sums.add(xxh3_64(word.as_bytes()), weight * boost)
+                };
+                match mode {
+                    FeatureMode::LongestSentences { count } => {
+                        for sentence in tokenize::longest_sentences(field_text, count) {
+                            tokenize::for_each_weighted_word(sentence, &mut add_weighted);
+                        }
+                    }
+                    _ => tokenize::for_each_weighted_word(field_text, &mut add_weighted),
+                }
+                continue;
+            }
             feature_hashes.clear();
             let mut push_word = |word: &str| feature_hashes.push(xxh3_64(word.as_bytes()));
             match mode {
@@ -534,9 +560,12 @@ impl BitSums {
             return;
         }
         match weighting {
-            Weighting::TermFrequency => feature_hashes
-                .iter()
-                .for_each(|&hash| self.add(hash, boost)),
+            // TF-IDF reaches here only for shingle features: plain TF.
+            Weighting::TermFrequency | Weighting::TermFrequencyInverseDocumentFrequency => {
+                feature_hashes
+                    .iter()
+                    .for_each(|&hash| self.add(hash, boost))
+            }
             Weighting::LogTermFrequency => {
                 feature_hashes.sort_unstable();
                 for run in feature_hashes.chunk_by(|a, b| a == b) {

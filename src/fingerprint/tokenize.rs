@@ -45,6 +45,49 @@ pub fn for_each_word<'text>(text: &'text str, mut on_word: impl FnMut(&'text str
     }
 }
 
+/// jieba's TF-IDF extractor, configured to keep every word: it is only used
+/// for its IDF table, which jieba-rs keeps private.
+static TF_IDF: LazyLock<jieba_rs::TfIdf> = LazyLock::new(|| {
+    let mut extractor = jieba_rs::TfIdf::default();
+    *extractor.config_mut() = jieba_rs::KeywordExtractConfig::builder()
+        .set_stop_words(std::collections::BTreeSet::new())
+        .min_keyword_length(1)
+        .use_hmm(false)
+        .build();
+    extractor
+});
+
+/// The IDF of a word the table does not know (the table's median).
+static MEDIAN_IDF: LazyLock<f64> = LazyLock::new(|| {
+    use jieba_rs::KeywordExtract;
+    TF_IDF
+        .extract_keywords(&JIEBA, "qqqqzzzzxxxx", 1, Vec::new())
+        .first()
+        .map_or(10.0, |keyword| keyword.weight)
+});
+
+/// Call `on_word(word, occurrences × idf)` once per distinct feature word of
+/// each script run of `text`.
+pub fn for_each_weighted_word(text: &str, mut on_word: impl FnMut(&str, f64)) {
+    use jieba_rs::KeywordExtract;
+    for (run, run_is_han) in script_runs(text) {
+        if run_is_han {
+            // The extractor weighs tf × idf / (words in the run): undo the
+            // division so runs of different lengths compare.
+            let words_in_run = JIEBA.tag(run, false).len() as f64;
+            for keyword in TF_IDF.extract_keywords(&JIEBA, run, usize::MAX, Vec::new()) {
+                keep_word(&keyword.keyword, &mut |word: &str| {
+                    on_word(word, keyword.weight * words_in_run)
+                });
+            }
+        } else {
+            for word in run.unicode_words() {
+                keep_word(word, &mut |word: &str| on_word(word, *MEDIAN_IDF));
+            }
+        }
+    }
+}
+
 /// Call `on_name` for every word of the Han runs of `text` that jieba tags
 /// as one of `tags` (part-of-speech tags such as `ns`, place name).
 pub fn for_each_tagged_word<'text>(
@@ -167,6 +210,22 @@ mod tests {
                 "rocks"
             ]
         );
+    }
+
+    #[test]
+    fn tf_idf_weighs_rare_words_above_common_ones_and_counts_repeats() {
+        let mut weights = std::collections::HashMap::new();
+        for_each_weighted_word("中国中国量子纠缠 hello", |word, weight| {
+            weights.insert(word.to_string(), weight);
+        });
+        // "中国" twice: tf 2; "量子纠缠" is two words.
+        let (common, rare) = (weights["中国"] / 2.0, weights["量子"]);
+        assert!(
+            rare > common,
+            "idf of a rare word {rare} must exceed a common one's {common}"
+        );
+        assert_eq!(weights["hello"], *MEDIAN_IDF);
+        assert_eq!(weights.len(), 4);
     }
 
     #[test]
