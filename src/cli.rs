@@ -74,6 +74,10 @@ pub struct StampArgs {
     #[arg(long, short)]
     pub quiet: bool,
 
+    /// Print the summary line even when standard error is not a terminal (by default it is printed on a terminal only)
+    #[arg(long)]
+    pub summary: bool,
+
     #[command(flatten)]
     pub engine: EngineSettings,
 }
@@ -146,7 +150,8 @@ fn run_stamp(args: StampArgs, file: ConfigFile) -> anyhow::Result<()> {
         None => Box::new(io::stdout().lock()),
     };
     let output = BufWriter::with_capacity(1 << 20, output);
-    let show_progress = !args.quiet && io::stderr().is_terminal();
+    let on_terminal = io::stderr().is_terminal();
+    let show_progress = !args.quiet && on_terminal;
     let progress = show_progress.then(|| new_progress_bar(input_len));
     let summary = stamp(&mut engine, input, output, &options, |bytes| {
         if let Some(bar) = &progress {
@@ -157,7 +162,7 @@ fn run_stamp(args: StampArgs, file: ConfigFile) -> anyhow::Result<()> {
         bar.finish_and_clear();
     }
     let summary = summary?;
-    if !args.quiet {
+    if !args.quiet && (on_terminal || args.summary) {
         eprintln!("neardup stamp: {summary}");
     }
     Ok(())

@@ -258,10 +258,16 @@ fn replayed_time_expires_old_classes() {
 #[test]
 fn summary_line_reports_documents_and_classes() {
     let input = fixture("reprints.jsonl");
-    let output = neardup(
-        &["stamp", "--input", input.to_str().unwrap_or_default()],
-        None,
+    let path = input.to_str().unwrap_or_default();
+    // Not a terminal: quiet unless asked.
+    let quiet = neardup(&["stamp", "--input", path], None);
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
     );
+    let output = neardup(&["stamp", "--summary", "--input", path], None);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains("stamped 10 of 11 documents into"),
