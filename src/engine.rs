@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 
-use crate::fingerprint::{Fingerprinter, PreparedText, jaccard};
+use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard};
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
 use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
@@ -114,8 +114,35 @@ struct ShortText {
 #[derive(Debug)]
 struct LongText {
     sketch: Box<[u32]>,
-    headline_shingles: Option<Box<[u32]>>,
+    /// Letters and digits of the headline, when the document has one.
+    headline: Option<Box<str>>,
+    /// The first [`LEAD_CHARS`] letters and digits of the body.
+    lead: Box<str>,
     numbers: Box<[u32]>,
+}
+
+/// How much of a body's start is kept to recognise a headline taken from it.
+const LEAD_CHARS: usize = 48;
+
+/// How much of a headline must appear in the other copy's lead.
+const HEADLINE_PREFIX_CHARS: usize = 16;
+
+impl LongText {
+    /// Headlines agree when they are similar (character bigrams), or when
+    /// one is the start of the other copy's body: aggregators title a
+    /// reprint with its first sentence.
+    fn headlines_agree(&self, other: &LongText, min_jaccard: f64) -> bool {
+        let (Some(ours), Some(theirs)) = (&self.headline, &other.headline) else {
+            return true;
+        };
+        let taken_from_lead = |headline: &str, lead: &str| {
+            let prefix: String = headline.chars().take(HEADLINE_PREFIX_CHARS).collect();
+            prefix.chars().count() >= 8 && lead.contains(prefix.as_str())
+        };
+        bigram_jaccard(ours, theirs) >= min_jaccard
+            || taken_from_lead(ours, &other.lead)
+            || taken_from_lead(theirs, &self.lead)
+    }
 }
 
 #[derive(Debug)]
@@ -138,10 +165,9 @@ impl NodeSideData {
             .as_ref()
             .map_or(0, |short| short.shingles.len() * 4);
         let long = self.long_text.as_ref().map_or(0, |long| {
-            (long.sketch.len()
-                + long.numbers.len()
-                + long.headline_shingles.as_ref().map_or(0, |h| h.len()))
-                * 4
+            (long.sketch.len() + long.numbers.len()) * 4
+                + long.headline.as_ref().map_or(0, |headline| headline.len())
+                + long.lead.len()
         });
         self.exact_hashes.capacity() * 8 + short + long
     }
@@ -255,11 +281,17 @@ impl Engine {
                 .fingerprinter
                 .body_number_set(prepared)
                 .into_boxed_slice(),
-            headline_shingles: self.fingerprinter.headline(prepared).map(|headline| {
-                self.fingerprinter
-                    .shingle_set_of(headline)
-                    .into_boxed_slice()
+            headline: self.fingerprinter.headline(prepared).map(|headline| {
+                headline
+                    .chars()
+                    .filter(|&c| c.is_alphanumeric())
+                    .collect::<String>()
+                    .into_boxed_str()
             }),
+            lead: self
+                .fingerprinter
+                .body_lead(prepared, LEAD_CHARS)
+                .into_boxed_str(),
         });
         let config = self.confirmation;
         let side_data = &self.side_data;
@@ -279,13 +311,7 @@ impl Engine {
                     else {
                         return false;
                     };
-                    let headlines_agree = match (&own.headline_shingles, &theirs.headline_shingles)
-                    {
-                        (Some(ours), Some(their_headline)) => {
-                            jaccard(ours, their_headline) >= config.min_headline_jaccard
-                        }
-                        _ => true,
-                    };
+                    let headlines_agree = own.headlines_agree(theirs, config.min_headline_jaccard);
                     // Truncation drops numbers and an added paragraph brings
                     // some, but a reprint never changes them: one set must
                     // contain the other.
@@ -615,6 +641,37 @@ mod tests {
                 .map(|p| p.root),
             Some(original.root)
         );
+    }
+
+    #[test]
+    fn headline_taken_from_the_other_copys_lead_agrees() {
+        let long_text = |headline: Option<&str>, lead: &str| LongText {
+            sketch: Box::default(),
+            headline: headline.map(Into::into),
+            lead: lead.into(),
+            numbers: Box::default(),
+        };
+        let original = long_text(
+            Some("老城焕新民生为先"),
+            "本市今天召开城市更新工作推进会会议总结了过去一年",
+        );
+        // An aggregator's copy titled with the lead: no bigram in common.
+        let lead_titled = long_text(
+            Some("本市今天召开城市更新工作推进会会议"),
+            "本市今天召开城市更新工作推进会",
+        );
+        assert!(lead_titled.headlines_agree(&original, 0.2));
+        assert!(original.headlines_agree(&lead_titled, 0.2));
+        // An unrelated headline over the same body does not agree.
+        let unrelated = long_text(
+            Some("暴雨预警发布后各区启动应急响应"),
+            "本市今天召开城市更新工作推进会",
+        );
+        assert!(!unrelated.headlines_agree(&original, 0.2));
+        // Too short a headline proves nothing; no headline never disagrees.
+        let tiny = long_text(Some("本市今天"), "x");
+        assert!(!tiny.headlines_agree(&original, 0.2));
+        assert!(long_text(None, "x").headlines_agree(&original, 0.2));
     }
 
     #[test]

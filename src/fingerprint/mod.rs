@@ -407,6 +407,20 @@ impl Fingerprinter {
             .then_some(headline)
     }
 
+    /// The first `chars` letters and digits of the body (every field but the
+    /// headline), for recognising a headline taken from another copy's lead.
+    pub fn body_lead(&self, prepared: &PreparedText, chars: usize) -> String {
+        prepared
+            .normalized
+            .split(FIELD_SEPARATOR)
+            .enumerate()
+            .filter(|(position, _)| Some(*position) != self.headline_position)
+            .flat_map(|(_, part)| part.chars())
+            .filter(|&c| normalize::is_letter_or_digit(c))
+            .take(chars)
+            .collect()
+    }
+
     /// Bottom-k sketch ([`crate::sketch`]) of the character 5-grams of every
     /// field but the headline.
     pub fn body_sketch(&self, prepared: &PreparedText) -> Vec<u32> {
@@ -598,6 +612,36 @@ fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 
     bit_sums.fingerprint()
 }
 
+/// Jaccard similarity of the character-bigram sets of two strings (letters
+/// and digits only). Used on headlines, which are short.
+pub fn bigram_jaccard(left: &str, right: &str) -> f64 {
+    let bigrams = |text: &str| {
+        let chars: Vec<char> = text
+            .chars()
+            .filter(|&c| normalize::is_letter_or_digit(c))
+            .collect();
+        let mut pairs: Vec<(char, char)> =
+            chars.windows(2).map(|pair| (pair[0], pair[1])).collect();
+        if pairs.is_empty()
+            && let [only] = chars[..]
+        {
+            pairs.push((only, only));
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        pairs
+    };
+    let (left, right) = (bigrams(left), bigrams(right));
+    if left.is_empty() && right.is_empty() {
+        return 1.0;
+    }
+    let common = left
+        .iter()
+        .filter(|pair| right.binary_search(pair).is_ok())
+        .count();
+    common as f64 / (left.len() + right.len() - common) as f64
+}
+
 /// Number of differing bits.
 pub fn hamming_distance(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()
@@ -782,6 +826,23 @@ mod tests {
             signature("二〇二四年新年贺词")
         );
         assert_eq!(signature("统一部署一些工作"), 0);
+    }
+
+    #[test]
+    fn bigram_jaccard_of_short_strings() {
+        assert_eq!(bigram_jaccard("abcd", "abcd"), 1.0);
+        assert!((bigram_jaccard("abcd", "abce") - 0.5).abs() < 1e-9);
+        assert_eq!(bigram_jaccard("a b", "ab"), 1.0);
+        assert_eq!(bigram_jaccard("x", "y"), 0.0);
+        assert_eq!(bigram_jaccard("", "!"), 1.0);
+    }
+
+    #[test]
+    fn body_lead_skips_the_headline_and_punctuation() {
+        let f = fingerprinter();
+        let document = serde_json::json!({"title": "标题", "content": "正文，第一句。第二句"});
+        let prepared = f.prepare_document(&document).expect("text");
+        assert_eq!(f.body_lead(&prepared, 5), "正文第一句");
     }
 
     #[test]
