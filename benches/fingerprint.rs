@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use neardup::config::EngineSettings;
-use neardup::fingerprint::{FeatureMode, FingerprintConfig, Fingerprinter};
+use neardup::fingerprint::{FeatureMode, FingerprintConfig, Fingerprinter, Weighting};
 
 const CHINESE_PARAGRAPHS: &[&str] = &[
     "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。",
@@ -51,17 +51,34 @@ fn fingerprint_throughput(c: &mut Criterion) {
     for (language, source) in [("zh", CHINESE_PARAGRAPHS), ("en", ENGLISH_PARAGRAPHS)] {
         let docs = documents(source);
         let mean_bytes = docs.iter().map(String::len).sum::<usize>() / docs.len();
-        for mode in [
-            FeatureMode::WholeText,
-            FeatureMode::LongestSentences { count: 1 },
-            FeatureMode::CharacterShingles { width: 3 },
+        for (mode, weighting) in [
+            (FeatureMode::WholeText, Weighting::TermFrequency),
+            (
+                FeatureMode::LongestSentences { count: 1 },
+                Weighting::TermFrequency,
+            ),
+            (
+                FeatureMode::LongestSentences { count: 1 },
+                Weighting::TermFrequencyInverseDocumentFrequency,
+            ),
+            (
+                FeatureMode::CharacterShingles { width: 3 },
+                Weighting::TermFrequency,
+            ),
         ] {
             let fingerprinter = Fingerprinter::new(FingerprintConfig {
                 mode,
+                weighting,
                 short_text_chars: 0,
                 ..FingerprintConfig::default()
             })
             .expect("valid config");
+            let label = match weighting {
+                Weighting::TermFrequencyInverseDocumentFrequency => {
+                    format!("{language}/{mode}/tfidf")
+                }
+                _ => format!("{language}/{mode}"),
+            };
             // Correctness inside the bench: a reprint with other punctuation
             // and width has the same fingerprint.
             assert_eq!(
@@ -74,7 +91,7 @@ fn fingerprint_throughput(c: &mut Criterion) {
             ] {
                 group.throughput(throughput);
                 let mut next = 0;
-                group.bench_function(BenchmarkId::new(format!("{language}/{mode}"), unit), |b| {
+                group.bench_function(BenchmarkId::new(label.clone(), unit), |b| {
                     b.iter(|| {
                         next = (next + 1) % docs.len();
                         black_box(fingerprinter.fingerprint_text(black_box(&docs[next])))

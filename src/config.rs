@@ -53,7 +53,7 @@ pub struct EngineSettings {
     #[serde(default, deserialize_with = "deserialize_parsed")]
     pub mode: Option<FeatureMode>,
 
-    /// Features of short texts (see --short-chars) [default: whole]
+    /// Features of short texts (see --short-chars) [default: shingles:3]
     #[arg(long, env = "NEARDUP_SHORT_MODE")]
     #[serde(default, deserialize_with = "deserialize_parsed")]
     pub short_mode: Option<FeatureMode>,
@@ -82,7 +82,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_IGNORE_NUMBERS", num_args = 0..=1, default_missing_value = "true")]
     pub ignore_numbers: Option<bool>,
 
-    /// Feature weights: tf (occurrences), logtf (1 + ln occurrences) or tfidf (occurrences × jieba IDF) [default: tf]
+    /// Feature weights: tf (occurrences), logtf (1 + ln occurrences) or tfidf (occurrences × jieba IDF) [default: tfidf]
     #[arg(long, env = "NEARDUP_WEIGHTING")]
     #[serde(default, deserialize_with = "deserialize_parsed")]
     pub weighting: Option<Weighting>,

@@ -707,6 +707,17 @@ mod tests {
     }
 
     #[test]
+    fn short_texts_with_the_same_words_in_another_order_stay_apart() {
+        // Word features would give both one fingerprint, and an existing
+        // fingerprint joins without confirmation (rule 1).
+        let mut engine = engine();
+        let first = engine.add_text("打开蓝牙", 0);
+        let second = engine.add_text("蓝牙打开", 1);
+        assert_ne!(second.fingerprint, first.fingerprint);
+        assert_ne!(second.root, first.root);
+    }
+
+    #[test]
     fn unrelated_short_texts_are_separate() {
         let mut engine = engine();
         let open = engine.add_text("打开蓝牙", 0);

@@ -108,9 +108,8 @@ pub enum Weighting {
     LogTermFrequency,
     /// Weight = occurrences × inverse document frequency from jieba's IDF
     /// table (words it does not know, and non-Han words, get its median).
-    /// Measured worse than plain TF on the benchmark (README); offered for
-    /// corpora where common words drown the signal. Word features only:
-    /// with `shingles` modes it falls back to TF.
+    /// The default (measured, README). Word features only: with `shingles`
+    /// modes it falls back to TF.
     TermFrequencyInverseDocumentFrequency,
 }
 
@@ -167,9 +166,15 @@ impl Default for FingerprintConfig {
             // longest sentence of each field beats the whole text by a wide
             // margin on long reprints with edited paragraphs.
             mode: FeatureMode::LongestSentences { count: 1 },
-            short_text_mode: FeatureMode::WholeText,
+            // Character shingles for short texts: order-sensitive, so two
+            // questions with the same words in another order, or two
+            // headlines that share their one rare word, do not collide on one
+            // fingerprint (a collision would join them unconfirmed, rule 1).
+            short_text_mode: FeatureMode::CharacterShingles { width: 3 },
             short_text_chars: 100,
-            weighting: Weighting::TermFrequency,
+            // Measured on DEV (README): TF·IDF slightly ahead of TF in both
+            // precision and recall, and steadier when k or the mode change.
+            weighting: Weighting::TermFrequencyInverseDocumentFrequency,
             normalize: NormalizeOptions::default(),
             confirm_shingle_width: 2,
         }
