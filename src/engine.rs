@@ -127,7 +127,55 @@ const LEAD_CHARS: usize = 48;
 /// How much of a headline must appear in the other copy's lead.
 const HEADLINE_PREFIX_CHARS: usize = 16;
 
+impl ShortText {
+    /// A short candidate (and the root of its class, when that is another
+    /// node) is close enough to join: similar bigrams, close to the root too
+    /// (a class cannot drift one word at a time), the same numbers, and the
+    /// same places when both name any (a place added by a repost, "【北京】…",
+    /// is not a different place).
+    fn confirms(
+        &self,
+        candidate: &ShortText,
+        candidate_root: Option<&ShortText>,
+        config: &ConfirmationConfig,
+    ) -> bool {
+        let places_differ = self.place_signature != 0
+            && candidate.place_signature != 0
+            && self.place_signature != candidate.place_signature;
+        let numbers_differ = self.number_signature != candidate.number_signature;
+        let vetoed = (config.require_same_places && places_differ)
+            || (config.require_same_numbers && numbers_differ);
+        let root_is_close = candidate_root.is_none_or(|root| {
+            jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
+        });
+        !vetoed
+            && short_texts_close(
+                &self.shingles,
+                &candidate.shingles,
+                config.min_short_jaccard,
+                config.min_short_containment,
+            )
+            && root_is_close
+    }
+}
+
 impl LongText {
+    /// Truncation drops figures and an added paragraph brings some, but a
+    /// reprint never changes them: one number set contains the other.
+    fn numbers_compatible(&self, other: &LongText) -> bool {
+        one_contains_the_other(&self.numbers, &other.numbers)
+    }
+
+    /// A candidate found by the sketch index joins when the bodies' estimated
+    /// Jaccard is high enough, the headlines agree and the numbers are
+    /// compatible.
+    fn confirms_sketch_candidate(&self, candidate: &LongText, config: &ConfirmationConfig) -> bool {
+        (!config.require_same_numbers || self.numbers_compatible(candidate))
+            && self.headlines_agree(candidate, config.min_headline_jaccard)
+            && estimate_jaccard(&self.sketch, &candidate.sketch, SKETCH_SIZE)
+                >= config.min_long_jaccard
+    }
+
     /// Headlines agree when they are similar (character bigrams), or when
     /// one is the start of the other copy's body: aggregators title a
     /// reprint with its first sentence.
@@ -256,8 +304,8 @@ impl Engine {
         self.add_prepared(&prepared, now)
     }
 
-    /// Place prepared text: exact fast path, else simhash and assignment with
-    /// short-text confirmation.
+    /// Place prepared text: the exact fast path, else simhash, candidates
+    /// from the three searches, confirmation and assignment.
     pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
         if let Some(&fingerprint) = self.fingerprint_of_exact_hash.get(&prepared.exact_hash) {
             self.stats.exact_hits += 1;
@@ -265,39 +313,11 @@ impl Engine {
             return placed(fingerprint, assignment, true);
         }
         let fingerprint = self.fingerprinter.simhash(prepared);
-        let own_short_text = self.fingerprinter.is_short(prepared).then(|| ShortText {
-            shingles: self.fingerprinter.shingle_set(prepared).into_boxed_slice(),
-            number_signature: self.fingerprinter.number_signature(prepared),
-            place_signature: self.fingerprinter.place_signature(prepared),
-        });
-        let long_text_search = self.confirmation.long_text_search;
-        let own_long_text = own_short_text.is_none().then(|| LongText {
-            sketch: if long_text_search {
-                self.fingerprinter.body_sketch(prepared).into_boxed_slice()
-            } else {
-                Box::default()
-            },
-            numbers: self
-                .fingerprinter
-                .body_number_set(prepared)
-                .into_boxed_slice(),
-            headline: self.fingerprinter.headline(prepared).map(|headline| {
-                headline
-                    .chars()
-                    .filter(|&c| c.is_alphanumeric())
-                    .collect::<String>()
-                    .into_boxed_str()
-            }),
-            lead: self
-                .fingerprinter
-                .body_lead(prepared, LEAD_CHARS)
-                .into_boxed_str(),
-        });
+        let (own_short_text, own_long_text) = self.describe(prepared);
         let config = self.confirmation;
         let side_data = &self.side_data;
         // Long texts: candidates by shared text too, when the edit moved the
-        // simhash (see `sketch`); confirmed by the sketches' Jaccard
-        // estimate and, when both have one, similar headlines.
+        // simhash (see `sketch`).
         let sketch_candidates: Vec<Fingerprint> = match &own_long_text {
             Some(own) => self
                 .long_texts
@@ -305,72 +325,37 @@ impl Engine {
                 .into_iter()
                 .filter(|&candidate| candidate != fingerprint)
                 .filter(|candidate| {
-                    let Some(theirs) = side_data
+                    side_data
                         .get(candidate)
                         .and_then(|side| side.long_text.as_ref())
-                    else {
-                        return false;
-                    };
-                    let headlines_agree = own.headlines_agree(theirs, config.min_headline_jaccard);
-                    // Truncation drops numbers and an added paragraph brings
-                    // some, but a reprint never changes them: one set must
-                    // contain the other.
-                    let numbers_agree = !config.require_same_numbers
-                        || one_contains_the_other(&own.numbers, &theirs.numbers);
-                    numbers_agree
-                        && headlines_agree
-                        && estimate_jaccard(&own.sketch, &theirs.sketch, SKETCH_SIZE)
-                            >= config.min_long_jaccard
+                        .is_some_and(|theirs| own.confirms_sketch_candidate(theirs, &config))
                 })
                 .collect(),
             None => Vec::new(),
         };
         let stats = &mut self.stats;
         let mut confirm = |candidate: Fingerprint| {
-            let Some(own) = &own_short_text else {
-                // A long text: the simhash is trusted, but a reprint does
-                // not change figures (one number set contains the other).
-                let theirs = side_data
-                    .get(&candidate)
-                    .and_then(|side| side.long_text.as_ref());
-                return match (&own_long_text, theirs) {
-                    (Some(ours), Some(theirs)) if config.require_same_numbers => {
-                        one_contains_the_other(&ours.numbers, &theirs.numbers)
-                    }
-                    _ => true,
-                };
-            };
-            let short_text_of = |node| {
-                side_data
-                    .get(&node)
-                    .and_then(|side: &NodeSideData| side.short_text.as_ref())
-            };
-            let Some(theirs) = short_text_of(candidate) else {
+            let Some(candidate_side) = side_data.get(&candidate) else {
                 return true;
             };
-            let root = side_data
-                .get(&candidate)
-                .map_or(candidate, |side| side.root);
+            let confirmed = match (&own_short_text, &own_long_text) {
+                (Some(ours), _) => {
+                    let Some(theirs) = &candidate_side.short_text else {
+                        return true;
+                    };
+                    let root_text = side_data
+                        .get(&candidate_side.root)
+                        .filter(|_| candidate_side.root != candidate)
+                        .and_then(|root| root.short_text.as_ref());
+                    ours.confirms(theirs, root_text, &config)
+                }
+                // A long simhash neighbour is trusted, but for its figures.
+                (None, Some(ours)) => candidate_side.long_text.as_ref().is_none_or(|theirs| {
+                    !config.require_same_numbers || ours.numbers_compatible(theirs)
+                }),
+                (None, None) => true,
+            };
             stats.confirmations += 1;
-            let root_is_close = root == candidate
-                || short_text_of(root).is_none_or(|root_text| {
-                    jaccard(&own.shingles, &root_text.shingles) >= config.min_short_root_jaccard
-                });
-            // A place added by a repost ("【北京】…") is not a different
-            // place: only two different non-empty sets disagree.
-            let places_differ = own.place_signature != 0
-                && theirs.place_signature != 0
-                && own.place_signature != theirs.place_signature;
-            let confirmed = !(config.require_same_places && places_differ)
-                && (!config.require_same_numbers
-                    || own.number_signature == theirs.number_signature)
-                && short_texts_close(
-                    &own.shingles,
-                    &theirs.shingles,
-                    config.min_short_jaccard,
-                    config.min_short_containment,
-                )
-                && root_is_close;
             if !confirmed {
                 stats.confirmations_rejected += 1;
             }
@@ -421,6 +406,37 @@ impl Engine {
         }
         self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
         placed(fingerprint, assignment, false)
+    }
+
+    /// What the node of this text will remember, and what its candidates are
+    /// confirmed against: a short text's bigrams, numbers and places, or a
+    /// long text's sketch, numbers, headline and lead.
+    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
+        let fingerprinter = &self.fingerprinter;
+        if fingerprinter.is_short(prepared) {
+            let short_text = ShortText {
+                shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
+                number_signature: fingerprinter.number_signature(prepared),
+                place_signature: fingerprinter.place_signature(prepared),
+            };
+            return (Some(short_text), None);
+        }
+        let long_text = LongText {
+            sketch: if self.confirmation.long_text_search {
+                fingerprinter.body_sketch(prepared).into_boxed_slice()
+            } else {
+                Box::default()
+            },
+            numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
+            headline: fingerprinter.headline(prepared).map(|headline| {
+                let compact: String = headline.chars().filter(|&c| c.is_alphanumeric()).collect();
+                compact.into_boxed_str()
+            }),
+            lead: fingerprinter
+                .body_lead(prepared, LEAD_CHARS)
+                .into_boxed_str(),
+        };
+        (None, Some(long_text))
     }
 
     /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
