@@ -51,7 +51,7 @@ const MAX_EXACT_HASHES_PER_NODE: usize = 4;
 /// contained in) a candidate can still join it.
 const CONTAINED_JACCARD_FLOOR: f64 = 0.5;
 
-/// How short-text candidates are confirmed.
+/// How candidates are found (the two extra searches) and confirmed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConfirmationConfig {
     /// A short text joins a candidate node only if the character-bigram
