@@ -33,6 +33,8 @@ use crate::forest::{Fingerprint, Millis};
 /// document bounded while expiry keeps up with ingest.
 const EXPIRY_BUDGET_PER_DOCUMENT: usize = 64;
 
+const UTF8_BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
+
 /// Shape of the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
@@ -188,6 +190,12 @@ pub fn stamp(
         stamper.summary.lines += 1;
         let line_number = stamper.summary.lines;
         let (content, terminator) = split_terminator(&line);
+        // A byte-order mark before the first line (editors on Windows write
+        // one) is kept in the output but is not part of the JSON.
+        let (byte_order_mark, content) = match content.strip_prefix(UTF8_BYTE_ORDER_MARK) {
+            Some(rest) if line_number == 1 => (UTF8_BYTE_ORDER_MARK, rest),
+            _ => (&b""[..], content),
+        };
         if content.iter().all(u8::is_ascii_whitespace) {
             output.write_all(&line)?;
             continue;
@@ -205,6 +213,7 @@ pub fn stamp(
         };
         match result {
             Ok(Some(stamped)) => {
+                output.write_all(byte_order_mark)?;
                 output.write_all(&stamped)?;
                 output.write_all(terminator)?;
             }
@@ -223,6 +232,18 @@ pub fn stamp(
         }
         if line_number.is_multiple_of(1024) {
             on_progress(bytes_read);
+        }
+    }
+    if format == InputFormat::Bulk && expectation != BulkExpectation::Action {
+        let message = "the last action has no source line".to_string();
+        if options.skip_invalid {
+            stamper.summary.invalid_lines += 1;
+            eprintln!("neardup stamp: line {}: {message}", stamper.summary.lines);
+        } else {
+            return Err(StampError::InvalidLine {
+                line: stamper.summary.lines,
+                message,
+            });
         }
     }
     on_progress(bytes_read);

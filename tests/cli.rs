@@ -219,6 +219,26 @@ fn invalid_line_stops_with_its_line_number_or_is_skipped() {
 }
 
 #[test]
+fn byte_order_mark_before_the_first_line_is_kept_and_ignored() {
+    let input = "\u{feff}{\"content\":\"text after a byte order mark\"}\n";
+    let lines = stdout_lines(&neardup(&["stamp", "-q"], Some(input.as_bytes())));
+    assert!(lines[0].starts_with("\u{feff}{\"content\""), "{}", lines[0]);
+    assert!(lines[0].contains("\"cluster_root\":\""));
+}
+
+#[test]
+fn bulk_action_without_its_source_line_is_an_error() {
+    let input = b"{\"index\":{\"_id\":\"1\"}}\n{\"content\":\"a\"}\n{\"create\":{\"_id\":\"2\"}}\n";
+    let output = neardup(&["stamp", "-q"], Some(input));
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("line 3: the last action has no source line"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn malformed_bulk_action_is_reported_like_the_cluster_does() {
     let output = neardup(
         &["stamp", "-q", "--format", "bulk"],
