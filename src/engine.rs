@@ -37,7 +37,7 @@
 
 use std::collections::HashMap;
 
-use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard};
+use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard, shared_count};
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
 use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
@@ -494,28 +494,13 @@ fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_contain
     if similarity < CONTAINED_JACCARD_FLOOR {
         return false;
     }
-    let (smaller, larger) = if ours.len() <= theirs.len() {
-        (ours, theirs)
-    } else {
-        (theirs, ours)
-    };
-    let inside = smaller
-        .iter()
-        .filter(|value| larger.binary_search(value).is_ok())
-        .count();
-    inside as f64 >= min_containment * smaller.len() as f64
+    let smaller = ours.len().min(theirs.len());
+    shared_count(ours, theirs) as f64 >= min_containment * smaller as f64
 }
 
 /// True when every element of one sorted set is in the other.
 fn one_contains_the_other(left: &[u32], right: &[u32]) -> bool {
-    let (smaller, larger) = if left.len() <= right.len() {
-        (left, right)
-    } else {
-        (right, left)
-    };
-    smaller
-        .iter()
-        .all(|value| larger.binary_search(value).is_ok())
+    shared_count(left, right) == left.len().min(right.len())
 }
 
 fn placed(fingerprint: Fingerprint, assignment: Assignment, exact_hit: bool) -> Placed {

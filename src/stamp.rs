@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::engine::Engine;
-use crate::fingerprint::format_fingerprint;
+use crate::fingerprint::{format_fingerprint, values_at};
 use crate::forest::{Fingerprint, Millis};
 
 /// How many expired nodes one document may remove: keeps the work per
@@ -327,7 +327,8 @@ impl Stamper<'_> {
         let Some(field) = &self.options.time_field else {
             return now_millis();
         };
-        match lookup_path(document, field).and_then(parse_time) {
+        // The first value at the path that reads as a time.
+        match values_at(document, field).into_iter().find_map(parse_time) {
             Some(time) => {
                 self.last_time = Some(time);
                 time
@@ -429,14 +430,6 @@ fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
         .strip_suffix(b"\r")
         .unwrap_or(without_newline);
     line.split_at(content.len())
-}
-
-fn lookup_path<'doc>(document: &'doc Value, path: &str) -> Option<&'doc Value> {
-    if let Some(value) = document.get(path) {
-        return Some(value);
-    }
-    let (head, rest) = path.split_once('.')?;
-    lookup_path(document.get(head)?, rest)
 }
 
 /// Epoch seconds or milliseconds (numbers below 10^11 are seconds, which

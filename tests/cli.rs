@@ -262,7 +262,20 @@ fn replayed_time_expires_old_classes() {
              {{\"id\":\"y\",\"content\":\"{repost}\",\"at\":\"{second_time}\"}}\n"
         )
     };
-    let args = ["stamp", "-q", "--time-field", "at", "--retention", "48h"];
+    // The time sits at a nested path, read like the fingerprinted fields.
+    let nest = |text: String| {
+        text.replace("\"at\":", "\"meta\":{\"published\":")
+            .replace("Z\"}", "Z\"}}")
+    };
+    let input = |second_time: &str| nest(input(second_time));
+    let args = [
+        "stamp",
+        "-q",
+        "--time-field",
+        "meta.published",
+        "--retention",
+        "48h",
+    ];
     let soon = roots_by_id(&stdout_lines(&neardup(
         &args,
         Some(input("2024-05-02T00:00:00Z").as_bytes()),

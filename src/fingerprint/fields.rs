@@ -61,11 +61,11 @@ pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<Str
         if position > 0 {
             text.push(FIELD_SEPARATOR);
         }
-        let segments: Vec<&str> = field.path.split('.').collect();
-        let mut values = Vec::new();
-        collect_values(document, &segments, &mut values);
         let mut first_value = true;
-        for value in values {
+        for value in values_at(document, &field.path)
+            .into_iter()
+            .filter_map(value_text)
+        {
             if value.trim().is_empty() {
                 continue;
             }
@@ -85,7 +85,17 @@ pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<Str
     found_any.then_some(text)
 }
 
-fn collect_values(value: &Value, segments: &[&str], out: &mut Vec<String>) {
+/// The leaf values at `path` in `document`, in document order, by the
+/// cluster's rules for field names (see the module doc). Shared by text
+/// extraction and by `stamp --time-field`, so both read paths alike.
+pub fn values_at<'doc>(document: &'doc Value, path: &str) -> Vec<&'doc Value> {
+    let segments: Vec<&str> = path.split('.').collect();
+    let mut out = Vec::new();
+    collect_values(document, &segments, &mut out);
+    out
+}
+
+fn collect_values<'doc>(value: &'doc Value, segments: &[&str], out: &mut Vec<&'doc Value>) {
     match value {
         Value::Array(items) => {
             for item in items {
@@ -103,10 +113,18 @@ fn collect_values(value: &Value, segments: &[&str], out: &mut Vec<String>) {
             }
         }
         _ if !segments.is_empty() => {}
-        Value::String(text) => out.push(text.clone()),
-        Value::Number(number) => out.push(number.to_string()),
-        Value::Bool(flag) => out.push(flag.to_string()),
-        Value::Null | Value::Object(_) => {}
+        leaf => out.push(leaf),
+    }
+}
+
+/// The text of a leaf: strings as they are, numbers and booleans as their
+/// JSON text; null and objects have none.
+fn value_text(value: &Value) -> Option<String> {
+    match value {
+        Value::String(text) => Some(text.clone()),
+        Value::Number(number) => Some(number.to_string()),
+        Value::Bool(flag) => Some(flag.to_string()),
+        Value::Null | Value::Object(_) | Value::Array(_) => None,
     }
 }
 
@@ -143,6 +161,23 @@ mod tests {
         // One part per field; values of a multi-valued field on their own lines.
         let expected = ["nested", "literal", "p1\np2", "a\nb"].join(&FIELD_SEPARATOR.to_string());
         assert_eq!(text, Some(expected));
+    }
+
+    #[test]
+    fn values_at_returns_leaves_of_every_form_of_a_path() {
+        let document =
+            json!({"meta": {"at": 5}, "meta.at": "x", "list": [{"at": true}, {"at": null}]});
+        assert_eq!(
+            values_at(&document, "meta.at"),
+            vec![&json!(5), &json!("x")]
+        );
+        assert_eq!(
+            values_at(&document, "list.at"),
+            vec![&json!(true), &json!(null)]
+        );
+        // A path that ends at an object yields it (it has no text).
+        assert_eq!(values_at(&document, "meta"), vec![&json!({"at": 5})]);
+        assert!(values_at(&document, "missing.path").is_empty());
     }
 
     #[test]

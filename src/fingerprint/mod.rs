@@ -29,7 +29,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub use fields::{FieldSpec, extract_fields_text};
+pub use fields::{FieldSpec, extract_fields_text, values_at};
 pub use normalize::{NormalizeOptions, normalize};
 
 /// Character that separates the text of two fields in the normalised text.
@@ -657,6 +657,13 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
+    let common = shared_count(a, b);
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// Number of values two sorted, de-duplicated sets have in common (one
+/// merge pass).
+pub fn shared_count(a: &[u32], b: &[u32]) -> usize {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -669,7 +676,7 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
             }
         }
     }
-    common as f64 / (a.len() + b.len() - common) as f64
+    common
 }
 
 /// Fingerprint as 16 lowercase hex digits (the stamped form).
