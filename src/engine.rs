@@ -252,7 +252,7 @@ pub struct EngineStats {
 /// Fingerprinter + forest + side data.
 #[derive(Debug)]
 pub struct Engine {
-    fingerprinter: Fingerprinter,
+    analyzer: Analyzer,
     forest: Forest,
     confirmation: ConfirmationConfig,
     fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
@@ -271,7 +271,10 @@ impl Engine {
         confirmation: ConfirmationConfig,
     ) -> Self {
         Engine {
-            fingerprinter,
+            analyzer: Analyzer {
+                fingerprinter,
+                long_text_search: confirmation.long_text_search,
+            },
             forest,
             confirmation,
             fingerprint_of_exact_hash: HashMap::new(),
@@ -284,7 +287,7 @@ impl Engine {
     }
 
     pub fn fingerprinter(&self) -> &Fingerprinter {
-        &self.fingerprinter
+        &self.analyzer.fingerprinter
     }
 
     pub fn forest(&self) -> &Forest {
@@ -294,26 +297,54 @@ impl Engine {
     /// Fingerprint and place a JSON document. `None` when none of the
     /// configured fields holds text (such a document is not grouped).
     pub fn add_document(&mut self, document: &serde_json::Value, now: Millis) -> Option<Placed> {
-        let prepared = self.fingerprinter.prepare_document(document)?;
+        let prepared = self.analyzer.fingerprinter.prepare_document(document)?;
         Some(self.add_prepared(&prepared, now))
     }
 
     /// Fingerprint and place raw text.
     pub fn add_text(&mut self, text: &str, now: Millis) -> Placed {
-        let prepared = self.fingerprinter.prepare(text);
+        let prepared = self.analyzer.fingerprinter.prepare(text);
         self.add_prepared(&prepared, now)
     }
 
     /// Place prepared text: the exact fast path, else simhash, candidates
     /// from the three searches, confirmation and assignment.
     pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
-        if let Some(&fingerprint) = self.fingerprint_of_exact_hash.get(&prepared.exact_hash) {
-            self.stats.exact_hits += 1;
-            let assignment = self.forest.assign(fingerprint, now);
-            return placed(fingerprint, assignment, true);
+        if let Some(placed) = self.place_exact(prepared.exact_hash, now) {
+            return placed;
         }
-        let fingerprint = self.fingerprinter.simhash(prepared);
-        let (own_short_text, own_long_text) = self.describe(prepared);
+        let analysis = self.analyzer.analyze(prepared);
+        self.place(analysis, now)
+    }
+
+    /// A cloneable handle that computes [`Analysis`] without the engine:
+    /// callers that hold the engine behind a lock analyse outside it.
+    pub fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
+    }
+
+    /// The exact fast path alone: places the text if the same normalised
+    /// text was seen before.
+    fn place_exact(&mut self, exact_hash: u64, now: Millis) -> Option<Placed> {
+        let &fingerprint = self.fingerprint_of_exact_hash.get(&exact_hash)?;
+        self.stats.exact_hits += 1;
+        let assignment = self.forest.assign(fingerprint, now);
+        Some(placed(fingerprint, assignment, true))
+    }
+
+    /// Places an analysed text: the exact fast path, else candidates from the
+    /// three searches, confirmation and assignment. The document is counted
+    /// in its node (see [`Engine::forget_document`] to take it back).
+    pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
+        if let Some(placed) = self.place_exact(analysis.exact_hash, now) {
+            return placed;
+        }
+        let Analysis {
+            exact_hash,
+            fingerprint,
+            short_text: own_short_text,
+            long_text: own_long_text,
+        } = analysis;
         let config = self.confirmation;
         let side_data = &self.side_data;
         // Long texts: candidates by shared text too, when the edit moved the
@@ -400,43 +431,12 @@ impl Engine {
             }
         }
         if side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE {
-            side.exact_hashes.push(prepared.exact_hash);
+            side.exact_hashes.push(exact_hash);
             self.fingerprint_of_exact_hash
-                .insert(prepared.exact_hash, fingerprint);
+                .insert(exact_hash, fingerprint);
         }
         self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
         placed(fingerprint, assignment, false)
-    }
-
-    /// What the node of this text will remember, and what its candidates are
-    /// confirmed against: a short text's bigrams, numbers and places, or a
-    /// long text's sketch, numbers, headline and lead.
-    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
-        let fingerprinter = &self.fingerprinter;
-        if fingerprinter.is_short(prepared) {
-            let short_text = ShortText {
-                shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
-                number_signature: fingerprinter.number_signature(prepared),
-                place_signature: fingerprinter.place_signature(prepared),
-            };
-            return (Some(short_text), None);
-        }
-        let long_text = LongText {
-            sketch: if self.confirmation.long_text_search {
-                fingerprinter.body_sketch(prepared).into_boxed_slice()
-            } else {
-                Box::default()
-            },
-            numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
-            headline: fingerprinter.headline(prepared).map(|headline| {
-                let compact: String = headline.chars().filter(|&c| c.is_alphanumeric()).collect();
-                compact.into_boxed_str()
-            }),
-            lead: fingerprinter
-                .body_lead(prepared, LEAD_CHARS)
-                .into_boxed_str(),
-        };
-        (None, Some(long_text))
     }
 
     /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
@@ -444,7 +444,26 @@ impl Engine {
     /// more expired nodes are pending.
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
         let progress = self.forest.expire(now, max_removals);
-        for fingerprint in &progress.removed {
+        self.drop_side_data(&progress.removed);
+        (progress.removed.len(), progress.more_pending)
+    }
+
+    /// Takes back one document counted in `fingerprint`'s node: the cluster
+    /// rejected it, or it was deleted or replaced. A node left with no
+    /// documents and nothing under it is removed with its side data, so no
+    /// class remains that nothing in the index belongs to. Returns whether a
+    /// document was taken back.
+    pub fn forget_document(&mut self, fingerprint: Fingerprint) -> bool {
+        if !self.forest.forget_document(fingerprint) {
+            return false;
+        }
+        let removed = self.forest.remove_if_unused(fingerprint);
+        self.drop_side_data(&removed);
+        true
+    }
+
+    fn drop_side_data(&mut self, removed: &[Fingerprint]) {
+        for fingerprint in removed {
             if let Some(side) = self.side_data.remove(fingerprint) {
                 self.side_heap_bytes = self.side_heap_bytes.saturating_sub(side.heap_bytes());
                 if let Some(short_text) = &side.short_text {
@@ -458,7 +477,6 @@ impl Engine {
                 }
             }
         }
-        (progress.removed.len(), progress.more_pending)
     }
 
     fn approx_heap_bytes(&self) -> usize {
@@ -477,6 +495,92 @@ impl Engine {
             approx_heap_bytes: self.approx_heap_bytes(),
             ..self.stats
         }
+    }
+}
+
+/// Everything the engine needs to place a text, computed without the
+/// engine: the exact hash, the simhash and the side data the node will keep.
+#[derive(Debug)]
+pub struct Analysis {
+    exact_hash: u64,
+    fingerprint: Fingerprint,
+    short_text: Option<ShortText>,
+    long_text: Option<LongText>,
+}
+
+impl Analysis {
+    /// The text's own fingerprint (the exact fast path may still place the
+    /// text on the node of an identical earlier text).
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    /// Hash of the normalised text.
+    pub fn exact_hash(&self) -> u64 {
+        self.exact_hash
+    }
+}
+
+/// Computes [`Analysis`]: the costly, lock-free part of placing a document
+/// (segmentation, simhash, shingles, sketch). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Analyzer {
+    fingerprinter: Fingerprinter,
+    long_text_search: bool,
+}
+
+impl Analyzer {
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Analyses a JSON document; `None` when none of the configured fields
+    /// holds text.
+    pub fn analyze_document(&self, document: &serde_json::Value) -> Option<Analysis> {
+        let prepared = self.fingerprinter.prepare_document(document)?;
+        Some(self.analyze(&prepared))
+    }
+
+    /// Analyses prepared text.
+    pub fn analyze(&self, prepared: &PreparedText) -> Analysis {
+        let (short_text, long_text) = self.describe(prepared);
+        Analysis {
+            exact_hash: prepared.exact_hash,
+            fingerprint: self.fingerprinter.simhash(prepared),
+            short_text,
+            long_text,
+        }
+    }
+
+    /// What the node of this text will remember, and what its candidates are
+    /// confirmed against: a short text's bigrams, numbers and places, or a
+    /// long text's sketch, numbers, headline and lead.
+    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
+        let fingerprinter = &self.fingerprinter;
+        if fingerprinter.is_short(prepared) {
+            let short_text = ShortText {
+                shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
+                number_signature: fingerprinter.number_signature(prepared),
+                place_signature: fingerprinter.place_signature(prepared),
+            };
+            return (Some(short_text), None);
+        }
+        let long_text = LongText {
+            sketch: if self.long_text_search {
+                fingerprinter.body_sketch(prepared).into_boxed_slice()
+            } else {
+                Box::default()
+            },
+            numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
+            headline: fingerprinter.headline(prepared).map(|headline| {
+                let compact: String = headline.chars().filter(|&c| c.is_alphanumeric()).collect();
+                compact.into_boxed_str()
+            }),
+            lead: fingerprinter
+                .body_lead(prepared, LEAD_CHARS)
+                .into_boxed_str(),
+        };
+        (None, Some(long_text))
     }
 }
 
@@ -742,6 +846,65 @@ mod tests {
         assert!(
             !engine
                 .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 72 * HOUR)
+                .exact_hit
+        );
+    }
+
+    #[test]
+    fn analysis_outside_the_engine_places_like_add_text() {
+        let mut direct = engine();
+        let mut split = engine();
+        let analyzer = split.analyzer().clone();
+        for text in [
+            "周末去哪儿玩？这五个公园的秋景美到不想走",
+            "转发：周末去哪儿玩？这五个公园的秋景美到不想走",
+            "周末去哪儿玩？这五个公园的秋景美到不想走",
+        ] {
+            let expected = direct.add_text(text, 0);
+            let prepared = analyzer.fingerprinter().prepare(text);
+            assert_eq!(split.place(analyzer.analyze(&prepared), 0), expected);
+        }
+    }
+
+    #[test]
+    fn a_rejected_only_document_leaves_no_class_behind() {
+        let mut engine = engine();
+        let placed = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        assert!(engine.forget_document(placed.fingerprint));
+        assert_eq!(engine.forest().stats().nodes, 0);
+        let stats = engine.stats();
+        assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
+        // Nothing left to take back.
+        assert!(!engine.forget_document(placed.fingerprint));
+    }
+
+    #[test]
+    fn forgetting_a_root_with_members_keeps_the_class() {
+        let mut engine = engine();
+        let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 1);
+        assert_eq!(repost.root, original.root);
+        assert!(engine.forget_document(original.fingerprint));
+        let class = engine.forest().class(original.root).expect("class stays");
+        assert_eq!(class.documents, 1);
+        // Taking back the last member removes the leaf, then the empty root.
+        assert!(engine.forget_document(repost.fingerprint));
+        assert_eq!(engine.forest().stats().nodes, 0);
+        assert_eq!(engine.stats().side_data_nodes, 0);
+    }
+
+    #[test]
+    fn a_node_with_other_documents_stays_when_one_is_taken_back() {
+        let mut engine = engine();
+        let first = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        let second = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 1);
+        assert!(second.exact_hit);
+        assert!(engine.forget_document(first.fingerprint));
+        let node = engine.forest().node(first.fingerprint).expect("node stays");
+        assert_eq!(node.documents, 1);
+        assert!(
+            engine
+                .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 2)
                 .exact_hit
         );
     }

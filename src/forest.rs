@@ -554,6 +554,38 @@ impl Forest {
         true
     }
 
+    /// Removes `fingerprint` when no document stands for it any more and
+    /// nothing hangs under it: a leaf with no documents, or a root with no
+    /// documents and no leaves. A leaf's removal can leave its root in that
+    /// state, so the root is tried too. Used when the cluster rejected the
+    /// only document of a node, or all its documents were deleted: such a
+    /// node would otherwise name a class that nothing in the index belongs
+    /// to. Returns the fingerprints removed (zero, one or two).
+    pub fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> Vec<Fingerprint> {
+        let mut removed = Vec::new();
+        let Some(node) = self.nodes.get(&fingerprint).copied() else {
+            return removed;
+        };
+        if node.documents != 0 {
+            return removed;
+        }
+        if node.root == fingerprint {
+            if !self.trees.contains_key(&fingerprint) {
+                self.remove_tree(fingerprint, &mut removed);
+            }
+            return removed;
+        }
+        self.remove_leaf(fingerprint, node, &mut removed);
+        let root = node.root;
+        if let Some(root_node) = self.nodes.get(&root)
+            && root_node.documents == 0
+            && !self.trees.contains_key(&root)
+        {
+            self.remove_tree(root, &mut removed);
+        }
+        removed
+    }
+
     /// Removes nodes whose touched time is before `now - retention`, at most
     /// about `max_removals` of them (a root goes with its whole tree, which may
     /// overshoot the budget by the tree's size). Does nothing when retention is

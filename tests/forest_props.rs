@@ -186,6 +186,31 @@ impl ModelForest {
         }
     }
 
+    /// A node with no documents and nothing under it goes; then its root, if
+    /// that left the root in the same state.
+    fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> BTreeSet<Fingerprint> {
+        let mut removed = BTreeSet::new();
+        let unused = |model: &Self, candidate: Fingerprint| {
+            model.get(candidate).is_some_and(|node| {
+                node.documents == 0
+                    && (node.root != candidate || model.leaves_of(candidate).is_empty())
+            })
+        };
+        let Some(root) = self.get(fingerprint).map(|node| node.root) else {
+            return removed;
+        };
+        if !unused(self, fingerprint) {
+            return removed;
+        }
+        self.remove(fingerprint);
+        removed.insert(fingerprint);
+        if root != fingerprint && unused(self, root) {
+            self.remove(root);
+            removed.insert(root);
+        }
+        removed
+    }
+
     fn expired(&self, cutoff: Millis) -> BTreeSet<Fingerprint> {
         self.nodes
             .iter()
@@ -228,6 +253,9 @@ enum Operation {
     ForgetDocument {
         pick: usize,
     },
+    RemoveIfUnused {
+        pick: usize,
+    },
     Expire {
         budget: usize,
         step: Millis,
@@ -264,6 +292,7 @@ fn operation() -> impl Strategy<Value = Operation> {
         2 => (any::<usize>(), time_step())
             .prop_map(|(pick, step)| Operation::ReachRoot { pick, step }),
         2 => any::<usize>().prop_map(|pick| Operation::ForgetDocument { pick }),
+        2 => any::<usize>().prop_map(|pick| Operation::RemoveIfUnused { pick }),
         2 => (0..6usize, time_step()).prop_map(|(budget, step)| Operation::Expire { budget, step }),
         1 => time_step().prop_map(|step| Operation::ExpireAll { step }),
     ]
@@ -469,6 +498,13 @@ fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestC
                 let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
                 let expected = model.forget_document(fingerprint);
                 prop_assert_eq!(forest.forget_document(fingerprint), expected);
+            }
+            Operation::RemoveIfUnused { pick } => {
+                let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
+                let expected = model.remove_if_unused(fingerprint);
+                let removed: BTreeSet<Fingerprint> =
+                    forest.remove_if_unused(fingerprint).into_iter().collect();
+                prop_assert_eq!(removed, expected);
             }
             Operation::Expire { budget, step } => {
                 now += step;
