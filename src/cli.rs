@@ -12,6 +12,8 @@ use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigFile, EngineSettings};
 use crate::fingerprint::format_fingerprint;
+use crate::ledger::Ledger;
+use crate::serve::{Analyzers, ServeOptions, ServeSettings, Sidecar};
 use crate::stamp::{InputFormat, StampOptions, stamp};
 
 /// neardup groups near-duplicate articles as they are indexed.
@@ -38,6 +40,33 @@ pub enum Command {
     Stamp(StampArgs),
     /// Print the fingerprint of texts given as arguments (or of standard input)
     Fingerprint(FingerprintArgs),
+    /// Run the sidecar: a drop-in proxy in front of the cluster that stamps every indexed document
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub serve: ServeSettings,
+
+    /// At start, install the component template `neardup-stamps` (stamped fields as keywords) and the index template `neardup` that applies it (see mappings/)
+    #[arg(long)]
+    pub install_template: bool,
+
+    /// Index patterns of the `neardup` index template [default: articles*,news*]
+    #[arg(long, value_delimiter = ',')]
+    pub template_patterns: Vec<String>,
+
+    /// Name of the stamped class field [default: cluster_root]
+    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
+    pub root_field: Option<String>,
+
+    /// Name of the stamped own-fingerprint field [default: simhash]
+    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
+    pub simhash_field: Option<String>,
+
+    #[command(flatten)]
+    pub engine: EngineSettings,
 }
 
 #[derive(Debug, clap::Args)]
@@ -104,6 +133,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Stamp(args) => run_stamp(args, file),
         Command::Fingerprint(args) => run_fingerprint(args, file),
+        Command::Serve(args) => run_serve(args, file),
     }
 }
 
@@ -215,4 +245,39 @@ fn run_fingerprint(args: FingerprintArgs, file: ConfigFile) -> anyhow::Result<()
         }
     }
     Ok(())
+}
+
+fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let engine_settings = args.engine.or(file.engine);
+    let serve_settings = args.serve.or(file.serve);
+    let engine = engine_settings.build()?;
+    let analyzers = Analyzers::new(
+        engine.analyzer().clone(),
+        &engine_settings,
+        &serve_settings.index,
+    )?;
+    let root_field = args
+        .root_field
+        .or(file.root_field)
+        .unwrap_or_else(|| "cluster_root".to_string());
+    let simhash_field = args
+        .simhash_field
+        .or(file.simhash_field)
+        .unwrap_or_else(|| "simhash".to_string());
+    let mut options = ServeOptions::from_settings(&serve_settings, root_field, simhash_field)?;
+    options.install_template = args.install_template;
+    options.template_patterns = args.template_patterns;
+    let sidecar = std::sync::Arc::new(Sidecar::new(Ledger::new(engine), analyzers, &options)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(crate::serve::run(sidecar, &options))
 }

@@ -123,6 +123,8 @@ pub struct ConfigFile {
     pub simhash_field: Option<String>,
     #[serde(default)]
     pub engine: EngineSettings,
+    #[serde(default)]
+    pub serve: crate::serve::ServeSettings,
 }
 
 impl ConfigFile {

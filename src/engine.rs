@@ -530,6 +530,20 @@ pub struct Analyzer {
 }
 
 impl Analyzer {
+    /// An analyzer for other fields than the engine's own (per-index
+    /// settings). `long_text_search` must match the engine's, or long texts
+    /// lack the sketch its index expects.
+    pub fn new(fingerprinter: Fingerprinter, long_text_search: bool) -> Self {
+        Analyzer {
+            fingerprinter,
+            long_text_search,
+        }
+    }
+
+    pub fn long_text_search(&self) -> bool {
+        self.long_text_search
+    }
+
     pub fn fingerprinter(&self) -> &Fingerprinter {
         &self.fingerprinter
     }

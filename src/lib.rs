@@ -14,12 +14,16 @@
 //! assign) and [`stamp`] is the offline command built on it.
 
 pub mod buckets;
+pub mod bulk;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod filter_path;
 pub mod fingerprint;
 pub mod forest;
 pub mod index;
+pub mod ledger;
+pub mod serve;
 pub mod shingle_index;
 pub mod sketch;
 pub mod stamp;

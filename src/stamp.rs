@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::bulk::{self, ActionKind};
 use crate::engine::Engine;
 use crate::fingerprint::{format_fingerprint, values_at};
 use crate::forest::{Fingerprint, Millis};
@@ -284,10 +285,13 @@ impl Stamper<'_> {
                 Ok(None)
             }
             BulkExpectation::Action => {
-                *expectation = match parse_bulk_action(content)? {
-                    BulkAction::IndexOrCreate => BulkExpectation::SourceToStamp,
-                    BulkAction::Update => BulkExpectation::SourceToPass,
-                    BulkAction::Delete => BulkExpectation::Action,
+                let line_number = usize::try_from(self.summary.lines).unwrap_or(usize::MAX);
+                let (kind, _, _) =
+                    bulk::parse_action(content, line_number).map_err(|error| error.reason)?;
+                *expectation = match kind {
+                    ActionKind::Index | ActionKind::Create => BulkExpectation::SourceToStamp,
+                    ActionKind::Update => BulkExpectation::SourceToPass,
+                    ActionKind::Delete => BulkExpectation::Action,
                 };
                 Ok(None)
             }
@@ -310,17 +314,16 @@ impl Stamper<'_> {
             self.summary.exact_hits += 1;
         }
         *self.class_documents.entry(placed.root).or_default() += 1;
+        let root = format_fingerprint(placed.root);
+        let own = format_fingerprint(placed.fingerprint);
         let stamps = [
-            (
-                self.options.root_field.as_str(),
-                format_fingerprint(placed.root),
-            ),
-            (
-                self.options.simhash_field.as_str(),
-                format_fingerprint(placed.fingerprint),
-            ),
+            (self.options.root_field.as_str(), root.as_str()),
+            (self.options.simhash_field.as_str(), own.as_str()),
         ];
-        Ok(Some(insert_fields(content, document, &stamps)))
+        let Value::Object(object) = document else {
+            return Ok(None);
+        };
+        Ok(Some(bulk::insert_fields(content, object, &stamps)))
     }
 
     fn arrival_time(&mut self, document: &Value) -> Millis {
@@ -341,44 +344,8 @@ impl Stamper<'_> {
     }
 }
 
-enum BulkAction {
-    IndexOrCreate,
-    Update,
-    Delete,
-}
-
-/// Parse an action line the way the cluster does: one key naming the action,
-/// whose value is an object of metadata.
-fn parse_bulk_action(content: &[u8]) -> Result<BulkAction, String> {
-    let action = parse_object(content)
-        .map_err(|message| format!("malformed action/metadata line: {message}"))?;
-    let Value::Object(action) = action else {
-        return Err("malformed action/metadata line: expected an object".to_string());
-    };
-    let mut keys = action.iter();
-    let (Some((name, metadata)), None) = (keys.next(), keys.next()) else {
-        return Err(format!(
-            "malformed action/metadata line: expected one action, found {} keys",
-            action.len()
-        ));
-    };
-    if !metadata.is_object() {
-        return Err(format!(
-            "malformed action/metadata line: the value of `{name}` must be an object"
-        ));
-    }
-    match name.as_str() {
-        "index" | "create" => Ok(BulkAction::IndexOrCreate),
-        "update" => Ok(BulkAction::Update),
-        "delete" => Ok(BulkAction::Delete),
-        other => Err(format!(
-            "malformed action/metadata line: expected one of [create, delete, index, update] but found [{other}]"
-        )),
-    }
-}
-
 fn looks_like_bulk_action(content: &[u8]) -> bool {
-    parse_bulk_action(content).is_ok()
+    bulk::parse_action(content, 1).is_ok()
 }
 
 fn parse_object(content: &[u8]) -> Result<Value, String> {
@@ -389,39 +356,6 @@ fn parse_object(content: &[u8]) -> Result<Value, String> {
     } else {
         Err("expected a JSON object".to_string())
     }
-}
-
-/// `content` with `fields` added. When none of them exists yet, they are
-/// inserted as text before the closing brace, leaving all other bytes alone;
-/// otherwise the parsed object is updated and serialised again.
-fn insert_fields(content: &[u8], document: Value, fields: &[(&str, String)]) -> Vec<u8> {
-    let Value::Object(mut object) = document else {
-        return content.to_vec();
-    };
-    let already_present = fields.iter().any(|(name, _)| object.contains_key(*name));
-    let trimmed_len = content
-        .iter()
-        .rposition(|byte| !byte.is_ascii_whitespace())
-        .map_or(0, |last| last + 1);
-    if !already_present && trimmed_len > 0 && content[trimmed_len - 1] == b'}' {
-        let mut out = Vec::with_capacity(content.len() + 64);
-        out.extend_from_slice(&content[..trimmed_len - 1]);
-        for (position, (name, value)) in fields.iter().enumerate() {
-            if position > 0 || !object.is_empty() {
-                out.push(b',');
-            }
-            out.extend_from_slice(Value::from(*name).to_string().as_bytes());
-            out.push(b':');
-            out.extend_from_slice(Value::from(value.as_str()).to_string().as_bytes());
-        }
-        out.push(b'}');
-        out.extend_from_slice(&content[trimmed_len..]);
-        return out;
-    }
-    for (name, value) in fields {
-        object.insert((*name).to_string(), Value::from(value.as_str()));
-    }
-    Value::Object(object).to_string().into_bytes()
 }
 
 fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
@@ -486,35 +420,6 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn fields_are_inserted_before_the_closing_brace() {
-        let content = br#"{"a": 1.50, "b":"\u4e2d"}  "#;
-        let document: Value = serde_json::from_slice(content).expect("valid");
-        let out = insert_fields(
-            content,
-            document,
-            &[("root", "r".into()), ("hash", "h".into())],
-        );
-        assert_eq!(
-            out,
-            br#"{"a": 1.50, "b":"\u4e2d","root":"r","hash":"h"}  "#.to_vec()
-        );
-    }
-
-    #[test]
-    fn fields_are_inserted_into_an_empty_object() {
-        let out = insert_fields(b"{}", json!({}), &[("root", "r".into())]);
-        assert_eq!(out, br#"{"root":"r"}"#.to_vec());
-    }
-
-    #[test]
-    fn existing_fields_are_replaced_not_duplicated() {
-        let content = br#"{"root":"old","x":1}"#;
-        let document: Value = serde_json::from_slice(content).expect("valid");
-        let out = insert_fields(content, document, &[("root", "new".into())]);
-        assert_eq!(out, br#"{"root":"new","x":1}"#.to_vec());
-    }
-
-    #[test]
     fn times_in_every_supported_form() {
         assert_eq!(parse_time(&json!(1_700_000_000)), Some(1_700_000_000_000));
         assert_eq!(
@@ -546,8 +451,9 @@ mod tests {
         assert!(looks_like_bulk_action(br#"{"delete":{}}"#));
         assert!(!looks_like_bulk_action(br#"{"title":"x","content":"y"}"#));
         assert!(!looks_like_bulk_action(br#"{"index":"x"}"#));
-        let error = parse_bulk_action(br#"{"upsert":{}}"#)
+        let error = bulk::parse_action(br#"{"upsert":{}}"#, 1)
             .err()
+            .map(|error| error.reason)
             .unwrap_or_default();
         assert!(error.contains("but found [upsert]"), "{error}");
     }

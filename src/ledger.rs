@@ -1,0 +1,280 @@
+//! What the index holds: the engine plus the document each `_index`/`_id`
+//! stands for, so class counts follow the cluster's answers.
+//!
+//! Motivation: the sidecar must stamp a document before the cluster has seen
+//! it, but only the cluster decides whether it is stored. A document the
+//! cluster rejected (429, mapping error, version conflict) must not stay
+//! counted, nor leave behind a class that nothing in the index belongs to;
+//! a client that retries the same `_index`/`_id` after a timeout must not
+//! count twice; an `index` that replaces a document with other text moves
+//! the count from the old node to the new one; a delete takes it back.
+//!
+//! Design: two phases. [`Ledger::place`] places the document in the forest
+//! and counts it, tentatively, so that concurrent requests already see it
+//! (two copies sent at the same time by two clients end in one class). When
+//! the cluster's answer arrives, [`Ledger::stored`] records which key now
+//! holds which fingerprint (and takes back a count that was already held by
+//! that key), or [`Ledger::not_stored`] takes the tentative count back
+//! ([`Engine::forget_document`] removes a node left without documents).
+//! Keys are 64-bit hashes of `_index` and `_id`; the cluster's concrete
+//! index name (from its answer, not the request, which may name an alias) is
+//! used. Entries whose node expired are swept out in amortised constant time.
+//!
+//! Consequences: counts are exact for documents written through the sidecar
+//! since the ledger was created; a 64-bit key collision (about one in 10^10
+//! at a million documents) would merge the counts of two documents.
+
+use std::collections::HashMap;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::engine::{Analysis, Engine, Placed};
+use crate::forest::{Fingerprint, Millis};
+
+/// A stored document's identity: a hash of its concrete index and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DocumentKey(pub u64);
+
+impl DocumentKey {
+    pub fn new(index: &str, id: &str) -> Self {
+        let mut bytes = Vec::with_capacity(index.len() + id.len() + 1);
+        bytes.extend_from_slice(index.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(id.as_bytes());
+        DocumentKey(xxh3_64(&bytes))
+    }
+}
+
+/// Counters of what the cluster answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LedgerStats {
+    /// Stamped documents the cluster stored.
+    pub stored: u64,
+    /// Stamped documents it did not store (their tentative count was taken back).
+    pub not_stored: u64,
+    /// Stores of a key that already held the same fingerprint (retries, re-indexing).
+    pub restored: u64,
+    /// Stores of a key that held another fingerprint (the count moved).
+    pub replaced: u64,
+    /// Deletes of a known key.
+    pub deleted: u64,
+    /// Keys currently tracked.
+    pub keys: usize,
+}
+
+/// The engine and the key → fingerprint map of stored documents.
+#[derive(Debug)]
+pub struct Ledger {
+    engine: Engine,
+    fingerprint_of_key: HashMap<DocumentKey, Fingerprint>,
+    expired_since_sweep: usize,
+    stats: LedgerStats,
+}
+
+impl Ledger {
+    pub fn new(engine: Engine) -> Self {
+        Ledger {
+            engine,
+            fingerprint_of_key: HashMap::new(),
+            expired_since_sweep: 0,
+            stats: LedgerStats::default(),
+        }
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Places an analysed document and counts it tentatively; settle it with
+    /// [`Ledger::stored`] or [`Ledger::not_stored`].
+    pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
+        self.engine.place(analysis, now)
+    }
+
+    /// The cluster stored the document placed at `fingerprint` under `key`.
+    pub fn stored(&mut self, key: DocumentKey, fingerprint: Fingerprint) {
+        self.stats.stored += 1;
+        match self.fingerprint_of_key.insert(key, fingerprint) {
+            // Already counted for this key: take back the tentative count.
+            Some(previous) if previous == fingerprint => {
+                self.stats.restored += 1;
+                self.engine.forget_document(fingerprint);
+            }
+            Some(previous) => {
+                self.stats.replaced += 1;
+                self.engine.forget_document(previous);
+            }
+            None => {}
+        }
+    }
+
+    /// The cluster stored the document placed at `fingerprint` but did not
+    /// say under which id (it stays counted; a later delete cannot find it).
+    pub fn stored_untracked(&mut self, _fingerprint: Fingerprint) {
+        self.stats.stored += 1;
+    }
+
+    /// The cluster did not store the document placed at `fingerprint`.
+    pub fn not_stored(&mut self, fingerprint: Fingerprint) {
+        self.stats.not_stored += 1;
+        self.engine.forget_document(fingerprint);
+    }
+
+    /// The cluster deleted the document under `key`.
+    pub fn deleted(&mut self, key: DocumentKey) {
+        if let Some(previous) = self.fingerprint_of_key.remove(&key) {
+            self.stats.deleted += 1;
+            self.engine.forget_document(previous);
+        }
+    }
+
+    /// The fingerprint stored under `key`, if known.
+    pub fn fingerprint_of(&self, key: DocumentKey) -> Option<Fingerprint> {
+        self.fingerprint_of_key.get(&key).copied()
+    }
+
+    /// Expires nodes (see [`Engine::expire`]) and, once enough have gone,
+    /// forgets the keys that pointed at them.
+    pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
+        let (removed, more_pending) = self.engine.expire(now, max_removals);
+        self.expired_since_sweep += removed;
+        if self.expired_since_sweep > 0
+            && self.expired_since_sweep >= self.fingerprint_of_key.len() / 2
+        {
+            let forest = self.engine.forest();
+            self.fingerprint_of_key
+                .retain(|_, fingerprint| forest.contains(*fingerprint));
+            self.expired_since_sweep = 0;
+        }
+        (removed, more_pending)
+    }
+
+    pub fn stats(&self) -> LedgerStats {
+        LedgerStats {
+            keys: self.fingerprint_of_key.len(),
+            ..self.stats
+        }
+    }
+
+    /// Approximate heap bytes of the key map.
+    pub fn approx_heap_bytes(&self) -> usize {
+        self.fingerprint_of_key.capacity() * (8 + 8 + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ConfirmationConfig;
+    use crate::fingerprint::{FingerprintConfig, Fingerprinter};
+    use crate::forest::{Forest, ForestConfig};
+
+    const ORIGINAL: &str = "周末去哪儿玩？这五个公园的秋景美到不想走";
+    const REPOST: &str = "转发：周末去哪儿玩？这五个公园的秋景美到不想走";
+    const OTHER: &str = "地铁三号线东延段今日开通，沿线设站七座";
+
+    fn ledger(retention: Option<Millis>) -> Ledger {
+        let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
+        let forest = Forest::new(ForestConfig {
+            retention,
+            ..ForestConfig::default()
+        })
+        .expect("valid");
+        Ledger::new(Engine::new(
+            fingerprinter,
+            forest,
+            ConfirmationConfig::default(),
+        ))
+    }
+
+    fn place(ledger: &mut Ledger, text: &str, now: Millis) -> Placed {
+        let analyzer = ledger.engine().analyzer().clone();
+        let prepared = analyzer.fingerprinter().prepare(text);
+        ledger.place(analyzer.analyze(&prepared), now)
+    }
+
+    fn documents(ledger: &Ledger) -> u64 {
+        ledger.engine().forest().stats().documents
+    }
+
+    #[test]
+    fn a_rejected_document_leaves_nothing() {
+        let mut ledger = ledger(None);
+        let placed = place(&mut ledger, ORIGINAL, 0);
+        ledger.not_stored(placed.fingerprint);
+        assert_eq!(ledger.engine().forest().stats().nodes, 0);
+        assert_eq!(documents(&ledger), 0);
+    }
+
+    #[test]
+    fn a_retry_of_the_same_key_counts_once() {
+        let mut ledger = ledger(None);
+        let key = DocumentKey::new("news", "1");
+        for now in 0..3 {
+            let placed = place(&mut ledger, ORIGINAL, now);
+            ledger.stored(key, placed.fingerprint);
+        }
+        assert_eq!(documents(&ledger), 1);
+        assert_eq!(ledger.stats().restored, 2);
+    }
+
+    #[test]
+    fn reindexing_a_key_with_other_text_moves_its_count() {
+        let mut ledger = ledger(None);
+        let key = DocumentKey::new("news", "1");
+        let first = place(&mut ledger, ORIGINAL, 0);
+        ledger.stored(key, first.fingerprint);
+        let second = place(&mut ledger, OTHER, 1);
+        ledger.stored(key, second.fingerprint);
+        assert_eq!(documents(&ledger), 1);
+        // The first text's node had no other document: it is gone.
+        assert!(!ledger.engine().forest().contains(first.fingerprint));
+        assert_eq!(ledger.fingerprint_of(key), Some(second.fingerprint));
+    }
+
+    #[test]
+    fn a_delete_takes_the_count_back_but_the_class_stays_for_its_members() {
+        let mut ledger = ledger(None);
+        let original = place(&mut ledger, ORIGINAL, 0);
+        ledger.stored(DocumentKey::new("news", "1"), original.fingerprint);
+        let repost = place(&mut ledger, REPOST, 1);
+        ledger.stored(DocumentKey::new("news", "2"), repost.fingerprint);
+        assert_eq!(repost.root, original.root);
+        ledger.deleted(DocumentKey::new("news", "1"));
+        let class = ledger
+            .engine()
+            .forest()
+            .class(original.root)
+            .expect("class");
+        assert_eq!(class.documents, 1);
+        // Deleting an unknown key changes nothing.
+        ledger.deleted(DocumentKey::new("news", "404"));
+        assert_eq!(ledger.stats().deleted, 1);
+    }
+
+    #[test]
+    fn the_same_id_in_another_index_is_another_document() {
+        let mut ledger = ledger(None);
+        let first = place(&mut ledger, ORIGINAL, 0);
+        ledger.stored(DocumentKey::new("news-1", "1"), first.fingerprint);
+        let second = place(&mut ledger, ORIGINAL, 1);
+        ledger.stored(DocumentKey::new("news-2", "1"), second.fingerprint);
+        assert_eq!(documents(&ledger), 2);
+    }
+
+    #[test]
+    fn keys_of_expired_nodes_are_swept() {
+        let mut ledger = ledger(Some(10));
+        for id in 0..1100 {
+            let placed = place(&mut ledger, &format!("{OTHER} 编号{id}"), 0);
+            ledger.stored(
+                DocumentKey::new("news", &id.to_string()),
+                placed.fingerprint,
+            );
+        }
+        assert_eq!(ledger.stats().keys, 1100);
+        while ledger.expire(1_000, 10_000).1 {}
+        assert_eq!(ledger.engine().forest().stats().nodes, 0);
+        assert_eq!(ledger.stats().keys, 0);
+    }
+}

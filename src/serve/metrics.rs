@@ -1,0 +1,226 @@
+//! Counters of the sidecar's work, rendered in the Prometheus text format.
+//!
+//! Design: lock-free atomics bumped on the request path; gauges (nodes,
+//! documents, memory) are read from the ledger when `/metrics` is scraped.
+//! Written by hand: a dozen series do not need a metrics framework.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::ledger::LedgerStats;
+
+/// Upper bounds of the write-latency histogram, in seconds.
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+];
+
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub bulk_requests: AtomicU64,
+    pub document_requests: AtomicU64,
+    pub passthrough_requests: AtomicU64,
+    pub rejected_requests: AtomicU64,
+    pub malformed_bulk_requests: AtomicU64,
+    pub upstream_errors: AtomicU64,
+    pub unreadable_upstream_answers: AtomicU64,
+    pub stamped_documents: AtomicU64,
+    pub unstamped_documents: AtomicU64,
+    pub expired_nodes: AtomicU64,
+    latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
+    latency_count: AtomicU64,
+    latency_sum_micros: AtomicU64,
+}
+
+/// Gauges read at scrape time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Gauges {
+    pub nodes: usize,
+    pub roots: usize,
+    pub documents: u64,
+    pub heap_bytes: usize,
+    pub resident_bytes: Option<u64>,
+    pub in_flight_bytes: usize,
+    pub ledger: LedgerStats,
+}
+
+impl Metrics {
+    pub fn add(counter: &AtomicU64, amount: u64) {
+        counter.fetch_add(amount, Ordering::Relaxed);
+    }
+
+    /// Records the time one write request (bulk or document) took.
+    pub fn observe_write(&self, elapsed: Duration) {
+        let seconds = elapsed.as_secs_f64();
+        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
+            if seconds <= bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.latency_count.fetch_add(1, Ordering::Relaxed);
+        self.latency_sum_micros.fetch_add(
+            u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    pub fn render(&self, gauges: &Gauges) -> String {
+        let mut out = String::with_capacity(4096);
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let counters: [(&str, &str, u64); 10] = [
+            (
+                "neardup_malformed_bulk_requests_total",
+                "bulk bodies the sidecar could not read, forwarded unstamped for the cluster to reject",
+                load(&self.malformed_bulk_requests),
+            ),
+            (
+                "neardup_bulk_requests_total",
+                "_bulk requests handled",
+                load(&self.bulk_requests),
+            ),
+            (
+                "neardup_document_requests_total",
+                "single-document writes handled",
+                load(&self.document_requests),
+            ),
+            (
+                "neardup_passthrough_requests_total",
+                "requests proxied unchanged",
+                load(&self.passthrough_requests),
+            ),
+            (
+                "neardup_rejected_requests_total",
+                "requests the sidecar answered with an error itself",
+                load(&self.rejected_requests),
+            ),
+            (
+                "neardup_upstream_errors_total",
+                "requests that could not reach the cluster or timed out",
+                load(&self.upstream_errors),
+            ),
+            (
+                "neardup_unreadable_upstream_answers_total",
+                "write answers whose items could not be read (nothing counted)",
+                load(&self.unreadable_upstream_answers),
+            ),
+            (
+                "neardup_stamped_documents_total",
+                "sources stamped",
+                load(&self.stamped_documents),
+            ),
+            (
+                "neardup_unstamped_documents_total",
+                "sources passed without a stamp (no text, not an object)",
+                load(&self.unstamped_documents),
+            ),
+            (
+                "neardup_expired_nodes_total",
+                "forest nodes removed by expiry",
+                load(&self.expired_nodes),
+            ),
+        ];
+        for (name, help, value) in counters {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        }
+        let ledger = gauges.ledger;
+        let ledger_counters = [
+            ("stored", ledger.stored),
+            ("not_stored", ledger.not_stored),
+            ("restored", ledger.restored),
+            ("replaced", ledger.replaced),
+            ("deleted", ledger.deleted),
+        ];
+        let name = "neardup_cluster_outcomes_total";
+        let _ = writeln!(
+            out,
+            "# HELP {name} what the cluster did with stamped documents and deletes\n# TYPE {name} counter"
+        );
+        for (outcome, value) in ledger_counters {
+            let _ = writeln!(out, "{name}{{outcome=\"{outcome}\"}} {value}");
+        }
+        let mut gauge_lines: Vec<(&str, &str, u64)> = vec![
+            (
+                "neardup_forest_nodes",
+                "distinct fingerprints in the forest",
+                gauges.nodes as u64,
+            ),
+            ("neardup_forest_roots", "classes", gauges.roots as u64),
+            (
+                "neardup_forest_documents",
+                "documents counted in the forest",
+                gauges.documents,
+            ),
+            (
+                "neardup_tracked_keys",
+                "index/id keys whose fingerprint is known",
+                ledger.keys as u64,
+            ),
+            (
+                "neardup_heap_bytes",
+                "approximate heap bytes of forest, engine and ledger",
+                gauges.heap_bytes as u64,
+            ),
+            (
+                "neardup_in_flight_bytes",
+                "request bytes being stamped now",
+                gauges.in_flight_bytes as u64,
+            ),
+        ];
+        if let Some(resident) = gauges.resident_bytes {
+            gauge_lines.push((
+                "neardup_resident_bytes",
+                "resident set size of the process",
+                resident,
+            ));
+        }
+        for (name, help, value) in gauge_lines {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            );
+        }
+        let name = "neardup_write_duration_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} time to handle a bulk or document write, cluster included\n# TYPE {name} histogram"
+        );
+        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
+            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {}", load(bucket));
+        }
+        let count = load(&self.latency_count);
+        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(
+            out,
+            "{name}_sum {}\n{name}_count {count}",
+            load(&self.latency_sum_micros) as f64 / 1e6
+        );
+        out
+    }
+}
+
+/// Resident set size from `/proc/self/statm` (Linux), in bytes.
+pub fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_are_cumulative() {
+        let metrics = Metrics::default();
+        metrics.observe_write(Duration::from_millis(3));
+        metrics.observe_write(Duration::from_millis(300));
+        let text = metrics.render(&Gauges::default());
+        assert!(text.contains("neardup_write_duration_seconds_bucket{le=\"0.005\"} 1"));
+        assert!(text.contains("neardup_write_duration_seconds_bucket{le=\"0.5\"} 2"));
+        assert!(text.contains("neardup_write_duration_seconds_count 2"));
+        assert!(text.contains("neardup_forest_nodes 0"));
+    }
+}

@@ -1,0 +1,211 @@
+//! Which requests the sidecar handles itself and which it passes through.
+//!
+//! Design: the cluster's REST paths are matched by hand on the raw path
+//! (segments between `/`), since everything not matched must be proxied
+//! byte for byte, and an index may be named like any of our words.
+
+use axum::http::Method;
+
+use crate::bulk::ActionKind;
+
+/// What the sidecar does with a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// `POST|PUT /_bulk`, `/{index}/_bulk`.
+    Bulk {
+        index: Option<String>,
+    },
+    /// `PUT|POST /{index}/_doc/{id}`, `POST /{index}/_doc` (index),
+    /// `PUT|POST /{index}/_create/{id}` (create), `POST /{index}/_update/{id}`
+    /// (update), `DELETE /{index}/_doc/{id}` (delete): one document.
+    Document {
+        index: String,
+        kind: ActionKind,
+    },
+    Health,
+    Stats,
+    Metrics,
+    Fingerprint,
+    Class {
+        root: String,
+    },
+    Similar {
+        index: String,
+        id: String,
+    },
+    /// Everything else: proxied unchanged.
+    PassThrough,
+}
+
+/// Classifies a request by method and path (without the query string).
+pub fn classify(method: &Method, path: &str) -> Route {
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let is_get = method == Method::GET;
+    let is_write = method == Method::POST || method == Method::PUT;
+    match segments.as_slice() {
+        ["_bulk"] if is_write => Route::Bulk { index: None },
+        [index, "_bulk"] if is_write && is_index_name(index) => Route::Bulk {
+            index: Some(decode(index)),
+        },
+        [index, "_doc"] if method == Method::POST && is_index_name(index) => Route::Document {
+            index: decode(index),
+            kind: ActionKind::Index,
+        },
+        [index, "_doc", id] if is_index_name(index) && !id.is_empty() => {
+            let kind = if is_write {
+                ActionKind::Index
+            } else if method == Method::DELETE {
+                ActionKind::Delete
+            } else {
+                return Route::PassThrough;
+            };
+            Route::Document {
+                index: decode(index),
+                kind,
+            }
+        }
+        [index, "_create", id] if is_write && is_index_name(index) && !id.is_empty() => {
+            Route::Document {
+                index: decode(index),
+                kind: ActionKind::Create,
+            }
+        }
+        [index, "_update", id]
+            if method == Method::POST && is_index_name(index) && !id.is_empty() =>
+        {
+            Route::Document {
+                index: decode(index),
+                kind: ActionKind::Update,
+            }
+        }
+        ["_neardup", "health"] if is_get => Route::Health,
+        ["_neardup", "stats"] if is_get => Route::Stats,
+        ["_neardup", "metrics"] | ["metrics"] if is_get => Route::Metrics,
+        ["_neardup", "fingerprint"] if is_write => Route::Fingerprint,
+        ["_neardup", "classes", root] if is_get && !root.is_empty() => {
+            Route::Class { root: decode(root) }
+        }
+        [index, "_neardup", "similar", id] if is_get && is_index_name(index) && !id.is_empty() => {
+            Route::Similar {
+                index: decode(index),
+                id: decode(id),
+            }
+        }
+        _ => Route::PassThrough,
+    }
+}
+
+/// Index names (and aliases, patterns) never start with `_`; paths that do
+/// are cluster APIs (`/_search/…`).
+fn is_index_name(segment: &str) -> bool {
+    !segment.is_empty() && !segment.starts_with('_')
+}
+
+/// Percent-decodes a path segment (ids may contain `/` as `%2F`).
+pub fn decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut position = 0;
+    while position < bytes.len() {
+        if bytes[position] == b'%'
+            && let Some(hex) = bytes.get(position + 1..position + 3)
+            && let Ok(text) = std::str::from_utf8(hex)
+            && let Ok(byte) = u8::from_str_radix(text, 16)
+        {
+            out.push(byte);
+            position += 3;
+            continue;
+        }
+        out.push(bytes[position]);
+        position += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_apis_are_recognised() {
+        assert_eq!(
+            classify(&Method::POST, "/_bulk"),
+            Route::Bulk { index: None }
+        );
+        assert_eq!(
+            classify(&Method::PUT, "/news/_bulk"),
+            Route::Bulk {
+                index: Some("news".into())
+            }
+        );
+        let document = |kind| Route::Document {
+            index: "news".into(),
+            kind,
+        };
+        assert_eq!(
+            classify(&Method::PUT, "/news/_doc/a%2Fb"),
+            document(ActionKind::Index)
+        );
+        assert_eq!(
+            classify(&Method::POST, "/news/_doc"),
+            document(ActionKind::Index)
+        );
+        assert_eq!(
+            classify(&Method::POST, "/news/_create/1"),
+            document(ActionKind::Create)
+        );
+        assert_eq!(
+            classify(&Method::POST, "/news/_update/1"),
+            document(ActionKind::Update)
+        );
+        assert_eq!(
+            classify(&Method::DELETE, "/news/_doc/1"),
+            document(ActionKind::Delete)
+        );
+    }
+
+    #[test]
+    fn reads_and_other_apis_pass_through() {
+        for (method, path) in [
+            (Method::GET, "/_bulk"),
+            (Method::GET, "/news/_doc/1"),
+            (Method::PUT, "/news/_doc"),
+            (Method::PUT, "/news/_update/1"),
+            (Method::DELETE, "/news"),
+            (Method::POST, "/_search/_bulk"),
+            (Method::POST, "/news/_search"),
+            (Method::GET, "/"),
+            (Method::HEAD, "/news"),
+        ] {
+            assert_eq!(
+                classify(&method, path),
+                Route::PassThrough,
+                "{method} {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn own_endpoints() {
+        assert_eq!(classify(&Method::GET, "/_neardup/health"), Route::Health);
+        assert_eq!(classify(&Method::GET, "/metrics"), Route::Metrics);
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/classes/00ff"),
+            Route::Class {
+                root: "00ff".into()
+            }
+        );
+        assert_eq!(
+            classify(&Method::GET, "/news/_neardup/similar/x%20y"),
+            Route::Similar {
+                index: "news".into(),
+                id: "x y".into()
+            }
+        );
+    }
+
+    #[test]
+    fn percent_decoding_keeps_broken_escapes() {
+        assert_eq!(decode("a%2Fb%zz%4"), "a/b%zz%4");
+    }
+}
