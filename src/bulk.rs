@@ -10,8 +10,11 @@
 //! - lines end at `\n`; a `\r` before it is JSON whitespace; the body must
 //!   end with `\n`, else the whole request is rejected;
 //! - empty and whitespace-only lines between items are skipped;
-//! - an action line is an object with exactly one key, `index`, `create`,
-//!   `update` or `delete`, whose value is an object of metadata;
+//! - an action line is an object whose first key is `index`, `create`,
+//!   `update` or `delete`, with an object of metadata as its value; the
+//!   cluster reads no further, so later keys and a missing last `}` pass
+//!   (the reader here must never be stricter than the cluster's, or a
+//!   document the cluster stores would go unstamped);
 //! - `index`, `create` and `update` take the next line as their source;
 //!   `delete` has none; an action whose source line is missing at the very end
 //!   of the body is ignored, as the cluster ignores it;
@@ -189,12 +192,17 @@ pub fn parse_action(
     content: &[u8],
     line_number: usize,
 ) -> Result<(ActionKind, Option<String>, Option<String>), BulkError> {
-    let value: Value = serde_json::from_slice(content).map_err(|error| {
-        BulkError::new(
-            "x_content_parse_exception",
-            format!("[{line_number}:{}] {error}", error.column()),
-        )
-    })?;
+    let value: Value = match serde_json::from_slice(content) {
+        Ok(value) => value,
+        // OpenSearch stops reading an action line after its metadata
+        // object, so a line missing its last `}` is accepted there.
+        Err(error) if error.is_eof() => {
+            let mut closed = content.to_vec();
+            closed.push(b'}');
+            serde_json::from_slice(&closed).map_err(|_| parse_error(line_number, &error))?
+        }
+        Err(error) => return Err(parse_error(line_number, &error)),
+    };
     let Value::Object(action) = value else {
         return Err(BulkError::malformed(
             line_number,
@@ -220,18 +228,22 @@ pub fn parse_action(
             format!("expected START_OBJECT but found [{}]", token_name(metadata)),
         ));
     };
-    if entries.next().is_some() {
-        return Err(BulkError::malformed(
-            line_number,
-            "expected END_OBJECT but found [FIELD_NAME]",
-        ));
-    }
+    // Keys after the action are ignored, as OpenSearch ignores them
+    // (Elasticsearch rejects the line; then nothing is stored anyway).
+    drop(entries);
     let index = metadata
         .get("_index")
         .and_then(Value::as_str)
         .map(str::to_string);
     let id = metadata.get("_id").and_then(scalar_text);
     Ok((kind, index, id))
+}
+
+fn parse_error(line_number: usize, error: &serde_json::Error) -> BulkError {
+    BulkError::new(
+        "x_content_parse_exception",
+        format!("[{line_number}:{}] {error}", error.column()),
+    )
 }
 
 /// A string or number as text (ids may be sent as numbers).
@@ -403,12 +415,19 @@ mod tests {
             reason("{\"index\":[]}\n{}\n"),
             "Malformed action/metadata line [1], expected START_OBJECT but found [START_ARRAY]"
         );
-        assert_eq!(
-            reason("{\"delete\":{}}\n{\"index\":{},\"x\":1}\n{}\n"),
-            "Malformed action/metadata line [2], expected END_OBJECT but found [FIELD_NAME]"
-        );
         let error = parse_bulk(b"{\"index\":\n").expect_err("invalid JSON");
         assert_eq!(error.error_type, "x_content_parse_exception");
+        let error = parse_bulk(b"{\"index\":{}]\n{}\n").expect_err("invalid JSON");
+        assert_eq!(error.error_type, "x_content_parse_exception");
+    }
+
+    #[test]
+    fn action_lines_are_read_as_leniently_as_the_cluster_reads_them() {
+        let items =
+            parse_bulk(b"{\"index\":{\"_id\":\"1\"},\"x\":1}\n{}\n{\"delete\":{\"_id\":\"2\"}\n")
+                .expect("accepted");
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[1].id.as_deref(), Some("2"));
     }
 
     #[test]

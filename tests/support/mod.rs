@@ -1,0 +1,344 @@
+//! Processes for integration tests: the real OpenSearch-compatible server
+//! (osmem-server from the pinned PyPI wheel, installed by `scripts/venv.sh`),
+//! the `neardup serve` binary, and a small recording upstream for faults the
+//! real server cannot produce (never a stand-in for the cluster's behaviour).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, StatusCode};
+use serde_json::Value;
+
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn project_root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The osmem-server binary: `$NEARDUP_OSMEM`, or `.venv/bin/osmem-server`
+/// after running `scripts/venv.sh` once per test process.
+fn osmem_binary() -> &'static PathBuf {
+    static BINARY: OnceLock<PathBuf> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        if let Ok(path) = std::env::var("NEARDUP_OSMEM") {
+            return PathBuf::from(path);
+        }
+        let status = Command::new("bash")
+            .arg(project_root().join("scripts/venv.sh"))
+            .stdin(Stdio::null())
+            .status()
+            .expect("run scripts/venv.sh");
+        assert!(status.success(), "scripts/venv.sh failed");
+        project_root().join(".venv/bin/osmem-server")
+    })
+}
+
+/// Reads the first stdout line of `child` (JSON), within the start timeout.
+fn first_json_line(child: &mut Child, what: &str) -> Value {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = reader.read_line(&mut line);
+        let _ = sender.send(line);
+        // Keep draining so the child never blocks on a full pipe.
+        let mut sink = String::new();
+        while reader
+            .read_line(&mut sink)
+            .map(|read| read > 0)
+            .unwrap_or(false)
+        {
+            sink.clear();
+        }
+    });
+    let line = receiver
+        .recv_timeout(START_TIMEOUT)
+        .unwrap_or_else(|_| panic!("{what} did not start within {START_TIMEOUT:?}"));
+    serde_json::from_str(&line).unwrap_or_else(|error| panic!("{what} printed {line:?}: {error}"))
+}
+
+/// A running osmem-server; it exits when its stdin closes (on drop, or when
+/// the test process dies).
+pub struct Osmem {
+    child: Child,
+    _stdin: ChildStdin,
+    pub url: String,
+}
+
+impl Osmem {
+    pub fn start() -> Self {
+        let mut child = Command::new(osmem_binary())
+            .args(["-addr", "127.0.0.1:0", "-no-ja"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start osmem-server");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let first = first_json_line(&mut child, "osmem-server");
+        let url = first["url"].as_str().expect("url").to_string();
+        Osmem {
+            child,
+            _stdin: stdin,
+            url,
+        }
+    }
+
+    /// Stops the server now (the sidecar's upstream goes away).
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Osmem {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A running `neardup serve`.
+pub struct Sidecar {
+    child: Child,
+    pub url: String,
+}
+
+impl Sidecar {
+    pub fn start(upstream: &str, extra_args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(extra_args)
+            .env("NEARDUP_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start neardup serve");
+        let first = first_json_line(&mut child, "neardup serve");
+        let url = first["listen"].as_str().expect("listen").to_string();
+        Sidecar { child, url }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, as a crash.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Sidecar {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// An HTTP client with a bound on every request.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .expect("client")
+}
+
+/// Status and JSON body of a response.
+pub async fn json_of(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, value)
+}
+
+pub async fn get_json(url: &str) -> (u16, Value) {
+    json_of(client().get(url).send().await.expect("GET")).await
+}
+
+pub async fn post_bulk(url: &str, body: impl Into<String>) -> (u16, Value) {
+    json_of(
+        client()
+            .post(url)
+            .header("content-type", "application/x-ndjson")
+            .body(body.into())
+            .send()
+            .await
+            .expect("POST bulk"),
+    )
+    .await
+}
+
+pub async fn send_json(method: reqwest::Method, url: &str, body: &Value) -> (u16, Value) {
+    json_of(
+        client()
+            .request(method, url)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("request"),
+    )
+    .await
+}
+
+/// The sidecar's `/_neardup/stats`.
+pub async fn stats(sidecar: &str) -> Value {
+    get_json(&format!("{sidecar}/_neardup/stats")).await.1
+}
+
+/// One recorded request.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: Method,
+    pub path_and_query: String,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+type Responder = dyn Fn(&Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8>) + Send + Sync;
+
+/// A tiny upstream that records requests and answers with `responder`.
+pub struct RecordingUpstream {
+    pub url: String,
+    pub requests: Arc<Mutex<Vec<Recorded>>>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl RecordingUpstream {
+    pub async fn start(
+        responder: impl Fn(&Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8>)
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        Self::start_delayed(Duration::ZERO, responder).await
+    }
+
+    /// Like `start`, but every answer waits `delay` first (without blocking
+    /// the runtime).
+    pub async fn start_delayed(
+        delay: Duration,
+        responder: impl Fn(&Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8>)
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        let requests: Arc<Mutex<Vec<Recorded>>> = Arc::default();
+        let responder: Arc<Responder> = Arc::new(responder);
+        let recorded = requests.clone();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let recorded = recorded.clone();
+            let responder = responder.clone();
+            async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .unwrap_or_default();
+                let entry = Recorded {
+                    method: parts.method,
+                    path_and_query: parts
+                        .uri
+                        .path_and_query()
+                        .map_or("/".to_string(), ToString::to_string),
+                    headers: parts.headers,
+                    body,
+                };
+                tokio::time::sleep(delay).await;
+                let (status, headers, body) = responder(&entry);
+                recorded.lock().expect("lock").push(entry);
+                let mut response = axum::response::Response::new(axum::body::Body::from(body));
+                *response.status_mut() = status;
+                for (name, value) in headers {
+                    response.headers_mut().insert(
+                        axum::http::HeaderName::try_from(name).expect("header name"),
+                        axum::http::HeaderValue::try_from(value).expect("header value"),
+                    );
+                }
+                response
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        RecordingUpstream {
+            url,
+            requests,
+            shutdown: Some(shutdown),
+        }
+    }
+
+    pub fn recorded(&self) -> Vec<Recorded> {
+        self.requests.lock().expect("lock").clone()
+    }
+}
+
+impl Drop for RecordingUpstream {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// The demo corpus as bulk NDJSON into `index`, ids from the `id` field.
+pub fn demo_bulk(index: &str) -> (String, Vec<Value>) {
+    let text = std::fs::read_to_string(project_root().join("tests/fixtures/demo/articles.jsonl"))
+        .expect("demo corpus");
+    let mut body = String::new();
+    let mut documents = Vec::new();
+    for line in text.lines().filter(|line| !line.trim().is_empty()) {
+        let document: Value = serde_json::from_str(line).expect("JSON line");
+        let id = document["id"].as_str().expect("id");
+        body.push_str(&serde_json::json!({"index": {"_index": index, "_id": id}}).to_string());
+        body.push('\n');
+        body.push_str(line);
+        body.push('\n');
+        documents.push(document);
+    }
+    (body, documents)
+}
+
+/// `cluster_root` of every document of `index`, read from the server
+/// itself (not through the sidecar): id → stamp.
+pub async fn stamps_in(server: &str, index: &str) -> std::collections::BTreeMap<String, Value> {
+    let _ = client()
+        .post(format!("{server}/{index}/_refresh"))
+        .send()
+        .await;
+    let (status, found) = send_json(
+        reqwest::Method::POST,
+        &format!("{server}/{index}/_search"),
+        &serde_json::json!({"size": 1000, "query": {"match_all": {}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    found["hits"]["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .map(|hit| {
+            (
+                hit["_id"].as_str().expect("id").to_string(),
+                hit["_source"].clone(),
+            )
+        })
+        .collect()
+}
