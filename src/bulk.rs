@@ -209,8 +209,9 @@ pub fn parse_action(
             format!("expected START_OBJECT but found [{}]", token_name(&value)),
         ));
     };
-    let mut entries = action.iter();
-    let Some((name, metadata)) = entries.next() else {
+    // Keys after the action are ignored, as OpenSearch ignores them
+    // (Elasticsearch rejects the line; then nothing is stored anyway).
+    let Some((name, metadata)) = action.iter().next() else {
         return Err(BulkError::malformed(
             line_number,
             "expected FIELD_NAME but found [END_OBJECT]",
@@ -228,9 +229,6 @@ pub fn parse_action(
             format!("expected START_OBJECT but found [{}]", token_name(metadata)),
         ));
     };
-    // Keys after the action are ignored, as OpenSearch ignores them
-    // (Elasticsearch rejects the line; then nothing is stored anyway).
-    drop(entries);
     let index = metadata
         .get("_index")
         .and_then(Value::as_str)
