@@ -103,6 +103,9 @@ NO_COLOR=1 "$neardup" serve --upstream "$upstream" --listen 127.0.0.1:0 \
     --install-template --template-patterns 'news*' \
     </dev/null >"$tmp/neardup.out" 2>"$tmp/neardup.log" 3>&- &
 sidecar_pid=$!
+# Watchdog: when this script ends however it ends (even kill -9), fd 3 closes,
+# the fifo reads EOF and the sidecar is stopped too.
+(cat >/dev/null; kill "$sidecar_pid" 2>/dev/null) <"$tmp/osmem.in" >/dev/null 2>&1 3>&- &
 sidecar="$(first_line_value "$sidecar_pid" "$tmp/neardup.out" listen)"
 
 # The index as a news site would map it (the neardup template, installed by

@@ -117,6 +117,9 @@ pub enum ForestError {
     /// A negative retention makes no sense.
     #[error("retention must not be negative, got {0} ms")]
     NegativeRetention(Millis),
+    /// Stored nodes that cannot form a forest.
+    #[error("damaged forest state: {0}")]
+    Damaged(String),
 }
 
 /// Which rule of SPEC §3 placed a fingerprint.
@@ -192,6 +195,26 @@ pub struct ForestStats {
     pub expired_nodes: u64,
     /// Approximate heap memory, in bytes.
     pub approx_heap_bytes: usize,
+}
+
+/// One node as a snapshot stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NodeRecord {
+    pub fingerprint: Fingerprint,
+    pub root: Fingerprint,
+    pub born: Millis,
+    pub arrival: u64,
+    pub touched: Millis,
+    pub documents: u32,
+}
+
+/// Counters a snapshot stores besides the nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ForestCounters {
+    /// Arrival number of the last node ever added.
+    pub next_arrival: u64,
+    /// Nodes removed by expiry so far.
+    pub expired_nodes: u64,
 }
 
 /// The result of one [`Forest::expire`] call.
@@ -552,6 +575,159 @@ impl Forest {
         }
         self.document_count -= 1;
         true
+    }
+
+    /// Applies a placement decided earlier (replay of a journal): counts one
+    /// more document of `fingerprint` if it is a node, else adds it as a
+    /// root (`root == fingerprint`) or as a leaf of `root`, born `now`, with
+    /// the same effects as the [`Forest::assign`] that decided it. A leaf
+    /// whose root is gone (a damaged journal) becomes a root.
+    pub fn apply_placement(
+        &mut self,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        now: Millis,
+    ) -> Assignment {
+        if let Some(assignment) = self.count_existing(fingerprint, now) {
+            return assignment;
+        }
+        let root_is_a_root = self.nodes.get(&root).is_some_and(|node| node.root == root);
+        if root == fingerprint || !root_is_a_root {
+            self.add_root(fingerprint, now)
+        } else {
+            self.add_leaf(fingerprint, root, now, Placement::JoinedRoot)
+        }
+    }
+
+    /// Removes the given nodes (replay of an expiry): a root with its whole
+    /// tree, a leaf alone. Returns what was removed.
+    pub fn remove_nodes(&mut self, fingerprints: &[Fingerprint]) -> Vec<Fingerprint> {
+        let mut removed = Vec::new();
+        for &fingerprint in fingerprints {
+            let Some(node) = self.nodes.get(&fingerprint).copied() else {
+                continue;
+            };
+            if node.root == fingerprint {
+                self.remove_tree(fingerprint, &mut removed);
+            } else {
+                self.remove_leaf(fingerprint, node, &mut removed);
+            }
+        }
+        removed
+    }
+
+    /// [`Forest::remove_nodes`] for nodes that expired (replay of an
+    /// expiry): counted as expired.
+    pub fn apply_expiry(&mut self, fingerprints: &[Fingerprint]) -> Vec<Fingerprint> {
+        let removed = self.remove_nodes(fingerprints);
+        self.expired_node_count += removed.len() as u64;
+        removed
+    }
+
+    /// Every node, in arrival order, for a snapshot.
+    pub fn node_records(&self) -> Vec<NodeRecord> {
+        let mut records: Vec<NodeRecord> = self
+            .nodes
+            .iter()
+            .map(|(&fingerprint, node)| NodeRecord {
+                fingerprint,
+                root: node.root,
+                born: node.born,
+                arrival: node.arrival,
+                touched: node.touched,
+                documents: node.documents,
+            })
+            .collect();
+        records.sort_unstable_by_key(|record| record.arrival);
+        records
+    }
+
+    /// Counters a snapshot keeps besides the nodes.
+    pub fn counters(&self) -> ForestCounters {
+        ForestCounters {
+            next_arrival: self.next_arrival,
+            expired_nodes: self.expired_node_count,
+        }
+    }
+
+    /// A forest with exactly these nodes (from a snapshot). Roots may come
+    /// in any order relative to their leaves.
+    ///
+    /// # Errors
+    ///
+    /// [`ForestError::Damaged`] when a leaf's root is not a root among the
+    /// records or a fingerprint appears twice; the config errors of
+    /// [`Forest::new`].
+    pub fn restore(
+        config: ForestConfig,
+        records: &[NodeRecord],
+        counters: ForestCounters,
+    ) -> Result<Self, ForestError> {
+        let mut forest = Forest::new(config)?;
+        forest.reserve(records.len());
+        let is_root: FingerprintMap<()> = records
+            .iter()
+            .filter(|record| record.root == record.fingerprint)
+            .map(|record| (record.fingerprint, ()))
+            .collect();
+        for record in records {
+            if record.root != record.fingerprint && !is_root.contains_key(&record.root) {
+                return Err(ForestError::Damaged(format!(
+                    "leaf {:016x} names {:016x}, which is not a root",
+                    record.fingerprint, record.root
+                )));
+            }
+            let leaf_slot = if record.root == record.fingerprint {
+                forest.root_count += 1;
+                ROOT_SLOT
+            } else {
+                let tree = forest.trees.entry(record.root).or_default();
+                let capacity_before = tree.leaves.capacity();
+                tree.leaves.push(record.fingerprint);
+                forest.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                u32::try_from(tree.leaves.len() - 1).unwrap_or(ROOT_SLOT)
+            };
+            let node = Node {
+                root: record.root,
+                born: record.born,
+                arrival: record.arrival,
+                touched: record.touched,
+                documents: record.documents,
+                leaf_slot,
+            };
+            if forest.nodes.insert(record.fingerprint, node).is_some() {
+                return Err(ForestError::Damaged(format!(
+                    "fingerprint {:016x} appears twice",
+                    record.fingerprint
+                )));
+            }
+            forest.index.insert_absent(record.fingerprint);
+            forest.document_count += u64::from(record.documents);
+            if forest.config.retention.is_some() {
+                forest
+                    .expiry_queue
+                    .push(Reverse((record.touched, record.fingerprint)));
+            }
+        }
+        for (root, tree) in forest.trees.iter_mut() {
+            let root_documents = forest.nodes.get(root).map_or(0, |node| node.documents);
+            tree.class_documents = u64::from(root_documents)
+                + tree
+                    .leaves
+                    .iter()
+                    .filter_map(|leaf| forest.nodes.get(leaf))
+                    .map(|node| u64::from(node.documents))
+                    .sum::<u64>();
+        }
+        forest.next_arrival = counters.next_arrival.max(
+            records
+                .iter()
+                .map(|record| record.arrival)
+                .max()
+                .unwrap_or(0),
+        );
+        forest.expired_node_count = counters.expired_nodes;
+        Ok(forest)
     }
 
     /// Removes `fingerprint` when no document stands for it any more and
