@@ -16,6 +16,7 @@
 pub mod buckets;
 pub mod cli;
 pub mod config;
+pub mod edits;
 pub mod engine;
 pub mod fingerprint;
 pub mod forest;
