@@ -74,6 +74,22 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_SHORT_ROOT_JACCARD")]
     pub min_short_root_jaccard: Option<f64>,
 
+    /// Also compare short texts in reading order: at most 2 letters of the shorter (one more per 30) outside the common subsequence, at most one swapped word inside, no numeral replaced by another [default: true]
+    #[arg(long, env = "NEARDUP_SHORT_EDIT_CHECK")]
+    pub short_edit_check: Option<bool>,
+
+    /// With --short-edit-check, texts with fewer letters and digits than this join only texts with the same letters in the same order [default: 12]
+    #[arg(long, env = "NEARDUP_MIN_FUZZY_CHARS")]
+    pub min_fuzzy_chars: Option<usize>,
+
+    /// Long texts within k join only when their headlines agree too (as for long texts found by shared text) [default: true]
+    #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
+    pub neighbour_headline_check: Option<bool>,
+
+    /// A text whose fingerprint is already a node joins it only if the node's text confirms it (numbers, headline, short-text checks); otherwise it takes the nearest free fingerprint, one bit flipped [default: true]
+    #[arg(long, env = "NEARDUP_CONFIRM_IDENTICAL")]
+    pub confirm_identical: Option<bool>,
+
     /// Let short texts that name different places join one class (by default, different places mean different news)
     #[arg(long, env = "NEARDUP_IGNORE_PLACES", num_args = 0..=1, default_missing_value = "true")]
     pub ignore_places: Option<bool>,
@@ -158,6 +174,12 @@ impl EngineSettings {
                 .min_short_root_jaccard
                 .or(fallback.min_short_root_jaccard),
             ignore_numbers: self.ignore_numbers.or(fallback.ignore_numbers),
+            short_edit_check: self.short_edit_check.or(fallback.short_edit_check),
+            min_fuzzy_chars: self.min_fuzzy_chars.or(fallback.min_fuzzy_chars),
+            confirm_identical: self.confirm_identical.or(fallback.confirm_identical),
+            neighbour_headline_check: self
+                .neighbour_headline_check
+                .or(fallback.neighbour_headline_check),
             ignore_places: self.ignore_places.or(fallback.ignore_places),
             weighting: self.weighting.or(fallback.weighting),
             max_distance: self.max_distance.or(fallback.max_distance),
@@ -220,6 +242,14 @@ impl EngineSettings {
             min_headline_jaccard: self
                 .min_headline_jaccard
                 .unwrap_or(defaults.min_headline_jaccard),
+            short_edit_check: self.short_edit_check.unwrap_or(defaults.short_edit_check),
+            min_fuzzy_chars: self.min_fuzzy_chars.unwrap_or(defaults.min_fuzzy_chars),
+            confirm_identical_fingerprints: self
+                .confirm_identical
+                .unwrap_or(defaults.confirm_identical_fingerprints),
+            neighbour_headline_check: self
+                .neighbour_headline_check
+                .unwrap_or(defaults.neighbour_headline_check),
         };
         for (name, value) in [
             ("min_short_jaccard", confirmation.min_short_jaccard),

@@ -19,10 +19,15 @@
 //! ([`crate::sketch`]). Every candidate is confirmed before it counts:
 //!
 //! - short text: bigram Jaccard with the candidate and with its root, same
-//!   numbers, same places when both name any;
+//!   numbers, same places when both name any, and close in reading order
+//!   ([`crate::edits`]; very short texts only with the same letters);
 //! - long text found by sketch: estimated Jaccard of the bodies, similar
 //!   headlines when both have one, one number set containing the other;
-//! - long text within k: the number-set containment only.
+//! - long text within k: the number-set containment and the headlines.
+//!
+//! An identical fingerprint (SPEC §3 rule 1) is confirmed the same way;
+//! a text its node does not confirm takes the nearest fingerprint, one bit
+//! flipped, that is free or whose node confirms it.
 //!
 //! Confirmed candidates from the two extra searches go to
 //! [`Forest::assign_with_candidates`], where their roots compete under the
@@ -37,6 +42,7 @@
 
 use std::collections::HashMap;
 
+use crate::edits::{self, EditSummary};
 use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard, shared_count};
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
@@ -46,6 +52,14 @@ use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
 /// the usual handful of verbatim variants without unbounded growth on a node
 /// that thousands of slightly different texts hash to.
 const MAX_EXACT_HASHES_PER_NODE: usize = 4;
+
+/// How many one-bit flips a text whose fingerprint is taken by a node that
+/// does not confirm it tries (see
+/// [`ConfirmationConfig::confirm_identical_fingerprints`]). When all are
+/// taken too (a report recurring more often than this within the
+/// retention), it joins the node of its own fingerprint as rule 1 says:
+/// each probe costs a confirmation, and this bounds them.
+const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
 /// contained in) a candidate can still join it.
@@ -84,6 +98,29 @@ pub struct ConfirmationConfig {
     /// Look long texts up by their bottom-k sketch (`sketch`). Off: no
     /// sketch is computed or stored (about 300 bytes less per long node).
     pub long_text_search: bool,
+    /// Short texts are also compared in reading order ([`crate::edits`]):
+    /// a short text joins only when at most [`allowed_unmatched_chars`] of
+    /// the shorter one's letters are outside the common subsequence, at
+    /// most one word inside the texts was swapped for another, and no
+    /// numeral was replaced by another. Off: bigram sets only.
+    pub short_edit_check: bool,
+    /// With `short_edit_check`, texts whose shorter one has fewer letters
+    /// and digits than this join only when both have the same letters in
+    /// the same order: in a text of a few characters one character is a
+    /// different question ("打开X" / "关闭X"), and no character measure
+    /// tells an added word from an added repost tag.
+    pub min_fuzzy_chars: usize,
+    /// Long simhash neighbours (not only sketch candidates) join only with
+    /// agreeing headlines: one boilerplate body (a disclaimer, a notice)
+    /// under unrelated headlines carries the fingerprint otherwise.
+    pub neighbour_headline_check: bool,
+    /// A text whose fingerprint is already a node joins that node only if
+    /// the node's text confirms it, like any candidate (SPEC §3 rule 1
+    /// trusts the fingerprint alone). Otherwise it takes the nearest
+    /// fingerprint, one bit flipped, that is free or whose node confirms:
+    /// every node stays one class member, and two texts that differ only
+    /// in their figures (a recurring report) no longer share a node.
+    pub confirm_identical_fingerprints: bool,
 }
 
 impl Default for ConfirmationConfig {
@@ -98,6 +135,10 @@ impl Default for ConfirmationConfig {
             min_headline_jaccard: 0.2,
             short_text_search: true,
             long_text_search: true,
+            short_edit_check: true,
+            min_fuzzy_chars: 12,
+            neighbour_headline_check: true,
+            confirm_identical_fingerprints: true,
         }
     }
 }
@@ -106,6 +147,9 @@ impl Default for ConfirmationConfig {
 #[derive(Debug)]
 struct ShortText {
     shingles: Box<[u32]>,
+    /// The letters and digits of the text, fields separated by
+    /// [`crate::fingerprint::FIELD_SEPARATOR`].
+    letters: Box<str>,
     number_signature: u64,
     place_signature: u64,
 }
@@ -149,6 +193,8 @@ impl ShortText {
             jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
         });
         !vetoed
+            && (!config.short_edit_check
+                || edits_allow_join(&edits::compare(&self.letters, &candidate.letters), config))
             && short_texts_close(
                 &self.shingles,
                 &candidate.shingles,
@@ -211,7 +257,7 @@ impl NodeSideData {
         let short = self
             .short_text
             .as_ref()
-            .map_or(0, |short| short.shingles.len() * 4);
+            .map_or(0, |short| short.shingles.len() * 4 + short.letters.len());
         let long = self.long_text.as_ref().map_or(0, |long| {
             (long.sketch.len() + long.numbers.len()) * 4
                 + long.headline.as_ref().map_or(0, |headline| headline.len())
@@ -347,6 +393,28 @@ impl Engine {
         } = analysis;
         let config = self.confirmation;
         let side_data = &self.side_data;
+        // Rule 1 with confirmation: an identical fingerprint joins only if
+        // the node's text confirms too; otherwise the text takes the nearest
+        // fingerprint (one bit flipped) that is free or whose node confirms.
+        let fingerprint = if config.confirm_identical_fingerprints {
+            let forest = &self.forest;
+            std::iter::once(fingerprint)
+                .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
+                .find(|&probe| {
+                    !forest.contains(probe)
+                        || confirm_candidate(
+                            side_data,
+                            probe,
+                            own_short_text.as_ref(),
+                            own_long_text.as_ref(),
+                            &config,
+                        )
+                        .unwrap_or(true)
+                })
+                .unwrap_or(fingerprint)
+        } else {
+            fingerprint
+        };
         // Long texts: candidates by shared text too, when the edit moved the
         // simhash (see `sketch`).
         let sketch_candidates: Vec<Fingerprint> = match &own_long_text {
@@ -366,25 +434,14 @@ impl Engine {
         };
         let stats = &mut self.stats;
         let mut confirm = |candidate: Fingerprint| {
-            let Some(candidate_side) = side_data.get(&candidate) else {
+            let Some(confirmed) = confirm_candidate(
+                side_data,
+                candidate,
+                own_short_text.as_ref(),
+                own_long_text.as_ref(),
+                &config,
+            ) else {
                 return true;
-            };
-            let confirmed = match (&own_short_text, &own_long_text) {
-                (Some(ours), _) => {
-                    let Some(theirs) = &candidate_side.short_text else {
-                        return true;
-                    };
-                    let root_text = side_data
-                        .get(&candidate_side.root)
-                        .filter(|_| candidate_side.root != candidate)
-                        .and_then(|root| root.short_text.as_ref());
-                    ours.confirms(theirs, root_text, &config)
-                }
-                // A long simhash neighbour is trusted, but for its figures.
-                (None, Some(ours)) => candidate_side.long_text.as_ref().is_none_or(|theirs| {
-                    !config.require_same_numbers || ours.numbers_compatible(theirs)
-                }),
-                (None, None) => true,
             };
             stats.confirmations += 1;
             if !confirmed {
@@ -574,6 +631,7 @@ impl Analyzer {
         if fingerprinter.is_short(prepared) {
             let short_text = ShortText {
                 shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
+                letters: fingerprinter.letters(prepared).into_boxed_str(),
                 number_signature: fingerprinter.number_signature(prepared),
                 place_signature: fingerprinter.place_signature(prepared),
             };
@@ -614,6 +672,57 @@ fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_contain
     }
     let smaller = ours.len().min(theirs.len());
     shared_count(ours, theirs) as f64 >= min_containment * smaller as f64
+}
+
+/// Whether `candidate`'s node confirms a text with this side data (see the
+/// module doc); `None` when there is nothing to confirm against (the node
+/// keeps no side data of the text's kind).
+fn confirm_candidate(
+    side_data: &HashMap<Fingerprint, NodeSideData>,
+    candidate: Fingerprint,
+    own_short_text: Option<&ShortText>,
+    own_long_text: Option<&LongText>,
+    config: &ConfirmationConfig,
+) -> Option<bool> {
+    let candidate_side = side_data.get(&candidate)?;
+    match (own_short_text, own_long_text) {
+        (Some(ours), _) => {
+            let theirs = candidate_side.short_text.as_ref()?;
+            let root_text = side_data
+                .get(&candidate_side.root)
+                .filter(|_| candidate_side.root != candidate)
+                .and_then(|root| root.short_text.as_ref());
+            Some(ours.confirms(theirs, root_text, config))
+        }
+        // A long simhash neighbour is trusted, but for its figures and (when
+        // both have one) its headline.
+        (None, Some(ours)) => {
+            let theirs = candidate_side.long_text.as_ref()?;
+            Some(
+                (!config.require_same_numbers || ours.numbers_compatible(theirs))
+                    && (!config.neighbour_headline_check
+                        || ours.headlines_agree(theirs, config.min_headline_jaccard)),
+            )
+        }
+        (None, None) => None,
+    }
+}
+
+/// How many letters of the shorter of two short texts may lie outside their
+/// common subsequence: two (a swapped word), one more per 30 letters.
+pub fn allowed_unmatched_chars(shorter_chars: usize) -> usize {
+    2 + shorter_chars / 30
+}
+
+/// The in-order comparison of two short texts allows them to join (see
+/// [`ConfirmationConfig::short_edit_check`]).
+fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+    if summary.shorter_chars < config.min_fuzzy_chars {
+        return summary.identical();
+    }
+    summary.unmatched_in_shorter <= allowed_unmatched_chars(summary.shorter_chars)
+        && summary.interior_substitutions <= 1
+        && !(config.require_same_numbers && summary.numeral_replaced)
 }
 
 /// True when every element of one sorted set is in the other.
@@ -834,6 +943,115 @@ mod tests {
         let second = engine.add_text("蓝牙打开", 1);
         assert_ne!(second.fingerprint, first.fingerprint);
         assert_ne!(second.root, first.root);
+    }
+
+    #[test]
+    fn short_texts_in_another_order_or_with_two_swaps_stay_apart() {
+        let mut engine = engine();
+        let first = engine.add_text("这趟列车从东湖站出发，经过三个换乘站，最终到达西山站", 0);
+        // Same characters, the two stations swapped: bigrams barely differ.
+        let swapped = engine.add_text("这趟列车从西山站出发，经过三个换乘站，最终到达东湖站", 1);
+        assert_ne!(swapped.root, first.root);
+        // A repost that only adds a tag still joins.
+        let repost = engine.add_text(
+            "转发：这趟列车从东湖站出发，经过三个换乘站，最终到达西山站 #出行#",
+            2,
+        );
+        assert_eq!(repost.root, first.root);
+        let mut lenient = engine_with(ConfirmationConfig {
+            short_edit_check: false,
+            ..ConfirmationConfig::default()
+        });
+        let first = lenient.add_text("这趟列车从东湖站出发，经过三个换乘站，最终到达西山站", 0);
+        let swapped = lenient.add_text("这趟列车从西山站出发，经过三个换乘站，最终到达东湖站", 1);
+        assert_eq!(swapped.root, first.root, "bigrams alone join them");
+    }
+
+    #[test]
+    fn a_short_text_with_one_swapped_word_joins_but_not_with_a_replaced_numeral() {
+        let mut engine = engine();
+        let first = engine.add_text("市体育中心今晚举行第二届社区篮球联赛开幕式", 0);
+        let synonym = engine.add_text("市体育中心今晚召开第二届社区篮球联赛开幕式", 1);
+        assert_eq!(synonym.root, first.root);
+        let other_edition = engine.add_text("市体育中心今晚举行第三届社区篮球联赛开幕式", 2);
+        assert_ne!(other_edition.root, first.root);
+    }
+
+    #[test]
+    fn very_short_texts_join_only_the_same_letters() {
+        let mut engine = engine();
+        let first = engine.add_text("帮我订明早的闹钟", 0);
+        assert_ne!(engine.add_text("帮我订明早的闹钟吧", 1).root, first.root);
+        // Punctuation and width are not letters: the exact path joins.
+        assert_eq!(engine.add_text("帮我订明早的闹钟！", 2).root, first.root);
+        let mut lenient = engine_with(ConfirmationConfig {
+            min_fuzzy_chars: 0,
+            ..ConfirmationConfig::default()
+        });
+        let first = lenient.add_text("帮我订明早的闹钟", 0);
+        assert_eq!(lenient.add_text("帮我订明早的闹钟吧", 1).root, first.root);
+    }
+
+    #[test]
+    fn long_neighbours_with_unrelated_headlines_stay_apart() {
+        let notice = "本号所发内容仅供读者参考，不构成任何投资、医疗或法律方面的建议，读者据此操作风险自担，本号对因使用上述内容而产生的任何直接或间接损失不承担责任，也不对其准确性、完整性和及时性作出任何保证。\
+            转载请注明出处，未经许可不得用于商业用途，违者将依法追究相关责任。\
+            如对内容有疑问，请通过页面下方的留言功能与编辑部联系，我们会尽快回复并处理相关问题。";
+        let mut engine = engine();
+        let first = engine
+            .add_document(&article("支教老师到岗", notice), 0)
+            .expect("text");
+        let other = engine
+            .add_document(&article("观鸟步道开放", notice), 1)
+            .expect("text");
+        // One fingerprint (the body dominates), but the headlines disagree.
+        assert_ne!(other.root, first.root);
+        let mut lenient = engine_with(ConfirmationConfig {
+            neighbour_headline_check: false,
+            confirm_identical_fingerprints: false,
+            ..ConfirmationConfig::default()
+        });
+        let first = lenient
+            .add_document(&article("支教老师到岗", notice), 0)
+            .expect("text");
+        let other = lenient
+            .add_document(&article("观鸟步道开放", notice), 1)
+            .expect("text");
+        assert_eq!(other.root, first.root);
+    }
+
+    #[test]
+    fn an_identical_fingerprint_with_other_figures_takes_a_free_one() {
+        let report = |figure: &str| {
+            article(
+                "本周蔬菜价格",
+                &format!(
+                    "市农业部门今天发布本周主要蔬菜批发价格监测情况，各品种价格总体平稳，供应充足，市场运行有序，\
+                     部分叶菜受天气影响上市量略有减少，根茎类蔬菜库存较多，预计下周价格仍将保持稳定。\
+                     其中白菜每公斤{figure}元，与上周相比有所变化。"
+                ),
+            )
+        };
+        let mut engine = engine();
+        let first = engine.add_document(&report("1.8"), 0).expect("text");
+        let second = engine.add_document(&report("2.3"), 1).expect("text");
+        // The longest sentence (and so the simhash) is the same in both.
+        let analyzer = engine.analyzer().clone();
+        let own = analyzer.analyze_document(&report("2.3")).expect("text");
+        assert_eq!(own.fingerprint(), first.fingerprint);
+        assert_ne!(second.root, first.root);
+        assert_eq!((second.fingerprint ^ first.fingerprint).count_ones(), 1);
+        // A later copy of the second report finds its node again.
+        let again = engine.add_document(&report("2.3"), 2).expect("text");
+        assert_eq!(again.root, second.root);
+        // Off: rule 1 joins on the fingerprint alone.
+        let mut trusting = engine_with(ConfirmationConfig {
+            confirm_identical_fingerprints: false,
+            ..ConfirmationConfig::default()
+        });
+        let first = trusting.add_document(&report("1.8"), 0).expect("text");
+        let second = trusting.add_document(&report("2.3"), 1).expect("text");
+        assert_eq!(second.root, first.root);
     }
 
     #[test]

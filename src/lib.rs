@@ -17,6 +17,7 @@ pub mod buckets;
 pub mod bulk;
 pub mod cli;
 pub mod config;
+pub mod edits;
 pub mod engine;
 pub mod filter_path;
 pub mod fingerprint;

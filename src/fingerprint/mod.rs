@@ -346,6 +346,16 @@ impl Fingerprinter {
         self.shingle_set_of(&prepared.normalized)
     }
 
+    /// The letters and digits of prepared text, fields separated by
+    /// [`FIELD_SEPARATOR`] (what the exact hash is computed from).
+    pub fn letters(&self, prepared: &PreparedText) -> String {
+        prepared
+            .normalized
+            .chars()
+            .filter(|&c| c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c))
+            .collect()
+    }
+
     /// [`Fingerprinter::shingle_set`] of normalised text.
     pub fn shingle_set_of(&self, normalized: &str) -> Vec<u32> {
         let mut hashes = Vec::with_capacity(normalized.len() / 2);
