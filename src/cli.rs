@@ -250,6 +250,7 @@ fn run_fingerprint(args: FingerprintArgs, file: ConfigFile) -> anyhow::Result<()
 fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),

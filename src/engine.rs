@@ -144,25 +144,25 @@ impl Default for ConfirmationConfig {
 }
 
 /// What a short text's node remembers to confirm later candidates.
-#[derive(Debug)]
-struct ShortText {
-    shingles: Box<[u32]>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortText {
+    pub shingles: Box<[u32]>,
     /// The letters and digits of the text, fields separated by
     /// [`crate::fingerprint::FIELD_SEPARATOR`].
-    letters: Box<str>,
-    number_signature: u64,
-    place_signature: u64,
+    pub letters: Box<str>,
+    pub number_signature: u64,
+    pub place_signature: u64,
 }
 
 /// What a long text's node remembers to confirm sketch candidates.
-#[derive(Debug)]
-struct LongText {
-    sketch: Box<[u32]>,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LongText {
+    pub sketch: Box<[u32]>,
     /// Letters and digits of the headline, when the document has one.
-    headline: Option<Box<str>>,
+    pub headline: Option<Box<str>>,
     /// The first [`LEAD_CHARS`] letters and digits of the body.
-    lead: Box<str>,
-    numbers: Box<[u32]>,
+    pub lead: Box<str>,
+    pub numbers: Box<[u32]>,
 }
 
 /// How much of a body's start is kept to recognise a headline taken from it.
@@ -308,6 +308,40 @@ pub struct Engine {
     /// Heap bytes owned by the values of `side_data`, kept up to date.
     side_heap_bytes: usize,
     stats: EngineStats,
+    /// Effects of every change since the last [`Engine::take_journal`],
+    /// when journaling is on (persistence).
+    journal: Option<Vec<EngineEffect>>,
+}
+
+/// One change of the engine's state, enough to redo it without deciding
+/// again ([`Engine::replay`]): what persistence writes to its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineEffect {
+    /// A document was placed at `fingerprint` in the class of `root`.
+    /// `exact_hash` is `None` for the exact fast path; the side data is set
+    /// when the placement created the node.
+    Placed {
+        now: Millis,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        exact_hash: Option<u64>,
+        short_text: Option<ShortText>,
+        long_text: Option<LongText>,
+    },
+    /// One document of `fingerprint` was taken back ([`Engine::forget_document`]).
+    Forgotten { fingerprint: Fingerprint },
+    /// These nodes expired.
+    Expired { removed: Vec<Fingerprint> },
+}
+
+/// A node's side data as a snapshot stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SideRecord {
+    pub fingerprint: Fingerprint,
+    pub root: Fingerprint,
+    pub exact_hashes: Vec<u64>,
+    pub short_text: Option<ShortText>,
+    pub long_text: Option<LongText>,
 }
 
 impl Engine {
@@ -329,7 +363,119 @@ impl Engine {
             long_texts: SketchIndex::default(),
             side_heap_bytes: 0,
             stats: EngineStats::default(),
+            journal: None,
         }
+    }
+
+    /// Starts recording [`EngineEffect`]s.
+    pub fn enable_journal(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The effects recorded since the last call (none when journaling is off).
+    pub fn take_journal(&mut self) -> Vec<EngineEffect> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn record(&mut self, effect: impl FnOnce() -> EngineEffect) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(effect());
+        }
+    }
+
+    /// Redoes a recorded effect (recovery from a log). Nothing is journaled.
+    pub fn replay(&mut self, effect: EngineEffect) {
+        let journal = self.journal.take();
+        match effect {
+            EngineEffect::Placed {
+                now,
+                fingerprint,
+                root,
+                exact_hash,
+                short_text,
+                long_text,
+            } => {
+                let assignment = self.forest.apply_placement(fingerprint, root, now);
+                match exact_hash {
+                    None => self.stats.exact_hits += 1,
+                    Some(exact_hash) => {
+                        self.remember(fingerprint, assignment, exact_hash, short_text, long_text)
+                    }
+                }
+            }
+            EngineEffect::Forgotten { fingerprint } => {
+                self.forget_document(fingerprint);
+            }
+            EngineEffect::Expired { removed } => {
+                let removed = self.forest.apply_expiry(&removed);
+                self.drop_side_data(&removed);
+            }
+        }
+        self.journal = journal;
+    }
+
+    /// Every node's side data, in the forest's arrival order (snapshots).
+    pub fn side_records(&self) -> Vec<SideRecord> {
+        self.forest
+            .node_records()
+            .into_iter()
+            .filter_map(|node| {
+                let side = self.side_data.get(&node.fingerprint)?;
+                Some(SideRecord {
+                    fingerprint: node.fingerprint,
+                    root: side.root,
+                    exact_hashes: side.exact_hashes.clone(),
+                    short_text: side.short_text.clone(),
+                    long_text: side.long_text.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// An engine with this forest and side data (from a snapshot); the
+    /// candidate indexes and the exact-hash map are rebuilt from the side
+    /// data, in arrival order.
+    pub fn restore(
+        fingerprinter: Fingerprinter,
+        forest: Forest,
+        confirmation: ConfirmationConfig,
+        sides: Vec<SideRecord>,
+    ) -> Self {
+        let mut engine = Engine::new(fingerprinter, forest, confirmation);
+        for record in sides {
+            if !engine.forest.contains(record.fingerprint) {
+                continue;
+            }
+            let side = NodeSideData {
+                root: record.root,
+                exact_hashes: record.exact_hashes,
+                short_text: record.short_text,
+                long_text: record.long_text,
+            };
+            if let Some(short_text) = &side.short_text
+                && engine.confirmation.short_text_search
+            {
+                engine
+                    .short_texts
+                    .insert(record.fingerprint, &short_text.shingles);
+            }
+            if let Some(long_text) = &side.long_text {
+                engine
+                    .long_texts
+                    .insert(record.fingerprint, &long_text.sketch);
+            }
+            for &exact_hash in &side.exact_hashes {
+                engine
+                    .fingerprint_of_exact_hash
+                    .insert(exact_hash, record.fingerprint);
+            }
+            engine.side_heap_bytes += side.heap_bytes();
+            engine.side_data.insert(record.fingerprint, side);
+        }
+        engine
     }
 
     pub fn fingerprinter(&self) -> &Fingerprinter {
@@ -375,6 +521,14 @@ impl Engine {
         let &fingerprint = self.fingerprint_of_exact_hash.get(&exact_hash)?;
         self.stats.exact_hits += 1;
         let assignment = self.forest.assign(fingerprint, now);
+        self.record(|| EngineEffect::Placed {
+            now,
+            fingerprint,
+            root: assignment.root,
+            exact_hash: None,
+            short_text: None,
+            long_text: None,
+        });
         Some(placed(fingerprint, assignment, true))
     }
 
@@ -465,6 +619,43 @@ impl Engine {
         let assignment =
             self.forest
                 .assign_with_candidates(fingerprint, now, &extra_candidates, confirm);
+        if self.journal.is_some() {
+            let new_node = assignment.placement != Placement::ExistingNode;
+            let (short_text, long_text) = if new_node {
+                (own_short_text.clone(), own_long_text.clone())
+            } else {
+                (None, None)
+            };
+            self.record(|| EngineEffect::Placed {
+                now,
+                fingerprint,
+                root: assignment.root,
+                exact_hash: Some(exact_hash),
+                short_text,
+                long_text,
+            });
+        }
+        self.remember(
+            fingerprint,
+            assignment,
+            exact_hash,
+            own_short_text,
+            own_long_text,
+        );
+        placed(fingerprint, assignment, false)
+    }
+
+    /// Keeps what a placed text leaves behind: its side data and candidate
+    /// index entries when it created the node, and its exact hash.
+    fn remember(
+        &mut self,
+        fingerprint: Fingerprint,
+        assignment: Assignment,
+        exact_hash: u64,
+        own_short_text: Option<ShortText>,
+        own_long_text: Option<LongText>,
+    ) {
+        let short_text_search = self.confirmation.short_text_search;
         let side = self
             .side_data
             .entry(fingerprint)
@@ -477,7 +668,7 @@ impl Engine {
         let side_bytes_before = side.heap_bytes();
         if assignment.placement != Placement::ExistingNode {
             if let Some(short_text) = own_short_text {
-                if config.short_text_search {
+                if short_text_search {
                     self.short_texts.insert(fingerprint, &short_text.shingles);
                 }
                 side.short_text = Some(short_text);
@@ -493,7 +684,6 @@ impl Engine {
                 .insert(exact_hash, fingerprint);
         }
         self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
-        placed(fingerprint, assignment, false)
     }
 
     /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
@@ -502,6 +692,10 @@ impl Engine {
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
         let progress = self.forest.expire(now, max_removals);
         self.drop_side_data(&progress.removed);
+        if !progress.removed.is_empty() {
+            let removed = progress.removed.clone();
+            self.record(|| EngineEffect::Expired { removed });
+        }
         (progress.removed.len(), progress.more_pending)
     }
 
@@ -514,6 +708,7 @@ impl Engine {
         if !self.forest.forget_document(fingerprint) {
             return false;
         }
+        self.record(|| EngineEffect::Forgotten { fingerprint });
         let removed = self.forest.remove_if_unused(fingerprint);
         self.drop_side_data(&removed);
         true

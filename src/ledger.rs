@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::engine::{Analysis, Engine, Placed};
+use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::forest::{Fingerprint, Millis};
 
 /// A stored document's identity: a hash of its concrete index and id.
@@ -62,6 +62,21 @@ pub struct LedgerStats {
     pub keys: usize,
 }
 
+/// One change of the ledger's state, as persistence logs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Engine(EngineEffect),
+    /// `key` now holds the document placed at `fingerprint`.
+    KeyStored {
+        key: DocumentKey,
+        fingerprint: Fingerprint,
+    },
+    /// `key` holds no tracked document any more.
+    KeyRemoved {
+        key: DocumentKey,
+    },
+}
+
 /// The engine and the key → fingerprint map of stored documents.
 #[derive(Debug)]
 pub struct Ledger {
@@ -69,6 +84,8 @@ pub struct Ledger {
     fingerprint_of_key: HashMap<DocumentKey, Fingerprint>,
     expired_since_sweep: usize,
     stats: LedgerStats,
+    /// Key changes since the last [`Ledger::take_journal`], when journaling.
+    key_journal: Option<Vec<Effect>>,
 }
 
 impl Ledger {
@@ -78,11 +95,85 @@ impl Ledger {
             fingerprint_of_key: HashMap::new(),
             expired_since_sweep: 0,
             stats: LedgerStats::default(),
+            key_journal: None,
+        }
+    }
+
+    /// A ledger with this engine and these keys (from a snapshot).
+    pub fn restore(
+        engine: Engine,
+        keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>,
+    ) -> Self {
+        let mut ledger = Ledger::new(engine);
+        ledger.fingerprint_of_key.extend(keys);
+        ledger
+    }
+
+    /// Every key and its fingerprint, sorted (snapshots).
+    pub fn key_records(&self) -> Vec<(DocumentKey, Fingerprint)> {
+        let mut keys: Vec<(DocumentKey, Fingerprint)> = self
+            .fingerprint_of_key
+            .iter()
+            .map(|(&key, &fingerprint)| (key, fingerprint))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// Starts recording [`Effect`]s (of the engine and of the keys).
+    pub fn enable_journal(&mut self) {
+        self.engine.enable_journal();
+        self.key_journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The effects recorded since the last call. Engine effects and key
+    /// effects touch separate state, so their relative order does not matter.
+    pub fn take_journal(&mut self) -> Vec<Effect> {
+        let mut effects: Vec<Effect> = self
+            .engine
+            .take_journal()
+            .into_iter()
+            .map(Effect::Engine)
+            .collect();
+        if let Some(keys) = &mut self.key_journal {
+            effects.append(keys);
+        }
+        effects
+    }
+
+    /// Redoes a logged effect (recovery). Nothing is journaled.
+    pub fn replay(&mut self, effect: Effect) {
+        match effect {
+            Effect::Engine(effect) => self.engine.replay(effect),
+            Effect::KeyStored { key, fingerprint } => {
+                self.fingerprint_of_key.insert(key, fingerprint);
+            }
+            Effect::KeyRemoved { key } => {
+                self.fingerprint_of_key.remove(&key);
+            }
+        }
+    }
+
+    /// Forgets keys whose node is gone (after a replay).
+    pub fn sweep_keys(&mut self) {
+        let forest = self.engine.forest();
+        self.fingerprint_of_key
+            .retain(|_, fingerprint| forest.contains(*fingerprint));
+        self.expired_since_sweep = 0;
+    }
+
+    fn record_key(&mut self, effect: Effect) {
+        if let Some(journal) = &mut self.key_journal {
+            journal.push(effect);
         }
     }
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    pub fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
     }
 
     /// Places an analysed document and counts it tentatively; settle it with
@@ -94,6 +185,7 @@ impl Ledger {
     /// The cluster stored the document placed at `fingerprint` under `key`.
     pub fn stored(&mut self, key: DocumentKey, fingerprint: Fingerprint) {
         self.stats.stored += 1;
+        self.record_key(Effect::KeyStored { key, fingerprint });
         match self.fingerprint_of_key.insert(key, fingerprint) {
             // Already counted for this key: take back the tentative count.
             Some(previous) if previous == fingerprint => {
@@ -123,6 +215,7 @@ impl Ledger {
     /// The cluster deleted the document under `key`.
     pub fn deleted(&mut self, key: DocumentKey) {
         if let Some(previous) = self.fingerprint_of_key.remove(&key) {
+            self.record_key(Effect::KeyRemoved { key });
             self.stats.deleted += 1;
             self.engine.forget_document(previous);
         }
@@ -141,10 +234,8 @@ impl Ledger {
         if self.expired_since_sweep > 0
             && self.expired_since_sweep >= self.fingerprint_of_key.len() / 2
         {
-            let forest = self.engine.forest();
-            self.fingerprint_of_key
-                .retain(|_, fingerprint| forest.contains(*fingerprint));
-            self.expired_since_sweep = 0;
+            // Not journaled: a replay sweeps once at its end.
+            self.sweep_keys();
         }
         (removed, more_pending)
     }

@@ -24,6 +24,7 @@ pub mod fingerprint;
 pub mod forest;
 pub mod index;
 pub mod ledger;
+pub mod persist;
 pub mod serve;
 pub mod shingle_index;
 pub mod sketch;

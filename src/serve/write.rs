@@ -800,6 +800,8 @@ async fn send_and_read(
 
 /// The answer for the client: as it came, or filtered by `filter_path`.
 fn finish(answer: UpstreamAnswer, parsed: Option<Value>, filter: Option<&FilterPath>) -> Response {
+    // The cluster never filters an error body.
+    let filter = filter.filter(|_| answer.status.is_success());
     match (filter, parsed) {
         (Some(filter), Some(value)) => {
             let headers = upstream::response_headers(&answer.headers, true);

@@ -378,3 +378,33 @@ def test_passthrough_info_and_search(demo, client, direct):
     with pytest.raises(NotFoundError) as e2:
         direct.search(index="news-missing", body={"query": {"match_all": {}}})
     assert e1.value.info == e2.value.info
+
+
+def test_compressed_requests_are_stamped(stack, client, direct):
+    """http_compress=True: request bodies are gzip-encoded (Content-Encoding: gzip)."""
+    from opensearchpy import OpenSearch
+
+    gz = OpenSearch(hosts=[stack.sidecar_url], http_compress=True, timeout=10, max_retries=0)
+    index = "news-gzip"
+    s0 = outcomes(stack)
+    actions = [{"_index": index, "_id": f"g{i}", "_source": unique_text(f"gzip{i}")} for i in range(3)]
+    assert helpers.bulk(gz, actions, refresh=True) == (3, [])
+    r = gz.index(index=index, id="single", body=unique_text("gzipsingle"), refresh=True)
+    assert r["result"] == "created", show(r)
+    stored = all_docs(direct, index)
+    assert sorted(stored) == ["g0", "g1", "g2", "single"]
+    for _id, src in stored.items():
+        assert_stamped(src, f"{index}/{_id}")
+    assert outcomes(stack)["documents"] - s0["documents"] == 4
+    gz.close()
+
+
+def test_filter_path_keeps_error_bodies(client, direct):
+    index = "news-filter-path"
+    client.create(index=index, id="1", body=unique_text("fp1"), refresh=True)
+    errors = []
+    for c in (client, direct):
+        with pytest.raises(ConflictError) as e:
+            c.create(index=index, id="1", body=unique_text("fp1"), filter_path="_id")
+        errors.append(e.value.info)
+    assert errors[0] == errors[1], f"via sidecar: {errors[0]!r}\ndirect: {errors[1]!r}"

@@ -1,0 +1,464 @@
+//! Byte encoding of effects and snapshot records, and the checksummed frame
+//! both files are made of.
+//!
+//! Design: little-endian fixed-width integers, length-prefixed strings and
+//! lists; every frame is `[payload length u32][checksum u32][payload]`, the
+//! checksum being the low 32 bits of the payload's xxh3. A frame that is
+//! cut short or whose checksum does not match ends the readable part of a
+//! file: that is how a torn write (a crash in the middle of `write`) shows.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::engine::{EngineEffect, LongText, ShortText, SideRecord};
+use crate::forest::NodeRecord;
+use crate::ledger::{DocumentKey, Effect};
+
+/// Largest frame accepted when reading (guards against a damaged length).
+pub const MAX_FRAME: usize = 64 << 20;
+
+/// Appends one frame holding `payload`.
+pub fn put_frame(out: &mut Vec<u8>, payload: &[u8]) {
+    let length = u32::try_from(payload.len()).unwrap_or(u32::MAX);
+    out.extend_from_slice(&length.to_le_bytes());
+    out.extend_from_slice(&checksum(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+fn checksum(payload: &[u8]) -> u32 {
+    (xxh3_64(payload) & 0xffff_ffff) as u32
+}
+
+/// What reading a frame at some offset found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Frame<'a> {
+    /// A whole frame with a valid checksum, and the offset after it.
+    Valid(&'a [u8], usize),
+    /// The data ends exactly here.
+    End,
+    /// A frame cut short or damaged: nothing from here on can be trusted.
+    Damaged(&'static str),
+}
+
+/// Reads the frame starting at `offset`.
+pub fn read_frame(data: &[u8], offset: usize) -> Frame<'_> {
+    let Some(rest) = data.get(offset..) else {
+        return Frame::Damaged("offset beyond the data");
+    };
+    if rest.is_empty() {
+        return Frame::End;
+    }
+    let (Some(length), Some(expected)) = (le_u32(rest, 0), le_u32(rest, 4)) else {
+        return Frame::Damaged("frame header cut short");
+    };
+    let length = length as usize;
+    if length > MAX_FRAME {
+        return Frame::Damaged("frame length out of range");
+    }
+    let Some(payload) = rest.get(8..8 + length) else {
+        return Frame::Damaged("frame cut short");
+    };
+    if checksum(payload) != expected {
+        return Frame::Damaged("checksum mismatch");
+    }
+    Frame::Valid(payload, offset + 8 + length)
+}
+
+fn le_u32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// A malformed payload inside a valid frame (a format error, not a torn write).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed record: {0}")]
+pub struct DecodeError(pub &'static str);
+
+/// Writes values into a payload.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    pub bytes: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn u8(&mut self, value: u8) -> &mut Self {
+        self.bytes.push(value);
+        self
+    }
+    pub fn u32(&mut self, value: u32) -> &mut Self {
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+    pub fn u64(&mut self, value: u64) -> &mut Self {
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+    pub fn i64(&mut self, value: i64) -> &mut Self {
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+        self
+    }
+    pub fn count(&mut self, length: usize) -> &mut Self {
+        self.u32(u32::try_from(length).unwrap_or(u32::MAX))
+    }
+    pub fn str(&mut self, text: &str) -> &mut Self {
+        self.count(text.len());
+        self.bytes.extend_from_slice(text.as_bytes());
+        self
+    }
+    pub fn u32s(&mut self, values: &[u32]) -> &mut Self {
+        self.count(values.len());
+        for &value in values {
+            self.u32(value);
+        }
+        self
+    }
+    pub fn u64s(&mut self, values: &[u64]) -> &mut Self {
+        self.count(values.len());
+        for &value in values {
+            self.u64(value);
+        }
+        self
+    }
+}
+
+/// Reads values from a payload.
+#[derive(Debug)]
+pub struct Decoder<'a> {
+    data: &'a [u8],
+    position: usize,
+}
+
+impl<'a> Decoder<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        Decoder { data, position: 0 }
+    }
+
+    fn take(&mut self, count: usize) -> Result<&'a [u8], DecodeError> {
+        let end = self
+            .position
+            .checked_add(count)
+            .ok_or(DecodeError("length overflow"))?;
+        let bytes = self
+            .data
+            .get(self.position..end)
+            .ok_or(DecodeError("record cut short"))?;
+        self.position = end;
+        Ok(bytes)
+    }
+
+    pub fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+    pub fn u32(&mut self) -> Result<u32, DecodeError> {
+        let bytes = self.take(4)?;
+        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+    }
+    pub fn u64(&mut self) -> Result<u64, DecodeError> {
+        let mut buffer = [0u8; 8];
+        buffer.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(buffer))
+    }
+    pub fn i64(&mut self) -> Result<i64, DecodeError> {
+        let mut buffer = [0u8; 8];
+        buffer.copy_from_slice(self.take(8)?);
+        Ok(i64::from_le_bytes(buffer))
+    }
+    pub fn count(&mut self) -> Result<usize, DecodeError> {
+        let length = self.u32()? as usize;
+        // Every element takes at least one byte: a larger count is damage.
+        if length > self.data.len() - self.position {
+            return Err(DecodeError("list longer than its record"));
+        }
+        Ok(length)
+    }
+    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
+        let length = self.count()?;
+        std::str::from_utf8(self.take(length)?).map_err(|_| DecodeError("text is not UTF-8"))
+    }
+    pub fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
+        let length = self.count()?;
+        (0..length).map(|_| self.u32()).collect()
+    }
+    pub fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
+        let length = self.count()?;
+        (0..length).map(|_| self.u64()).collect()
+    }
+    pub fn is_done(&self) -> bool {
+        self.position == self.data.len()
+    }
+}
+
+const TAG_PLACED: u8 = 1;
+const TAG_FORGOTTEN: u8 = 2;
+const TAG_EXPIRED: u8 = 3;
+const TAG_KEY_STORED: u8 = 4;
+const TAG_KEY_REMOVED: u8 = 5;
+
+fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
+    match short {
+        None => {
+            encoder.u8(0);
+        }
+        Some(short) => {
+            encoder
+                .u8(1)
+                .u32s(&short.shingles)
+                .str(&short.letters)
+                .u64(short.number_signature)
+                .u64(short.place_signature);
+        }
+    }
+}
+
+fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
+    if decoder.u8()? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(ShortText {
+        shingles: decoder.u32s()?.into_boxed_slice(),
+        letters: decoder.str()?.into(),
+        number_signature: decoder.u64()?,
+        place_signature: decoder.u64()?,
+    }))
+}
+
+fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
+    match long {
+        None => {
+            encoder.u8(0);
+        }
+        Some(long) => {
+            encoder.u8(1).u32s(&long.sketch);
+            match &long.headline {
+                None => encoder.u8(0),
+                Some(headline) => encoder.u8(1).str(headline),
+            };
+            encoder.str(&long.lead).u32s(&long.numbers);
+        }
+    }
+}
+
+fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
+    if decoder.u8()? == 0 {
+        return Ok(None);
+    }
+    let sketch = decoder.u32s()?.into_boxed_slice();
+    let headline = match decoder.u8()? {
+        0 => None,
+        _ => Some(decoder.str()?.into()),
+    };
+    Ok(Some(LongText {
+        sketch,
+        headline,
+        lead: decoder.str()?.into(),
+        numbers: decoder.u32s()?.into_boxed_slice(),
+    }))
+}
+
+/// One effect as a log payload, after its sequence number.
+pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
+    match effect {
+        Effect::Engine(EngineEffect::Placed {
+            now,
+            fingerprint,
+            root,
+            exact_hash,
+            short_text,
+            long_text,
+        }) => {
+            encoder
+                .u8(TAG_PLACED)
+                .i64(*now)
+                .u64(*fingerprint)
+                .u64(*root);
+            match exact_hash {
+                None => encoder.u8(0),
+                Some(hash) => encoder.u8(1).u64(*hash),
+            };
+            put_short(encoder, short_text.as_ref());
+            put_long(encoder, long_text.as_ref());
+        }
+        Effect::Engine(EngineEffect::Forgotten { fingerprint }) => {
+            encoder.u8(TAG_FORGOTTEN).u64(*fingerprint);
+        }
+        Effect::Engine(EngineEffect::Expired { removed }) => {
+            encoder.u8(TAG_EXPIRED).u64s(removed);
+        }
+        Effect::KeyStored { key, fingerprint } => {
+            encoder.u8(TAG_KEY_STORED).u64(key.0).u64(*fingerprint);
+        }
+        Effect::KeyRemoved { key } => {
+            encoder.u8(TAG_KEY_REMOVED).u64(key.0);
+        }
+    }
+}
+
+pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
+    let effect = match decoder.u8()? {
+        TAG_PLACED => {
+            let now = decoder.i64()?;
+            let fingerprint = decoder.u64()?;
+            let root = decoder.u64()?;
+            let exact_hash = match decoder.u8()? {
+                0 => None,
+                _ => Some(decoder.u64()?),
+            };
+            Effect::Engine(EngineEffect::Placed {
+                now,
+                fingerprint,
+                root,
+                exact_hash,
+                short_text: get_short(decoder)?,
+                long_text: get_long(decoder)?,
+            })
+        }
+        TAG_FORGOTTEN => Effect::Engine(EngineEffect::Forgotten {
+            fingerprint: decoder.u64()?,
+        }),
+        TAG_EXPIRED => Effect::Engine(EngineEffect::Expired {
+            removed: decoder.u64s()?,
+        }),
+        TAG_KEY_STORED => Effect::KeyStored {
+            key: DocumentKey(decoder.u64()?),
+            fingerprint: decoder.u64()?,
+        },
+        TAG_KEY_REMOVED => Effect::KeyRemoved {
+            key: DocumentKey(decoder.u64()?),
+        },
+        _ => return Err(DecodeError("unknown effect tag")),
+    };
+    Ok(effect)
+}
+
+pub fn put_node(encoder: &mut Encoder, node: &NodeRecord) {
+    encoder
+        .u64(node.fingerprint)
+        .u64(node.root)
+        .i64(node.born)
+        .u64(node.arrival)
+        .i64(node.touched)
+        .u32(node.documents);
+}
+
+pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
+    Ok(NodeRecord {
+        fingerprint: decoder.u64()?,
+        root: decoder.u64()?,
+        born: decoder.i64()?,
+        arrival: decoder.u64()?,
+        touched: decoder.i64()?,
+        documents: decoder.u32()?,
+    })
+}
+
+pub fn put_side(encoder: &mut Encoder, side: &SideRecord) {
+    encoder
+        .u64(side.fingerprint)
+        .u64(side.root)
+        .u64s(&side.exact_hashes);
+    put_short(encoder, side.short_text.as_ref());
+    put_long(encoder, side.long_text.as_ref());
+}
+
+pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
+    Ok(SideRecord {
+        fingerprint: decoder.u64()?,
+        root: decoder.u64()?,
+        exact_hashes: decoder.u64s()?,
+        short_text: get_short(decoder)?,
+        long_text: get_long(decoder)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(effect: Effect) {
+        let mut encoder = Encoder::default();
+        put_effect(&mut encoder, &effect);
+        let mut decoder = Decoder::new(&encoder.bytes);
+        assert_eq!(get_effect(&mut decoder).expect("decodes"), effect);
+        assert!(decoder.is_done());
+    }
+
+    #[test]
+    fn every_effect_round_trips() {
+        round_trip(Effect::Engine(EngineEffect::Placed {
+            now: -5,
+            fingerprint: u64::MAX,
+            root: 7,
+            exact_hash: Some(9),
+            short_text: Some(ShortText {
+                shingles: vec![1, 2, 3].into_boxed_slice(),
+                letters: "短文本".into(),
+                number_signature: 4,
+                place_signature: 5,
+            }),
+            long_text: None,
+        }));
+        round_trip(Effect::Engine(EngineEffect::Placed {
+            now: 1,
+            fingerprint: 2,
+            root: 2,
+            exact_hash: None,
+            short_text: None,
+            long_text: Some(LongText {
+                sketch: vec![8; 64].into_boxed_slice(),
+                headline: Some("标题".into()),
+                lead: "导语".into(),
+                numbers: Box::default(),
+            }),
+        }));
+        round_trip(Effect::Engine(EngineEffect::Forgotten { fingerprint: 3 }));
+        round_trip(Effect::Engine(EngineEffect::Expired {
+            removed: vec![1, 2],
+        }));
+        round_trip(Effect::KeyStored {
+            key: DocumentKey(11),
+            fingerprint: 12,
+        });
+        round_trip(Effect::KeyRemoved {
+            key: DocumentKey(13),
+        });
+    }
+
+    #[test]
+    fn frames_detect_tears_and_damage() {
+        let mut data = Vec::new();
+        put_frame(&mut data, b"first");
+        put_frame(&mut data, b"second");
+        let Frame::Valid(first, next) = read_frame(&data, 0) else {
+            panic!("first frame");
+        };
+        assert_eq!(first, b"first");
+        let Frame::Valid(second, end) = read_frame(&data, next) else {
+            panic!("second frame");
+        };
+        assert_eq!(second, b"second");
+        assert_eq!(read_frame(&data, end), Frame::End);
+        // A write torn anywhere in the second frame.
+        for cut in next + 1..end {
+            assert!(
+                matches!(read_frame(&data[..cut], next), Frame::Damaged(_)),
+                "cut at {cut}"
+            );
+        }
+        let mut flipped = data.clone();
+        flipped[end - 1] ^= 1;
+        assert_eq!(
+            read_frame(&flipped, next),
+            Frame::Damaged("checksum mismatch")
+        );
+    }
+
+    #[test]
+    fn damaged_payloads_are_errors_not_panics() {
+        for payload in [
+            &[][..],
+            &[TAG_PLACED, 1, 2][..],
+            &[99][..],
+            &[TAG_EXPIRED, 255, 255, 255, 255][..],
+        ] {
+            assert!(get_effect(&mut Decoder::new(payload)).is_err());
+        }
+    }
+}

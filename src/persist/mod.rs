@@ -1,0 +1,3 @@
+//! Durable state: see [`store`].
+
+pub mod codec;
