@@ -19,6 +19,7 @@ use crate::fingerprint::{
     FeatureMode, FingerprintConfig, Fingerprinter, NormalizeOptions, Weighting,
 };
 use crate::forest::{Forest, ForestConfig, Millis};
+use crate::ledger::Ledger;
 
 /// Engine settings as they come from one source; `None` = not set there.
 #[derive(Debug, Clone, Default, Deserialize, clap::Args)]
@@ -212,17 +213,20 @@ impl EngineSettings {
     }
 
     /// Validate and build the engine.
-    pub fn build(&self) -> anyhow::Result<Engine> {
+    /// The validated pieces of an engine, before any state is put in it.
+    pub fn parts(&self) -> anyhow::Result<EngineParts> {
         let fingerprinter = Fingerprinter::new(self.fingerprint_config())?;
         let defaults = ForestConfig::default();
         let retention = match &self.retention {
             None => defaults.retention,
             Some(text) => parse_retention(text)?,
         };
-        let forest = Forest::new(ForestConfig {
+        let forest_config = ForestConfig {
             max_distance: self.max_distance.unwrap_or(defaults.max_distance),
             retention,
-        })?;
+        };
+        // Validates the distance and retention.
+        Forest::new(forest_config)?;
         let defaults = ConfirmationConfig::default();
         let confirmation = ConfirmationConfig {
             min_short_jaccard: self.min_short_jaccard.unwrap_or(defaults.min_short_jaccard),
@@ -262,11 +266,64 @@ impl EngineSettings {
                 anyhow::bail!("{name} must be between 0 and 1, got {value}");
             }
         }
-        Ok(Engine::new(fingerprinter, forest, confirmation))
+        Ok(EngineParts {
+            fingerprinter,
+            forest: forest_config,
+            confirmation,
+        })
+    }
+
+    pub fn build(&self) -> anyhow::Result<Engine> {
+        let parts = self.parts()?;
+        Ok(Engine::new(
+            parts.fingerprinter,
+            Forest::new(parts.forest)?,
+            parts.confirmation,
+        ))
+    }
+
+    /// A short text that changes when the fingerprint settings change: kept
+    /// in snapshots, so a restart under other settings is reported (old
+    /// stamps would not match new fingerprints).
+    pub fn fingerprint_digest(&self) -> String {
+        let config = self.fingerprint_config();
+        format!(
+            "{:016x}",
+            xxhash_rust::xxh3::xxh3_64(format!("{config:?}").as_bytes())
+        )
     }
 }
 
 /// `48h`, `30m`, `90s`, `7d`, `1500ms`, or `never` (no expiry).
+/// The validated pieces of an engine.
+#[derive(Debug, Clone)]
+pub struct EngineParts {
+    pub fingerprinter: Fingerprinter,
+    pub forest: ForestConfig,
+    pub confirmation: ConfirmationConfig,
+}
+
+impl EngineParts {
+    /// A ledger with the state of `snapshot` (empty without one).
+    pub fn ledger(self, snapshot: Option<crate::persist::SnapshotState>) -> anyhow::Result<Ledger> {
+        let Some(snapshot) = snapshot else {
+            return Ok(Ledger::new(Engine::new(
+                self.fingerprinter,
+                Forest::new(self.forest)?,
+                self.confirmation,
+            )));
+        };
+        let forest = Forest::restore(self.forest, &snapshot.nodes, snapshot.counters)?;
+        let engine = Engine::restore(
+            self.fingerprinter,
+            forest,
+            self.confirmation,
+            snapshot.sides,
+        );
+        Ok(Ledger::restore(engine, snapshot.keys))
+    }
+}
+
 pub fn parse_retention(text: &str) -> anyhow::Result<Option<Millis>> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("never") {

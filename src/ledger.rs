@@ -75,6 +75,8 @@ pub enum Effect {
     KeyRemoved {
         key: DocumentKey,
     },
+    /// Keys whose node is gone were forgotten.
+    KeysSwept,
 }
 
 /// The engine and the key → fingerprint map of stored documents.
@@ -126,19 +128,21 @@ impl Ledger {
         self.key_journal.get_or_insert_with(Vec::new);
     }
 
-    /// The effects recorded since the last call. Engine effects and key
-    /// effects touch separate state, so their relative order does not matter.
+    /// The effects recorded since the last call, in the order they happened.
     pub fn take_journal(&mut self) -> Vec<Effect> {
-        let mut effects: Vec<Effect> = self
-            .engine
-            .take_journal()
-            .into_iter()
-            .map(Effect::Engine)
-            .collect();
-        if let Some(keys) = &mut self.key_journal {
-            effects.append(keys);
+        self.drain_engine_journal();
+        self.key_journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Moves the engine's effects into the ledger's journal, so that a key
+    /// effect recorded next comes after them.
+    fn drain_engine_journal(&mut self) {
+        if let Some(journal) = &mut self.key_journal {
+            journal.extend(self.engine.take_journal().into_iter().map(Effect::Engine));
         }
-        effects
     }
 
     /// Redoes a logged effect (recovery). Nothing is journaled.
@@ -151,11 +155,13 @@ impl Ledger {
             Effect::KeyRemoved { key } => {
                 self.fingerprint_of_key.remove(&key);
             }
+            Effect::KeysSwept => self.sweep_keys(),
         }
     }
 
-    /// Forgets keys whose node is gone (after a replay).
+    /// Forgets keys whose node is gone.
     pub fn sweep_keys(&mut self) {
+        self.record_key(Effect::KeysSwept);
         let forest = self.engine.forest();
         self.fingerprint_of_key
             .retain(|_, fingerprint| forest.contains(*fingerprint));
@@ -163,6 +169,7 @@ impl Ledger {
     }
 
     fn record_key(&mut self, effect: Effect) {
+        self.drain_engine_journal();
         if let Some(journal) = &mut self.key_journal {
             journal.push(effect);
         }
@@ -234,7 +241,6 @@ impl Ledger {
         if self.expired_since_sweep > 0
             && self.expired_since_sweep >= self.fingerprint_of_key.len() / 2
         {
-            // Not journaled: a replay sweeps once at its end.
             self.sweep_keys();
         }
         (removed, more_pending)

@@ -191,6 +191,7 @@ const TAG_FORGOTTEN: u8 = 2;
 const TAG_EXPIRED: u8 = 3;
 const TAG_KEY_STORED: u8 = 4;
 const TAG_KEY_REMOVED: u8 = 5;
+const TAG_KEYS_SWEPT: u8 = 6;
 
 fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     match short {
@@ -288,6 +289,9 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
         Effect::KeyRemoved { key } => {
             encoder.u8(TAG_KEY_REMOVED).u64(key.0);
         }
+        Effect::KeysSwept => {
+            encoder.u8(TAG_KEYS_SWEPT);
+        }
     }
 }
 
@@ -323,6 +327,7 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
         TAG_KEY_REMOVED => Effect::KeyRemoved {
             key: DocumentKey(decoder.u64()?),
         },
+        TAG_KEYS_SWEPT => Effect::KeysSwept,
         _ => return Err(DecodeError("unknown effect tag")),
     };
     Ok(effect)

@@ -1,3 +1,47 @@
-//! Durable state: see [`store`].
+//! Durable state: an append-only log of effects plus periodic snapshots.
+//!
+//! Motivation: the forest is the product's memory. Lost, every reprint
+//! indexed after a restart starts a new class and the "N similar" counts
+//! break silently. It must survive `kill -9`, deploys and machine changes.
+//!
+//! Design:
+//!
+//! - Every change of the [`Ledger`] is journaled as an [`Effect`]: what
+//!   happened (a node placed under a given root, a document taken back,
+//!   these nodes expired, this key now holds that fingerprint), never a
+//!   decision to take again, so a replay rebuilds the same forest even if
+//!   the rules or settings changed in between.
+//! - Effects are appended to the current log segment (`log-<first seq>`)
+//!   in checksummed frames ([`codec`]), each with its sequence number. The
+//!   sidecar writes them before the documents are forwarded (write-ahead:
+//!   a stamp in the index always names a class the state knows) and again
+//!   after the cluster answered, before the client gets its answer. Writes
+//!   of concurrent requests are grouped (group commit).
+//! - The fsync policy decides when written frames reach the disk:
+//!   `request` (default: before each of those two points), an interval, or
+//!   `never` (the OS decides). Frames are written to the file at those
+//!   points under every policy, so a killed process loses nothing the
+//!   client was told; only a machine crash can lose the last interval.
+//! - A snapshot (`snapshot-<last seq>`) holds the whole state: nodes, side
+//!   data, keys. It is written to a temporary file, fsynced, renamed and the
+//!   directory fsynced; then a new log segment starts. The previous snapshot
+//!   and the segments after it are kept as a fallback; older ones are
+//!   deleted, so disk use stays bounded by about two snapshots plus the log
+//!   since the previous one, and shrinks as expiry removes nodes.
+//! - Recovery: the newest readable snapshot, then every logged effect after
+//!   it, in sequence. A frame cut short or failing its checksum ends the log:
+//!   it is reported, the file is cut there, and nothing after it is replayed
+//!   (a later segment after a damaged one would leave a gap).
+//! - The state directory is locked (an OS file lock), so two sidecars never
+//!   share one.
+//!
+//! Consequences: a snapshot is written while the ledger is locked, so
+//! writes pause for its duration (measured in `benches/persist.rs`). A
+//! document forwarded just before a crash whose answer never came back may
+//! stay counted (its placement is logged, its outcome is not); its stamp
+//! still names a known class.
 
 pub mod codec;
+pub mod store;
+
+pub use store::{FsyncPolicy, RecoveryReport, SnapshotState, Store, StoreOptions};

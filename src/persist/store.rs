@@ -1,0 +1,751 @@
+//! The state directory: lock, log segments, snapshots, recovery. See the
+//! module documentation of [`crate::persist`].
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
+use crate::engine::SideRecord;
+use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
+use crate::ledger::{DocumentKey, Effect, Ledger};
+
+const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
+const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
+/// Version of both file formats; a reader refuses newer ones.
+pub const FORMAT_VERSION: u32 = 1;
+const LOG_HEADER_LEN: usize = 16 + 4 + 8;
+
+const SNAPSHOT_HEADER: u8 = b'H';
+const SNAPSHOT_NODES: u8 = b'N';
+const SNAPSHOT_SIDES: u8 = b'S';
+const SNAPSHOT_KEYS: u8 = b'K';
+const SNAPSHOT_END: u8 = b'E';
+const NODES_PER_FRAME: usize = 4096;
+const SIDES_PER_FRAME: usize = 512;
+const KEYS_PER_FRAME: usize = 8192;
+
+/// When written frames are forced to disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsyncPolicy {
+    /// Before the sidecar forwards a request and before it answers one.
+    EveryRequest,
+    /// At most this long after a write.
+    Interval(Duration),
+    /// Never by the sidecar (the OS writes back on its own).
+    Never,
+}
+
+impl FromStr for FsyncPolicy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "request" | "always" => Ok(FsyncPolicy::EveryRequest),
+            "never" => Ok(FsyncPolicy::Never),
+            other => match crate::config::parse_retention(other) {
+                Ok(Some(millis)) if millis > 0 => Ok(FsyncPolicy::Interval(Duration::from_millis(
+                    millis.unsigned_abs(),
+                ))),
+                _ => Err(format!(
+                    "fsync policy `{other}`: expected `request`, `never` or an interval such as `1s`"
+                )),
+            },
+        }
+    }
+}
+
+/// Where and how state is kept.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    pub dir: PathBuf,
+    pub fsync: FsyncPolicy,
+    /// A snapshot is due once the log since the last one is this large (or
+    /// larger than that snapshot).
+    pub snapshot_after_log_bytes: u64,
+    /// Written into snapshots; a different value at recovery is reported
+    /// (stamps made under other fingerprint settings will not match).
+    pub settings_digest: String,
+}
+
+/// A snapshot as read back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotState {
+    /// Sequence number of the last effect it includes.
+    pub last_seq: u64,
+    pub created: Millis,
+    pub settings_digest: String,
+    pub counters: ForestCounters,
+    pub nodes: Vec<NodeRecord>,
+    pub sides: Vec<SideRecord>,
+    pub keys: Vec<(DocumentKey, Fingerprint)>,
+}
+
+/// What recovery did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// The snapshot loaded (its last sequence number), if any.
+    pub snapshot_seq: Option<u64>,
+    /// Snapshots that could not be read (path and reason).
+    pub unreadable_snapshots: Vec<String>,
+    pub replayed_effects: u64,
+    /// Where the log was cut (path, offset, reason), if it was.
+    pub cut: Option<String>,
+    /// Bytes dropped by the cut.
+    pub dropped_bytes: u64,
+    /// The snapshot was made under other fingerprint settings.
+    pub settings_changed: bool,
+}
+
+/// What a snapshot wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotReport {
+    pub last_seq: u64,
+    pub bytes: u64,
+    pub nodes: usize,
+}
+
+/// Errors of the state directory.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("state directory {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error(
+        "state directory {0} is in use by another neardup process (its LOCK file is locked); give each sidecar its own --state-dir"
+    )]
+    Locked(PathBuf),
+    #[error("state directory {path}: {reason}")]
+    Damaged { path: PathBuf, reason: String },
+}
+
+fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+struct Pending {
+    frames: Vec<u8>,
+    last_seq: u64,
+}
+
+struct Segment {
+    file: File,
+    path: PathBuf,
+    /// Written since the last fsync.
+    dirty: bool,
+}
+
+/// The open state directory.
+pub struct Store {
+    options: StoreOptions,
+    _lock: File,
+    pending: Mutex<Pending>,
+    segment: Mutex<Segment>,
+    /// Highest sequence number written to the segment file.
+    written_seq: AtomicU64,
+    log_bytes: AtomicU64,
+    last_snapshot_bytes: AtomicU64,
+    failed: AtomicBool,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("dir", &self.options.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sequence number in a file name like `log-00000000000000000001`.
+fn seq_in_name(name: &str, prefix: &str) -> Option<u64> {
+    name.strip_prefix(prefix)?.parse().ok()
+}
+
+fn file_name(prefix: &str, seq: u64) -> String {
+    format!("{prefix}{seq:020}")
+}
+
+/// Files of `dir` named `prefix<seq>`, sorted by seq.
+fn list(dir: &Path, prefix: &str) -> Result<Vec<(u64, PathBuf)>, StoreError> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).map_err(io_error(dir))? {
+        let entry = entry.map_err(io_error(dir))?;
+        if let Some(seq) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| seq_in_name(name, prefix))
+        {
+            found.push((seq, entry.path()));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .map_err(io_error(dir))
+}
+
+impl Store {
+    /// Opens (creating if needed) and locks the state directory, recovers
+    /// the ledger with `build` (given the snapshot, if any) and the log, and
+    /// starts a new log segment.
+    ///
+    /// # Errors
+    ///
+    /// An unwritable or locked directory, a damaged snapshot with no usable
+    /// fallback, or what `build` returns.
+    pub fn open(
+        options: StoreOptions,
+        build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
+    ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
+        let dir = options.dir.clone();
+        fs::create_dir_all(&dir).map_err(io_error(&dir))?;
+        let lock_path = dir.join("LOCK");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_error(&lock_path))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(dir).into()),
+            Err(fs::TryLockError::Error(source)) => {
+                return Err(StoreError::Io {
+                    path: lock_path,
+                    source,
+                }
+                .into());
+            }
+        }
+        let mut report = RecoveryReport::default();
+        let snapshot = read_newest_snapshot(&dir, &mut report)?;
+        if let Some(snapshot) = &snapshot {
+            report.snapshot_seq = Some(snapshot.last_seq);
+            report.settings_changed = snapshot.settings_digest != options.settings_digest;
+        }
+        let after_seq = snapshot.as_ref().map_or(0, |snapshot| snapshot.last_seq);
+        let snapshot_bytes = report
+            .snapshot_seq
+            .and_then(|seq| fs::metadata(dir.join(file_name("snapshot-", seq))).ok())
+            .map_or(0, |metadata| metadata.len());
+        let mut ledger = build(snapshot)?;
+        let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
+        ledger.enable_journal();
+        let segment = create_segment(&dir, last_seq + 1)?;
+        let store = Store {
+            options,
+            _lock: lock,
+            pending: Mutex::new(Pending {
+                frames: Vec::new(),
+                last_seq,
+            }),
+            segment: Mutex::new(segment),
+            written_seq: AtomicU64::new(last_seq),
+            log_bytes: AtomicU64::new(0),
+            last_snapshot_bytes: AtomicU64::new(snapshot_bytes),
+            failed: AtomicBool::new(false),
+        };
+        Ok((store, ledger, report))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.options.dir
+    }
+
+    /// Encodes `effects` as the next log frames (not yet written). Call with
+    /// the ledger locked, so the log keeps the ledger's order. Returns the
+    /// sequence number to [`Store::sync`] to.
+    pub fn append(&self, effects: Vec<Effect>) -> u64 {
+        let mut pending = self.pending.lock();
+        for effect in &effects {
+            pending.last_seq += 1;
+            let mut encoder = Encoder::default();
+            encoder.u64(pending.last_seq);
+            codec::put_effect(&mut encoder, effect);
+            codec::put_frame(&mut pending.frames, &encoder.bytes);
+        }
+        pending.last_seq
+    }
+
+    /// Makes everything up to `seq` written (and, under
+    /// [`FsyncPolicy::EveryRequest`], on disk). Concurrent callers share one
+    /// write and one fsync. Blocking.
+    ///
+    /// # Errors
+    ///
+    /// A failed write or fsync; the store then refuses further syncs (the
+    /// log could have a hole), so the sidecar answers errors instead of
+    /// acknowledging what it cannot keep.
+    pub fn sync(&self, seq: u64) -> Result<(), StoreError> {
+        if self.written_seq.load(Ordering::Acquire) >= seq
+            && self.options.fsync != FsyncPolicy::EveryRequest
+        {
+            return Ok(());
+        }
+        let mut segment = self.segment.lock();
+        self.check_failed(&segment.path)?;
+        if self.written_seq.load(Ordering::Acquire) < seq {
+            let (frames, last_seq) = {
+                let mut pending = self.pending.lock();
+                (std::mem::take(&mut pending.frames), pending.last_seq)
+            };
+            if let Err(source) = segment.file.write_all(&frames) {
+                return Err(self.fail(&segment.path, source));
+            }
+            segment.dirty = true;
+            self.log_bytes
+                .fetch_add(frames.len() as u64, Ordering::Relaxed);
+            self.written_seq.store(last_seq, Ordering::Release);
+        }
+        if self.options.fsync == FsyncPolicy::EveryRequest && segment.dirty {
+            if let Err(source) = segment.file.sync_data() {
+                return Err(self.fail(&segment.path, source));
+            }
+            segment.dirty = false;
+        }
+        Ok(())
+    }
+
+    /// Writes and fsyncs whatever is pending (interval policy, shutdown).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        let last_seq = self.pending.lock().last_seq;
+        self.sync(last_seq)?;
+        let mut segment = self.segment.lock();
+        if segment.dirty && self.options.fsync != FsyncPolicy::Never {
+            if let Err(source) = segment.file.sync_data() {
+                return Err(self.fail(&segment.path, source));
+            }
+            segment.dirty = false;
+        }
+        Ok(())
+    }
+
+    fn check_failed(&self, path: &Path) -> Result<(), StoreError> {
+        if self.failed.load(Ordering::Acquire) {
+            return Err(StoreError::Damaged {
+                path: path.to_path_buf(),
+                reason: "an earlier write failed; restart to recover".to_string(),
+            });
+        }
+        Ok(())
+    }
+
+    fn fail(&self, path: &Path, source: io::Error) -> StoreError {
+        self.failed.store(true, Ordering::Release);
+        StoreError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    /// Whether the log has grown enough since the last snapshot.
+    pub fn snapshot_due(&self) -> bool {
+        let log = self.log_bytes.load(Ordering::Relaxed);
+        log >= self
+            .options
+            .snapshot_after_log_bytes
+            .max(self.last_snapshot_bytes.load(Ordering::Relaxed))
+    }
+
+    /// Writes a snapshot of `ledger` and starts a new log segment; deletes
+    /// all but the previous generation. Call with the ledger locked (its
+    /// journal drained into [`Store::append`]).
+    ///
+    /// # Errors
+    ///
+    /// A failed write; the old snapshot and log stay valid.
+    pub fn snapshot(&self, ledger: &Ledger, now: Millis) -> Result<SnapshotReport, StoreError> {
+        self.flush()?;
+        let last_seq = self.pending.lock().last_seq;
+        let dir = &self.options.dir;
+        let final_path = dir.join(file_name("snapshot-", last_seq));
+        let temporary = dir.join(format!("{}.tmp", file_name("snapshot-", last_seq)));
+        let (bytes, nodes) = write_snapshot(
+            &temporary,
+            ledger,
+            last_seq,
+            now,
+            &self.options.settings_digest,
+        )
+        .map_err(io_error(&temporary))?;
+        fs::rename(&temporary, &final_path).map_err(io_error(&final_path))?;
+        sync_dir(dir)?;
+        {
+            let mut segment = self.segment.lock();
+            *segment = create_segment(dir, last_seq + 1)?;
+        }
+        self.log_bytes.store(0, Ordering::Relaxed);
+        self.last_snapshot_bytes.store(bytes, Ordering::Relaxed);
+        self.delete_old_generations(last_seq)?;
+        Ok(SnapshotReport {
+            last_seq,
+            bytes,
+            nodes,
+        })
+    }
+
+    /// Keeps the newest snapshot and the one before it, and the segments
+    /// needed after that previous one.
+    fn delete_old_generations(&self, newest: u64) -> Result<(), StoreError> {
+        let dir = &self.options.dir;
+        let snapshots = list(dir, "snapshot-")?;
+        let previous = snapshots
+            .iter()
+            .map(|(seq, _)| *seq)
+            .filter(|&seq| seq < newest)
+            .max()
+            .unwrap_or(0);
+        for (seq, path) in &snapshots {
+            if *seq < previous {
+                fs::remove_file(path).map_err(io_error(path))?;
+            }
+        }
+        let segments = list(dir, "log-")?;
+        for (position, (_, path)) in segments.iter().enumerate() {
+            // A segment is needed if it may hold effects after `previous`:
+            // the next segment starts after `previous + 1` (or there is none).
+            let needed = segments
+                .get(position + 1)
+                .is_none_or(|(next_first, _)| *next_first > previous + 1);
+            if !needed {
+                fs::remove_file(path).map_err(io_error(path))?;
+            }
+        }
+        for entry in fs::read_dir(dir).map_err(io_error(dir))?.flatten() {
+            if entry.file_name().to_string_lossy().ends_with(".tmp") {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn create_segment(dir: &Path, first_seq: u64) -> Result<Segment, StoreError> {
+    let path = dir.join(file_name("log-", first_seq));
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .open(&path)
+        .map_err(io_error(&path))?;
+    let mut header = Vec::with_capacity(LOG_HEADER_LEN);
+    header.extend_from_slice(LOG_MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&first_seq.to_le_bytes());
+    file.write_all(&header)
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(&path))?;
+    sync_dir(dir)?;
+    Ok(Segment {
+        file,
+        path,
+        dirty: false,
+    })
+}
+
+/// Replays every segment's effects after `after_seq` into `ledger`; cuts
+/// the log at the first damaged frame. Returns the last sequence number.
+fn replay_log(
+    dir: &Path,
+    after_seq: u64,
+    ledger: &mut Ledger,
+    report: &mut RecoveryReport,
+) -> Result<u64, StoreError> {
+    let segments = list(dir, "log-")?;
+    let mut last_seq = after_seq;
+    let mut cut_here: Option<usize> = None;
+    for (position, (_, path)) in segments.iter().enumerate() {
+        let data = fs::read(path).map_err(io_error(path))?;
+        let header_ok = data.len() >= LOG_HEADER_LEN
+            && &data[..16] == LOG_MAGIC
+            && data[16..20] == FORMAT_VERSION.to_le_bytes();
+        if !header_ok {
+            if data.len() < LOG_HEADER_LEN && position + 1 == segments.len() {
+                // Created but its header never reached the disk.
+                let _ = fs::remove_file(path);
+                continue;
+            }
+            return Err(StoreError::Damaged {
+                path: path.clone(),
+                reason: "not a neardup log of a known version".to_string(),
+            });
+        }
+        let mut offset = LOG_HEADER_LEN;
+        loop {
+            match codec::read_frame(&data, offset) {
+                Frame::End => break,
+                Frame::Valid(payload, next) => {
+                    let mut decoder = Decoder::new(payload);
+                    let decoded = decoder.u64().and_then(|seq| {
+                        codec::get_effect(&mut decoder).map(|effect| (seq, effect))
+                    });
+                    let Ok((seq, effect)) = decoded else {
+                        cut(path, offset, data.len(), "undecodable record", report)?;
+                        cut_here = Some(position);
+                        break;
+                    };
+                    if seq > after_seq {
+                        if seq != last_seq + 1 {
+                            cut(path, offset, data.len(), "gap in sequence numbers", report)?;
+                            cut_here = Some(position);
+                            break;
+                        }
+                        ledger.replay(effect);
+                        report.replayed_effects += 1;
+                        last_seq = seq;
+                    }
+                    offset = next;
+                }
+                Frame::Damaged(reason) => {
+                    cut(path, offset, data.len(), reason, report)?;
+                    cut_here = Some(position);
+                    break;
+                }
+            }
+        }
+        if cut_here.is_some() {
+            break;
+        }
+    }
+    if let Some(position) = cut_here {
+        for (_, later) in &segments[position + 1..] {
+            report.dropped_bytes += fs::metadata(later).map_or(0, |metadata| metadata.len());
+            fs::remove_file(later).map_err(io_error(later))?;
+        }
+        sync_dir(dir)?;
+    }
+    Ok(last_seq)
+}
+
+fn cut(
+    path: &Path,
+    offset: usize,
+    length: usize,
+    reason: &str,
+    report: &mut RecoveryReport,
+) -> Result<(), StoreError> {
+    report.cut = Some(format!("{} at byte {offset}: {reason}", path.display()));
+    report.dropped_bytes += (length - offset) as u64;
+    let file = OpenOptions::new()
+        .write(true)
+        .open(path)
+        .map_err(io_error(path))?;
+    file.set_len(offset as u64)
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(path))
+}
+
+fn write_snapshot(
+    path: &Path,
+    ledger: &Ledger,
+    last_seq: u64,
+    now: Millis,
+    settings_digest: &str,
+) -> io::Result<(u64, usize)> {
+    let file = File::create(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut written = 0u64;
+    let mut frame = |out: &mut BufWriter<File>, payload: &[u8]| -> io::Result<()> {
+        let mut framed = Vec::with_capacity(payload.len() + 8);
+        codec::put_frame(&mut framed, payload);
+        written += framed.len() as u64;
+        out.write_all(&framed)
+    };
+    out.write_all(SNAPSHOT_MAGIC)?;
+    out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+    let engine = ledger.engine();
+    let forest = engine.forest();
+    let nodes = forest.node_records();
+    let sides = engine.side_records();
+    let keys = ledger.key_records();
+    let counters = forest.counters();
+    let mut header = Encoder::default();
+    header
+        .u8(SNAPSHOT_HEADER)
+        .u64(last_seq)
+        .i64(now)
+        .str(settings_digest)
+        .u64(counters.next_arrival)
+        .u64(counters.expired_nodes)
+        .u64(nodes.len() as u64)
+        .u64(sides.len() as u64)
+        .u64(keys.len() as u64);
+    frame(&mut out, &header.bytes)?;
+    for chunk in nodes.chunks(NODES_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_NODES).count(chunk.len());
+        for node in chunk {
+            codec::put_node(&mut encoder, node);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in sides.chunks(SIDES_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_SIDES).count(chunk.len());
+        for side in chunk {
+            codec::put_side(&mut encoder, side);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in keys.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
+        for (key, fingerprint) in chunk {
+            encoder.u64(key.0).u64(*fingerprint);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    let mut end = Encoder::default();
+    end.u8(SNAPSHOT_END).u64(last_seq);
+    frame(&mut out, &end.bytes)?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    Ok((written + 20, nodes.len()))
+}
+
+/// The newest snapshot that reads back whole; damaged ones are reported.
+fn read_newest_snapshot(
+    dir: &Path,
+    report: &mut RecoveryReport,
+) -> Result<Option<SnapshotState>, StoreError> {
+    let snapshots = list(dir, "snapshot-")?;
+    for (_, path) in snapshots.iter().rev() {
+        match read_snapshot(path) {
+            Ok(snapshot) => return Ok(Some(snapshot)),
+            Err(reason) => report
+                .unreadable_snapshots
+                .push(format!("{}: {reason}", path.display())),
+        }
+    }
+    Ok(None)
+}
+
+/// Reads one snapshot file, checking every frame and the totals.
+pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
+    let file = File::open(path).map_err(|error| error.to_string())?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let mut magic = [0u8; 20];
+    reader
+        .read_exact(&mut magic)
+        .map_err(|_| "file too short".to_string())?;
+    if &magic[..16] != SNAPSHOT_MAGIC {
+        return Err("not a neardup snapshot".to_string());
+    }
+    let version = u32::from_le_bytes([magic[16], magic[17], magic[18], magic[19]]);
+    if version != FORMAT_VERSION {
+        return Err(format!(
+            "format version {version}, this build reads {FORMAT_VERSION}"
+        ));
+    }
+    let mut state = SnapshotState::default();
+    let mut expected = (0u64, 0u64, 0u64);
+    let mut saw_header = false;
+    let mut payload = Vec::new();
+    loop {
+        let mut header = [0u8; 8];
+        reader
+            .read_exact(&mut header)
+            .map_err(|_| "snapshot ends without its end record".to_string())?;
+        let length = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+        if length > MAX_FRAME {
+            return Err("frame length out of range".to_string());
+        }
+        payload.resize(length, 0);
+        reader
+            .read_exact(&mut payload)
+            .map_err(|_| "frame cut short".to_string())?;
+        let mut framed = Vec::with_capacity(length + 8);
+        framed.extend_from_slice(&header);
+        framed.extend_from_slice(&payload);
+        let Frame::Valid(body, _) = codec::read_frame(&framed, 0) else {
+            return Err("checksum mismatch".to_string());
+        };
+        let mut decoder = Decoder::new(body);
+        let malformed = |error: codec::DecodeError| error.to_string();
+        match decoder.u8().map_err(malformed)? {
+            SNAPSHOT_HEADER => {
+                state.last_seq = decoder.u64().map_err(malformed)?;
+                state.created = decoder.i64().map_err(malformed)?;
+                state.settings_digest = decoder.str().map_err(malformed)?.to_string();
+                state.counters = ForestCounters {
+                    next_arrival: decoder.u64().map_err(malformed)?,
+                    expired_nodes: decoder.u64().map_err(malformed)?,
+                };
+                expected = (
+                    decoder.u64().map_err(malformed)?,
+                    decoder.u64().map_err(malformed)?,
+                    decoder.u64().map_err(malformed)?,
+                );
+                saw_header = true;
+            }
+            SNAPSHOT_NODES => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    state
+                        .nodes
+                        .push(codec::get_node(&mut decoder).map_err(malformed)?);
+                }
+            }
+            SNAPSHOT_SIDES => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    state
+                        .sides
+                        .push(codec::get_side(&mut decoder).map_err(malformed)?);
+                }
+            }
+            SNAPSHOT_KEYS => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let key = DocumentKey(decoder.u64().map_err(malformed)?);
+                    state.keys.push((key, decoder.u64().map_err(malformed)?));
+                }
+            }
+            SNAPSHOT_END => {
+                let last_seq = decoder.u64().map_err(malformed)?;
+                let counts = (
+                    state.nodes.len() as u64,
+                    state.sides.len() as u64,
+                    state.keys.len() as u64,
+                );
+                if !saw_header || last_seq != state.last_seq || counts != expected {
+                    return Err("totals do not match the header".to_string());
+                }
+                return Ok(state);
+            }
+            _ => return Err("unknown record".to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fsync_policies_parse() {
+        assert_eq!("request".parse(), Ok(FsyncPolicy::EveryRequest));
+        assert_eq!("never".parse(), Ok(FsyncPolicy::Never));
+        assert_eq!(
+            "250ms".parse(),
+            Ok(FsyncPolicy::Interval(Duration::from_millis(250)))
+        );
+        assert!("sometimes".parse::<FsyncPolicy>().is_err());
+        assert!("0s".parse::<FsyncPolicy>().is_err());
+    }
+
+    #[test]
+    fn file_names_sort_by_sequence() {
+        assert_eq!(file_name("log-", 12), "log-00000000000000000012");
+        assert_eq!(seq_in_name("log-00000000000000000012", "log-"), Some(12));
+        assert_eq!(seq_in_name("log-x", "log-"), None);
+    }
+}
