@@ -100,7 +100,7 @@ osmem_pid=$!
 upstream="$(first_line_value "$osmem_pid" "$tmp/osmem.out" url)"
 
 NO_COLOR=1 "$neardup" serve --upstream "$upstream" --listen 127.0.0.1:0 \
-    --install-template --template-patterns 'news*' \
+    --install-template --template-patterns 'news*' --state-dir "$tmp/state" \
     </dev/null >"$tmp/neardup.out" 2>"$tmp/neardup.log" 3>&- &
 sidecar_pid=$!
 # Watchdog: when this script ends however it ends (even kill -9), fd 3 closes,

@@ -258,12 +258,12 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         .init();
     let engine_settings = args.engine.or(file.engine);
     let serve_settings = args.serve.or(file.serve);
-    let engine = engine_settings.build()?;
-    let analyzers = Analyzers::new(
-        engine.analyzer().clone(),
-        &engine_settings,
-        &serve_settings.index,
-    )?;
+    let parts = engine_settings.parts()?;
+    let default_analyzer = crate::engine::Analyzer::new(
+        parts.fingerprinter.clone(),
+        parts.confirmation.long_text_search,
+    );
+    let analyzers = Analyzers::new(default_analyzer, &engine_settings, &serve_settings.index)?;
     let root_field = args
         .root_field
         .or(file.root_field)
@@ -275,10 +275,66 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     let mut options = ServeOptions::from_settings(&serve_settings, root_field, simhash_field)?;
     options.install_template = args.install_template;
     options.template_patterns = args.template_patterns;
-    let sidecar = std::sync::Arc::new(Sidecar::new(Ledger::new(engine), analyzers, &options)?);
+    let state_dir = serve_settings
+        .state_dir
+        .clone()
+        .unwrap_or_else(|| "neardup-state".to_string());
+    let (store, ledger) = if state_dir.is_empty() || state_dir == "none" {
+        tracing::warn!("no state directory: the forest lives in memory only");
+        (None, parts.ledger(None)?)
+    } else {
+        let store_options = crate::persist::StoreOptions {
+            dir: PathBuf::from(&state_dir),
+            fsync: options.fsync,
+            snapshot_after_log_bytes: crate::serve::parse_size(
+                serve_settings.snapshot_after.as_deref(),
+                "256mb",
+            )? as u64,
+            settings_digest: engine_settings.fingerprint_digest(),
+        };
+        let started = std::time::Instant::now();
+        let (store, ledger, report) =
+            crate::persist::Store::open(store_options, |snapshot| parts.ledger(snapshot))?;
+        log_recovery(&state_dir, &report, &ledger, started.elapsed());
+        (Some(store), ledger)
+    };
+    let sidecar = std::sync::Arc::new(Sidecar::new(ledger, store, analyzers, &options)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(crate::serve::run(sidecar, &options))
+}
+
+fn log_recovery(
+    state_dir: &str,
+    report: &crate::persist::RecoveryReport,
+    ledger: &Ledger,
+    elapsed: std::time::Duration,
+) {
+    let stats = ledger.engine().forest().stats();
+    for unreadable in &report.unreadable_snapshots {
+        tracing::error!(snapshot = %unreadable, "snapshot unreadable, an older state is used");
+    }
+    if let Some(cut) = &report.cut {
+        tracing::error!(
+            %cut,
+            dropped_bytes = report.dropped_bytes,
+            "state log damaged (a torn write?): cut there, nothing after it replayed"
+        );
+    }
+    if report.settings_changed {
+        tracing::warn!(
+            "the state was written under other fingerprint settings: new documents will not match old stamps; consider `neardup rebuild`"
+        );
+    }
+    tracing::info!(
+        state_dir,
+        snapshot_seq = report.snapshot_seq,
+        replayed_effects = report.replayed_effects,
+        nodes = stats.nodes,
+        documents = stats.documents,
+        elapsed_ms = elapsed.as_millis() as u64,
+        "state recovered"
+    );
 }

@@ -40,6 +40,7 @@ use crate::engine::Analyzer;
 use crate::fingerprint::Fingerprinter;
 use crate::forest::Millis;
 use crate::ledger::Ledger;
+use crate::persist::{FsyncPolicy, Store};
 use metrics::Metrics;
 use route::Route;
 use upstream::{Upstream, cluster_error};
@@ -73,6 +74,18 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_MAX_IN_FLIGHT_BYTES")]
     pub max_in_flight_bytes: Option<String>,
 
+    /// Directory of the durable state (forest log and snapshots), locked while in use; `none` keeps the state in memory only [default: neardup-state]
+    #[arg(long, env = "NEARDUP_STATE_DIR")]
+    pub state_dir: Option<String>,
+
+    /// When the state log is forced to disk: `request` (before forwarding and before answering each write), an interval such as `1s`, or `never` (the OS decides; a killed process still loses nothing) [default: request]
+    #[arg(long, env = "NEARDUP_FSYNC")]
+    pub fsync: Option<String>,
+
+    /// Write a snapshot once the log since the last one is this large (or larger than that snapshot) [default: 256mb]
+    #[arg(long, env = "NEARDUP_SNAPSHOT_AFTER")]
+    pub snapshot_after: Option<String>,
+
     /// Per-index fields (config file only): `[[serve.index]]` with `pattern = "news-*"` and `fields = [...]`, optionally `headline_field`; the first matching pattern wins
     #[arg(skip)]
     #[serde(default)]
@@ -99,6 +112,9 @@ impl ServeSettings {
                 .or(fallback.upstream_max_content_length),
             upstream_timeout: self.upstream_timeout.or(fallback.upstream_timeout),
             max_in_flight_bytes: self.max_in_flight_bytes.or(fallback.max_in_flight_bytes),
+            state_dir: self.state_dir.or(fallback.state_dir),
+            fsync: self.fsync.or(fallback.fsync),
+            snapshot_after: self.snapshot_after.or(fallback.snapshot_after),
             index: if self.index.is_empty() {
                 fallback.index
             } else {
@@ -120,6 +136,7 @@ pub struct ServeOptions {
     /// Install the index template (`mappings/index-template.json`) at start.
     pub install_template: bool,
     pub template_patterns: Vec<String>,
+    pub fsync: FsyncPolicy,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -164,6 +181,10 @@ impl ServeOptions {
             simhash_field,
             install_template: false,
             template_patterns: Vec::new(),
+            fsync: match settings.fsync.as_deref() {
+                None => FsyncPolicy::EveryRequest,
+                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+            },
         })
     }
 }
@@ -261,6 +282,8 @@ fn wildcard_matches(pattern: &str, name: &str) -> bool {
 /// The sidecar's shared state.
 pub struct Sidecar {
     ledger: Mutex<Ledger>,
+    /// Durable state, unless running without a state directory.
+    store: Option<Arc<Store>>,
     analyzers: Analyzers,
     upstream: Upstream,
     root_field: String,
@@ -274,11 +297,13 @@ pub struct Sidecar {
 impl Sidecar {
     pub fn new(
         ledger: Ledger,
+        store: Option<Store>,
         analyzers: Analyzers,
         options: &ServeOptions,
     ) -> anyhow::Result<Self> {
         Ok(Sidecar {
             ledger: Mutex::new(ledger),
+            store: store.map(Arc::new),
             analyzers,
             upstream: Upstream::new(&options.upstream, options.upstream_timeout)?,
             root_field: options.root_field.clone(),
@@ -307,11 +332,54 @@ impl Sidecar {
             })
     }
 
+    /// Runs `change` on the locked ledger and queues its effects for the
+    /// log, in the ledger's order. Returns what to [`Sidecar::persist`].
+    fn write_ledger<R>(&self, change: impl FnOnce(&mut Ledger) -> R) -> (R, u64) {
+        let mut ledger = self.ledger.lock();
+        let result = change(&mut ledger);
+        let seq = match &self.store {
+            Some(store) => store.append(ledger.take_journal()),
+            None => 0,
+        };
+        (result, seq)
+    }
+
+    /// Makes the effects up to `seq` durable (per the fsync policy), off
+    /// the async threads.
+    async fn persist(&self, seq: u64) -> Result<(), String> {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        tokio::task::spawn_blocking(move || store.sync(seq))
+            .await
+            .map_err(|error| error.to_string())?
+            .map_err(|error| error.to_string())
+    }
+
     /// Expires a bounded number of old nodes.
     fn expire(&self, now: Millis, budget: usize) -> bool {
-        let (removed, more_pending) = self.ledger.lock().expire(now, budget);
+        let ((removed, more_pending), _) = self.write_ledger(|ledger| ledger.expire(now, budget));
         Metrics::add(&self.metrics.expired_nodes, removed as u64);
         more_pending
+    }
+
+    /// Writes a snapshot now (the ledger is locked meanwhile).
+    fn snapshot(&self) -> anyhow::Result<()> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let mut ledger = self.ledger.lock();
+        store.append(ledger.take_journal());
+        let started = Instant::now();
+        let report = store.snapshot(&ledger, now_millis())?;
+        tracing::info!(
+            nodes = report.nodes,
+            bytes = report.bytes,
+            last_seq = report.last_seq,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "snapshot written"
+        );
+        Ok(())
     }
 }
 
@@ -437,19 +505,30 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         serde_json::json!({ "listen": format!("http://{address}"), "upstream": sidecar.upstream.base() })
     );
     tracing::info!(%address, upstream = sidecar.upstream.base(), "neardup serve listening");
-    let expiry = tokio::spawn(expire_in_background(sidecar.clone()));
+    let tick = match options.fsync {
+        FsyncPolicy::Interval(interval) => interval.min(Duration::from_secs(1)),
+        _ => Duration::from_secs(1),
+    };
+    let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
     let served = axum::serve(listener, router(sidecar.clone()))
         .with_graceful_shutdown(shutdown_signal())
         .await;
-    expiry.abort();
+    maintenance.abort();
     served.context("server error")?;
+    // Requests have finished: a snapshot makes the next start quick.
+    let closing = sidecar.clone();
+    tokio::task::spawn_blocking(move || closing.snapshot())
+        .await
+        .context("snapshot at shutdown")??;
     tracing::info!("neardup serve stopped");
     Ok(())
 }
 
-/// Expiry when no writes come (writes also expire a little each).
-async fn expire_in_background(sidecar: Arc<Sidecar>) {
-    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+/// Expiry when no writes come (writes also expire a little each), the
+/// log written and synced at least every second (or at the fsync
+/// interval), and snapshots when the log has grown.
+async fn maintain_in_background(sidecar: Arc<Sidecar>, tick: Duration) {
+    let mut ticker = tokio::time::interval(tick);
     loop {
         ticker.tick().await;
         let sidecar = sidecar.clone();
@@ -459,6 +538,16 @@ async fn expire_in_background(sidecar: Arc<Sidecar>) {
             for _ in 0..100 {
                 if !sidecar.expire(now, 1_000) {
                     break;
+                }
+            }
+            if let Some(store) = &sidecar.store {
+                if let Err(error) = store.flush() {
+                    tracing::error!(%error, "cannot write the state log");
+                }
+                if store.snapshot_due()
+                    && let Err(error) = sidecar.snapshot()
+                {
+                    tracing::error!(%error, "cannot write a snapshot");
                 }
             }
         })

@@ -155,7 +155,14 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(analysed) => analysed,
         Err(response) => return response,
     };
-    let stamped = place_and_stamp(&sidecar, analysed);
+    let (stamped, seq) = place_and_stamp(&sidecar, analysed);
+    // Write-ahead: every stamp that reaches the cluster names a class the
+    // durable state knows.
+    if let Err(error) = sidecar.persist(seq).await {
+        let seq = settle_nothing_stored(&sidecar, &stamped);
+        let _ = sidecar.persist(seq).await;
+        return state_failure(&sidecar, &error);
+    }
     let segments = stamped_segments(&body, &items, &stamped);
     let (query, filter) = split_filter_path(parts.uri.query());
     let path_and_query = with_query(parts.uri.path(), &query);
@@ -210,7 +217,8 @@ async fn forward_whole(
     let answer = match send_and_read(sidecar, method, path_and_query, headers, body).await {
         Ok(answer) => answer,
         Err(error) => {
-            settle_nothing_stored(sidecar, stamped);
+            let seq = settle_nothing_stored(sidecar, stamped);
+            persist_outcome(sidecar, seq).await;
             return upstream_failure(sidecar, error);
         }
     };
@@ -221,16 +229,17 @@ async fn forward_whole(
         .and_then(|value| value.get("items"))
         .and_then(Value::as_array)
         .filter(|answered| answered.len() == items.len());
-    match answered_items {
+    let seq = match answered_items {
         Some(answered) => settle_items(sidecar, items, stamped, answered, path_index),
         None => {
             if answer.status.is_success() {
                 Metrics::add(&sidecar.metrics.unreadable_upstream_answers, 1);
                 tracing::warn!(status = %answer.status, "bulk answer without one item per request item: nothing counted");
             }
-            settle_nothing_stored(sidecar, stamped);
+            settle_nothing_stored(sidecar, stamped)
         }
-    }
+    };
+    persist_outcome(sidecar, seq).await;
     finish(answer, parsed, filter)
 }
 
@@ -304,13 +313,14 @@ async fn forward_in_chunks(
                 .collect()
         });
         errors |= answered.iter().any(item_failed);
-        settle_items(
+        let seq = settle_items(
             sidecar,
             chunk_items,
             &stamped[chunk.clone()],
             &answered,
             path_index,
         );
+        persist_outcome(sidecar, seq).await;
         joined_items.extend(answered);
     }
     let joined = serde_json::json!({ "took": took, "errors": errors, "items": joined_items });
@@ -396,7 +406,13 @@ pub async fn document(
     })
     .await
     .unwrap_or_else(|_| None);
-    let stamped = place_and_stamp(&sidecar, vec![analysed]).pop().flatten();
+    let (mut stamped, seq) = place_and_stamp(&sidecar, vec![analysed]);
+    let stamped = stamped.pop().flatten();
+    if let Err(error) = sidecar.persist(seq).await {
+        let seq = settle_nothing_stored(&sidecar, std::slice::from_ref(&stamped));
+        let _ = sidecar.persist(seq).await;
+        return state_failure(&sidecar, &error);
+    }
     let outgoing = match &stamped {
         Some(stamped) => stamped.bytes.clone(),
         None => body.to_vec(),
@@ -421,24 +437,20 @@ pub async fn document(
         .split('/')
         .collect();
     let id = (segments.len() == 3).then(|| super::route::decode(segments[2]));
-    {
-        let mut ledger = sidecar.ledger.lock();
-        settle(
-            &mut ledger,
-            &Settlement {
-                kind,
-                stamp: stamped
-                    .as_ref()
-                    .map(|stamped| (stamped.target, stamped.fingerprint)),
-                answer: parsed
-                    .as_ref()
-                    .and_then(Value::as_object)
-                    .map(|object| (answer.status.as_u16(), object)),
-                index: Some(&index),
-                id: id.as_deref(),
-            },
-        );
-    }
+    let settlement = Settlement {
+        kind,
+        stamp: stamped
+            .as_ref()
+            .map(|stamped| (stamped.target, stamped.fingerprint)),
+        answer: parsed
+            .as_ref()
+            .and_then(Value::as_object)
+            .map(|object| (answer.status.as_u16(), object)),
+        index: Some(&index),
+        id: id.as_deref(),
+    };
+    let ((), seq) = sidecar.write_ledger(|ledger| settle(ledger, &settlement));
+    persist_outcome(&sidecar, seq).await;
     sidecar.metrics.observe_write(started.elapsed());
     finish(answer, parsed, filter.as_ref())
 }
@@ -489,6 +501,27 @@ fn too_many_requests() -> Response {
 fn rejected(sidecar: &Sidecar, response: Response) -> Response {
     Metrics::add(&sidecar.metrics.rejected_requests, 1);
     response
+}
+
+/// The durable state could not be written: the write is refused (nothing
+/// was forwarded), as the cluster refuses writes it cannot keep.
+fn state_failure(sidecar: &Sidecar, error: &str) -> Response {
+    Metrics::add(&sidecar.metrics.rejected_requests, 1);
+    tracing::error!(%error, "state log not written: write refused");
+    cluster_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "neardup_state_exception",
+        &format!("the sidecar cannot write its state, nothing was indexed: {error}"),
+    )
+}
+
+/// Persists the outcome of a write before the client is answered. The
+/// documents are in the cluster and their placement is already durable, so
+/// a failure here is logged, not turned into an error for the client.
+async fn persist_outcome(sidecar: &Sidecar, seq: u64) {
+    if let Err(error) = sidecar.persist(seq).await {
+        tracing::error!(%error, "state log not written after the cluster answered; counts may drift after a restart");
+    }
 }
 
 fn upstream_failure(sidecar: &Sidecar, error: UpstreamError) -> Response {
@@ -652,17 +685,20 @@ fn analyse_update(analyzer: &Analyzer, source: Bytes) -> Option<Analysed> {
     })
 }
 
-/// Places the analysed sources in order under one lock, then writes the stamps.
-fn place_and_stamp(sidecar: &Sidecar, analysed: Vec<Option<Analysed>>) -> Vec<Option<Stamped>> {
+/// Places the analysed sources in order under one lock, then writes the
+/// stamps. Returns them and the log position to persist before forwarding.
+fn place_and_stamp(
+    sidecar: &Sidecar,
+    analysed: Vec<Option<Analysed>>,
+) -> (Vec<Option<Stamped>>, u64) {
     let now = now_millis();
     let count = analysed.iter().flatten().count();
-    let mut placed = Vec::with_capacity(analysed.len());
-    {
-        let mut ledger = sidecar.ledger.lock();
+    let (placed, seq) = sidecar.write_ledger(|ledger| {
         if count > 0 {
             let (removed, _) = ledger.expire(now, EXPIRY_BUDGET_PER_DOCUMENT * count);
             Metrics::add(&sidecar.metrics.expired_nodes, removed as u64);
         }
+        let mut placed = Vec::with_capacity(analysed.len());
         for entry in analysed {
             placed.push(entry.map(|analysed| {
                 let placement = ledger.place(analysed.analysis, now);
@@ -674,9 +710,10 @@ fn place_and_stamp(sidecar: &Sidecar, analysed: Vec<Option<Analysed>>) -> Vec<Op
                 )
             }));
         }
-    }
+        placed
+    });
     Metrics::add(&sidecar.metrics.stamped_documents, count as u64);
-    placed
+    let stamped = placed
         .into_iter()
         .map(|entry| {
             let (target, object, original, placement) = entry?;
@@ -692,7 +729,8 @@ fn place_and_stamp(sidecar: &Sidecar, analysed: Vec<Option<Analysed>>) -> Vec<Op
                 bytes: stamp_object(target, object, &original, &stamps),
             })
         })
-        .collect()
+        .collect();
+    (stamped, seq)
 }
 
 /// The stamped source line. A plain source keeps its bytes (stamps
@@ -815,11 +853,16 @@ fn finish(answer: UpstreamAnswer, parsed: Option<Value>, filter: Option<&FilterP
     }
 }
 
-fn settle_nothing_stored(sidecar: &Sidecar, stamped: &[Option<Stamped>]) {
-    let mut ledger = sidecar.ledger.lock();
-    for stamp in stamped.iter().flatten() {
-        ledger.not_stored(stamp.fingerprint);
-    }
+/// Takes back every stamped document (nothing reached the cluster).
+/// Returns the log position to persist.
+fn settle_nothing_stored(sidecar: &Sidecar, stamped: &[Option<Stamped>]) -> u64 {
+    sidecar
+        .write_ledger(|ledger| {
+            for stamp in stamped.iter().flatten() {
+                ledger.not_stored(stamp.fingerprint);
+            }
+        })
+        .1
 }
 
 fn settle_items(
@@ -828,8 +871,19 @@ fn settle_items(
     stamped: &[Option<Stamped>],
     answered: &[Value],
     path_index: Option<&str>,
+) -> u64 {
+    sidecar
+        .write_ledger(|ledger| settle_answered(ledger, items, stamped, answered, path_index))
+        .1
+}
+
+fn settle_answered(
+    ledger: &mut Ledger,
+    items: &[BulkItem],
+    stamped: &[Option<Stamped>],
+    answered: &[Value],
+    path_index: Option<&str>,
 ) {
-    let mut ledger = sidecar.ledger.lock();
     for ((item, stamp), answer) in items.iter().zip(stamped).zip(answered) {
         let inner = answer
             .as_object()
@@ -840,7 +894,7 @@ fn settle_items(
             .and_then(Value::as_u64)
             .and_then(|status| u16::try_from(status).ok());
         settle(
-            &mut ledger,
+            ledger,
             &Settlement {
                 kind: item.kind,
                 stamp: stamp

@@ -182,6 +182,8 @@ def stack(request):
     )
     upstream = Proc("osmem", [osmem, "-addr", "127.0.0.1:0", "-no-ja"], stdin_pipe=True)
     started: list[Proc] = [upstream]
+    state_dir = tempfile.TemporaryDirectory(prefix="neardup-state-")
+    request.addfinalizer(state_dir.cleanup)
     try:
         upstream.wait_first_line(START_TIMEOUT)
         sidecar = Proc(
@@ -196,6 +198,8 @@ def stack(request):
                 "--install-template",
                 "--template-patterns",
                 "news*",
+                "--state-dir",
+                state_dir.name,
             ],
             stdin_pipe=False,
             env={"NO_COLOR": "1", "RUST_LOG": os.environ.get("RUST_LOG", "info")},

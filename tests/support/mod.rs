@@ -104,16 +104,57 @@ impl Drop for Osmem {
     }
 }
 
+/// A fresh directory under the system temp dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(label: &str) -> Self {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "neardup-{label}-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A running `neardup serve`.
 pub struct Sidecar {
     child: Child,
     pub url: String,
+    /// The state directory made for this sidecar, if it made one.
+    _state: Option<TempDir>,
 }
 
 impl Sidecar {
+    /// A sidecar with a state directory of its own (removed on drop).
     pub fn start(upstream: &str, extra_args: &[&str]) -> Self {
+        let state = TempDir::new("state");
+        let state_dir = state.path().to_string_lossy().to_string();
+        let mut sidecar = Self::start_with_state(upstream, &state_dir, extra_args);
+        sidecar._state = Some(state);
+        sidecar
+    }
+
+    /// A sidecar on a given state directory (to restart on the same state).
+    pub fn start_with_state(upstream: &str, state_dir: &str, extra_args: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
             .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(["--state-dir", state_dir])
             .args(extra_args)
             .env("NEARDUP_LOG", "warn")
             .stdin(Stdio::null())
@@ -123,7 +164,19 @@ impl Sidecar {
             .expect("start neardup serve");
         let first = first_json_line(&mut child, "neardup serve");
         let url = first["listen"].as_str().expect("listen").to_string();
-        Sidecar { child, url }
+        Sidecar {
+            child,
+            url,
+            _state: None,
+        }
+    }
+
+    /// SIGTERM, and wait for the process to finish (graceful shutdown).
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().expect("wait")
     }
 
     pub fn pid(&self) -> u32 {
