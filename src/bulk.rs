@@ -220,7 +220,7 @@ pub fn parse_action(
     let Some(kind) = ActionKind::from_name(name) else {
         return Err(BulkError::malformed(
             line_number,
-            format!("expected field [create], [delete], [index] or [update] but found [{name}]"),
+            format!("expected one of [create, delete, index, update] but found [{name}]"),
         ));
     };
     let Value::Object(metadata) = metadata else {
@@ -399,7 +399,7 @@ mod tests {
         let reason = |body: &str| parse_bulk(body.as_bytes()).expect_err("malformed").reason;
         assert_eq!(
             reason("{\"t\":1}\n\"x\"\n"),
-            "Malformed action/metadata line [1], expected field [create], [delete], [index] or [update] but found [t]"
+            "Malformed action/metadata line [1], expected one of [create, delete, index, update] but found [t]"
         );
         assert_eq!(
             reason("\"x\"\n"),

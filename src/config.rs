@@ -320,7 +320,7 @@ impl EngineParts {
             self.confirmation,
             snapshot.sides,
         );
-        Ok(Ledger::restore(engine, snapshot.keys))
+        Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))
     }
 }
 

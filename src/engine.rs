@@ -332,6 +332,9 @@ pub enum EngineEffect {
     Forgotten { fingerprint: Fingerprint },
     /// These nodes expired.
     Expired { removed: Vec<Fingerprint> },
+    /// One document of `fingerprint` was uncounted, the node kept
+    /// ([`Engine::uncount`]).
+    Uncounted { fingerprint: Fingerprint },
 }
 
 /// A node's side data as a snapshot stores it.
@@ -412,6 +415,9 @@ impl Engine {
             EngineEffect::Expired { removed } => {
                 let removed = self.forest.apply_expiry(&removed);
                 self.drop_side_data(&removed);
+            }
+            EngineEffect::Uncounted { fingerprint } => {
+                self.forest.forget_document(fingerprint);
             }
         }
         self.journal = journal;
@@ -712,6 +718,17 @@ impl Engine {
         let removed = self.forest.remove_if_unused(fingerprint);
         self.drop_side_data(&removed);
         true
+    }
+
+    /// Takes back one document of `fingerprint` but keeps the node even
+    /// when no document is left: for documents that may or may not be in
+    /// the index (their stamp must keep naming a known class).
+    pub fn uncount(&mut self, fingerprint: Fingerprint) -> bool {
+        let uncounted = self.forest.forget_document(fingerprint);
+        if uncounted {
+            self.record(|| EngineEffect::Uncounted { fingerprint });
+        }
+        uncounted
     }
 
     fn drop_side_data(&mut self, removed: &[Fingerprint]) {

@@ -77,6 +77,11 @@ pub enum Effect {
     },
     /// Keys whose node is gone were forgotten.
     KeysSwept,
+    /// The cluster's answer for one placement at `fingerprint` came back
+    /// (stored or not): it is no longer in doubt.
+    Settled {
+        fingerprint: Fingerprint,
+    },
 }
 
 /// The engine and the key → fingerprint map of stored documents.
@@ -88,6 +93,8 @@ pub struct Ledger {
     stats: LedgerStats,
     /// Key changes since the last [`Ledger::take_journal`], when journaling.
     key_journal: Option<Vec<Effect>>,
+    /// Placements whose answer has not come back: fingerprint → how many.
+    pending: HashMap<Fingerprint, u32>,
 }
 
 impl Ledger {
@@ -98,17 +105,59 @@ impl Ledger {
             expired_since_sweep: 0,
             stats: LedgerStats::default(),
             key_journal: None,
+            pending: HashMap::new(),
         }
     }
 
-    /// A ledger with this engine and these keys (from a snapshot).
+    /// A ledger with this engine, these keys and these unsettled placements
+    /// (from a snapshot).
     pub fn restore(
         engine: Engine,
         keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>,
+        pending: impl IntoIterator<Item = (Fingerprint, u32)>,
     ) -> Self {
         let mut ledger = Ledger::new(engine);
         ledger.fingerprint_of_key.extend(keys);
+        ledger.pending.extend(pending);
         ledger
+    }
+
+    /// Placements still waiting for the cluster's answer, sorted (snapshots).
+    pub fn pending_records(&self) -> Vec<(Fingerprint, u32)> {
+        let mut pending: Vec<(Fingerprint, u32)> = self
+            .pending
+            .iter()
+            .map(|(&fingerprint, &count)| (fingerprint, count))
+            .collect();
+        pending.sort_unstable();
+        pending
+    }
+
+    /// After a crash: placements whose answer never came back may or may
+    /// not be in the index. Their count is taken back (a client that got no
+    /// answer retries, and the retry counts), but their nodes stay, so a
+    /// stamp that did reach the index still names a known class. Returns how
+    /// many were in doubt.
+    pub fn resolve_in_doubt(&mut self) -> u64 {
+        let mut resolved = 0;
+        for (fingerprint, count) in std::mem::take(&mut self.pending) {
+            for _ in 0..count {
+                self.engine.uncount(fingerprint);
+                self.record_key(Effect::Settled { fingerprint });
+                resolved += 1;
+            }
+        }
+        resolved
+    }
+
+    fn settled(&mut self, fingerprint: Fingerprint) {
+        if let Some(count) = self.pending.get_mut(&fingerprint) {
+            *count -= 1;
+            if *count == 0 {
+                self.pending.remove(&fingerprint);
+            }
+        }
+        self.record_key(Effect::Settled { fingerprint });
     }
 
     /// Every key and its fingerprint, sorted (snapshots).
@@ -148,7 +197,20 @@ impl Ledger {
     /// Redoes a logged effect (recovery). Nothing is journaled.
     pub fn replay(&mut self, effect: Effect) {
         match effect {
-            Effect::Engine(effect) => self.engine.replay(effect),
+            Effect::Engine(effect) => {
+                if let EngineEffect::Placed { fingerprint, .. } = &effect {
+                    *self.pending.entry(*fingerprint).or_default() += 1;
+                }
+                self.engine.replay(effect);
+            }
+            Effect::Settled { fingerprint } => {
+                if let Some(count) = self.pending.get_mut(&fingerprint) {
+                    *count -= 1;
+                    if *count == 0 {
+                        self.pending.remove(&fingerprint);
+                    }
+                }
+            }
             Effect::KeyStored { key, fingerprint } => {
                 self.fingerprint_of_key.insert(key, fingerprint);
             }
@@ -186,11 +248,14 @@ impl Ledger {
     /// Places an analysed document and counts it tentatively; settle it with
     /// [`Ledger::stored`] or [`Ledger::not_stored`].
     pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
-        self.engine.place(analysis, now)
+        let placed = self.engine.place(analysis, now);
+        *self.pending.entry(placed.fingerprint).or_default() += 1;
+        placed
     }
 
     /// The cluster stored the document placed at `fingerprint` under `key`.
     pub fn stored(&mut self, key: DocumentKey, fingerprint: Fingerprint) {
+        self.settled(fingerprint);
         self.stats.stored += 1;
         self.record_key(Effect::KeyStored { key, fingerprint });
         match self.fingerprint_of_key.insert(key, fingerprint) {
@@ -209,12 +274,14 @@ impl Ledger {
 
     /// The cluster stored the document placed at `fingerprint` but did not
     /// say under which id (it stays counted; a later delete cannot find it).
-    pub fn stored_untracked(&mut self, _fingerprint: Fingerprint) {
+    pub fn stored_untracked(&mut self, fingerprint: Fingerprint) {
+        self.settled(fingerprint);
         self.stats.stored += 1;
     }
 
     /// The cluster did not store the document placed at `fingerprint`.
     pub fn not_stored(&mut self, fingerprint: Fingerprint) {
+        self.settled(fingerprint);
         self.stats.not_stored += 1;
         self.engine.forget_document(fingerprint);
     }

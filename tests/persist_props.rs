@@ -51,11 +51,13 @@ enum Operation {
 enum Outcome {
     Stored,
     NotStored,
+    /// The sidecar dies after forwarding, before the answer comes back.
+    CrashBeforeAnswer,
 }
 
 fn operation() -> impl Strategy<Value = Operation> {
     prop_oneof![
-        10 => (vec(0..SENTENCES.len(), 1..4), any::<bool>(), 0..12u8, prop_oneof![3 => Just(Outcome::Stored), 1 => Just(Outcome::NotStored)], 0..20_000i64)
+        10 => (vec(0..SENTENCES.len(), 1..4), any::<bool>(), 0..12u8, prop_oneof![6 => Just(Outcome::Stored), 2 => Just(Outcome::NotStored), 1 => Just(Outcome::CrashBeforeAnswer)], 0..20_000i64)
             .prop_map(|(sentences, short, key, outcome, step)| Operation::Place { sentences, short, key, outcome, step }),
         2 => (0..12u8).prop_map(|key| Operation::Delete { key }),
         2 => (0..200_000i64).prop_map(|step| Operation::Expire { step }),
@@ -146,6 +148,19 @@ fn run(operations: &[Operation]) -> Result<(), TestCaseError> {
                         );
                     }
                     Outcome::NotStored => ledger.not_stored(placed.fingerprint),
+                    Outcome::CrashBeforeAnswer => {
+                        // In doubt: recovery takes the count back and keeps the node.
+                        ledger.resolve_in_doubt();
+                        let expected = state(&ledger);
+                        drop(store);
+                        let reopened = open_with_report(directory.path());
+                        store = reopened.0;
+                        ledger = reopened.1;
+                        prop_assert_eq!(reopened.2.in_doubt, 1);
+                        prop_assert_eq!(state(&ledger), expected, "after a crash in flight");
+                        synced = state(&ledger);
+                        continue;
+                    }
                 }
             }
             Operation::Delete { key } => ledger.deleted(DocumentKey::new("news", &key.to_string())),

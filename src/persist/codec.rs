@@ -192,6 +192,8 @@ const TAG_EXPIRED: u8 = 3;
 const TAG_KEY_STORED: u8 = 4;
 const TAG_KEY_REMOVED: u8 = 5;
 const TAG_KEYS_SWEPT: u8 = 6;
+const TAG_SETTLED: u8 = 7;
+const TAG_UNCOUNTED: u8 = 8;
 
 fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     match short {
@@ -292,6 +294,12 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
         Effect::KeysSwept => {
             encoder.u8(TAG_KEYS_SWEPT);
         }
+        Effect::Settled { fingerprint } => {
+            encoder.u8(TAG_SETTLED).u64(*fingerprint);
+        }
+        Effect::Engine(EngineEffect::Uncounted { fingerprint }) => {
+            encoder.u8(TAG_UNCOUNTED).u64(*fingerprint);
+        }
     }
 }
 
@@ -328,6 +336,12 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
             key: DocumentKey(decoder.u64()?),
         },
         TAG_KEYS_SWEPT => Effect::KeysSwept,
+        TAG_SETTLED => Effect::Settled {
+            fingerprint: decoder.u64()?,
+        },
+        TAG_UNCOUNTED => Effect::Engine(EngineEffect::Uncounted {
+            fingerprint: decoder.u64()?,
+        }),
         _ => return Err(DecodeError("unknown effect tag")),
     };
     Ok(effect)

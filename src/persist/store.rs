@@ -25,6 +25,7 @@ const SNAPSHOT_HEADER: u8 = b'H';
 const SNAPSHOT_NODES: u8 = b'N';
 const SNAPSHOT_SIDES: u8 = b'S';
 const SNAPSHOT_KEYS: u8 = b'K';
+const SNAPSHOT_PENDING: u8 = b'P';
 const SNAPSHOT_END: u8 = b'E';
 const NODES_PER_FRAME: usize = 4096;
 const SIDES_PER_FRAME: usize = 512;
@@ -84,6 +85,8 @@ pub struct SnapshotState {
     pub nodes: Vec<NodeRecord>,
     pub sides: Vec<SideRecord>,
     pub keys: Vec<(DocumentKey, Fingerprint)>,
+    /// Placements waiting for the cluster's answer when it was written.
+    pub pending: Vec<(Fingerprint, u32)>,
 }
 
 /// What recovery did.
@@ -100,6 +103,9 @@ pub struct RecoveryReport {
     pub dropped_bytes: u64,
     /// The snapshot was made under other fingerprint settings.
     pub settings_changed: bool,
+    /// Placements forwarded before the stop whose answer never came back:
+    /// uncounted, nodes kept.
+    pub in_doubt: u64,
 }
 
 /// What a snapshot wrote.
@@ -242,6 +248,7 @@ impl Store {
         let mut ledger = build(snapshot)?;
         let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
         ledger.enable_journal();
+        report.in_doubt = ledger.resolve_in_doubt();
         let segment = create_segment(&dir, last_seq + 1)?;
         let store = Store {
             options,
@@ -256,6 +263,9 @@ impl Store {
             last_snapshot_bytes: AtomicU64::new(snapshot_bytes),
             failed: AtomicBool::new(false),
         };
+        let resolution = store.append(ledger.take_journal());
+        store.sync(resolution)?;
+        store.flush()?;
         Ok((store, ledger, report))
     }
 
@@ -569,6 +579,7 @@ fn write_snapshot(
     let nodes = forest.node_records();
     let sides = engine.side_records();
     let keys = ledger.key_records();
+    let pending = ledger.pending_records();
     let counters = forest.counters();
     let mut header = Encoder::default();
     header
@@ -603,6 +614,14 @@ fn write_snapshot(
         encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
         for (key, fingerprint) in chunk {
             encoder.u64(key.0).u64(*fingerprint);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in pending.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_PENDING).count(chunk.len());
+        for (fingerprint, count) in chunk {
+            encoder.u64(*fingerprint).u32(*count);
         }
         frame(&mut out, &encoder.bytes)?;
     }
@@ -707,6 +726,14 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                 for _ in 0..decoder.count().map_err(malformed)? {
                     let key = DocumentKey(decoder.u64().map_err(malformed)?);
                     state.keys.push((key, decoder.u64().map_err(malformed)?));
+                }
+            }
+            SNAPSHOT_PENDING => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let fingerprint = decoder.u64().map_err(malformed)?;
+                    state
+                        .pending
+                        .push((fingerprint, decoder.u32().map_err(malformed)?));
                 }
             }
             SNAPSHOT_END => {
