@@ -1,0 +1,381 @@
+//! `kill -9` of `neardup serve` in the middle of a bulk load into the real
+//! server (osmem-server), then a restart on the same state directory and
+//! the rest of the load, reprints of pre-crash stories included. Checks:
+//! every document acknowledged to a client is in the index with its stamp,
+//! no story is split by the crash, and the counts match the index. Also a
+//! graceful stop (SIGTERM) that leaves a snapshot, and a second sidecar
+//! refused on a locked state directory.
+
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use neardup::config::EngineSettings;
+use neardup::fingerprint::format_fingerprint;
+use serde_json::{Value, json};
+use support::{Osmem, Sidecar, TempDir, client, stamps_in, stats};
+
+const INDEX: &str = "news-crash";
+const STORIES: usize = 240;
+const DOCUMENTS_PER_BULK: usize = 40;
+
+struct Random(u64);
+
+impl Random {
+    fn below(&mut self, bound: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % bound as u64) as usize
+    }
+}
+
+/// Sentences of the demo corpus, the alphabet of its Han characters.
+fn pool() -> (Vec<String>, Vec<char>) {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/demo/articles.jsonl"
+    ))
+    .expect("demo corpus");
+    let mut sentences = Vec::new();
+    for line in text.lines() {
+        let document: Value = serde_json::from_str(line).expect("JSON");
+        for sentence in document["content"]
+            .as_str()
+            .unwrap_or_default()
+            .split_inclusive('。')
+        {
+            if sentence.chars().count() > 12 && !sentence.is_ascii() {
+                sentences.push(sentence.trim().to_string());
+            }
+        }
+    }
+    sentences.sort();
+    sentences.dedup();
+    let mut alphabet: Vec<char> = sentences
+        .iter()
+        .flat_map(|sentence| sentence.chars())
+        .filter(|character| ('\u{4e00}'..='\u{9fff}').contains(character))
+        // Numerals would change the figures the engine compares.
+        .filter(|character| !"一二三四五六七八九十百千万亿零〇两第".contains(*character))
+        .collect();
+    alphabet.sort_unstable();
+    alphabet.dedup();
+    (sentences, alphabet)
+}
+
+/// One document: id, story, title, content.
+#[derive(Debug, Clone)]
+struct Article {
+    id: String,
+    story: usize,
+    title: String,
+    content: String,
+}
+
+/// Stories of 2–5 articles: an original (sentences of the pool with half
+/// their Han characters swapped, so originals differ), and reprints with a
+/// credit line, one character changed and sometimes the last sentence cut.
+fn corpus() -> Vec<Vec<Article>> {
+    let (sentences, alphabet) = pool();
+    let mut random = Random(0x5eed_1234_abcd);
+    let swap = |text: &str, random: &mut Random| -> String {
+        text.chars()
+            .map(|character| {
+                if ('\u{4e00}'..='\u{9fff}').contains(&character) && random.below(2) == 0 {
+                    alphabet[random.below(alphabet.len())]
+                } else {
+                    character
+                }
+            })
+            .collect()
+    };
+    (0..STORIES)
+        .map(|story| {
+            let parts: Vec<String> = (0..6)
+                .map(|_| swap(&sentences[random.below(sentences.len())], &mut random))
+                .collect();
+            let title = swap(&sentences[random.below(sentences.len())], &mut random)
+                .chars()
+                .take(22)
+                .collect::<String>();
+            let mut articles = vec![Article {
+                id: format!("s{story}-0"),
+                story,
+                title: title.clone(),
+                content: parts.concat(),
+            }];
+            for copy in 1..=(1 + random.below(4)) {
+                let mut copied = parts.clone();
+                if random.below(2) == 0 {
+                    copied.pop();
+                }
+                let target = random.below(copied.len());
+                let mut characters: Vec<char> = copied[target].chars().collect();
+                let position = random.below(characters.len());
+                if alphabet.contains(&characters[position]) {
+                    characters[position] = alphabet[random.below(alphabet.len())];
+                }
+                copied[target] = characters.into_iter().collect();
+                articles.push(Article {
+                    id: format!("s{story}-{copy}"),
+                    story,
+                    title: title.clone(),
+                    content: format!(
+                        "（来源：{}）{}",
+                        ["晨报", "晚报", "商报", "日报"][copy - 1],
+                        copied.concat()
+                    ),
+                });
+            }
+            articles
+        })
+        .collect()
+}
+
+/// Stories the engine groups whole when nothing crashes (the crash test
+/// checks recovery, not grouping quality).
+fn wholly_grouped(order: &[Article]) -> BTreeSet<usize> {
+    let mut engine = EngineSettings::default().build().expect("engine");
+    let mut roots: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for (position, article) in order.iter().enumerate() {
+        let document = json!({"title": article.title, "content": article.content});
+        let placed = engine
+            .add_document(&document, 1_700_000_000_000 + position as i64)
+            .expect("text");
+        roots
+            .entry(article.story)
+            .or_default()
+            .insert(format_fingerprint(placed.root));
+    }
+    roots
+        .into_iter()
+        .filter(|(_, roots)| roots.len() == 1)
+        .map(|(story, _)| story)
+        .collect()
+}
+
+fn bulk_body(articles: &[Article]) -> String {
+    let mut body = String::new();
+    for article in articles {
+        body.push_str(&json!({"index": {"_index": INDEX, "_id": article.id}}).to_string());
+        body.push('\n');
+        body.push_str(
+            &json!({"title": article.title, "content": article.content, "story": article.story})
+                .to_string(),
+        );
+        body.push('\n');
+    }
+    body
+}
+
+/// Sends one bulk; the ids the cluster acknowledged, or `None` when no
+/// answer came (the sidecar died).
+async fn send(url: &str, articles: &[Article]) -> Option<Vec<String>> {
+    let response = client()
+        .post(format!("{url}/_bulk"))
+        .header("content-type", "application/x-ndjson")
+        .body(bulk_body(articles))
+        .send()
+        .await
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let answer: Value = response.json().await.ok()?;
+    Some(
+        answer["items"]
+            .as_array()?
+            .iter()
+            .filter(|item| {
+                item["index"]["status"]
+                    .as_u64()
+                    .is_some_and(|status| status < 300)
+            })
+            .filter_map(|item| item["index"]["_id"].as_str().map(str::to_string))
+            .collect(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_killed_sidecar_loses_nothing_acknowledged_and_splits_no_story() {
+    let stories = corpus();
+    // Before the crash: every original and its first reprint; after: the rest.
+    let before: Vec<Article> = stories
+        .iter()
+        .flat_map(|story| story[..2].to_vec())
+        .collect();
+    let after: Vec<Article> = stories
+        .iter()
+        .flat_map(|story| story[2..].to_vec())
+        .collect();
+    let order: Vec<Article> = before.iter().chain(&after).cloned().collect();
+    let grouped = wholly_grouped(&order);
+    assert!(
+        grouped.len() * 10 >= STORIES * 9,
+        "only {} stories group whole",
+        grouped.len()
+    );
+
+    let osmem = Osmem::start();
+    let state = TempDir::new("crash-state");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(
+        &osmem.url,
+        &state_dir,
+        &["--install-template", "--template-patterns", "news*"],
+    );
+
+    // Phase 1: three clients; the sidecar is killed once half the bulks
+    // have been answered, with more in flight.
+    let bulks: Vec<Vec<Article>> = before
+        .chunks(DOCUMENTS_PER_BULK)
+        .map(<[Article]>::to_vec)
+        .collect();
+    let total_bulks = bulks.len();
+    let queue = Arc::new(std::sync::Mutex::new(bulks));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        let queue = queue.clone();
+        let answered = answered.clone();
+        let url = sidecar.url.clone();
+        clients.push(tokio::spawn(async move {
+            let mut acknowledged = Vec::new();
+            let mut unanswered = Vec::new();
+            loop {
+                let Some(bulk) = queue.lock().expect("queue").pop() else {
+                    break;
+                };
+                match send(&url, &bulk).await {
+                    Some(ids) => {
+                        acknowledged.extend(ids);
+                        answered.fetch_add(1, Ordering::SeqCst);
+                    }
+                    None => unanswered.push(bulk),
+                }
+            }
+            (acknowledged, unanswered)
+        }));
+    }
+    while answered.load(Ordering::SeqCst) < total_bulks / 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    sidecar.kill();
+    let mut acknowledged: BTreeSet<String> = BTreeSet::new();
+    let mut to_retry: Vec<Vec<Article>> = Vec::new();
+    for handle in clients {
+        let (ids, unanswered) = handle.await.expect("client");
+        acknowledged.extend(ids);
+        to_retry.extend(unanswered);
+    }
+    assert!(!to_retry.is_empty(), "the kill came after the load");
+
+    // Restart on the same state: clients retry what got no answer, then
+    // the rest of the load (reprints of stories from before the crash).
+    let sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    for bulk in to_retry.iter().chain(
+        &after
+            .chunks(DOCUMENTS_PER_BULK)
+            .map(<[Article]>::to_vec)
+            .collect::<Vec<_>>(),
+    ) {
+        let ids = send(&sidecar.url, bulk)
+            .await
+            .expect("answered after the restart");
+        assert_eq!(ids.len(), bulk.len());
+        acknowledged.extend(ids);
+    }
+
+    let stored = stamps_in(&osmem.url, INDEX).await;
+    for id in &acknowledged {
+        let source = stored
+            .get(id)
+            .unwrap_or_else(|| panic!("acknowledged {id} is not in the index"));
+        assert!(
+            source["cluster_root"].is_string() && source["simhash"].is_string(),
+            "{id} unstamped"
+        );
+    }
+    assert_eq!(
+        stored.len(),
+        order.len(),
+        "every document is in the index once"
+    );
+    let mut roots: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+    for source in stored.values() {
+        let story = source["story"].as_u64().expect("story") as usize;
+        roots
+            .entry(story)
+            .or_default()
+            .insert(source["cluster_root"].as_str().expect("root").to_string());
+    }
+    let split: Vec<(&usize, &BTreeSet<String>)> = roots
+        .iter()
+        .filter(|(story, roots)| grouped.contains(story) && roots.len() > 1)
+        .collect();
+    assert!(split.is_empty(), "stories split by the crash: {split:?}");
+
+    let stats = stats(&sidecar.url).await;
+    assert_eq!(stats["forest"]["documents"], stored.len() as u64, "{stats}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graceful_stop_leaves_a_snapshot_and_the_next_start_resumes() {
+    let osmem = Osmem::start();
+    let state = TempDir::new("graceful-state");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    let stories = corpus();
+    let first: Vec<Article> = stories
+        .iter()
+        .take(20)
+        .map(|story| story[0].clone())
+        .collect();
+    assert!(send(&sidecar.url, &first).await.is_some());
+    let before = stats(&sidecar.url).await;
+    assert!(sidecar.terminate().success());
+    let snapshots = std::fs::read_dir(state.path())
+        .expect("state dir")
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
+        .count();
+    assert_eq!(snapshots, 1);
+
+    let sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    let after = stats(&sidecar.url).await;
+    assert_eq!(after["forest"], before["forest"]);
+    // A reprint of a story from before the stop joins its class.
+    let reprint = stories[3][1].clone();
+    assert!(
+        send(&sidecar.url, std::slice::from_ref(&reprint))
+            .await
+            .is_some()
+    );
+    let stored = stamps_in(&osmem.url, INDEX).await;
+    assert_eq!(
+        stored[&reprint.id]["cluster_root"],
+        stored[&stories[3][0].id]["cluster_root"]
+    );
+
+    // The state directory is locked while this sidecar runs.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args([
+            "serve",
+            "--upstream",
+            &osmem.url,
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            &state_dir,
+        ])
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("second sidecar");
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("in use by another neardup"));
+}
