@@ -1,0 +1,140 @@
+//! The state files of format version 1, committed in
+//! `tests/fixtures/state-v1/` (a snapshot and the log after it): later
+//! versions must load them. Regenerate only for a new format version:
+//! `cargo test --release --test state_format -- --ignored`.
+
+use std::path::{Path, PathBuf};
+
+use neardup::config::EngineSettings;
+use neardup::fingerprint::format_fingerprint;
+use neardup::ledger::{DocumentKey, Ledger};
+use neardup::persist::{FsyncPolicy, Store, StoreOptions};
+
+const TEXTS: [(&str, &str); 6] = [
+    (
+        "a1",
+        "港口新航线周一开通，每周两班，连接本港与东南亚四个港口，首航装载集装箱八百余个。港务局表示，新航线将使运往东南亚的货物运输时间缩短两天。",
+    ),
+    (
+        "a2",
+        "（来源：晨报）港口新航线周一开通，每周两班，连接本港与东南亚四个港口，首航装载集装箱八百余个。港务局表示，新航线将使运往东南亚的货物运输时间缩短两天。",
+    ),
+    (
+        "b1",
+        "山区小学的新图书馆周末启用，藏书三千册，由校友捐建，每天放学后开放两小时，附近村民也可以借阅。校长说，下一步将开设周末阅读课。",
+    ),
+    (
+        "b2",
+        "山区小学的新图书馆周末启用，藏书三千册，由校友捐建，每天放学后开放两小时，附近村民也可以借阅。",
+    ),
+    ("c1", "城市马拉松周日开跑"),
+    (
+        "d1",
+        "The council approved a new bike lane plan covering twelve streets downtown, with work to start in spring and finish before the autumn term.",
+    ),
+];
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state-v1")
+}
+
+fn options(dir: &Path) -> StoreOptions {
+    StoreOptions {
+        dir: dir.to_path_buf(),
+        fsync: FsyncPolicy::EveryRequest,
+        snapshot_after_log_bytes: u64::MAX,
+        settings_digest: "fixture".to_string(),
+    }
+}
+
+fn open(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
+    let settings = EngineSettings {
+        retention: Some("never".to_string()),
+        ..EngineSettings::default()
+    };
+    let parts = settings.parts().expect("settings");
+    Store::open(options(dir), |snapshot| parts.ledger(snapshot)).expect("open")
+}
+
+fn place(ledger: &mut Ledger, id: &str, text: &str, now: i64) -> u64 {
+    let analyzer = ledger.engine().analyzer().clone();
+    let prepared = analyzer.fingerprinter().prepare(text);
+    let placed = ledger.place(analyzer.analyze(&prepared), now);
+    ledger.stored(DocumentKey::new("news", id), placed.fingerprint);
+    placed.root
+}
+
+#[test]
+#[ignore = "writes the committed fixture"]
+fn write_fixture() {
+    let dir = fixture_dir();
+    let _ = std::fs::remove_dir_all(&dir);
+    let (store, mut ledger, _) = open(&dir);
+    // Four documents before the snapshot, two after it (in the log).
+    for (position, (id, text)) in TEXTS.iter().take(4).enumerate() {
+        place(&mut ledger, id, text, 1_700_000_000_000 + position as i64);
+    }
+    store.append(ledger.take_journal());
+    store
+        .snapshot(&ledger, 1_700_000_100_000)
+        .expect("snapshot");
+    for (position, (id, text)) in TEXTS.iter().enumerate().skip(4) {
+        place(&mut ledger, id, text, 1_700_000_000_000 + position as i64);
+    }
+    ledger.deleted(DocumentKey::new("news", "b2"));
+    let seq = store.append(ledger.take_journal());
+    store.sync(seq).expect("sync");
+    drop(store);
+    let _ = std::fs::remove_file(dir.join("LOCK"));
+    let forest = ledger.engine().forest();
+    for (id, _) in TEXTS {
+        let fingerprint = ledger.fingerprint_of(DocumentKey::new("news", id));
+        println!(
+            "{id}: {:?}",
+            fingerprint.map(|fp| (
+                format_fingerprint(fp),
+                forest.root_of(fp).map(format_fingerprint)
+            ))
+        );
+    }
+    println!("{:?}", forest.stats());
+}
+
+#[test]
+fn version_1_state_still_loads() {
+    let copy = std::env::temp_dir().join(format!("neardup-state-v1-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    std::fs::create_dir_all(&copy).expect("copy dir");
+    for entry in std::fs::read_dir(fixture_dir()).expect("fixture") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).expect("copy");
+    }
+    let (_store, ledger, report) = open(&copy);
+    assert!(report.snapshot_seq.is_some(), "{report:?}");
+    assert!(report.replayed_effects > 0, "{report:?}");
+    assert_eq!(report.cut, None);
+    let stats = ledger.engine().forest().stats();
+    // a1+a2 and b1+b2 are two classes, c1 and d1 one each; b2 was deleted.
+    assert_eq!((stats.roots, stats.documents), (4, 5), "{stats:?}");
+    let root = |id: &str| {
+        let fingerprint = ledger
+            .fingerprint_of(DocumentKey::new("news", id))
+            .unwrap_or_else(|| panic!("{id} is tracked"));
+        ledger.engine().forest().root_of(fingerprint)
+    };
+    // Fingerprints and roots as written by version 1.
+    assert_eq!(root("a1"), Some(0x691c_765d_3b5b_e42e));
+    assert_eq!(root("a2"), Some(0x691c_765d_3b5b_e42e));
+    assert_eq!(
+        ledger.fingerprint_of(DocumentKey::new("news", "a2")),
+        Some(0x611c_545d_335b_e02e)
+    );
+    assert_ne!(root("a1"), root("b1"));
+    assert!(
+        ledger
+            .fingerprint_of(DocumentKey::new("news", "b2"))
+            .is_none()
+    );
+    assert_eq!(ledger.engine().stats().side_data_nodes, stats.nodes);
+    let _ = std::fs::remove_dir_all(&copy);
+}
