@@ -42,6 +42,50 @@ pub enum Command {
     Fingerprint(FingerprintArgs),
     /// Run the sidecar: a drop-in proxy in front of the cluster that stamps every indexed document
     Serve(ServeArgs),
+    /// Rebuild the sidecar's state (the forest) from the stamped documents of an index
+    Rebuild(RebuildArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct RebuildArgs {
+    /// Index, alias or pattern to read (e.g. `news*`)
+    #[arg(long)]
+    pub index: String,
+
+    /// URL of the cluster [default: http://127.0.0.1:9200]
+    #[arg(long, env = "NEARDUP_UPSTREAM")]
+    pub upstream: Option<String>,
+
+    /// State directory to write [default: neardup-state]
+    #[arg(long, env = "NEARDUP_STATE_DIR")]
+    pub state_dir: Option<String>,
+
+    /// Replace the state that is there
+    #[arg(long)]
+    pub force: bool,
+
+    /// Field of each document holding its time (born/touched of its node) [default: the rebuild time]
+    #[arg(long, env = "NEARDUP_TIME_FIELD")]
+    pub time_field: Option<String>,
+
+    /// Value of an `Authorization` header for the cluster
+    #[arg(long, env = "NEARDUP_UPSTREAM_AUTHORIZATION", hide_env_values = true)]
+    pub authorization: Option<String>,
+
+    /// Name of the stamped class field [default: cluster_root]
+    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
+    pub root_field: Option<String>,
+
+    /// Name of the stamped own-fingerprint field [default: simhash]
+    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
+    pub simhash_field: Option<String>,
+
+    /// No progress bar and no summary line
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub engine: EngineSettings,
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,6 +96,10 @@ pub struct ServeArgs {
     /// At start, install the component template `neardup-stamps` (stamped fields as keywords) and the index template `neardup` that applies it (see mappings/)
     #[arg(long)]
     pub install_template: bool,
+
+    /// When the state directory holds no state, rebuild it first from the stamped documents of this index or pattern (see `neardup rebuild`)
+    #[arg(long, env = "NEARDUP_REBUILD_INDEX")]
+    pub rebuild_index: Option<String>,
 
     /// Index patterns of the `neardup` index template [default: articles*,news*]
     #[arg(long, value_delimiter = ',')]
@@ -134,6 +182,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Stamp(args) => run_stamp(args, file),
         Command::Fingerprint(args) => run_fingerprint(args, file),
         Command::Serve(args) => run_serve(args, file),
+        Command::Rebuild(args) => run_rebuild(args, file),
     }
 }
 
@@ -279,6 +328,37 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         .state_dir
         .clone()
         .unwrap_or_else(|| "neardup-state".to_string());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    if let Some(index) = &args.rebuild_index
+        && !(state_dir.is_empty() || state_dir == "none")
+        && !has_state(std::path::Path::new(&state_dir))
+    {
+        let fields = crate::rebuild::RebuildFields {
+            root_field: options.root_field.clone(),
+            simhash_field: options.simhash_field.clone(),
+            time_field: None,
+        };
+        let summary = rebuild_into(
+            &runtime,
+            &options.upstream,
+            index,
+            None,
+            &fields,
+            &engine_settings,
+            std::path::Path::new(&state_dir),
+            false,
+        )?;
+        tracing::info!(
+            index,
+            documents = summary.documents,
+            classes = summary.roots,
+            unstamped = summary.unstamped,
+            "no state: rebuilt from the index"
+        );
+    }
     let (store, ledger) = if state_dir.is_empty() || state_dir == "none" {
         tracing::warn!("no state directory: the forest lives in memory only");
         (None, parts.ledger(None)?)
@@ -299,10 +379,6 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         (Some(store), ledger)
     };
     let sidecar = std::sync::Arc::new(Sidecar::new(ledger, store, analyzers, &options)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
     runtime.block_on(crate::serve::run(sidecar, &options))
 }
 
@@ -337,4 +413,150 @@ fn log_recovery(
         elapsed_ms = elapsed.as_millis() as u64,
         "state recovered"
     );
+}
+
+/// Whether `dir` holds state files (a snapshot or a log).
+fn has_state(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("snapshot-") || name.starts_with("log-")
+        })
+    })
+}
+
+/// Reads `index` and writes its forest as a snapshot into `state_dir`.
+#[allow(clippy::too_many_arguments)]
+fn rebuild_into(
+    runtime: &tokio::runtime::Runtime,
+    upstream_url: &str,
+    index: &str,
+    authorization: Option<&str>,
+    fields: &crate::rebuild::RebuildFields,
+    engine_settings: &EngineSettings,
+    state_dir: &std::path::Path,
+    show_progress: bool,
+) -> anyhow::Result<crate::rebuild::RebuildSummary> {
+    let parts = engine_settings.parts()?;
+    let analyzer = crate::engine::Analyzer::new(
+        parts.fingerprinter.clone(),
+        parts.confirmation.long_text_search,
+    );
+    let upstream =
+        crate::serve::upstream::Upstream::new(upstream_url, std::time::Duration::from_secs(120))?;
+    let mut headers = axum::http::HeaderMap::new();
+    if let Some(value) = authorization {
+        headers.insert(
+            axum::http::header::AUTHORIZATION,
+            axum::http::HeaderValue::from_str(value).context("invalid authorization value")?,
+        );
+    }
+    let now = crate::serve::now_millis();
+    let bar = show_progress.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} documents {wide_bar} {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let (documents, unstamped) = runtime.block_on(crate::rebuild::read_index(
+        &upstream,
+        index,
+        &headers,
+        fields,
+        &analyzer,
+        now,
+        |read, total| {
+            if let Some(bar) = &bar {
+                bar.set_length(total);
+                bar.set_position(read);
+            }
+        },
+    ))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let (mut state, mut summary) = crate::rebuild::assemble(documents, now);
+    summary.unstamped = unstamped;
+    state.settings_digest = engine_settings.fingerprint_digest();
+    let options = crate::persist::StoreOptions {
+        dir: state_dir.to_path_buf(),
+        fsync: crate::persist::FsyncPolicy::EveryRequest,
+        snapshot_after_log_bytes: u64::MAX,
+        settings_digest: engine_settings.fingerprint_digest(),
+    };
+    let (store, ledger, _) = crate::persist::Store::open(options, |_| parts.ledger(Some(state)))?;
+    store.snapshot(&ledger, now)?;
+    Ok(summary)
+}
+
+fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let engine_settings = args.engine.or(file.engine);
+    let upstream = args
+        .upstream
+        .or(file.serve.upstream.clone())
+        .unwrap_or_else(|| "http://127.0.0.1:9200".to_string());
+    let state_dir = PathBuf::from(
+        args.state_dir
+            .or(file.serve.state_dir.clone())
+            .unwrap_or_else(|| "neardup-state".to_string()),
+    );
+    if has_state(&state_dir) {
+        if !args.force {
+            anyhow::bail!(
+                "{} already holds a state; --force replaces it",
+                state_dir.display()
+            );
+        }
+        for entry in std::fs::read_dir(&state_dir)?.flatten() {
+            let name = entry.file_name().to_string_lossy().to_string();
+            if name.starts_with("snapshot-") || name.starts_with("log-") {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+    }
+    let fields = crate::rebuild::RebuildFields {
+        root_field: args
+            .root_field
+            .or(file.root_field)
+            .unwrap_or_else(|| "cluster_root".to_string()),
+        simhash_field: args
+            .simhash_field
+            .or(file.simhash_field)
+            .unwrap_or_else(|| "simhash".to_string()),
+        time_field: args.time_field,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let started = std::time::Instant::now();
+    let on_terminal = io::stderr().is_terminal() && !args.quiet;
+    let summary = rebuild_into(
+        &runtime,
+        &upstream,
+        &args.index,
+        args.authorization.as_deref(),
+        &fields,
+        &engine_settings,
+        &state_dir,
+        on_terminal,
+    )?;
+    if !args.quiet {
+        eprintln!(
+            "neardup rebuild: {} documents into {} classes ({} nodes, {} roots without their own document) from {} in {:.1}s; {} unstamped documents skipped",
+            summary.documents,
+            summary.roots,
+            summary.nodes,
+            summary.roots_without_document,
+            args.index,
+            started.elapsed().as_secs_f64(),
+            summary.unstamped
+        );
+    }
+    Ok(())
 }

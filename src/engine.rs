@@ -788,6 +788,18 @@ impl Analysis {
     pub fn exact_hash(&self) -> u64 {
         self.exact_hash
     }
+
+    /// The side data a node of this text keeps, as a snapshot stores it
+    /// (for a node rebuilt at `fingerprint` in the class of `root`).
+    pub fn side_record(self, fingerprint: Fingerprint, root: Fingerprint) -> SideRecord {
+        SideRecord {
+            fingerprint,
+            root,
+            exact_hashes: vec![self.exact_hash],
+            short_text: self.short_text,
+            long_text: self.long_text,
+        }
+    }
 }
 
 /// Computes [`Analysis`]: the costly, lock-free part of placing a document

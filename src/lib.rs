@@ -25,6 +25,7 @@ pub mod forest;
 pub mod index;
 pub mod ledger;
 pub mod persist;
+pub mod rebuild;
 pub mod serve;
 pub mod shingle_index;
 pub mod sketch;

@@ -379,3 +379,67 @@ async fn a_graceful_stop_leaves_a_snapshot_and_the_next_start_resumes() {
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("in use by another neardup"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_index_alone_is_enough_to_rebuild_the_forest() {
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(
+        &osmem.url,
+        &["--install-template", "--template-patterns", "news*"],
+    );
+    let stories = corpus();
+    let first: Vec<Article> = stories
+        .iter()
+        .take(30)
+        .flat_map(|story| story[..2].to_vec())
+        .collect();
+    assert!(send(&sidecar.url, &first).await.is_some());
+    let before = stats(&sidecar.url).await;
+    drop(sidecar);
+    let stored = stamps_in(&osmem.url, INDEX).await;
+    let classes: BTreeSet<&str> = stored
+        .values()
+        .filter_map(|source| source["cluster_root"].as_str())
+        .collect();
+
+    // The command, into a new state directory...
+    let rebuilt = TempDir::new("rebuilt-state");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["rebuild", "--index", "news-*", "--upstream", &osmem.url])
+        .args(["--state-dir", &rebuilt.path().to_string_lossy()])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("rebuild");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let sidecar = Sidecar::start_with_state(&osmem.url, &rebuilt.path().to_string_lossy(), &[]);
+    let after = stats(&sidecar.url).await;
+    assert_eq!(after["forest"]["documents"], before["forest"]["documents"]);
+    assert_eq!(after["forest"]["roots"], classes.len() as u64);
+    // ...and a reprint of a story indexed before joins its class.
+    let reprint = stories[7][2].clone();
+    assert!(
+        send(&sidecar.url, std::slice::from_ref(&reprint))
+            .await
+            .is_some()
+    );
+    drop(sidecar);
+
+    // The same on start: `serve --rebuild-index` with an empty state directory.
+    let empty = TempDir::new("rebuild-on-start");
+    let sidecar = Sidecar::start_with_state(
+        &osmem.url,
+        &empty.path().to_string_lossy(),
+        &["--rebuild-index", INDEX],
+    );
+    let on_start = stats(&sidecar.url).await;
+    assert_eq!(on_start["forest"]["documents"], stored.len() as u64 + 1);
+    let stored = stamps_in(&osmem.url, INDEX).await;
+    assert_eq!(
+        stored[&reprint.id]["cluster_root"],
+        stored[&stories[7][0].id]["cluster_root"]
+    );
+}

@@ -1,0 +1,403 @@
+//! `neardup rebuild`: the forest rebuilt from the stamped documents in the
+//! cluster, so the index alone is enough to recover.
+//!
+//! Motivation: a lost or damaged state directory, a new machine, or state
+//! written under old settings should not cost the classes of everything
+//! indexed so far.
+//!
+//! Design: a scroll over the index (supported by OpenSearch and
+//! Elasticsearch alike) reads every document's stamps (`simhash`,
+//! `cluster_root`) and text. Each distinct `simhash` becomes a node under
+//! its stamped root; the text is analysed again for the side data that
+//! confirms later candidates. The result is written as a snapshot.
+//!
+//! How it can differ from the forest that stamped the documents:
+//!
+//! - a node's `born` and `touched` are the earliest and latest time of its
+//!   documents (`--time-field`), or the rebuild time; the order of roots born
+//!   in the same millisecond follows the scroll;
+//! - nodes of expired or deleted documents are gone, except a root whose
+//!   members are still indexed (it comes back with no document of its own);
+//!   documents deleted from the index are no longer counted;
+//! - documents without stamps are skipped (counted in the summary);
+//! - side data is computed with the current settings: if they changed, new
+//!   documents are compared under the new rules with the old fingerprints;
+//! - a stamped root that is itself a member of another class (only possible
+//!   after manual edits) is followed to that class's root.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use serde_json::{Value, json};
+
+use crate::engine::{Analyzer, SideRecord};
+use crate::fingerprint::{parse_fingerprint, values_at};
+use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
+use crate::ledger::DocumentKey;
+use crate::persist::SnapshotState;
+use crate::serve::upstream::Upstream;
+use crate::stamp::parse_time;
+
+/// Documents per scroll page.
+const PAGE_SIZE: usize = 1000;
+
+/// One stamped document as read from the index.
+#[derive(Debug, Clone)]
+pub struct StampedDocument {
+    pub index: String,
+    pub id: String,
+    pub fingerprint: Fingerprint,
+    pub root: Fingerprint,
+    pub time: Millis,
+    pub side: Option<SideRecord>,
+}
+
+/// What a rebuild read and built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RebuildSummary {
+    pub documents: u64,
+    pub unstamped: u64,
+    pub nodes: u64,
+    pub roots: u64,
+    /// Roots that no indexed document has as its own fingerprint.
+    pub roots_without_document: u64,
+}
+
+/// Which fields to read.
+#[derive(Debug, Clone)]
+pub struct RebuildFields {
+    pub root_field: String,
+    pub simhash_field: String,
+    pub time_field: Option<String>,
+}
+
+struct NodeBuild {
+    root: Fingerprint,
+    born: Millis,
+    touched: Millis,
+    documents: u32,
+    side: Option<SideRecord>,
+    first_seen: usize,
+}
+
+/// Builds the state from stamped documents.
+pub fn assemble(documents: Vec<StampedDocument>, now: Millis) -> (SnapshotState, RebuildSummary) {
+    let mut summary = RebuildSummary::default();
+    let mut nodes: HashMap<Fingerprint, NodeBuild> = HashMap::new();
+    let mut keys = Vec::with_capacity(documents.len());
+    for (position, document) in documents.into_iter().enumerate() {
+        summary.documents += 1;
+        keys.push((
+            DocumentKey::new(&document.index, &document.id),
+            document.fingerprint,
+        ));
+        let node = nodes.entry(document.fingerprint).or_insert(NodeBuild {
+            root: document.root,
+            born: document.time,
+            touched: document.time,
+            documents: 0,
+            side: None,
+            first_seen: position,
+        });
+        node.born = node.born.min(document.time);
+        node.touched = node.touched.max(document.time);
+        node.documents = node.documents.saturating_add(1);
+        if node.side.is_none() {
+            node.side = document.side;
+        }
+    }
+    // Roots no document carries as its own fingerprint come back empty.
+    let claimed_roots: Vec<(Fingerprint, Millis, usize)> = nodes
+        .values()
+        .map(|node| (node.root, node.born, node.first_seen))
+        .collect();
+    for (root, born, first_seen) in claimed_roots {
+        nodes.entry(root).or_insert_with(|| {
+            summary.roots_without_document += 1;
+            NodeBuild {
+                root,
+                born,
+                touched: born,
+                documents: 0,
+                side: None,
+                first_seen,
+            }
+        });
+        if let Some(node) = nodes.get_mut(&root) {
+            node.born = node.born.min(born);
+        }
+    }
+    // A root must be a root: follow one step when a stamped root is a leaf.
+    let root_of: HashMap<Fingerprint, Fingerprint> = nodes
+        .iter()
+        .map(|(&fingerprint, node)| (fingerprint, node.root))
+        .collect();
+    for (fingerprint, node) in nodes.iter_mut() {
+        let stamped_root = node.root;
+        let final_root = root_of.get(&stamped_root).copied().unwrap_or(stamped_root);
+        node.root = if root_of.get(&final_root) == Some(&final_root) {
+            final_root
+        } else {
+            *fingerprint
+        };
+    }
+    for (&fingerprint, node) in &nodes {
+        if node.root != fingerprint
+            && nodes
+                .get(&node.root)
+                .is_none_or(|root| root.root != node.root)
+        {
+            // Unreachable after the pass above; kept as a guard.
+            return (SnapshotState::default(), summary);
+        }
+    }
+    let mut ordered: Vec<(Fingerprint, NodeBuild)> = nodes.into_iter().collect();
+    ordered.sort_by_key(|(fingerprint, node)| (node.born, node.first_seen, *fingerprint));
+    let mut state = SnapshotState {
+        created: now,
+        ..SnapshotState::default()
+    };
+    for (arrival, (fingerprint, node)) in ordered.into_iter().enumerate() {
+        summary.nodes += 1;
+        if node.root == fingerprint {
+            summary.roots += 1;
+        }
+        state.nodes.push(NodeRecord {
+            fingerprint,
+            root: node.root,
+            born: node.born,
+            arrival: arrival as u64 + 1,
+            touched: node.touched,
+            documents: node.documents,
+        });
+        if let Some(mut side) = node.side {
+            side.fingerprint = fingerprint;
+            side.root = node.root;
+            state.sides.push(side);
+        }
+    }
+    state.counters = ForestCounters {
+        next_arrival: state.nodes.len() as u64,
+        expired_nodes: 0,
+    };
+    keys.sort_unstable();
+    keys.dedup_by_key(|(key, _)| *key);
+    state.keys = keys;
+    (state, summary)
+}
+
+/// Reads one hit into a stamped document; `None` without stamps.
+pub fn read_hit(
+    hit: &Value,
+    fields: &RebuildFields,
+    analyzer: &Analyzer,
+    now: Millis,
+) -> Option<StampedDocument> {
+    let source = hit.get("_source")?;
+    let stamp = |field: &str| {
+        values_at(source, field)
+            .into_iter()
+            .find_map(|value| value.as_str().and_then(parse_fingerprint))
+    };
+    let fingerprint = stamp(&fields.simhash_field)?;
+    let root = stamp(&fields.root_field)?;
+    let time = fields
+        .time_field
+        .as_deref()
+        .and_then(|field| values_at(source, field).into_iter().find_map(parse_time))
+        .unwrap_or(now);
+    let side = analyzer
+        .analyze_document(source)
+        .map(|analysis| analysis.side_record(fingerprint, root));
+    Some(StampedDocument {
+        index: hit.get("_index")?.as_str()?.to_string(),
+        id: hit.get("_id")?.as_str()?.to_string(),
+        fingerprint,
+        root,
+        time,
+        side,
+    })
+}
+
+/// Scrolls through `index` and returns every stamped document; calls
+/// `progress(read, total)` after each page.
+///
+/// # Errors
+///
+/// The cluster unreachable or answering an error.
+pub async fn read_index(
+    upstream: &Upstream,
+    index: &str,
+    headers: &HeaderMap,
+    fields: &RebuildFields,
+    analyzer: &Analyzer,
+    now: Millis,
+    mut progress: impl FnMut(u64, u64),
+) -> anyhow::Result<(Vec<StampedDocument>, u64)> {
+    let mut headers = headers.clone();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let first = json!({"size": PAGE_SIZE, "sort": ["_doc"], "track_total_hits": true});
+    let mut page = post_json(
+        upstream,
+        &format!("/{index}/_search?scroll=2m"),
+        &headers,
+        &first,
+    )
+    .await?;
+    let total = page["hits"]["total"]["value"]
+        .as_u64()
+        .or_else(|| page["hits"]["total"].as_u64())
+        .unwrap_or(0);
+    let mut documents = Vec::new();
+    let mut read = 0u64;
+    let mut unstamped = 0u64;
+    let mut scroll_id = page["_scroll_id"].as_str().map(str::to_string);
+    loop {
+        let hits = page["hits"]["hits"].as_array().cloned().unwrap_or_default();
+        if hits.is_empty() {
+            break;
+        }
+        for hit in &hits {
+            read += 1;
+            match read_hit(hit, fields, analyzer, now) {
+                Some(document) => documents.push(document),
+                None => unstamped += 1,
+            }
+        }
+        progress(read, total);
+        let Some(id) = &scroll_id else {
+            break;
+        };
+        page = post_json(
+            upstream,
+            "/_search/scroll",
+            &headers,
+            &json!({"scroll": "2m", "scroll_id": id}),
+        )
+        .await?;
+        if let Some(next) = page["_scroll_id"].as_str() {
+            scroll_id = Some(next.to_string());
+        }
+    }
+    if let Some(id) = scroll_id {
+        let body = json!({"scroll_id": id}).to_string();
+        let _ = upstream
+            .send(
+                Method::DELETE,
+                "/_search/scroll",
+                headers.clone(),
+                reqwest::Body::from(body),
+            )
+            .await;
+    }
+    Ok((documents, unstamped))
+}
+
+async fn post_json(
+    upstream: &Upstream,
+    path: &str,
+    headers: &HeaderMap,
+    body: &Value,
+) -> anyhow::Result<Value> {
+    let answer = upstream
+        .send(
+            Method::POST,
+            path,
+            headers.clone(),
+            reqwest::Body::from(body.to_string()),
+        )
+        .await?;
+    let status = answer.status();
+    let text = tokio::time::timeout(Duration::from_secs(300), answer.text())
+        .await
+        .map_err(|_| anyhow::anyhow!("the cluster stopped answering POST {path}"))??;
+    if !status.is_success() {
+        anyhow::bail!("the cluster answered POST {path} with {status}: {text}");
+    }
+    Ok(serde_json::from_str(&text)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn document(
+        id: &str,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        time: Millis,
+    ) -> StampedDocument {
+        StampedDocument {
+            index: "news".into(),
+            id: id.into(),
+            fingerprint,
+            root,
+            time,
+            side: None,
+        }
+    }
+
+    #[test]
+    fn classes_come_back_from_stamps() {
+        let (state, summary) = assemble(
+            vec![
+                document("1", 10, 10, 100),
+                document("2", 11, 10, 200),
+                document("3", 11, 10, 300),
+                document("4", 20, 20, 150),
+            ],
+            999,
+        );
+        assert_eq!((summary.nodes, summary.roots, summary.documents), (3, 2, 4));
+        let node = |fingerprint| {
+            state
+                .nodes
+                .iter()
+                .find(|node| node.fingerprint == fingerprint)
+                .copied()
+                .expect("node")
+        };
+        assert_eq!(node(11).root, 10);
+        assert_eq!(
+            (node(11).documents, node(11).born, node(11).touched),
+            (2, 200, 300)
+        );
+        assert_eq!(state.keys.len(), 4);
+        // Arrival follows birth.
+        assert!(node(10).arrival < node(20).arrival && node(20).arrival < node(11).arrival);
+    }
+
+    #[test]
+    fn a_root_without_its_document_comes_back_empty() {
+        let (state, summary) = assemble(vec![document("2", 11, 10, 200)], 999);
+        assert_eq!(summary.roots_without_document, 1);
+        let root = state
+            .nodes
+            .iter()
+            .find(|node| node.fingerprint == 10)
+            .expect("root");
+        assert_eq!((root.root, root.documents), (10, 0));
+    }
+
+    #[test]
+    fn a_root_stamped_as_a_leaf_is_followed_to_its_class() {
+        let (state, _) = assemble(
+            vec![
+                document("1", 10, 10, 1),
+                document("2", 11, 10, 2),
+                document("3", 12, 11, 3),
+            ],
+            999,
+        );
+        let node = state
+            .nodes
+            .iter()
+            .find(|node| node.fingerprint == 12)
+            .expect("node");
+        assert_eq!(node.root, 10);
+    }
+}
