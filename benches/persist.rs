@@ -168,7 +168,9 @@ fn main() {
 
     // A snapshot.
     let started = Instant::now();
-    let written = store.snapshot(&ledger, 1_800_000_000_000).expect("snapshot");
+    let written = store
+        .snapshot(&ledger, 1_800_000_000_000)
+        .expect("snapshot");
     println!(
         "snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s (writes pause meanwhile)",
         written.bytes as f64 / (1 << 20) as f64,

@@ -337,6 +337,16 @@ pub enum EngineEffect {
     Uncounted { fingerprint: Fingerprint },
 }
 
+/// A node's side data, borrowed.
+#[derive(Debug, Clone, Copy)]
+pub struct SideView<'a> {
+    pub fingerprint: Fingerprint,
+    pub root: Fingerprint,
+    pub exact_hashes: &'a [u64],
+    pub short_text: Option<&'a ShortText>,
+    pub long_text: Option<&'a LongText>,
+}
+
 /// A node's side data as a snapshot stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SideRecord {
@@ -421,6 +431,22 @@ impl Engine {
             }
         }
         self.journal = journal;
+    }
+
+    /// Every node's side data by reference, in the forest's arrival order
+    /// (snapshots are written from it without copying).
+    pub fn for_each_side<'a>(&'a self, mut visit: impl FnMut(SideView<'a>)) {
+        for node in self.forest.node_records() {
+            if let Some(side) = self.side_data.get(&node.fingerprint) {
+                visit(SideView {
+                    fingerprint: node.fingerprint,
+                    root: side.root,
+                    exact_hashes: &side.exact_hashes,
+                    short_text: side.short_text.as_ref(),
+                    long_text: side.long_text.as_ref(),
+                });
+            }
+        }
     }
 
     /// Every node's side data, in the forest's arrival order (snapshots).

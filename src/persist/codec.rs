@@ -9,7 +9,7 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::engine::{EngineEffect, LongText, ShortText, SideRecord};
+use crate::engine::{EngineEffect, LongText, ShortText, SideRecord, SideView};
 use crate::forest::NodeRecord;
 use crate::ledger::{DocumentKey, Effect};
 
@@ -368,13 +368,13 @@ pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
     })
 }
 
-pub fn put_side(encoder: &mut Encoder, side: &SideRecord) {
+pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
     encoder
         .u64(side.fingerprint)
         .u64(side.root)
-        .u64s(&side.exact_hashes);
-    put_short(encoder, side.short_text.as_ref());
-    put_long(encoder, side.long_text.as_ref());
+        .u64s(side.exact_hashes);
+    put_short(encoder, side.short_text);
+    put_long(encoder, side.long_text);
 }
 
 pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
-use crate::engine::SideRecord;
+use crate::engine::{SideRecord, SideView};
 use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, Ledger};
 
@@ -577,7 +577,7 @@ fn write_snapshot(
     let engine = ledger.engine();
     let forest = engine.forest();
     let nodes = forest.node_records();
-    let sides = engine.side_records();
+    let side_count = engine.stats().side_data_nodes;
     let keys = ledger.key_records();
     let pending = ledger.pending_records();
     let counters = forest.counters();
@@ -590,7 +590,7 @@ fn write_snapshot(
         .u64(counters.next_arrival)
         .u64(counters.expired_nodes)
         .u64(nodes.len() as u64)
-        .u64(sides.len() as u64)
+        .u64(side_count as u64)
         .u64(keys.len() as u64);
     frame(&mut out, &header.bytes)?;
     for chunk in nodes.chunks(NODES_PER_FRAME) {
@@ -601,14 +601,32 @@ fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    for chunk in sides.chunks(SIDES_PER_FRAME) {
-        let mut encoder = Encoder::default();
-        encoder.u8(SNAPSHOT_SIDES).count(chunk.len());
-        for side in chunk {
-            codec::put_side(&mut encoder, side);
+    let mut chunk: Vec<SideView<'_>> = Vec::with_capacity(SIDES_PER_FRAME);
+    let mut result = Ok(());
+    let mut flush_chunk =
+        |chunk: &mut Vec<SideView<'_>>, out: &mut BufWriter<File>| -> io::Result<()> {
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let mut encoder = Encoder::default();
+            encoder.u8(SNAPSHOT_SIDES).count(chunk.len());
+            for side in chunk.iter() {
+                codec::put_side(&mut encoder, side);
+            }
+            chunk.clear();
+            frame(out, &encoder.bytes)
+        };
+    engine.for_each_side(|side| {
+        if result.is_err() {
+            return;
         }
-        frame(&mut out, &encoder.bytes)?;
-    }
+        chunk.push(side);
+        if chunk.len() == SIDES_PER_FRAME {
+            result = flush_chunk(&mut chunk, &mut out);
+        }
+    });
+    result?;
+    flush_chunk(&mut chunk, &mut out)?;
     for chunk in keys.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
