@@ -310,6 +310,42 @@ pub fn insert_fields(
     Value::Object(object).to_string().into_bytes()
 }
 
+/// The body cut into one segment per item: its action line, its source
+/// line and any blank lines before it (the last segment runs to the end of
+/// the body), with the source line replaced where `replacements` has bytes
+/// (the line terminator stays). Concatenated without replacements, the
+/// segments are the body, byte for byte.
+pub fn segments(body: &[u8], items: &[BulkItem], replacements: &[Option<&[u8]>]) -> Vec<Vec<u8>> {
+    let mut segments = Vec::with_capacity(items.len());
+    let mut cursor = 0;
+    for (position, item) in items.iter().enumerate() {
+        let last_line_end = item
+            .source
+            .as_ref()
+            .map_or(item.action.end, |source| source.end);
+        let end = if position + 1 == items.len() {
+            body.len()
+        } else {
+            body[last_line_end..]
+                .iter()
+                .position(|&byte| byte == b'\n')
+                .map_or(body.len(), |offset| last_line_end + offset + 1)
+        };
+        let mut segment = Vec::with_capacity(end - cursor + 80);
+        match (replacements.get(position).copied().flatten(), &item.source) {
+            (Some(replacement), Some(source)) => {
+                segment.extend_from_slice(&body[cursor..source.start]);
+                segment.extend_from_slice(replacement);
+                segment.extend_from_slice(&body[source.end..end]);
+            }
+            _ => segment.extend_from_slice(&body[cursor..end]),
+        }
+        segments.push(segment);
+        cursor = end;
+    }
+    segments
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

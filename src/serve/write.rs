@@ -754,36 +754,14 @@ fn stamp_object(
     Value::Object(object).to_string().into_bytes()
 }
 
-/// The body cut into one segment per item (its action line, its source
-/// line, and any blank lines before it), with stamped sources replaced.
+/// The body cut into one segment per item, stamped sources replaced (see
+/// [`bulk::segments`]).
 fn stamped_segments(body: &[u8], items: &[BulkItem], stamped: &[Option<Stamped>]) -> Vec<Vec<u8>> {
-    let mut segments = Vec::with_capacity(items.len());
-    let mut cursor = 0;
-    for (position, (item, stamp)) in items.iter().zip(stamped).enumerate() {
-        let last_line_end = item
-            .source
-            .as_ref()
-            .map_or(item.action.end, |source| source.end);
-        let mut end = body[last_line_end..]
-            .iter()
-            .position(|&byte| byte == b'\n')
-            .map_or(body.len(), |offset| last_line_end + offset + 1);
-        if position + 1 == items.len() {
-            end = body.len();
-        }
-        let mut segment = Vec::with_capacity(end - cursor + 80);
-        match (stamp, &item.source) {
-            (Some(stamp), Some(source)) => {
-                segment.extend_from_slice(&body[cursor..source.start]);
-                segment.extend_from_slice(&stamp.bytes);
-                segment.extend_from_slice(&body[source.end..end]);
-            }
-            _ => segment.extend_from_slice(&body[cursor..end]),
-        }
-        segments.push(segment);
-        cursor = end;
-    }
-    segments
+    let replacements: Vec<Option<&[u8]>> = stamped
+        .iter()
+        .map(|stamp| stamp.as_ref().map(|stamp| stamp.bytes.as_slice()))
+        .collect();
+    bulk::segments(body, items, &replacements)
 }
 
 /// Groups consecutive segments into bodies of at most `limit` bytes (a
