@@ -258,7 +258,10 @@ impl Fingerprinter {
     /// `None` when no configured field holds any text.
     pub fn prepare_document(&self, document: &serde_json::Value) -> Option<PreparedText> {
         let text = extract_fields_text(document, &self.fields)?;
-        Some(self.prepare(&text))
+        // Punctuation, emoji or zero-width characters alone are no text: they
+        // would all share one fingerprint and so one class.
+        let prepared = self.prepare(&text);
+        (prepared.char_count > 0).then_some(prepared)
     }
 
     /// Normalise raw text and compute its exact hash.
