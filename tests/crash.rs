@@ -443,3 +443,37 @@ async fn the_index_alone_is_enough_to_rebuild_the_forest() {
         stored[&stories[7][0].id]["cluster_root"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_stopped_mid_load_costs_no_count() {
+    let mut osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let stories = corpus();
+    let articles: Vec<Article> = stories.iter().flat_map(|story| story.to_vec()).collect();
+    let mut acknowledged = 0usize;
+    let mut refused = 0usize;
+    for (position, bulk) in articles.chunks(DOCUMENTS_PER_BULK).enumerate() {
+        if position == 6 {
+            osmem.stop();
+        }
+        let response = client()
+            .post(format!("{}/_bulk", sidecar.url))
+            .header("content-type", "application/x-ndjson")
+            .body(bulk_body(bulk))
+            .send()
+            .await
+            .expect("the sidecar answers");
+        let status = response.status().as_u16();
+        let answer: Value = response.json().await.expect("a JSON answer");
+        if status == 200 {
+            acknowledged += answer["items"].as_array().map_or(0, Vec::len);
+        } else {
+            assert_eq!(status, 502, "{answer}");
+            assert_eq!(answer["status"], 502);
+            refused += 1;
+        }
+    }
+    assert!(acknowledged > 0 && refused > 0);
+    let stats = stats(&sidecar.url).await;
+    assert_eq!(stats["forest"]["documents"], acknowledged as u64);
+}
