@@ -391,4 +391,49 @@ mod tests {
         assert!(toml::from_str::<ConfigFile>("[engine]\nmode = \"longest:0\"").is_err());
         assert!(toml::from_str::<ConfigFile>("rootfield = \"x\"").is_err());
     }
+
+    #[test]
+    fn the_sidecar_is_configured_from_the_file_too() {
+        let file: ConfigFile = toml::from_str(
+            r#"
+root_field = "story_id"
+[engine]
+max_distance = 2
+retention = "24h"
+[serve]
+upstream = "https://search.internal:9200"
+listen = "127.0.0.1:9300"
+max_content_length = "50mb"
+state_dir = "/var/lib/neardup"
+fsync = "1s"
+[[serve.index]]
+pattern = "blog-*"
+fields = ["headline", "body.text"]
+headline_field = "headline"
+"#,
+        )
+        .expect("valid config");
+        assert_eq!(file.root_field.as_deref(), Some("story_id"));
+        assert_eq!(file.engine.max_distance, Some(2));
+        assert_eq!(file.serve.index[0].fields, ["headline", "body.text"]);
+        let options = crate::serve::ServeOptions::from_settings(
+            &file.serve,
+            "story_id".into(),
+            "simhash".into(),
+        )
+        .expect("valid serve settings");
+        assert_eq!(options.listen, "127.0.0.1:9300");
+        assert_eq!(options.limits.max_content_length, 50 << 20);
+        assert_eq!(
+            options.fsync,
+            crate::persist::FsyncPolicy::Interval(std::time::Duration::from_secs(1))
+        );
+        assert!(
+            toml::from_str::<ConfigFile>(
+                "[serve]
+listen_on = \"x\""
+            )
+            .is_err()
+        );
+    }
 }
