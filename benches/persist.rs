@@ -9,7 +9,8 @@
 //! - the log: bytes per effect, and how fast effects are appended and
 //!   written (fsync at the end only: the per-request fsync cost is the
 //!   disk's, not ours);
-//! - a snapshot: time to write (writes pause meanwhile) and bytes;
+//! - a snapshot: bytes, time to write, and how long writes pause (the
+//!   state is taken under the lock, side data shared, then written outside);
 //! - recovery from the snapshot alone, and from the log alone.
 
 use std::time::Instant;

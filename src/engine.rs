@@ -41,6 +41,7 @@
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::edits::{self, EditSummary};
 use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard, shared_count};
@@ -239,7 +240,7 @@ impl LongText {
     }
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct NodeSideData {
     /// The node's root. Fixed for the node's life: trees never merge, and a
     /// root leaves only together with its whole tree.
@@ -302,7 +303,9 @@ pub struct Engine {
     forest: Forest,
     confirmation: ConfirmationConfig,
     fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
-    side_data: HashMap<Fingerprint, NodeSideData>,
+    /// Shared (`Arc`) so a snapshot can hold on to it while the engine goes
+    /// on: side data never changes but for its exact hashes (copied on write).
+    side_data: HashMap<Fingerprint, Arc<NodeSideData>>,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
     /// Heap bytes owned by the values of `side_data`, kept up to date.
@@ -335,6 +338,37 @@ pub enum EngineEffect {
     /// One document of `fingerprint` was uncounted, the node kept
     /// ([`Engine::uncount`]).
     Uncounted { fingerprint: Fingerprint },
+}
+
+/// Side data held for a snapshot (see [`Engine::side_snapshot`]).
+#[derive(Debug, Default)]
+pub struct SideSnapshot(Vec<(u64, Fingerprint, Arc<NodeSideData>)>);
+
+impl SideSnapshot {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Puts the entries in the arrival order of their nodes.
+    pub fn sort(&mut self) {
+        self.0.sort_unstable_by_key(|(arrival, _, _)| *arrival);
+    }
+
+    pub fn for_each<'a>(&'a self, mut visit: impl FnMut(SideView<'a>)) {
+        for (_, fingerprint, side) in &self.0 {
+            visit(SideView {
+                fingerprint: *fingerprint,
+                root: side.root,
+                exact_hashes: &side.exact_hashes,
+                short_text: side.short_text.as_ref(),
+                long_text: side.long_text.as_ref(),
+            });
+        }
+    }
 }
 
 /// A node's side data, borrowed.
@@ -433,20 +467,19 @@ impl Engine {
         self.journal = journal;
     }
 
-    /// Every node's side data by reference, in the forest's arrival order
-    /// (snapshots are written from it without copying).
-    pub fn for_each_side<'a>(&'a self, mut visit: impl FnMut(SideView<'a>)) {
-        for node in self.forest.node_records() {
-            if let Some(side) = self.side_data.get(&node.fingerprint) {
-                visit(SideView {
-                    fingerprint: node.fingerprint,
-                    root: side.root,
-                    exact_hashes: &side.exact_hashes,
-                    short_text: side.short_text.as_ref(),
-                    long_text: side.long_text.as_ref(),
-                });
-            }
-        }
+    /// The side data of `nodes`, shared with the engine: cheap enough to
+    /// take under the ledger lock, so a snapshot can be written after the
+    /// lock is released.
+    pub fn side_snapshot(&self, nodes: &[crate::forest::NodeRecord]) -> SideSnapshot {
+        SideSnapshot(
+            nodes
+                .iter()
+                .filter_map(|node| {
+                    let side = self.side_data.get(&node.fingerprint)?;
+                    Some((node.arrival, node.fingerprint, Arc::clone(side)))
+                })
+                .collect(),
+        )
     }
 
     /// Every node's side data, in the forest's arrival order (snapshots).
@@ -505,7 +538,7 @@ impl Engine {
                     .insert(exact_hash, record.fingerprint);
             }
             engine.side_heap_bytes += side.heap_bytes();
-            engine.side_data.insert(record.fingerprint, side);
+            engine.side_data.insert(record.fingerprint, Arc::new(side));
         }
         engine
     }
@@ -688,15 +721,14 @@ impl Engine {
         own_long_text: Option<LongText>,
     ) {
         let short_text_search = self.confirmation.short_text_search;
-        let side = self
-            .side_data
-            .entry(fingerprint)
-            .or_insert_with(|| NodeSideData {
+        let side = Arc::make_mut(self.side_data.entry(fingerprint).or_insert_with(|| {
+            Arc::new(NodeSideData {
                 root: assignment.root,
                 exact_hashes: Vec::new(),
                 short_text: None,
                 long_text: None,
-            });
+            })
+        }));
         let side_bytes_before = side.heap_bytes();
         if assignment.placement != Placement::ExistingNode {
             if let Some(short_text) = own_short_text {
@@ -767,8 +799,8 @@ impl Engine {
                 if let Some(long_text) = &side.long_text {
                     self.long_texts.remove(*fingerprint, &long_text.sketch);
                 }
-                for exact_hash in side.exact_hashes {
-                    self.fingerprint_of_exact_hash.remove(&exact_hash);
+                for exact_hash in &side.exact_hashes {
+                    self.fingerprint_of_exact_hash.remove(exact_hash);
                 }
             }
         }
@@ -776,7 +808,8 @@ impl Engine {
 
     fn approx_heap_bytes(&self) -> usize {
         let map_entry = |key: usize, value: usize| key + value + 1;
-        self.side_data.capacity() * map_entry(8, std::mem::size_of::<NodeSideData>())
+        self.side_data.capacity() * map_entry(8, 8)
+            + self.side_data.len() * (16 + std::mem::size_of::<NodeSideData>())
             + self.side_heap_bytes
             + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
             + self.short_texts.approx_heap_bytes()
@@ -928,7 +961,7 @@ fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_contain
 /// module doc); `None` when there is nothing to confirm against (the node
 /// keeps no side data of the text's kind).
 fn confirm_candidate(
-    side_data: &HashMap<Fingerprint, NodeSideData>,
+    side_data: &HashMap<Fingerprint, Arc<NodeSideData>>,
     candidate: Fingerprint,
     own_short_text: Option<&ShortText>,
     own_long_text: Option<&LongText>,

@@ -624,6 +624,22 @@ impl Forest {
         removed
     }
 
+    /// Every node, in no particular order (sort by arrival later, outside
+    /// any lock).
+    pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {
+        self.nodes
+            .iter()
+            .map(|(&fingerprint, node)| NodeRecord {
+                fingerprint,
+                root: node.root,
+                born: node.born,
+                arrival: node.arrival,
+                touched: node.touched,
+                documents: node.documents,
+            })
+            .collect()
+    }
+
     /// Every node, in arrival order, for a snapshot.
     pub fn node_records(&self) -> Vec<NodeRecord> {
         let mut records: Vec<NodeRecord> = self

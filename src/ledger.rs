@@ -62,6 +62,16 @@ pub struct LedgerStats {
     pub keys: usize,
 }
 
+/// A ledger's state held for writing a snapshot (see [`Ledger::snapshot_parts`]).
+#[derive(Debug)]
+pub struct SnapshotParts {
+    pub counters: crate::forest::ForestCounters,
+    pub nodes: Vec<crate::forest::NodeRecord>,
+    pub sides: crate::engine::SideSnapshot,
+    pub keys: Vec<(DocumentKey, Fingerprint)>,
+    pub pending: Vec<(Fingerprint, u32)>,
+}
+
 /// One change of the ledger's state, as persistence logs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
@@ -120,6 +130,25 @@ impl Ledger {
         ledger.fingerprint_of_key.extend(keys);
         ledger.pending.extend(pending);
         ledger
+    }
+
+    /// Everything a snapshot holds, taken quickly (no sorting, side data
+    /// shared): call under the ledger's lock, write after releasing it.
+    pub fn snapshot_parts(&self) -> SnapshotParts {
+        let forest = self.engine.forest();
+        let nodes = forest.node_records_unsorted();
+        let sides = self.engine.side_snapshot(&nodes);
+        SnapshotParts {
+            counters: forest.counters(),
+            nodes,
+            sides,
+            keys: self
+                .fingerprint_of_key
+                .iter()
+                .map(|(&key, &fingerprint)| (key, fingerprint))
+                .collect(),
+            pending: self.pending_records(),
+        }
     }
 
     /// Placements still waiting for the cluster's answer, sorted (snapshots).

@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
 use crate::engine::{SideRecord, SideView};
 use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
-use crate::ledger::{DocumentKey, Effect, Ledger};
+use crate::ledger::{DocumentKey, Effect, Ledger, SnapshotParts};
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
@@ -106,6 +106,13 @@ pub struct RecoveryReport {
     /// Placements forwarded before the stop whose answer never came back:
     /// uncounted, nodes kept.
     pub in_doubt: u64,
+}
+
+/// A snapshot taken but not yet written (see [`Store::begin_snapshot`]).
+#[derive(Debug)]
+pub struct PendingSnapshot {
+    last_seq: u64,
+    parts: SnapshotParts,
 }
 
 /// What a snapshot wrote.
@@ -368,22 +375,65 @@ impl Store {
             .max(self.last_snapshot_bytes.load(Ordering::Relaxed))
     }
 
-    /// Writes a snapshot of `ledger` and starts a new log segment; deletes
-    /// all but the previous generation. Call with the ledger locked (its
-    /// journal drained into [`Store::append`]).
+    /// Writes a snapshot of `ledger` now ([`Store::begin_snapshot`] then
+    /// [`Store::finish_snapshot`]). Call with the ledger locked.
     ///
     /// # Errors
     ///
     /// A failed write; the old snapshot and log stay valid.
     pub fn snapshot(&self, ledger: &Ledger, now: Millis) -> Result<SnapshotReport, StoreError> {
+        let pending = self.begin_snapshot(ledger)?;
+        self.finish_snapshot(pending, now)
+    }
+
+    /// The part of a snapshot that needs the ledger locked: the log is
+    /// written up to now, a new segment starts, and the state is taken
+    /// (side data shared, nothing sorted). Its journal must have been
+    /// drained into [`Store::append`].
+    ///
+    /// # Errors
+    ///
+    /// A failed write of the log.
+    pub fn begin_snapshot(&self, ledger: &Ledger) -> Result<PendingSnapshot, StoreError> {
         self.flush()?;
         let last_seq = self.pending.lock().last_seq;
+        {
+            let mut segment = self.segment.lock();
+            *segment = create_segment(&self.options.dir, last_seq + 1)?;
+        }
+        self.log_bytes.store(0, Ordering::Relaxed);
+        Ok(PendingSnapshot {
+            last_seq,
+            parts: ledger.snapshot_parts(),
+        })
+    }
+
+    /// The rest, without any lock: sorts, writes the file (temporary file,
+    /// fsync, rename, directory fsync) and deletes old generations. Until
+    /// the rename the previous snapshot and the log after it stay complete.
+    ///
+    /// # Errors
+    ///
+    /// A failed write; the old snapshot and log stay valid.
+    pub fn finish_snapshot(
+        &self,
+        pending: PendingSnapshot,
+        now: Millis,
+    ) -> Result<SnapshotReport, StoreError> {
+        let PendingSnapshot {
+            last_seq,
+            mut parts,
+        } = pending;
         let dir = &self.options.dir;
         let final_path = dir.join(file_name("snapshot-", last_seq));
         let temporary = dir.join(format!("{}.tmp", file_name("snapshot-", last_seq)));
-        let (bytes, nodes) = write_snapshot(
+        parts.nodes.sort_unstable_by_key(|node| node.arrival);
+        parts.sides.sort();
+        parts.keys.sort_unstable();
+        let nodes = parts.nodes.len();
+        let bytes = write_snapshot(
             &temporary,
-            ledger,
+            &parts,
             last_seq,
             now,
             &self.options.settings_digest,
@@ -391,11 +441,6 @@ impl Store {
         .map_err(io_error(&temporary))?;
         fs::rename(&temporary, &final_path).map_err(io_error(&final_path))?;
         sync_dir(dir)?;
-        {
-            let mut segment = self.segment.lock();
-            *segment = create_segment(dir, last_seq + 1)?;
-        }
-        self.log_bytes.store(0, Ordering::Relaxed);
         self.last_snapshot_bytes.store(bytes, Ordering::Relaxed);
         self.delete_old_generations(last_seq)?;
         Ok(SnapshotReport {
@@ -558,11 +603,11 @@ fn cut(
 
 fn write_snapshot(
     path: &Path,
-    ledger: &Ledger,
+    parts: &SnapshotParts,
     last_seq: u64,
     now: Millis,
     settings_digest: &str,
-) -> io::Result<(u64, usize)> {
+) -> io::Result<u64> {
     let file = File::create(path)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut written = 0u64;
@@ -574,26 +619,19 @@ fn write_snapshot(
     };
     out.write_all(SNAPSHOT_MAGIC)?;
     out.write_all(&FORMAT_VERSION.to_le_bytes())?;
-    let engine = ledger.engine();
-    let forest = engine.forest();
-    let nodes = forest.node_records();
-    let side_count = engine.stats().side_data_nodes;
-    let keys = ledger.key_records();
-    let pending = ledger.pending_records();
-    let counters = forest.counters();
     let mut header = Encoder::default();
     header
         .u8(SNAPSHOT_HEADER)
         .u64(last_seq)
         .i64(now)
         .str(settings_digest)
-        .u64(counters.next_arrival)
-        .u64(counters.expired_nodes)
-        .u64(nodes.len() as u64)
-        .u64(side_count as u64)
-        .u64(keys.len() as u64);
+        .u64(parts.counters.next_arrival)
+        .u64(parts.counters.expired_nodes)
+        .u64(parts.nodes.len() as u64)
+        .u64(parts.sides.len() as u64)
+        .u64(parts.keys.len() as u64);
     frame(&mut out, &header.bytes)?;
-    for chunk in nodes.chunks(NODES_PER_FRAME) {
+    for chunk in parts.nodes.chunks(NODES_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_NODES).count(chunk.len());
         for node in chunk {
@@ -616,7 +654,7 @@ fn write_snapshot(
             chunk.clear();
             frame(out, &encoder.bytes)
         };
-    engine.for_each_side(|side| {
+    parts.sides.for_each(|side| {
         if result.is_err() {
             return;
         }
@@ -627,7 +665,7 @@ fn write_snapshot(
     });
     result?;
     flush_chunk(&mut chunk, &mut out)?;
-    for chunk in keys.chunks(KEYS_PER_FRAME) {
+    for chunk in parts.keys.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
         for (key, fingerprint) in chunk {
@@ -635,7 +673,7 @@ fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    for chunk in pending.chunks(KEYS_PER_FRAME) {
+    for chunk in parts.pending.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_PENDING).count(chunk.len());
         for (fingerprint, count) in chunk {
@@ -648,7 +686,7 @@ fn write_snapshot(
     frame(&mut out, &end.bytes)?;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
-    Ok((written + 20, nodes.len()))
+    Ok(written + 20)
 }
 
 /// The newest snapshot that reads back whole; damaged ones are reported.

@@ -292,6 +292,7 @@ pub struct Sidecar {
     in_flight_bytes: AtomicUsize,
     metrics: Metrics,
     started: Instant,
+    snapshot_running: std::sync::atomic::AtomicBool,
 }
 
 impl Sidecar {
@@ -312,6 +313,7 @@ impl Sidecar {
             in_flight_bytes: AtomicUsize::new(0),
             metrics: Metrics::default(),
             started: Instant::now(),
+            snapshot_running: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -368,14 +370,25 @@ impl Sidecar {
         let Some(store) = &self.store else {
             return Ok(());
         };
-        let mut ledger = self.ledger.lock();
-        store.append(ledger.take_journal());
+        if self.snapshot_running.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
         let started = Instant::now();
-        let report = store.snapshot(&ledger, now_millis())?;
+        // Writes pause only while the state is taken, not while it is written.
+        let pending = {
+            let mut ledger = self.ledger.lock();
+            store.append(ledger.take_journal());
+            store.begin_snapshot(&ledger)
+        };
+        let paused = started.elapsed();
+        let report = pending.and_then(|pending| store.finish_snapshot(pending, now_millis()));
+        self.snapshot_running.store(false, Ordering::Release);
+        let report = report?;
         tracing::info!(
             nodes = report.nodes,
             bytes = report.bytes,
             last_seq = report.last_seq,
+            writes_paused_ms = paused.as_millis() as u64,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "snapshot written"
         );
