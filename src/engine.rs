@@ -510,6 +510,8 @@ impl Engine {
         sides: Vec<SideRecord>,
     ) -> Self {
         let mut engine = Engine::new(fingerprinter, forest, confirmation);
+        engine.side_data.reserve(sides.len());
+        engine.fingerprint_of_exact_hash.reserve(sides.len());
         for record in sides {
             if !engine.forest.contains(record.fingerprint) {
                 continue;
