@@ -3,7 +3,7 @@
 //!
 //! Every client sends bulks of 50 short news items, a quarter of them
 //! copies of items other clients send at the same time, with a retention
-//! of 5 s, so expiry runs all along. The in-flight limit is 4 MiB, so some
+//! of 5 s, so expiry runs all along. The in-flight limit is 256 KiB, so some
 //! requests get 429 and are retried after a pause, as clients do. Reports
 //! requests, documents/s, latency p50/p99/max of answered requests, 429s,
 //! and the sidecar's resident memory and forest size at each quarter of the
@@ -70,7 +70,7 @@ fn main() {
         let upstream = RecordingUpstream::start(answer).await;
         let sidecar = Sidecar::start(
             &upstream.url,
-            &["--retention", "5s", "--max-in-flight-bytes", "4mb", "--fsync", "1s"],
+            &["--retention", "5s", "--max-in-flight-bytes", "256kb", "--fsync", "1s"],
         );
         let deadline = Instant::now() + Duration::from_secs(seconds);
         let latencies = Arc::new(Mutex::new(Vec::<f64>::new()));
