@@ -18,7 +18,7 @@
 //!   after the cluster answered, before the client gets its answer. Writes
 //!   of concurrent requests are grouped (group commit).
 //! - The fsync policy decides when written frames reach the disk:
-//!   `request` (default: before each of those two points), an interval, or
+//!   `request` (default: at each of those two points), an interval, or
 //!   `never` (the OS decides). Frames are written to the file at those
 //!   points under every policy, so a killed process loses nothing the
 //!   client was told; only a machine crash can lose the last interval.
@@ -35,11 +35,13 @@
 //! - The state directory is locked (an OS file lock), so two sidecars never
 //!   share one.
 //!
-//! Consequences: a snapshot is written while the ledger is locked, so
-//! writes pause for its duration (measured in `benches/persist.rs`). A
-//! document forwarded just before a crash whose answer never came back may
-//! stay counted (its placement is logged, its outcome is not); its stamp
-//! still names a known class.
+//! Consequences: writes pause while a snapshot's state is taken under the
+//! ledger lock (node records copied, side data shared through `Arc`), not
+//! while it is written (measured in `benches/persist.rs`). A document
+//! forwarded just before a crash whose answer never came back is in doubt:
+//! recovery takes its count back but keeps its node, so its stamp still
+//! names a known class if it did reach the index, and the client's retry
+//! counts once.
 
 pub mod codec;
 pub mod store;
