@@ -13,6 +13,9 @@
 //!   state is taken under the lock, side data shared, then written outside);
 //! - recovery from the snapshot alone, and from the log alone.
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use neardup::config::EngineSettings;
@@ -20,20 +23,9 @@ use neardup::engine::{EngineEffect, LongText, ShortText};
 use neardup::ledger::{DocumentKey, Effect, Ledger};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 
-struct Random(u64);
-
-impl Random {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Effects of `count` placements, generated as they are consumed.
 fn effects(count: usize) -> impl Iterator<Item = Effect> {
-    let mut random = Random(0x9e37_79b9_7f4a_7c15);
+    let mut random = support::Xorshift(0x9e37_79b9_7f4a_7c15);
     let mut roots: Vec<u64> = Vec::new();
     (0..count).flat_map(move |position| {
         let fingerprint = random.next();

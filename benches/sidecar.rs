@@ -23,41 +23,8 @@ use support::{Osmem, RecordingUpstream, Sidecar, client};
 const DOCS_PER_BULK: usize = 500;
 const TARGET_ARTICLE_BYTES: usize = 3_000;
 
-/// A deterministic xorshift generator (no dependency on `rand` versions).
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-}
-
 fn sentences() -> Vec<String> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/demo/articles.jsonl"
-    ))
-    .expect("demo corpus");
-    let mut sentences = Vec::new();
-    for line in text.lines() {
-        let document: Value = serde_json::from_str(line).expect("JSON");
-        let content = document["content"].as_str().unwrap_or_default();
-        for sentence in content.split_inclusive(['。', '！', '？']) {
-            if sentence.chars().count() > 8 && !sentence.is_ascii() {
-                sentences.push(sentence.trim().to_string());
-            }
-        }
-    }
-    sentences.sort();
-    sentences.dedup();
-    sentences
+    support::demo_sentences(8)
 }
 
 /// `count` articles of about 3 KB; every third is a reprint of an earlier
@@ -67,7 +34,7 @@ fn articles(count: usize, seed: u64) -> Vec<Value> {
     let mut alphabet: Vec<char> = pool.iter().flat_map(|sentence| sentence.chars()).collect();
     alphabet.sort_unstable();
     alphabet.dedup();
-    let mut random = Xorshift(seed | 1);
+    let mut random = support::Xorshift(seed | 1);
     let mut articles: Vec<Value> = Vec::with_capacity(count);
     for number in 0..count {
         if number % 3 == 2 && number > 3 {

@@ -72,13 +72,8 @@ pub struct RebuildArgs {
     #[arg(long, env = "NEARDUP_UPSTREAM_AUTHORIZATION", hide_env_values = true)]
     pub authorization: Option<String>,
 
-    /// Name of the stamped class field [default: cluster_root]
-    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
-    pub root_field: Option<String>,
-
-    /// Name of the stamped own-fingerprint field [default: simhash]
-    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
-    pub simhash_field: Option<String>,
+    #[command(flatten)]
+    pub stamped: StampedFieldNames,
 
     /// No progress bar and no summary line
     #[arg(long, short)]
@@ -105,13 +100,8 @@ pub struct ServeArgs {
     #[arg(long, value_delimiter = ',')]
     pub template_patterns: Vec<String>,
 
-    /// Name of the stamped class field [default: cluster_root]
-    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
-    pub root_field: Option<String>,
-
-    /// Name of the stamped own-fingerprint field [default: simhash]
-    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
-    pub simhash_field: Option<String>,
+    #[command(flatten)]
+    pub stamped: StampedFieldNames,
 
     #[command(flatten)]
     pub engine: EngineSettings,
@@ -139,13 +129,8 @@ pub struct StampArgs {
     #[arg(long)]
     pub skip_invalid: bool,
 
-    /// Name of the stamped class field [default: cluster_root]
-    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
-    pub root_field: Option<String>,
-
-    /// Name of the stamped own-fingerprint field [default: simhash]
-    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
-    pub simhash_field: Option<String>,
+    #[command(flatten)]
+    pub stamped: StampedFieldNames,
 
     /// No progress bar and no summary line
     #[arg(long, short)]
@@ -172,6 +157,33 @@ pub struct FingerprintArgs {
     pub engine: EngineSettings,
 }
 
+/// Names of the two stamped fields.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StampedFieldNames {
+    /// Name of the stamped class field [default: cluster_root]
+    #[arg(long, env = "NEARDUP_ROOT_FIELD")]
+    pub root_field: Option<String>,
+
+    /// Name of the stamped own-fingerprint field [default: simhash]
+    #[arg(long, env = "NEARDUP_SIMHASH_FIELD")]
+    pub simhash_field: Option<String>,
+}
+
+impl StampedFieldNames {
+    /// The names from the flags, else the config file, else the defaults:
+    /// `(class field, own-fingerprint field)`.
+    fn resolve(self, file: &ConfigFile) -> (String, String) {
+        (
+            self.root_field
+                .or_else(|| file.root_field.clone())
+                .unwrap_or_else(|| "cluster_root".to_string()),
+            self.simhash_field
+                .or_else(|| file.simhash_field.clone())
+                .unwrap_or_else(|| "simhash".to_string()),
+        )
+    }
+}
+
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let file = match &cli.config {
@@ -187,19 +199,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 fn run_stamp(args: StampArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let (root_field, simhash_field) = args.stamped.resolve(&file);
     let settings = args.engine.or(file.engine);
     let mut engine = settings.build()?;
-    let defaults = StampOptions::default();
     let options = StampOptions {
         format: args.format,
-        root_field: args
-            .root_field
-            .or(file.root_field)
-            .unwrap_or(defaults.root_field),
-        simhash_field: args
-            .simhash_field
-            .or(file.simhash_field)
-            .unwrap_or(defaults.simhash_field),
+        root_field,
+        simhash_field,
         time_field: args.time_field,
         skip_invalid: args.skip_invalid,
     };
@@ -305,6 +311,7 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
+    let (root_field, simhash_field) = args.stamped.resolve(&file);
     let engine_settings = args.engine.or(file.engine);
     let serve_settings = args.serve.or(file.serve);
     let parts = engine_settings.parts()?;
@@ -313,14 +320,6 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         parts.confirmation.long_text_search,
     );
     let analyzers = Analyzers::new(default_analyzer, &engine_settings, &serve_settings.index)?;
-    let root_field = args
-        .root_field
-        .or(file.root_field)
-        .unwrap_or_else(|| "cluster_root".to_string());
-    let simhash_field = args
-        .simhash_field
-        .or(file.simhash_field)
-        .unwrap_or_else(|| "simhash".to_string());
     let mut options = ServeOptions::from_settings(&serve_settings, root_field, simhash_field)?;
     options.install_template = args.install_template;
     options.template_patterns = args.template_patterns;
@@ -495,6 +494,7 @@ fn rebuild_into(
 }
 
 fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let (root_field, simhash_field) = args.stamped.resolve(&file);
     let engine_settings = args.engine.or(file.engine);
     let upstream = args
         .upstream
@@ -520,14 +520,8 @@ fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
         }
     }
     let fields = crate::rebuild::RebuildFields {
-        root_field: args
-            .root_field
-            .or(file.root_field)
-            .unwrap_or_else(|| "cluster_root".to_string()),
-        simhash_field: args
-            .simhash_field
-            .or(file.simhash_field)
-            .unwrap_or_else(|| "simhash".to_string()),
+        root_field,
+        simhash_field,
         time_field: args.time_field,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -47,26 +47,7 @@ impl EditSummary {
 
 /// Digits and the Chinese numerals (the characters numbers are written with).
 pub fn is_numeral(c: char) -> bool {
-    c.is_ascii_digit()
-        || matches!(
-            c,
-            '〇' | '零'
-                | '一'
-                | '二'
-                | '两'
-                | '三'
-                | '四'
-                | '五'
-                | '六'
-                | '七'
-                | '八'
-                | '九'
-                | '十'
-                | '百'
-                | '千'
-                | '万'
-                | '亿'
-        )
+    c.is_ascii_digit() || crate::fingerprint::is_chinese_numeral(c)
 }
 
 /// Where a gap between matched elements lies.

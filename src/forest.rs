@@ -642,18 +642,7 @@ impl Forest {
 
     /// Every node, in arrival order, for a snapshot.
     pub fn node_records(&self) -> Vec<NodeRecord> {
-        let mut records: Vec<NodeRecord> = self
-            .nodes
-            .iter()
-            .map(|(&fingerprint, node)| NodeRecord {
-                fingerprint,
-                root: node.root,
-                born: node.born,
-                arrival: node.arrival,
-                touched: node.touched,
-                documents: node.documents,
-            })
-            .collect();
+        let mut records = self.node_records_unsorted();
         records.sort_unstable_by_key(|record| record.arrival);
         records
     }

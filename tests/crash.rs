@@ -22,39 +22,9 @@ const INDEX: &str = "news-crash";
 const STORIES: usize = 240;
 const DOCUMENTS_PER_BULK: usize = 40;
 
-struct Random(u64);
-
-impl Random {
-    fn below(&mut self, bound: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % bound as u64) as usize
-    }
-}
-
 /// Sentences of the demo corpus, the alphabet of its Han characters.
 fn pool() -> (Vec<String>, Vec<char>) {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/demo/articles.jsonl"
-    ))
-    .expect("demo corpus");
-    let mut sentences = Vec::new();
-    for line in text.lines() {
-        let document: Value = serde_json::from_str(line).expect("JSON");
-        for sentence in document["content"]
-            .as_str()
-            .unwrap_or_default()
-            .split_inclusive('。')
-        {
-            if sentence.chars().count() > 12 && !sentence.is_ascii() {
-                sentences.push(sentence.trim().to_string());
-            }
-        }
-    }
-    sentences.sort();
-    sentences.dedup();
+    let sentences = support::demo_sentences(12);
     let mut alphabet: Vec<char> = sentences
         .iter()
         .flat_map(|sentence| sentence.chars())
@@ -81,8 +51,8 @@ struct Article {
 /// credit line, one character changed and sometimes the last sentence cut.
 fn corpus() -> Vec<Vec<Article>> {
     let (sentences, alphabet) = pool();
-    let mut random = Random(0x5eed_1234_abcd);
-    let swap = |text: &str, random: &mut Random| -> String {
+    let mut random = support::Xorshift(0x5eed_1234_abcd);
+    let swap = |text: &str, random: &mut support::Xorshift| -> String {
         text.chars()
             .map(|character| {
                 if ('\u{4e00}'..='\u{9fff}').contains(&character) && random.below(2) == 0 {

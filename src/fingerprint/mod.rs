@@ -504,7 +504,8 @@ fn numbers_in(text: &str) -> Vec<&str> {
     numbers
 }
 
-fn is_chinese_numeral(c: char) -> bool {
+/// The characters Chinese numbers are written with (〇 to 亿).
+pub fn is_chinese_numeral(c: char) -> bool {
     matches!(
         c,
         '〇' | '零'

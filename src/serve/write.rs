@@ -112,12 +112,9 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
     let started = Instant::now();
     Metrics::add(&sidecar.metrics.bulk_requests, 1);
     let (parts, body) = request.into_parts();
-    let Some(_in_flight) = admit(&sidecar, &parts.headers) else {
-        return rejected(&sidecar, too_many_requests());
-    };
-    let body = match read_body(&sidecar, &parts.headers, body).await {
-        Ok(body) => body,
-        Err(response) => return rejected(&sidecar, response),
+    let (_in_flight, body) = match admit_and_read(&sidecar, &parts.headers, body).await {
+        Ok(admitted) => admitted,
+        Err(response) => return response,
     };
     let items = match bulk::parse_bulk(&body) {
         Ok(items) => items,
@@ -388,12 +385,9 @@ pub async fn document(
     let started = Instant::now();
     Metrics::add(&sidecar.metrics.document_requests, 1);
     let (parts, body) = request.into_parts();
-    let Some(_in_flight) = admit(&sidecar, &parts.headers) else {
-        return rejected(&sidecar, too_many_requests());
-    };
-    let body = match read_body(&sidecar, &parts.headers, body).await {
-        Ok(body) => body,
-        Err(response) => return rejected(&sidecar, response),
+    let (_in_flight, body) = match admit_and_read(&sidecar, &parts.headers, body).await {
+        Ok(admitted) => admitted,
+        Err(response) => return response,
     };
     let analyzer = sidecar.analyzers.for_index(Some(&index)).clone();
     let source = body.clone();
@@ -478,6 +472,22 @@ fn with_query(path: &str, query: &str) -> String {
         path.to_string()
     } else {
         format!("{path}?{query}")
+    }
+}
+
+/// Reserves in-flight bytes for the request and reads its body; the
+/// cluster-shaped error (429, 413, 400) otherwise.
+async fn admit_and_read<'a>(
+    sidecar: &'a Sidecar,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<(super::InFlight<'a>, Bytes), Response> {
+    let Some(in_flight) = admit(sidecar, headers) else {
+        return Err(rejected(sidecar, too_many_requests()));
+    };
+    match read_body(sidecar, headers, body).await {
+        Ok(body) => Ok((in_flight, body)),
+        Err(response) => Err(rejected(sidecar, response)),
     }
 }
 

@@ -406,3 +406,41 @@ pub async fn stamps_in(server: &str, index: &str) -> std::collections::BTreeMap<
         })
         .collect()
 }
+
+/// A small deterministic generator for test and bench data (xorshift64).
+pub struct Xorshift(pub u64);
+
+impl Xorshift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number in `0..bound` (`bound` > 0).
+    pub fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
+    }
+}
+
+/// The sentences (ended by 。！？) of the demo corpus's contents that have
+/// more than `min_chars` characters and some non-ASCII text, sorted and
+/// unique: material for generated test and bench articles.
+pub fn demo_sentences(min_chars: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(project_root().join("tests/fixtures/demo/articles.jsonl"))
+        .expect("demo corpus");
+    let mut sentences = Vec::new();
+    for line in text.lines() {
+        let document: Value = serde_json::from_str(line).expect("JSON line");
+        let content = document["content"].as_str().unwrap_or_default();
+        for sentence in content.split_inclusive(['。', '！', '？']) {
+            if sentence.chars().count() > min_chars && !sentence.is_ascii() {
+                sentences.push(sentence.trim().to_string());
+            }
+        }
+    }
+    sentences.sort();
+    sentences.dedup();
+    sentences
+}
