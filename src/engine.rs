@@ -353,8 +353,22 @@ impl SideSnapshot {
         self.0.is_empty()
     }
 
-    /// Puts the entries in the arrival order of their nodes.
-    pub fn sort(&mut self) {
+    /// Puts the entries in the arrival order of their nodes; `nodes` must
+    /// be sorted by fingerprint. Entries without a node go last.
+    pub fn sort_by_arrival(&mut self, nodes_by_fingerprint: &[crate::forest::NodeRecord]) {
+        self.0
+            .sort_unstable_by_key(|(_, fingerprint, _)| *fingerprint);
+        let mut nodes = nodes_by_fingerprint.iter().peekable();
+        for (arrival, fingerprint, _) in &mut self.0 {
+            while nodes
+                .next_if(|node| node.fingerprint < *fingerprint)
+                .is_some()
+            {}
+            *arrival = match nodes.peek() {
+                Some(node) if node.fingerprint == *fingerprint => node.arrival,
+                _ => u64::MAX,
+            };
+        }
         self.0.sort_unstable_by_key(|(arrival, _, _)| *arrival);
     }
 
@@ -467,17 +481,15 @@ impl Engine {
         self.journal = journal;
     }
 
-    /// The side data of `nodes`, shared with the engine: cheap enough to
-    /// take under the ledger lock, so a snapshot can be written after the
-    /// lock is released.
-    pub fn side_snapshot(&self, nodes: &[crate::forest::NodeRecord]) -> SideSnapshot {
+    /// The side data of every node, shared with the engine: cheap enough to
+    /// take under the ledger lock (one pass, pointers copied), so a snapshot
+    /// can be written after the lock is released. Ordered later, outside the
+    /// lock ([`SideSnapshot::sort_by_arrival`]).
+    pub fn side_snapshot(&self) -> SideSnapshot {
         SideSnapshot(
-            nodes
+            self.side_data
                 .iter()
-                .filter_map(|node| {
-                    let side = self.side_data.get(&node.fingerprint)?;
-                    Some((node.arrival, node.fingerprint, Arc::clone(side)))
-                })
+                .map(|(&fingerprint, side)| (0, fingerprint, Arc::clone(side)))
                 .collect(),
         )
     }

@@ -137,7 +137,7 @@ impl Ledger {
     pub fn snapshot_parts(&self) -> SnapshotParts {
         let forest = self.engine.forest();
         let nodes = forest.node_records_unsorted();
-        let sides = self.engine.side_snapshot(&nodes);
+        let sides = self.engine.side_snapshot();
         SnapshotParts {
             counters: forest.counters(),
             nodes,

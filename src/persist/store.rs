@@ -427,8 +427,9 @@ impl Store {
         let dir = &self.options.dir;
         let final_path = dir.join(file_name("snapshot-", last_seq));
         let temporary = dir.join(format!("{}.tmp", file_name("snapshot-", last_seq)));
+        parts.nodes.sort_unstable_by_key(|node| node.fingerprint);
+        parts.sides.sort_by_arrival(&parts.nodes);
         parts.nodes.sort_unstable_by_key(|node| node.arrival);
-        parts.sides.sort();
         parts.keys.sort_unstable();
         let nodes = parts.nodes.len();
         let bytes = write_snapshot(
