@@ -362,3 +362,28 @@ fn bad_settings_are_rejected_before_reading_input() {
         assert!(!output.status.success(), "{args:?} was accepted");
     }
 }
+
+#[test]
+fn serve_refuses_a_state_directory_it_cannot_write_with_a_clear_error() {
+    // A path below a regular file can never be created.
+    let file = std::env::temp_dir().join(format!("neardup-not-a-dir-{}", std::process::id()));
+    std::fs::write(&file, b"x").expect("temp file");
+    let state_dir = file.join("state");
+    let output = neardup(
+        &[
+            "serve",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+            &state_dir.to_string_lossy(),
+        ],
+        None,
+    );
+    let _ = std::fs::remove_file(&file);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("state directory"), "{stderr}");
+    assert!(stderr.contains(&*state_dir.to_string_lossy()), "{stderr}");
+}
