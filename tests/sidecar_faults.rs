@@ -248,7 +248,7 @@ async fn action_lines_the_cluster_accepts_are_stamped() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writes_beyond_the_in_flight_budget_get_429() {
-    let upstream = RecordingUpstream::start_delayed(Duration::from_millis(1500), |request| {
+    let upstream = RecordingUpstream::start_delayed(Duration::from_secs(3), |request| {
         (StatusCode::OK, json_header(), bulk_answer(request, 201))
     })
     .await;
@@ -259,7 +259,14 @@ async fn writes_beyond_the_in_flight_budget_get_429() {
         let body = body.clone();
         tokio::spawn(async move { post_bulk(&url, body).await })
     };
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Wait until the first request holds its bytes (bounded).
+    for _ in 0..200 {
+        let held = stats(&sidecar.url).await["memory"]["in_flight_bytes"].as_u64();
+        if held.is_some_and(|bytes| bytes > 0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let (status, answer) = json_of(
         client()
             .post(format!("{}/_bulk", sidecar.url))

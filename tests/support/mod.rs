@@ -156,7 +156,7 @@ impl Sidecar {
             .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
             .args(["--state-dir", state_dir])
             .args(extra_args)
-            .env("NEARDUP_LOG", "warn")
+            .env("NEARDUP_LOG", "error")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
