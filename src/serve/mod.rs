@@ -402,6 +402,18 @@ struct InFlight<'a> {
     bytes: usize,
 }
 
+impl InFlight<'_> {
+    /// Accounts for bytes beyond the reservation (a body without a declared
+    /// length, or one that grew when decompressed): later requests see them.
+    fn cover(&mut self, actual: usize) {
+        if actual > self.bytes {
+            self.counter
+                .fetch_add(actual - self.bytes, Ordering::AcqRel);
+            self.bytes = actual;
+        }
+    }
+}
+
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.counter.fetch_sub(self.bytes, Ordering::AcqRel);
@@ -611,6 +623,24 @@ mod tests {
         assert!(parse_size(Some("0"), "").is_err());
         assert!(parse_size(Some("1tb"), "").is_err());
         assert!(parse_size(Some("mb"), "").is_err());
+    }
+
+    #[test]
+    fn in_flight_bytes_cover_what_was_read_and_are_given_back() {
+        let counter = AtomicUsize::new(0);
+        {
+            let mut held = InFlight {
+                counter: &counter,
+                bytes: 0,
+            };
+            counter.fetch_add(10, Ordering::AcqRel);
+            held.bytes = 10;
+            held.cover(4);
+            assert_eq!(counter.load(Ordering::Acquire), 10);
+            held.cover(25);
+            assert_eq!(counter.load(Ordering::Acquire), 25);
+        }
+        assert_eq!(counter.load(Ordering::Acquire), 0);
     }
 
     #[test]

@@ -482,11 +482,14 @@ async fn admit_and_read<'a>(
     headers: &HeaderMap,
     body: Body,
 ) -> Result<(super::InFlight<'a>, Bytes), Response> {
-    let Some(in_flight) = admit(sidecar, headers) else {
+    let Some(mut in_flight) = admit(sidecar, headers) else {
         return Err(rejected(sidecar, too_many_requests()));
     };
     match read_body(sidecar, headers, body).await {
-        Ok(body) => Ok((in_flight, body)),
+        Ok(body) => {
+            in_flight.cover(body.len());
+            Ok((in_flight, body))
+        }
         Err(response) => Err(rejected(sidecar, response)),
     }
 }
