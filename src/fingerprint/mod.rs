@@ -460,8 +460,10 @@ impl Fingerprinter {
 /// The numbers of a text, in order: runs of ASCII digits with inner `.` or
 /// `,` (`3.5`, `1,200`; full-width digits are ASCII after NFKC), and numbers
 /// written in Chinese numerals: runs of two or more (`十五`, `二〇二三`,
-/// `一百二十九`) or one after `第` (`第八`). A lone numeral is not counted:
-/// it is part of too many ordinary words (一些, 统一, 十分).
+/// `一百二十九`), one after `第` (`第八`), or one before a counter of
+/// sessions, batches, ranks or time (`二次`, `三届`, `五名`, `两年`). Any
+/// other lone numeral is not counted: it is part of too many ordinary words
+/// (一些, 统一, 十分).
 fn numbers_in(text: &str) -> Vec<&str> {
     let mut numbers = Vec::new();
     let mut start = None;
@@ -495,13 +497,39 @@ fn numbers_in(text: &str) -> Vec<&str> {
             }
             run_chars += 1;
         } else if let Some(begin) = run_start.take()
-            && (run_chars >= 2 || after_ordinal)
+            && (run_chars >= 2 || after_ordinal || is_counter(c))
         {
             numbers.push(&text[begin..index]);
         }
         previous = Some(c);
     }
     numbers
+}
+
+/// Counters after which a lone Chinese numeral is a number: sessions,
+/// batches, issues, ranks, people, ages, times and durations.
+fn is_counter(c: char) -> bool {
+    matches!(
+        c,
+        '次' | '届'
+            | '期'
+            | '批'
+            | '轮'
+            | '号'
+            | '季'
+            | '名'
+            | '位'
+            | '项'
+            | '条'
+            | '岁'
+            | '倍'
+            | '场'
+            | '年'
+            | '月'
+            | '日'
+            | '天'
+            | '周'
+    )
 }
 
 /// The characters Chinese numbers are written with (〇 to 亿).
@@ -852,6 +880,13 @@ mod tests {
             signature("二〇二四年新年贺词")
         );
         assert_eq!(signature("统一部署一些工作"), 0);
+        // A lone numeral before a counter of sessions, ranks or time.
+        assert_ne!(
+            signature("十四届一次会议开幕"),
+            signature("十四届二次会议开幕")
+        );
+        assert_ne!(signature("连续三年增长"), signature("连续两年增长"));
+        assert_eq!(signature("再一次统一认识"), signature("一次统一认识"));
     }
 
     #[test]
