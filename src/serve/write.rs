@@ -116,6 +116,9 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(admitted) => admitted,
         Err(response) => return response,
     };
+    let (query, filter) = split_filter_path(parts.uri.query());
+    let path_and_query = with_query(parts.uri.path(), &query);
+    let headers = upstream::request_headers(&parts.headers, true);
     let items = match bulk::parse_bulk(&body) {
         Ok(items) => items,
         Err(error) => {
@@ -124,9 +127,6 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
             // Elasticsearch versions). Nothing is stamped or counted.
             tracing::debug!(%error, "malformed bulk body forwarded unchanged");
             Metrics::add(&sidecar.metrics.malformed_bulk_requests, 1);
-            let (query, filter) = split_filter_path(parts.uri.query());
-            let path_and_query = with_query(parts.uri.path(), &query);
-            let headers = upstream::request_headers(&parts.headers, true);
             return match send_and_read(
                 &sidecar,
                 &parts.method,
@@ -161,9 +161,6 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         return state_failure(&sidecar, &error);
     }
     let segments = stamped_segments(&body, &items, &stamped);
-    let (query, filter) = split_filter_path(parts.uri.query());
-    let path_and_query = with_query(parts.uri.path(), &query);
-    let headers = upstream::request_headers(&parts.headers, true);
     let chunks = chunk_segments(&segments, sidecar.limits.upstream_max_content_length);
     let response = if chunks.len() == 1 {
         forward_whole(
