@@ -180,13 +180,23 @@ impl Ledger {
     }
 
     fn settled(&mut self, fingerprint: Fingerprint) {
+        self.release_pending(fingerprint);
+        self.record_key(Effect::Settled { fingerprint });
+    }
+
+    /// One more placement at `fingerprint` waits for the cluster's answer.
+    fn hold_pending(&mut self, fingerprint: Fingerprint) {
+        *self.pending.entry(fingerprint).or_default() += 1;
+    }
+
+    /// One placement at `fingerprint` got its answer.
+    fn release_pending(&mut self, fingerprint: Fingerprint) {
         if let Some(count) = self.pending.get_mut(&fingerprint) {
             *count -= 1;
             if *count == 0 {
                 self.pending.remove(&fingerprint);
             }
         }
-        self.record_key(Effect::Settled { fingerprint });
     }
 
     /// Every key and its fingerprint, sorted (snapshots).
@@ -228,18 +238,11 @@ impl Ledger {
         match effect {
             Effect::Engine(effect) => {
                 if let EngineEffect::Placed { fingerprint, .. } = &effect {
-                    *self.pending.entry(*fingerprint).or_default() += 1;
+                    self.hold_pending(*fingerprint);
                 }
                 self.engine.replay(effect);
             }
-            Effect::Settled { fingerprint } => {
-                if let Some(count) = self.pending.get_mut(&fingerprint) {
-                    *count -= 1;
-                    if *count == 0 {
-                        self.pending.remove(&fingerprint);
-                    }
-                }
-            }
+            Effect::Settled { fingerprint } => self.release_pending(fingerprint),
             Effect::KeyStored { key, fingerprint } => {
                 self.fingerprint_of_key.insert(key, fingerprint);
             }
@@ -278,7 +281,7 @@ impl Ledger {
     /// [`Ledger::stored`] or [`Ledger::not_stored`].
     pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
         let placed = self.engine.place(analysis, now);
-        *self.pending.entry(placed.fingerprint).or_default() += 1;
+        self.hold_pending(placed.fingerprint);
         placed
     }
 

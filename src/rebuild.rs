@@ -142,16 +142,6 @@ pub fn assemble(documents: Vec<StampedDocument>, now: Millis) -> (SnapshotState,
             *fingerprint
         };
     }
-    for (&fingerprint, node) in &nodes {
-        if node.root != fingerprint
-            && nodes
-                .get(&node.root)
-                .is_none_or(|root| root.root != node.root)
-        {
-            // Unreachable after the pass above; kept as a guard.
-            return (SnapshotState::default(), summary);
-        }
-    }
     let mut ordered: Vec<(Fingerprint, NodeBuild)> = nodes.into_iter().collect();
     ordered.sort_by_key(|(fingerprint, node)| (node.born, node.first_seen, *fingerprint));
     let mut state = SnapshotState {
