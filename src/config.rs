@@ -75,7 +75,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_SHORT_ROOT_JACCARD")]
     pub min_short_root_jaccard: Option<f64>,
 
-    /// Also compare short texts in reading order: at most 2 letters of the shorter (one more per 30) outside the common subsequence, at most one swapped word inside, no numeral replaced by another [default: true]
+    /// Also compare short texts in reading order: at most 2 letters of the shorter (one more per 30) outside the common subsequence, at most one change inside (a word swapped, added or dropped; tags marked by punctuation at the edges aside), no numeral replaced by another [default: true]
     #[arg(long, env = "NEARDUP_SHORT_EDIT_CHECK")]
     pub short_edit_check: Option<bool>,
 
@@ -83,9 +83,17 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_FUZZY_CHARS")]
     pub min_fuzzy_chars: Option<usize>,
 
+    /// With --short-edit-check, short texts that differ in a Chinese content word (a noun, verb, adjective, name or numeral replaced, or cut by an insertion) stay apart; a swapped function word or an added whole word is allowed [default: true]
+    #[arg(long, env = "NEARDUP_CONTENT_WORD_CHECK")]
+    pub content_word_check: Option<bool>,
+
     /// Long texts within k join only when their headlines agree too (as for long texts found by shared text) [default: true]
     #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
     pub neighbour_headline_check: Option<bool>,
+
+    /// Long texts within k join only when their bodies share at least this estimated character-5-gram Jaccard similarity [default: 0.5]
+    #[arg(long, env = "NEARDUP_MIN_NEIGHBOUR_JACCARD")]
+    pub min_neighbour_jaccard: Option<f64>,
 
     /// A text whose fingerprint is already a node joins it only if the node's text confirms it (numbers, headline, short-text checks); otherwise it takes the nearest free fingerprint, one bit flipped [default: true]
     #[arg(long, env = "NEARDUP_CONFIRM_IDENTICAL")]
@@ -177,10 +185,14 @@ impl EngineSettings {
             ignore_numbers: self.ignore_numbers.or(fallback.ignore_numbers),
             short_edit_check: self.short_edit_check.or(fallback.short_edit_check),
             min_fuzzy_chars: self.min_fuzzy_chars.or(fallback.min_fuzzy_chars),
+            content_word_check: self.content_word_check.or(fallback.content_word_check),
             confirm_identical: self.confirm_identical.or(fallback.confirm_identical),
             neighbour_headline_check: self
                 .neighbour_headline_check
                 .or(fallback.neighbour_headline_check),
+            min_neighbour_jaccard: self
+                .min_neighbour_jaccard
+                .or(fallback.min_neighbour_jaccard),
             ignore_places: self.ignore_places.or(fallback.ignore_places),
             weighting: self.weighting.or(fallback.weighting),
             max_distance: self.max_distance.or(fallback.max_distance),
@@ -248,12 +260,18 @@ impl EngineSettings {
                 .unwrap_or(defaults.min_headline_jaccard),
             short_edit_check: self.short_edit_check.unwrap_or(defaults.short_edit_check),
             min_fuzzy_chars: self.min_fuzzy_chars.unwrap_or(defaults.min_fuzzy_chars),
+            content_word_check: self
+                .content_word_check
+                .unwrap_or(defaults.content_word_check),
             confirm_identical_fingerprints: self
                 .confirm_identical
                 .unwrap_or(defaults.confirm_identical_fingerprints),
             neighbour_headline_check: self
                 .neighbour_headline_check
                 .unwrap_or(defaults.neighbour_headline_check),
+            min_neighbour_jaccard: self
+                .min_neighbour_jaccard
+                .unwrap_or(defaults.min_neighbour_jaccard),
         };
         for (name, value) in [
             ("min_short_jaccard", confirmation.min_short_jaccard),
@@ -261,6 +279,7 @@ impl EngineSettings {
                 "min_short_root_jaccard",
                 confirmation.min_short_root_jaccard,
             ),
+            ("min_neighbour_jaccard", confirmation.min_neighbour_jaccard),
         ] {
             if !(0.0..=1.0).contains(&value) {
                 anyhow::bail!("{name} must be between 0 and 1, got {value}");

@@ -17,6 +17,9 @@
 //! Consequences: cost is quadratic in length, so it is only for short
 //! texts (below `short_text_chars`, 100 by default: at most 10 000 cells).
 
+use std::ops::Range;
+
+use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
 
 /// The differences between two short texts, aligned in order.
@@ -36,6 +39,25 @@ pub struct EditSummary {
     /// Some gap replaces a numeral (digit or Chinese numeral) with another:
     /// "第二届" / "第三届", "七点半" / "九点半".
     pub numeral_replaced: bool,
+    /// Some gap changes a Chinese content word (a noun, verb, adjective,
+    /// name or numeral): replaces it, or adds or drops characters inside
+    /// it ("开幕" / "闭幕", "李克强" / "李强"), or, at an edge, replaces
+    /// part of the shorter text. Swapping or dropping a function word
+    /// ("怎么" / "如何", "的"), or adding a whole word between two words,
+    /// is not a change of content.
+    pub content_word_changed: bool,
+    /// Some gap inside the texts with characters on both sides changes a
+    /// content word: one word swapped for another, the narrow case of
+    /// `content_word_changed`.
+    pub content_word_replaced: bool,
+    /// A gap inside the texts holds a content word of the shorter text that
+    /// the longer one lacks: the longer text is not the shorter one with
+    /// words added ("全国政协十四届…" / "十四届全国人大…").
+    pub content_word_dropped: bool,
+    /// Edits a reader sees as changes of the text itself: gaps inside it
+    /// (not at a field's edge) and words run into its start or end without
+    /// punctuation or a space. A repost's marked tags and links are not.
+    pub unmarked_edits: usize,
 }
 
 impl EditSummary {
@@ -62,45 +84,74 @@ pub enum GapPosition {
 }
 
 /// Aligns two sequences along one longest common subsequence and calls
-/// `on_gap` with every gap that has elements on both sides (a substitution)
-/// or on one side (an insertion). Returns the length of the common
-/// subsequence.
+/// `on_gap` with the index ranges of every gap that has elements on both
+/// sides (a substitution) or on one side (an insertion). Returns the length
+/// of the common subsequence.
 pub fn align<T: PartialEq>(
     left: &[T],
     right: &[T],
-    mut on_gap: impl FnMut(&[T], &[T], GapPosition),
+    mut on_gap: impl FnMut(Range<usize>, Range<usize>, GapPosition),
 ) -> usize {
     let (rows, columns) = (left.len(), right.len());
-    // suffix[i][j]: length of the longest common subsequence of left[i..]
-    // and right[j..].
+    // Among the longest common subsequences, the one with the fewest gaps:
+    // "breaking: reagan says" against "reagan says" is one leading gap, not
+    // "reagan"'s first letters matched inside "breaking" and the rest later.
+    // score[state][i][j]: best (matches × weight − gaps opened) for left[i..]
+    // and right[j..], with state 1 when a gap is already open.
+    let weight = (rows + columns + 2) as i64;
     let width = columns + 1;
-    let mut suffix = vec![0u32; (rows + 1) * width];
-    for i in (0..rows).rev() {
-        for j in (0..columns).rev() {
-            suffix[i * width + j] = if left[i] == right[j] {
-                suffix[(i + 1) * width + j + 1] + 1
-            } else {
-                suffix[(i + 1) * width + j].max(suffix[i * width + j + 1])
-            };
+    let cells = (rows + 1) * width;
+    let mut score = vec![0i64; 2 * cells];
+    let at = |state: usize, i: usize, j: usize| state * cells + i * width + j;
+    for i in (0..=rows).rev() {
+        for j in (0..=columns).rev() {
+            if i == rows && j == columns {
+                continue;
+            }
+            let matched = (i < rows && j < columns && left[i] == right[j])
+                .then(|| weight + score[at(0, i + 1, j + 1)]);
+            for state in 0..2 {
+                let open_cost = if state == 1 { 0 } else { 1 };
+                let skip_left = (i < rows).then(|| score[at(1, i + 1, j)] - open_cost);
+                let skip_right = (j < columns).then(|| score[at(1, i, j + 1)] - open_cost);
+                score[at(state, i, j)] = [matched, skip_left, skip_right]
+                    .into_iter()
+                    .flatten()
+                    .max()
+                    .unwrap_or(0);
+            }
         }
     }
-    // Walk one optimal alignment; a gap is closed by the next match.
-    let (mut i, mut j) = (0, 0);
+    // Walk the chosen alignment; a gap is closed by the next match.
+    let (mut i, mut j, mut state) = (0, 0, 0);
     let (mut gap_i, mut gap_j) = (0, 0);
     let mut position = GapPosition::Leading;
-    while i < rows && j < columns {
-        if left[i] == right[j] {
+    let mut common = 0;
+    while i < rows || j < columns {
+        let best = score[at(state, i, j)];
+        let open_cost = if state == 1 { 0 } else { 1 };
+        let matches = i < rows
+            && j < columns
+            && left[i] == right[j]
+            && best == weight + score[at(0, i + 1, j + 1)];
+        // Before the first match, skip when skipping is as good: an added
+        // prefix stays one leading gap ("breaking: black…" / "black…")
+        // instead of an inner one after a shared first letter.
+        let skip_left = i < rows && best == score[at(1, i + 1, j)] - open_cost;
+        let skip_right = j < columns && best == score[at(1, i, j + 1)] - open_cost;
+        let leading = position == GapPosition::Leading;
+        if matches && !(leading && (skip_left || skip_right)) {
             if gap_i < i || gap_j < j {
-                on_gap(&left[gap_i..i], &right[gap_j..j], position);
+                on_gap(gap_i..i, gap_j..j, position);
             }
             position = GapPosition::Interior;
-            i += 1;
-            j += 1;
+            (i, j, state) = (i + 1, j + 1, 0);
             (gap_i, gap_j) = (i, j);
-        } else if suffix[(i + 1) * width + j] >= suffix[i * width + j + 1] {
-            i += 1;
+            common += 1;
+        } else if skip_left {
+            (i, state) = (i + 1, 1);
         } else {
-            j += 1;
+            (j, state) = (j + 1, 1);
         }
     }
     if gap_i < rows || gap_j < columns {
@@ -108,38 +159,286 @@ pub fn align<T: PartialEq>(
             GapPosition::Leading => GapPosition::Leading,
             _ => GapPosition::Trailing,
         };
-        on_gap(&left[gap_i..], &right[gap_j..], position);
+        on_gap(gap_i..rows, gap_j..columns, position);
     }
-    suffix[0] as usize
+    common
+}
+
+/// Fewest Han characters added at an edge, run into the text, that make a
+/// change of content (see `Side::attached_words_at_edge`): a two-character
+/// "转发" typed straight after a post is a repost's mark.
+const MIN_ATTACHED_HAN: usize = 4;
+
+/// One text of a comparison: its letters and digits and their words.
+struct Side<'a> {
+    chars: &'a [char],
+    /// See [`Letters::breaks`].
+    breaks: &'a [bool],
+    /// See [`Letters::field_starts`].
+    field_starts: &'a [bool],
+    marks: &'a [WordMark],
+}
+
+impl Side<'_> {
+    /// `added`, at the start or end of this text, is Chinese words run
+    /// straight into the rest of it: at least [`MIN_ATTACHED_HAN`] Han
+    /// characters holding a content word, with no punctuation or space
+    /// between them and the text. Reposts mark what they add (brackets,
+    /// `#tags#`, a colon, a dash, a link, a space: "快讯｜…", "… 转发");
+    /// words run into the sentence are part of it ("长江中下游强降雨持续" /
+    /// "强降雨持续").
+    fn attached_at_edge(&self, added: &Range<usize>) -> bool {
+        if added.start == 0 {
+            added.end < self.chars.len() && !self.breaks[added.end]
+        } else {
+            added.end == self.chars.len() && !self.breaks[added.start]
+        }
+    }
+
+    fn attached_words_at_edge(&self, added: Range<usize>) -> bool {
+        self.attached_at_edge(&added)
+            && self.chars[added.clone()]
+                .iter()
+                .filter(|&&c| normalize::is_han(c))
+                .count()
+                >= MIN_ATTACHED_HAN
+            && self.has_content_in(added)
+    }
+
+    /// `range` starts or ends a field: characters added there are at an
+    /// edge of the text's body or title.
+    fn at_field_edge(&self, range: &Range<usize>) -> bool {
+        self.field_starts.get(range.start).copied().unwrap_or(false)
+            || self.field_starts.get(range.end).copied().unwrap_or(false)
+    }
+
+    /// Some content word (or name, time or numeral) overlaps `range`.
+    fn has_content_in(&self, range: Range<usize>) -> bool {
+        self.marks[range]
+            .iter()
+            .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity))
+    }
+
+    /// Some name, time word or numeral overlaps `range`.
+    fn has_entity_in(&self, range: Range<usize>) -> bool {
+        self.marks[range]
+            .iter()
+            .any(|mark| mark.kind == WordKind::Entity)
+    }
+
+    /// A content word runs across `point` (between `point - 1` and `point`).
+    fn content_cut_at(&self, point: usize) -> bool {
+        point > 0
+            && point < self.marks.len()
+            && self.marks[point - 1].word_start == self.marks[point].word_start
+            && matches!(self.marks[point].kind, WordKind::Content | WordKind::Entity)
+    }
+
+    /// `added` (a range of `other`) stands at `point` of this text and
+    /// changes a word, wherever it slides: an insertion between equal
+    /// characters can be aligned at several points ("进入" / "进一步进入"
+    /// reads as "进|一步进|入" or as "|进一步|进入"; "快讯快到…" as an
+    /// inner "讯快" or a leading "快讯"), and at any of them it may be a
+    /// harmless whole word or tag. It changes a word at a point inside the
+    /// text when it cuts one of this text's content words there, or is (part
+    /// of) a name, time or numeral of the other text.
+    fn added_changes_wherever_aligned(
+        &self,
+        point: usize,
+        other: &Side,
+        added: Range<usize>,
+    ) -> bool {
+        let changes = |at: usize, added: Range<usize>| {
+            at > 0
+                && at < self.chars.len()
+                && (self.content_cut_at(at) || other.has_entity_in(added))
+        };
+        if !changes(point, added.clone()) {
+            return false;
+        }
+        let theirs = other.chars;
+        let (mut at, mut from, mut to) = (point, added.start, added.end);
+        while at > 0
+            && from > 0
+            && theirs[from - 1] == theirs[to - 1]
+            && self.chars[at - 1] == theirs[from - 1]
+        {
+            (at, from, to) = (at - 1, from - 1, to - 1);
+            if !changes(at, from..to) {
+                return false;
+            }
+        }
+        let (mut at, mut from, mut to) = (point, added.start, added.end);
+        while at < self.chars.len()
+            && to < theirs.len()
+            && theirs[from] == theirs[to]
+            && self.chars[at] == theirs[to]
+        {
+            (at, from, to) = (at + 1, from + 1, to + 1);
+            if !changes(at, from..to) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// Whether one gap of an alignment changes a Chinese content word (see
+/// [`EditSummary::content_word_changed`]). `ours` is the gap in the shorter
+/// text, `theirs` in the longer.
+fn gap_changes_content(
+    shorter: &Side,
+    longer: &Side,
+    ours: Range<usize>,
+    theirs: Range<usize>,
+    position: GapPosition,
+) -> bool {
+    match (ours.is_empty(), theirs.is_empty(), position) {
+        // A substitution inside the texts: either side's words count.
+        (false, false, GapPosition::Interior) => {
+            shorter.has_content_in(ours) || longer.has_content_in(theirs)
+        }
+        // At an edge the longer text may carry a repost's tag: only what the
+        // shorter text loses counts.
+        (false, false, _) => shorter.has_content_in(ours),
+        // Characters on one side only: a change when they cut a word of the
+        // other text, or are a name, time or numeral (an added or dropped
+        // filler, particle or adjective is not).
+        // (A field's edge is an edge: a credit line before the body.)
+        (true, false, GapPosition::Interior) => {
+            !longer.at_field_edge(&theirs)
+                && shorter.added_changes_wherever_aligned(ours.start, longer, theirs)
+        }
+        (false, true, GapPosition::Interior) => {
+            !shorter.at_field_edge(&ours)
+                && longer.added_changes_wherever_aligned(theirs.start, shorter, ours)
+        }
+        // Characters on one side only at an edge: a repost's tag or link,
+        // unless they are words run into the sentence.
+        (true, false, _) => longer.attached_words_at_edge(theirs),
+        (false, true, _) => shorter.attached_words_at_edge(ours),
+        (true, true, _) => false,
+    }
+}
+
+/// The letters and digits of a text, and where words may break between
+/// them (punctuation, whitespace or a field separator stood there).
+struct Letters {
+    chars: Vec<char>,
+    /// `breaks[i]`: a word may not run from `chars[i - 1]` into `chars[i]`.
+    breaks: Vec<bool>,
+    /// `field_starts[i]`: `chars[i]` begins a field (the body after the
+    /// title), a place where reposts add credit lines as at the text's edges.
+    field_starts: Vec<bool>,
+}
+
+impl Letters {
+    fn of(text: &str) -> Letters {
+        let mut letters = Letters {
+            chars: Vec::with_capacity(text.len()),
+            breaks: Vec::with_capacity(text.len()),
+            field_starts: Vec::with_capacity(text.len()),
+        };
+        let (mut skipped, mut new_field) = (false, false);
+        for c in text.chars() {
+            if normalize::is_letter_or_digit(c) {
+                letters.chars.push(c);
+                letters.breaks.push(skipped);
+                letters.field_starts.push(new_field);
+                (skipped, new_field) = (false, false);
+            } else {
+                skipped = true;
+                new_field |= c == FIELD_SEPARATOR;
+            }
+        }
+        letters
+    }
 }
 
 /// Aligns the letters and digits of two texts (other characters and field
 /// separators are skipped) and summarises their differences.
 pub fn compare(left: &str, right: &str) -> EditSummary {
-    let letters = |text: &str| -> Vec<char> {
-        text.chars()
-            .filter(|&c| c != FIELD_SEPARATOR && normalize::is_letter_or_digit(c))
-            .collect()
-    };
-    let (mut shorter, mut longer) = (letters(left), letters(right));
-    if shorter.len() > longer.len() {
+    let (mut shorter, mut longer) = (Letters::of(left), Letters::of(right));
+    if shorter.chars.len() > longer.chars.len() {
         std::mem::swap(&mut shorter, &mut longer);
     }
+    let (shorter_breaks, longer_breaks) = (shorter.breaks, longer.breaks);
+    let (shorter_fields, longer_fields) = (shorter.field_starts, longer.field_starts);
+    let (shorter, longer) = (shorter.chars, longer.chars);
     let mut summary = EditSummary {
         shorter_chars: shorter.len(),
         longer_chars: longer.len(),
         ..EditSummary::default()
     };
+    // Words are only looked up when a gap touches Chinese text.
+    let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
     let common = align(&shorter, &longer, |ours, theirs, position| {
-        if ours.is_empty() || theirs.is_empty() {
-            return;
+        if !ours.is_empty() && !theirs.is_empty() {
+            let (ours_chars, theirs_chars) = (&shorter[ours.clone()], &longer[theirs.clone()]);
+            if position == GapPosition::Interior {
+                summary.interior_substitutions += 1;
+            }
+            if ours_chars.iter().any(|&c| is_numeral(c))
+                && theirs_chars.iter().any(|&c| is_numeral(c))
+            {
+                summary.numeral_replaced = true;
+            }
         }
-        if position == GapPosition::Interior {
-            summary.interior_substitutions += 1;
-        }
-        if ours.iter().any(|&c| is_numeral(c)) && theirs.iter().any(|&c| is_numeral(c)) {
-            summary.numeral_replaced = true;
-        }
+        let interior_substitution =
+            !ours.is_empty() && !theirs.is_empty() && position == GapPosition::Interior;
+        let (shorter_marks, longer_marks) = marks.get_or_insert_with(|| {
+            (
+                word_marks(&shorter, &shorter_breaks),
+                word_marks(&longer, &longer_breaks),
+            )
+        });
+        let changed = gap_changes_content(
+            &Side {
+                chars: &shorter,
+                breaks: &shorter_breaks,
+                field_starts: &shorter_fields,
+                marks: shorter_marks,
+            },
+            &Side {
+                chars: &longer,
+                breaks: &longer_breaks,
+                field_starts: &longer_fields,
+                marks: longer_marks,
+            },
+            ours.clone(),
+            theirs.clone(),
+            position,
+        );
+        let (shorter_side, longer_side) = (
+            Side {
+                chars: &shorter,
+                breaks: &shorter_breaks,
+                field_starts: &shorter_fields,
+                marks: shorter_marks,
+            },
+            Side {
+                chars: &longer,
+                breaks: &longer_breaks,
+                field_starts: &longer_fields,
+                marks: longer_marks,
+            },
+        );
+        let unmarked = match (ours.is_empty(), theirs.is_empty(), position) {
+            (_, _, GapPosition::Interior) => {
+                !(longer_side.at_field_edge(&theirs) || shorter_side.at_field_edge(&ours))
+            }
+            (true, false, _) => longer_side.attached_at_edge(&theirs),
+            (false, true, _) => shorter_side.attached_at_edge(&ours),
+            _ => false,
+        };
+        summary.unmarked_edits += usize::from(unmarked);
+        summary.content_word_changed |= changed;
+        summary.content_word_replaced |= changed && interior_substitution;
+        summary.content_word_dropped |= position == GapPosition::Interior
+            && theirs.is_empty()
+            && shorter_marks[ours]
+                .iter()
+                .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
     });
     summary.unmatched_in_shorter = shorter.len() - common;
     summary
@@ -193,15 +492,113 @@ mod tests {
     }
 
     #[test]
+    fn a_swapped_content_word_is_a_replacement_and_a_swapped_function_word_is_not() {
+        let swapped = compare("本台明天将直播运动会开幕式", "本台明天将直播运动会闭幕式");
+        assert!(swapped.content_word_changed && swapped.content_word_replaced);
+        let function = compare("怎么评价这部新电影", "如何评价这部新电影");
+        assert!(!function.content_word_changed, "{function:?}");
+        let english = compare(
+            "bank adds reserves via three day repurchases",
+            "bank adds reserves via customer repurchases",
+        );
+        assert!(english.content_word_replaced, "{english:?}");
+        let english_function = compare("output rose in the year", "output rose in a year");
+        assert!(
+            !english_function.content_word_changed,
+            "{english_function:?}"
+        );
+    }
+
+    #[test]
+    fn characters_added_inside_a_word_or_an_added_time_or_name_change_content() {
+        // "李强" / "李克强": one character more makes another name.
+        let inside = compare("李强会见外国客人", "李克强会见外国客人");
+        assert!(inside.content_word_changed && !inside.content_word_replaced);
+        let time = compare("宣传日活动举行", "宣传日活动今天举行");
+        assert!(time.content_word_changed, "{time:?}");
+        // A whole filler word between two words is not.
+        let filler = compare("各地加强秋季防火", "各地进一步加强秋季防火");
+        assert!(!filler.content_word_changed, "{filler:?}");
+    }
+
+    #[test]
+    fn a_credit_line_before_the_body_is_at_an_edge() {
+        let summary = compare(
+            "图书馆延长开放时间\u{1e}周一至周五开放至晚上九点",
+            "图书馆延长开放时间\u{1e}来源第八报周一至周五开放至晚上九点",
+        );
+        assert!(!summary.content_word_changed, "{summary:?}");
+        // Inside a field, an added name of a time is a change.
+        let summary = compare(
+            "图书馆延长开放时间\u{1e}周一至周五开放至晚上九点",
+            "图书馆延长开放时间\u{1e}周一至周五明天开放至晚上九点",
+        );
+        assert!(summary.content_word_changed, "{summary:?}");
+    }
+
+    #[test]
+    fn an_insertion_that_can_be_aligned_at_a_word_boundary_is_a_whole_word() {
+        // "进入" / "进一步进入" also aligns as "进|一步进|入", inside 进入.
+        let summary = compare("海带进入收获季节", "海带进一步进入收获季节");
+        assert!(!summary.content_word_changed, "{summary:?}");
+        // Punctuation separates words: "火热？带你" is not "热带".
+        let summary = compare("为何如此火热？带你看趋势", "为何如此火热？已带你看趋势");
+        assert!(!summary.content_word_changed, "{summary:?}");
+    }
+
+    #[test]
+    fn an_added_prefix_is_one_leading_gap_even_when_it_shares_letters() {
+        let summary = compare(
+            "reagan says volcker will not serve",
+            "breaking: reagan says volcker will not serve",
+        );
+        assert_eq!(summary.interior_substitutions, 0, "{summary:?}");
+        assert!(!summary.content_word_changed, "{summary:?}");
+        let mut gaps = 0;
+        let (left, right) = (['a', 'b', 'c'], ['x', 'a', 'y', 'a', 'b', 'c']);
+        assert_eq!(align(&left, &right, |_, _, _| gaps += 1), 3);
+        assert_eq!(gaps, 1, "one leading gap, not a matched early 'a'");
+    }
+
+    #[test]
+    fn marked_tags_are_not_edits_and_words_run_into_the_text_are() {
+        let tagged = compare(
+            "国家医保局推动医保高质量发展",
+            "【国内】国家医保局推动医保高质量全面发展 #医保#",
+        );
+        assert_eq!(tagged.unmarked_edits, 1, "one added word: {tagged:?}");
+        assert!(!tagged.content_word_changed, "{tagged:?}");
+        let run_in = compare("强降雨持续各地全力防汛", "长江中下游强降雨持续各地全力防汛");
+        assert!(run_in.content_word_changed, "{run_in:?}");
+        assert_eq!(run_in.unmarked_edits, 1, "{run_in:?}");
+        // Two separate words added inside: a rewrite, not a repost.
+        let two = compare(
+            "组织部印发在防汛救灾中发挥作用的通知",
+            "中共组织部印发在防汛抢险救灾中发挥作用的通知",
+        );
+        assert_eq!(two.unmarked_edits, 2, "{two:?}");
+        // A two-character "转发" typed after the post is a repost's mark.
+        let repost = compare("湖南一条高速隧道今天贯通", "湖南一条高速隧道今天贯通转发");
+        assert!(!repost.content_word_changed, "{repost:?}");
+    }
+
+    #[test]
+    fn a_dropped_content_word_inside_is_noticed() {
+        let summary = compare(
+            "本台明天将直播全国政协十四届二次会议",
+            "本台明天将直播十四届全国人大二次会议",
+        );
+        assert!(summary.content_word_dropped, "{summary:?}");
+        assert!(!compare("今天的天气很好", "今天天气很好").content_word_dropped);
+    }
+
+    #[test]
     fn gaps_are_reported_with_their_position() {
         let mut gaps = Vec::new();
-        let common = align(
-            &[9, 1, 2, 3, 4],
-            &[1, 7, 3, 4, 5, 6],
-            |ours, theirs, position| {
-                gaps.push((ours.to_vec(), theirs.to_vec(), position));
-            },
-        );
+        let (left, right) = ([9, 1, 2, 3, 4], [1, 7, 3, 4, 5, 6]);
+        let common = align(&left, &right, |ours, theirs, position| {
+            gaps.push((left[ours].to_vec(), right[theirs].to_vec(), position));
+        });
         assert_eq!(common, 3);
         assert_eq!(
             gaps,

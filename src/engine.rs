@@ -44,7 +44,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::edits::{self, EditSummary};
-use crate::fingerprint::{Fingerprinter, PreparedText, bigram_jaccard, jaccard, shared_count};
+use crate::fingerprint::{
+    Fingerprinter, PreparedText, bigram_jaccard, jaccard, letters_with_breaks, shared_count,
+};
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
 use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
@@ -101,9 +103,11 @@ pub struct ConfirmationConfig {
     pub long_text_search: bool,
     /// Short texts are also compared in reading order ([`crate::edits`]):
     /// a short text joins only when at most [`allowed_unmatched_chars`] of
-    /// the shorter one's letters are outside the common subsequence, at
-    /// most one word inside the texts was swapped for another, and no
-    /// numeral was replaced by another. Off: bigram sets only.
+    /// the shorter one's letters are outside the common subsequence, the
+    /// texts differ in at most one place besides marked tags at their
+    /// edges (a word swapped, added or dropped: see
+    /// [`EditSummary::unmarked_edits`]), and no numeral was replaced by
+    /// another. Off: bigram sets only.
     pub short_edit_check: bool,
     /// With `short_edit_check`, texts whose shorter one has fewer letters
     /// and digits than this join only when both have the same letters in
@@ -111,10 +115,23 @@ pub struct ConfirmationConfig {
     /// different question ("打开X" / "关闭X"), and no character measure
     /// tells an added word from an added repost tag.
     pub min_fuzzy_chars: usize,
+    /// With `short_edit_check`, a short text does not join a text it
+    /// differs from in a Chinese content word (see
+    /// [`EditSummary::content_word_changed`]): recurring headlines differ in
+    /// one name, verb or figure ("…开幕" / "…闭幕"), while a reprint adds
+    /// tags and fillers or swaps a function word. Off: one swapped word of
+    /// any kind is allowed.
+    pub content_word_check: bool,
     /// Long simhash neighbours (not only sketch candidates) join only with
     /// agreeing headlines: one boilerplate body (a disclaimer, a notice)
     /// under unrelated headlines carries the fingerprint otherwise.
     pub neighbour_headline_check: bool,
+    /// Long simhash neighbours join only when their bodies share at least
+    /// this estimated character-5-gram Jaccard similarity: a shared
+    /// headline and frame can carry two reports' simhashes within k while
+    /// half their sentences differ (a yearly notice). Reprints, even cut to
+    /// three quarters with a boilerplate block added, stay above it.
+    pub min_neighbour_jaccard: f64,
     /// A text whose fingerprint is already a node joins that node only if
     /// the node's text confirms it, like any candidate (SPEC §3 rule 1
     /// trusts the fingerprint alone). Otherwise it takes the nearest
@@ -138,7 +155,9 @@ impl Default for ConfirmationConfig {
             long_text_search: true,
             short_edit_check: true,
             min_fuzzy_chars: 12,
+            content_word_check: true,
             neighbour_headline_check: true,
+            min_neighbour_jaccard: 0.5,
             confirm_identical_fingerprints: true,
         }
     }
@@ -168,6 +187,11 @@ pub struct LongText {
 
 /// How much of a body's start is kept to recognise a headline taken from it.
 const LEAD_CHARS: usize = 48;
+
+/// Estimated body Jaccard from which two long texts count as one body
+/// under reworded headlines (see [`LongText::same_body`]). Recurring
+/// reports share their frame but not their facts, and stay below it.
+const SAME_BODY_JACCARD: f64 = 0.9;
 
 /// How much of a headline must appear in the other copy's lead.
 const HEADLINE_PREFIX_CHARS: usize = 16;
@@ -218,26 +242,74 @@ impl LongText {
     /// compatible.
     fn confirms_sketch_candidate(&self, candidate: &LongText, config: &ConfirmationConfig) -> bool {
         (!config.require_same_numbers || self.numbers_compatible(candidate))
-            && self.headlines_agree(candidate, config.min_headline_jaccard)
+            && self.headlines_agree(candidate, config)
             && estimate_jaccard(&self.sketch, &candidate.sketch, SKETCH_SIZE)
                 >= config.min_long_jaccard
     }
 
     /// Headlines agree when they are similar (character bigrams), or when
     /// one is the start of the other copy's body: aggregators title a
-    /// reprint with its first sentence.
-    fn headlines_agree(&self, other: &LongText, min_jaccard: f64) -> bool {
+    /// reprint with its first sentence. With `content_word_check`, similar
+    /// headlines that are one headline with a word swapped ("…英文版出版发行"
+    /// / "…法文版出版发行") over bodies that are not the same text do not
+    /// agree: a recurring report keeps its headline's frame, a reprint keeps
+    /// its facts.
+    fn headlines_agree(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
         let (Some(ours), Some(theirs)) = (&self.headline, &other.headline) else {
             return true;
         };
         let taken_from_lead = |headline: &str, lead: &str| {
-            let prefix: String = headline.chars().take(HEADLINE_PREFIX_CHARS).collect();
+            let prefix: String = headline
+                .chars()
+                .filter(|&c| c != ' ')
+                .take(HEADLINE_PREFIX_CHARS)
+                .collect();
             prefix.chars().count() >= 8 && lead.contains(prefix.as_str())
         };
-        bigram_jaccard(ours, theirs) >= min_jaccard
-            || taken_from_lead(ours, &other.lead)
-            || taken_from_lead(theirs, &self.lead)
+        if taken_from_lead(ours, &other.lead) || taken_from_lead(theirs, &self.lead) {
+            return true;
+        }
+        bigram_jaccard(ours, theirs) >= config.min_headline_jaccard
+            && !(config.content_word_check
+                && !self.same_body(other)
+                && one_fact_edited(ours, theirs))
     }
+
+    /// The bodies share at least `min_jaccard` of their text (estimated by
+    /// their sketches; true without sketches).
+    fn shares_enough_body(&self, other: &LongText, min_jaccard: f64) -> bool {
+        self.sketch.is_empty()
+            || other.sketch.is_empty()
+            || estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= min_jaccard
+    }
+
+    /// The bodies are (nearly) the same text, by their sketches, and their
+    /// leads do not swap a word either: then a headline edit is an editor's
+    /// rewording, not another report (wire reprints retitle a story:
+    /// "…PROPOSALS" / "…IDEAS"; a recurring report swaps the word in its
+    /// lead too: "…一书法文版…" / "…一书俄文版…"). Unknown without sketches
+    /// (`long_text_search` off).
+    fn same_body(&self, other: &LongText) -> bool {
+        !self.sketch.is_empty()
+            && !other.sketch.is_empty()
+            && estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= SAME_BODY_JACCARD
+            && !one_fact_edited(&self.lead, &other.lead)
+    }
+}
+
+/// Two headlines are one headline with a content word swapped for another
+/// or dropped inside it (see [`EditSummary::content_word_replaced`] and
+/// [`EditSummary::content_word_dropped`]): at least half of each is the same
+/// words in the same order. Added words are not enough (a
+/// reprint titled with its lead sentence adds places, dates and names to
+/// the original headline's words), and neither is a figure written another
+/// way ("第二十九次" / "第29次").
+fn one_fact_edited(ours: &str, theirs: &str) -> bool {
+    let summary = edits::compare(ours, theirs);
+    let common = summary.shorter_chars - summary.unmatched_in_shorter;
+    (summary.content_word_replaced || summary.content_word_dropped)
+        && common * 2 >= summary.shorter_chars
+        && common * 2 >= summary.longer_chars
 }
 
 #[derive(Debug, Clone)]
@@ -941,10 +1013,9 @@ impl Analyzer {
                 Box::default()
             },
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
-            headline: fingerprinter.headline(prepared).map(|headline| {
-                let compact: String = headline.chars().filter(|&c| c.is_alphanumeric()).collect();
-                compact.into_boxed_str()
-            }),
+            headline: fingerprinter
+                .headline(prepared)
+                .map(|headline| letters_with_breaks(headline).into_boxed_str()),
             lead: fingerprinter
                 .body_lead(prepared, LEAD_CHARS)
                 .into_boxed_str(),
@@ -991,14 +1062,14 @@ fn confirm_candidate(
                 .and_then(|root| root.short_text.as_ref());
             Some(ours.confirms(theirs, root_text, config))
         }
-        // A long simhash neighbour is trusted, but for its figures and (when
-        // both have one) its headline.
+        // A long simhash neighbour is trusted, but for its figures, its
+        // headline (when both have one) and a floor on shared text.
         (None, Some(ours)) => {
             let theirs = candidate_side.long_text.as_ref()?;
             Some(
                 (!config.require_same_numbers || ours.numbers_compatible(theirs))
-                    && (!config.neighbour_headline_check
-                        || ours.headlines_agree(theirs, config.min_headline_jaccard)),
+                    && (!config.neighbour_headline_check || ours.headlines_agree(theirs, config))
+                    && ours.shares_enough_body(theirs, config.min_neighbour_jaccard),
             )
         }
         (None, None) => None,
@@ -1019,7 +1090,9 @@ fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool 
     }
     summary.unmatched_in_shorter <= allowed_unmatched_chars(summary.shorter_chars)
         && summary.interior_substitutions <= 1
+        && summary.unmarked_edits <= 1
         && !(config.require_same_numbers && summary.numeral_replaced)
+        && !(config.content_word_check && summary.content_word_changed)
 }
 
 /// True when every element of one sorted set is in the other.
@@ -1103,6 +1176,8 @@ mod tests {
             let mut engine = engine_with(ConfirmationConfig {
                 min_short_jaccard: 0.7,
                 min_short_root_jaccard,
+                // b and c each swap a content word: without this, no step joins.
+                content_word_check: false,
                 ..ConfirmationConfig::default()
             });
             let root = engine.add_text(a, 0).root;
@@ -1130,8 +1205,10 @@ mod tests {
                 .root,
             first.root
         );
+        // A place swapped for another is also a content word swapped.
         let mut lenient = engine_with(ConfirmationConfig {
             require_same_places: false,
+            content_word_check: false,
             ..ConfirmationConfig::default()
         });
         let first = lenient.add_text(beijing, 0);
@@ -1185,18 +1262,18 @@ mod tests {
             Some("本市今天召开城市更新工作推进会会议"),
             "本市今天召开城市更新工作推进会",
         );
-        assert!(lead_titled.headlines_agree(&original, 0.2));
-        assert!(original.headlines_agree(&lead_titled, 0.2));
+        assert!(lead_titled.headlines_agree(&original, &ConfirmationConfig::default()));
+        assert!(original.headlines_agree(&lead_titled, &ConfirmationConfig::default()));
         // An unrelated headline over the same body does not agree.
         let unrelated = long_text(
             Some("暴雨预警发布后各区启动应急响应"),
             "本市今天召开城市更新工作推进会",
         );
-        assert!(!unrelated.headlines_agree(&original, 0.2));
+        assert!(!unrelated.headlines_agree(&original, &ConfirmationConfig::default()));
         // Too short a headline proves nothing; no headline never disagrees.
         let tiny = long_text(Some("本市今天"), "x");
-        assert!(!tiny.headlines_agree(&original, 0.2));
-        assert!(long_text(None, "x").headlines_agree(&original, 0.2));
+        assert!(!tiny.headlines_agree(&original, &ConfirmationConfig::default()));
+        assert!(long_text(None, "x").headlines_agree(&original, &ConfirmationConfig::default()));
     }
 
     #[test]
@@ -1217,6 +1294,40 @@ mod tests {
             .add_document(&article("暴雨预警发布后各区启动应急响应", &edited), 2)
             .expect("text");
         assert_ne!(unrelated.root, original.root);
+    }
+
+    #[test]
+    fn a_recurring_report_with_a_headline_word_swapped_stays_apart_but_a_retitled_reprint_joins() {
+        let report = |edition: &str| {
+            let body = format!(
+                "{LONG_BODY}市档案馆编写的城市更新画册{edition}版近日出版，面向海内外发行。\
+                 画册{edition}版收录了十年来的改造案例，{edition}版读者可以了解城市的变化。"
+            );
+            article(&format!("城市更新画册{edition}版出版发行"), &body)
+        };
+        let join = |confirmation: ConfirmationConfig, second: &serde_json::Value| {
+            let mut engine = engine_with(confirmation);
+            let first = engine.add_document(&report("英文"), 0).expect("text");
+            engine.add_document(second, 1).expect("text").root == first.root
+        };
+        let strict = ConfirmationConfig::default();
+        let lenient = ConfirmationConfig {
+            content_word_check: false,
+            ..strict
+        };
+        let other_edition = report("法文");
+        assert!(
+            !join(strict, &other_edition),
+            "another edition is another report"
+        );
+        assert!(
+            join(lenient, &other_edition),
+            "found as a candidate otherwise"
+        );
+        // The same body under a reworded headline: an editor's retitling.
+        let mut retitled = report("英文");
+        retitled["title"] = "城市更新画册英文版印刷发行".into();
+        assert!(join(strict, &retitled));
     }
 
     #[test]
@@ -1265,13 +1376,31 @@ mod tests {
     }
 
     #[test]
-    fn a_short_text_with_one_swapped_word_joins_but_not_with_a_replaced_numeral() {
+    fn a_short_text_with_one_swapped_function_word_joins_but_not_with_a_replaced_numeral() {
         let mut engine = engine();
-        let first = engine.add_text("市体育中心今晚举行第二届社区篮球联赛开幕式", 0);
-        let synonym = engine.add_text("市体育中心今晚召开第二届社区篮球联赛开幕式", 1);
+        let first = engine.add_text("市体育中心今晚怎么举行第二届社区篮球联赛开幕式", 0);
+        let synonym = engine.add_text("市体育中心今晚如何举行第二届社区篮球联赛开幕式", 1);
         assert_eq!(synonym.root, first.root);
-        let other_edition = engine.add_text("市体育中心今晚举行第三届社区篮球联赛开幕式", 2);
+        let other_edition = engine.add_text("市体育中心今晚怎么举行第三届社区篮球联赛开幕式", 2);
         assert_ne!(other_edition.root, first.root);
+    }
+
+    #[test]
+    fn short_texts_that_differ_in_a_content_word_stay_apart_unless_allowed() {
+        let opening = "本台明天将直播全市青少年科技创新大赛开幕式";
+        let closing = "本台明天将直播全市青少年科技创新大赛闭幕式";
+        let filler = "本台明天将直播全市青少年科技创新大赛正式开幕式";
+        let mut strict = engine();
+        let first = strict.add_text(opening, 0);
+        assert_ne!(strict.add_text(closing, 1).root, first.root);
+        // An added filler word is not a changed fact.
+        assert_eq!(strict.add_text(filler, 2).root, first.root);
+        let mut lenient = engine_with(ConfirmationConfig {
+            content_word_check: false,
+            ..ConfirmationConfig::default()
+        });
+        let first = lenient.add_text(opening, 0);
+        assert_eq!(lenient.add_text(closing, 1).root, first.root);
     }
 
     #[test]

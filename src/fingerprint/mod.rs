@@ -350,13 +350,10 @@ impl Fingerprinter {
     }
 
     /// The letters and digits of prepared text, fields separated by
-    /// [`FIELD_SEPARATOR`] (what the exact hash is computed from).
+    /// [`FIELD_SEPARATOR`], with one space where punctuation or whitespace
+    /// stood between two of them (where words may break).
     pub fn letters(&self, prepared: &PreparedText) -> String {
-        prepared
-            .normalized
-            .chars()
-            .filter(|&c| c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c))
-            .collect()
+        letters_with_breaks(&prepared.normalized)
     }
 
     /// [`Fingerprinter::shingle_set`] of normalised text.
@@ -457,22 +454,25 @@ impl Fingerprinter {
     }
 }
 
-/// The numbers of a text, in order: runs of ASCII digits with inner `.` or
-/// `,` (`3.5`, `1,200`; full-width digits are ASCII after NFKC), and numbers
+/// The numbers of a text, in order: runs of ASCII digits with inner `.`,
+/// `,` or `/` (`3.5`, `1,200`, `1987/88`; full-width digits are ASCII after
+/// NFKC), mixed fractions (`6-1/4`, not the range `11-20`), and numbers
 /// written in Chinese numerals: runs of two or more (`十五`, `二〇二三`,
 /// `一百二十九`), one after `第` (`第八`), or one before a counter of
 /// sessions, batches, ranks or time (`二次`, `三届`, `五名`, `两年`). Any
 /// other lone numeral is not counted: it is part of too many ordinary words
-/// (一些, 统一, 十分).
+/// (一些, 统一, 十分). English number words count as the digits they stand
+/// for ("six" is `6`): wire reports write small figures out.
 fn numbers_in(text: &str) -> Vec<&str> {
-    let mut numbers = Vec::new();
+    let mut numbers: Vec<&str> = english_number_words(text).collect();
     let mut start = None;
     let mut previous = None;
     for (index, c) in text.char_indices() {
         let inside_number = c.is_ascii_digit()
-            || (matches!(c, '.' | ',')
+            || (matches!(c, '.' | ',' | '/')
                 && start.is_some()
-                && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()));
+                && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()))
+            || (c == '-' && start.is_some() && starts_with_fraction(&text[index + 1..]));
         match (inside_number, start) {
             (true, None) => start = Some(index),
             (false, Some(begin)) => {
@@ -504,6 +504,54 @@ fn numbers_in(text: &str) -> Vec<&str> {
         previous = Some(c);
     }
     numbers
+}
+
+/// `text` starts with a fraction, digits `/` digits.
+fn starts_with_fraction(text: &str) -> bool {
+    let numerator = text.bytes().take_while(u8::is_ascii_digit).count();
+    numerator > 0
+        && text[numerator..].starts_with('/')
+        && text[numerator + 1..].starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The English cardinal number words of lower-cased text, as digits.
+fn english_number_words(text: &str) -> impl Iterator<Item = &'static str> + '_ {
+    text.split(|c: char| !c.is_ascii_alphabetic())
+        .filter_map(|word| match word {
+            "zero" => Some("0"),
+            "one" => Some("1"),
+            "two" => Some("2"),
+            "three" => Some("3"),
+            "four" => Some("4"),
+            "five" => Some("5"),
+            "six" => Some("6"),
+            "seven" => Some("7"),
+            "eight" => Some("8"),
+            "nine" => Some("9"),
+            "ten" => Some("10"),
+            "eleven" => Some("11"),
+            "twelve" => Some("12"),
+            "thirteen" => Some("13"),
+            "fourteen" => Some("14"),
+            "fifteen" => Some("15"),
+            "sixteen" => Some("16"),
+            "seventeen" => Some("17"),
+            "eighteen" => Some("18"),
+            "nineteen" => Some("19"),
+            "twenty" => Some("20"),
+            "thirty" => Some("30"),
+            "forty" => Some("40"),
+            "fifty" => Some("50"),
+            "sixty" => Some("60"),
+            "seventy" => Some("70"),
+            "eighty" => Some("80"),
+            "ninety" => Some("90"),
+            "hundred" => Some("100"),
+            "thousand" => Some("1000"),
+            "million" => Some("1000000"),
+            "billion" => Some("1000000000"),
+            _ => None,
+        })
 }
 
 /// Counters after which a lone Chinese numeral is a number: sessions,
@@ -661,6 +709,30 @@ fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 
 
 /// Jaccard similarity of the character-bigram sets of two strings (letters
 /// and digits only). Used on headlines, which are short.
+/// The letters and digits of `text` with its field separators, and one
+/// space where punctuation or whitespace stood between two letters (where
+/// words may break).
+pub fn letters_with_breaks(text: &str) -> String {
+    let mut letters = String::with_capacity(text.len());
+    let mut skipped = false;
+    for c in text.chars() {
+        if c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c) {
+            if skipped
+                && c != FIELD_SEPARATOR
+                && !letters.is_empty()
+                && !letters.ends_with(FIELD_SEPARATOR)
+            {
+                letters.push(' ');
+            }
+            letters.push(c);
+            skipped = false;
+        } else {
+            skipped = true;
+        }
+    }
+    letters
+}
+
 pub fn bigram_jaccard(left: &str, right: &str) -> f64 {
     let bigrams = |text: &str| {
         let chars: Vec<char> = text
@@ -887,6 +959,31 @@ mod tests {
         );
         assert_ne!(signature("连续三年增长"), signature("连续两年增长"));
         assert_eq!(signature("再一次统一认识"), signature("一次统一认识"));
+    }
+
+    #[test]
+    fn english_number_words_and_mixed_fractions_are_numbers() {
+        let f = fingerprinter();
+        let signature = |text: &str| f.number_signature(&f.prepare(text));
+        assert_ne!(
+            signature("arranged two billion dlrs of repurchases"),
+            signature("arranged one billion dlrs of repurchases")
+        );
+        assert_eq!(signature("six pct"), signature("6 pct"));
+        // 6-1/4 is one figure, not 6, 1 and 4; a range stays two numbers.
+        assert_ne!(
+            signature("trading at 6-1/4 pct"),
+            signature("trading at 6 pct")
+        );
+        assert_ne!(
+            signature("trading at 6-1/4 pct"),
+            signature("trading at 6-1/8 pct")
+        );
+        assert_eq!(
+            signature("the March 11-20 period"),
+            signature("period 20, March 11")
+        );
+        assert_eq!(signature("someone done often"), 0);
     }
 
     #[test]
