@@ -96,49 +96,53 @@ pub fn align<T: PartialEq>(
     // Among the longest common subsequences, the one with the fewest gaps:
     // "breaking: reagan says" against "reagan says" is one leading gap, not
     // "reagan"'s first letters matched inside "breaking" and the rest later.
-    // score[state][i][j]: best (matches × weight − gaps opened) for left[i..]
+    // score[i][j][state]: best (matches × weight − gaps opened) for left[i..]
     // and right[j..], with state 1 when a gap is already open.
-    let weight = (rows + columns + 2) as i64;
+    let weight = (rows + columns + 2) as i32;
     let width = columns + 1;
-    let cells = (rows + 1) * width;
-    let mut score = vec![0i64; 2 * cells];
-    let at = |state: usize, i: usize, j: usize| state * cells + i * width + j;
+    // Per cell, the scores of both states side by side.
+    let mut score = vec![[0i32; 2]; (rows + 1) * width];
     for i in (0..=rows).rev() {
         for j in (0..=columns).rev() {
             if i == rows && j == columns {
                 continue;
             }
-            let matched = (i < rows && j < columns && left[i] == right[j])
-                .then(|| weight + score[at(0, i + 1, j + 1)]);
-            for state in 0..2 {
-                let open_cost = if state == 1 { 0 } else { 1 };
-                let skip_left = (i < rows).then(|| score[at(1, i + 1, j)] - open_cost);
-                let skip_right = (j < columns).then(|| score[at(1, i, j + 1)] - open_cost);
-                score[at(state, i, j)] = [matched, skip_left, skip_right]
-                    .into_iter()
-                    .flatten()
-                    .max()
-                    .unwrap_or(0);
-            }
+            let matched = if i < rows && j < columns && left[i] == right[j] {
+                weight + score[(i + 1) * width + j + 1][0]
+            } else {
+                i32::MIN
+            };
+            let skip_left = if i < rows {
+                score[(i + 1) * width + j][1]
+            } else {
+                i32::MIN
+            };
+            let skip_right = if j < columns {
+                score[i * width + j + 1][1]
+            } else {
+                i32::MIN
+            };
+            let skipped = skip_left.max(skip_right);
+            // State 0 opens a gap to skip (cost 1), state 1 is in one.
+            score[i * width + j] = [matched.max(skipped.saturating_sub(1)), matched.max(skipped)];
         }
     }
+    let at = |state: usize, i: usize, j: usize| score[i * width + j][state];
     // Walk the chosen alignment; a gap is closed by the next match.
     let (mut i, mut j, mut state) = (0, 0, 0);
     let (mut gap_i, mut gap_j) = (0, 0);
     let mut position = GapPosition::Leading;
     let mut common = 0;
     while i < rows || j < columns {
-        let best = score[at(state, i, j)];
+        let best = at(state, i, j);
         let open_cost = if state == 1 { 0 } else { 1 };
-        let matches = i < rows
-            && j < columns
-            && left[i] == right[j]
-            && best == weight + score[at(0, i + 1, j + 1)];
+        let matches =
+            i < rows && j < columns && left[i] == right[j] && best == weight + at(0, i + 1, j + 1);
         // Before the first match, skip when skipping is as good: an added
         // prefix stays one leading gap ("breaking: black…" / "black…")
         // instead of an inner one after a shared first letter.
-        let skip_left = i < rows && best == score[at(1, i + 1, j)] - open_cost;
-        let skip_right = j < columns && best == score[at(1, i, j + 1)] - open_cost;
+        let skip_left = i < rows && best == at(1, i + 1, j) - open_cost;
+        let skip_right = j < columns && best == at(1, i, j + 1) - open_cost;
         let leading = position == GapPosition::Leading;
         if matches && !(leading && (skip_left || skip_right)) {
             if gap_i < i || gap_j < j {

@@ -516,42 +516,57 @@ fn starts_with_fraction(text: &str) -> bool {
 
 /// The English cardinal number words of lower-cased text, as digits.
 fn english_number_words(text: &str) -> impl Iterator<Item = &'static str> + '_ {
-    text.split(|c: char| !c.is_ascii_alphabetic())
-        .filter_map(|word| match word {
-            "zero" => Some("0"),
-            "one" => Some("1"),
-            "two" => Some("2"),
-            "three" => Some("3"),
-            "four" => Some("4"),
-            "five" => Some("5"),
-            "six" => Some("6"),
-            "seven" => Some("7"),
-            "eight" => Some("8"),
-            "nine" => Some("9"),
-            "ten" => Some("10"),
-            "eleven" => Some("11"),
-            "twelve" => Some("12"),
-            "thirteen" => Some("13"),
-            "fourteen" => Some("14"),
-            "fifteen" => Some("15"),
-            "sixteen" => Some("16"),
-            "seventeen" => Some("17"),
-            "eighteen" => Some("18"),
-            "nineteen" => Some("19"),
-            "twenty" => Some("20"),
-            "thirty" => Some("30"),
-            "forty" => Some("40"),
-            "fifty" => Some("50"),
-            "sixty" => Some("60"),
-            "seventy" => Some("70"),
-            "eighty" => Some("80"),
-            "ninety" => Some("90"),
-            "hundred" => Some("100"),
-            "thousand" => Some("1000"),
-            "million" => Some("1000000"),
-            "billion" => Some("1000000000"),
-            _ => None,
-        })
+    // Runs of ASCII letters, found by bytes: Chinese text has few or none.
+    let bytes = text.as_bytes();
+    let mut position = 0;
+    std::iter::from_fn(move || {
+        while position < bytes.len() && !bytes[position].is_ascii_alphabetic() {
+            position += 1;
+        }
+        if position == bytes.len() {
+            return None;
+        }
+        let start = position;
+        while position < bytes.len() && bytes[position].is_ascii_alphabetic() {
+            position += 1;
+        }
+        Some(&text[start..position])
+    })
+    .filter_map(|word| match word {
+        "zero" => Some("0"),
+        "one" => Some("1"),
+        "two" => Some("2"),
+        "three" => Some("3"),
+        "four" => Some("4"),
+        "five" => Some("5"),
+        "six" => Some("6"),
+        "seven" => Some("7"),
+        "eight" => Some("8"),
+        "nine" => Some("9"),
+        "ten" => Some("10"),
+        "eleven" => Some("11"),
+        "twelve" => Some("12"),
+        "thirteen" => Some("13"),
+        "fourteen" => Some("14"),
+        "fifteen" => Some("15"),
+        "sixteen" => Some("16"),
+        "seventeen" => Some("17"),
+        "eighteen" => Some("18"),
+        "nineteen" => Some("19"),
+        "twenty" => Some("20"),
+        "thirty" => Some("30"),
+        "forty" => Some("40"),
+        "fifty" => Some("50"),
+        "sixty" => Some("60"),
+        "seventy" => Some("70"),
+        "eighty" => Some("80"),
+        "ninety" => Some("90"),
+        "hundred" => Some("100"),
+        "thousand" => Some("1000"),
+        "million" => Some("1000000"),
+        "billion" => Some("1000000000"),
+        _ => None,
+    })
 }
 
 /// Counters after which a lone Chinese numeral is a number: sessions,
