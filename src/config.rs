@@ -10,7 +10,7 @@
 //! loudly) → built-in default. [`EngineSettings::build`] validates the result
 //! and builds the [`Engine`].
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -86,6 +86,10 @@ pub struct EngineSettings {
     /// With --short-edit-check, short texts that differ in a Chinese content word (a noun, verb, adjective, name or numeral replaced, or cut by an insertion) stay apart; a swapped function word or an added whole word is allowed [default: true]
     #[arg(long, env = "NEARDUP_CONTENT_WORD_CHECK")]
     pub content_word_check: Option<bool>,
+
+    /// Synonyms file (Elasticsearch / Solr format: one group per line, terms separated by commas; `a, b => c` is one group): with --content-word-check, a word swapped for a declared synonym is not a change [default: none]
+    #[arg(long, env = "NEARDUP_SYNONYMS")]
+    pub synonyms: Option<PathBuf>,
 
     /// Long texts within k join only when their headlines agree too (as for long texts found by shared text) [default: true]
     #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
@@ -186,6 +190,7 @@ impl EngineSettings {
             short_edit_check: self.short_edit_check.or(fallback.short_edit_check),
             min_fuzzy_chars: self.min_fuzzy_chars.or(fallback.min_fuzzy_chars),
             content_word_check: self.content_word_check.or(fallback.content_word_check),
+            synonyms: self.synonyms.or(fallback.synonyms),
             confirm_identical: self.confirm_identical.or(fallback.confirm_identical),
             neighbour_headline_check: self
                 .neighbour_headline_check
@@ -263,6 +268,13 @@ impl EngineSettings {
             content_word_check: self
                 .content_word_check
                 .unwrap_or(defaults.content_word_check),
+            synonyms: match &self.synonyms {
+                None => defaults.synonyms,
+                Some(path) => std::sync::Arc::new(crate::synonyms::Synonyms::load(
+                    path,
+                    self.fingerprint_config().normalize,
+                )?),
+            },
             confirm_identical_fingerprints: self
                 .confirm_identical
                 .unwrap_or(defaults.confirm_identical_fingerprints),

@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
+use crate::synonyms::Synonyms;
 
 /// The differences between two short texts, aligned in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -287,6 +288,53 @@ impl Side<'_> {
     }
 }
 
+/// Shared characters around a swapped word taken into the lookup of a
+/// declared synonym: "英" / "法" is the swap, "英文" / "法文" or "英文版" /
+/// "法文版" the words a user lists.
+const SYNONYM_CONTEXT_CHARS: usize = 3;
+
+/// The gap `ours` / `theirs` swaps one declared synonym for another, with up
+/// to [`SYNONYM_CONTEXT_CHARS`] of the characters they share on each side.
+fn declared_synonyms(
+    shorter: &[char],
+    ours: Range<usize>,
+    longer: &[char],
+    theirs: Range<usize>,
+    synonyms: &Synonyms,
+) -> bool {
+    if synonyms.is_empty() {
+        return false;
+    }
+    let shared_before = (0..=SYNONYM_CONTEXT_CHARS)
+        .take_while(|&count| {
+            count <= ours.start
+                && count <= theirs.start
+                && shorter[ours.start - count..ours.start]
+                    == longer[theirs.start - count..theirs.start]
+        })
+        .last()
+        .unwrap_or(0);
+    let shared_after = (0..=SYNONYM_CONTEXT_CHARS)
+        .take_while(|&count| {
+            ours.end + count <= shorter.len()
+                && theirs.end + count <= longer.len()
+                && shorter[ours.end..ours.end + count] == longer[theirs.end..theirs.end + count]
+        })
+        .last()
+        .unwrap_or(0);
+    (0..=shared_before).any(|before| {
+        (0..=shared_after).any(|after| {
+            let ours: String = shorter[ours.start - before..ours.end + after]
+                .iter()
+                .collect();
+            let theirs: String = longer[theirs.start - before..theirs.end + after]
+                .iter()
+                .collect();
+            synonyms.equivalent(&ours, &theirs)
+        })
+    })
+}
+
 /// Whether one gap of an alignment changes a Chinese content word (see
 /// [`EditSummary::content_word_changed`]). `ours` is the gap in the shorter
 /// text, `theirs` in the longer.
@@ -296,11 +344,14 @@ fn gap_changes_content(
     ours: Range<usize>,
     theirs: Range<usize>,
     position: GapPosition,
+    synonyms: &Synonyms,
 ) -> bool {
     match (ours.is_empty(), theirs.is_empty(), position) {
-        // A substitution inside the texts: either side's words count.
+        // A substitution inside the texts: either side's words count, unless
+        // the user declared the two words synonyms.
         (false, false, GapPosition::Interior) => {
-            shorter.has_content_in(ours) || longer.has_content_in(theirs)
+            (shorter.has_content_in(ours.clone()) || longer.has_content_in(theirs.clone()))
+                && !declared_synonyms(shorter.chars, ours, longer.chars, theirs, synonyms)
         }
         // At an edge the longer text may carry a repost's tag: only what the
         // shorter text loses counts.
@@ -362,6 +413,12 @@ impl Letters {
 /// Aligns the letters and digits of two texts (other characters and field
 /// separators are skipped) and summarises their differences.
 pub fn compare(left: &str, right: &str) -> EditSummary {
+    compare_with(left, right, &Synonyms::empty())
+}
+
+/// [`compare`], where a content word swapped for a declared synonym is not
+/// a change of content (see [`crate::synonyms`]).
+pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary {
     let (mut shorter, mut longer) = (Letters::of(left), Letters::of(right));
     if shorter.chars.len() > longer.chars.len() {
         std::mem::swap(&mut shorter, &mut longer);
@@ -374,7 +431,7 @@ pub fn compare(left: &str, right: &str) -> EditSummary {
         longer_chars: longer.len(),
         ..EditSummary::default()
     };
-    // Words are only looked up when a gap touches Chinese text.
+    // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
     let common = align(&shorter, &longer, |ours, theirs, position| {
         if !ours.is_empty() && !theirs.is_empty() {
@@ -396,36 +453,25 @@ pub fn compare(left: &str, right: &str) -> EditSummary {
                 word_marks(&longer, &longer_breaks),
             )
         });
+        let shorter_side = Side {
+            chars: &shorter,
+            breaks: &shorter_breaks,
+            field_starts: &shorter_fields,
+            marks: shorter_marks,
+        };
+        let longer_side = Side {
+            chars: &longer,
+            breaks: &longer_breaks,
+            field_starts: &longer_fields,
+            marks: longer_marks,
+        };
         let changed = gap_changes_content(
-            &Side {
-                chars: &shorter,
-                breaks: &shorter_breaks,
-                field_starts: &shorter_fields,
-                marks: shorter_marks,
-            },
-            &Side {
-                chars: &longer,
-                breaks: &longer_breaks,
-                field_starts: &longer_fields,
-                marks: longer_marks,
-            },
+            &shorter_side,
+            &longer_side,
             ours.clone(),
             theirs.clone(),
             position,
-        );
-        let (shorter_side, longer_side) = (
-            Side {
-                chars: &shorter,
-                breaks: &shorter_breaks,
-                field_starts: &shorter_fields,
-                marks: shorter_marks,
-            },
-            Side {
-                chars: &longer,
-                breaks: &longer_breaks,
-                field_starts: &longer_fields,
-                marks: longer_marks,
-            },
+            synonyms,
         );
         let unmarked = match (ours.is_empty(), theirs.is_empty(), position) {
             (_, _, GapPosition::Interior) => {

@@ -50,6 +50,7 @@ use crate::fingerprint::{
 use crate::forest::{Assignment, Fingerprint, Forest, Millis, Placement};
 use crate::shingle_index::{LshShape, ShingleIndex};
 use crate::sketch::{SKETCH_SIZE, SketchIndex, estimate_jaccard};
+use crate::synonyms::Synonyms;
 
 /// How many distinct exact-text hashes are remembered per node: enough for
 /// the usual handful of verbatim variants without unbounded growth on a node
@@ -69,7 +70,7 @@ const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
 const CONTAINED_JACCARD_FLOOR: f64 = 0.5;
 
 /// How candidates are found (the two extra searches) and confirmed.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ConfirmationConfig {
     /// A short text joins a candidate node only if the character-bigram
     /// Jaccard similarity of the two texts is at least this, or at least
@@ -122,6 +123,9 @@ pub struct ConfirmationConfig {
     /// tags and fillers or swaps a function word. Off: one swapped word of
     /// any kind is allowed.
     pub content_word_check: bool,
+    /// Words the user declared equivalent: swapping one for another is not a
+    /// change of content (see [`crate::synonyms`]). Empty by default.
+    pub synonyms: Arc<Synonyms>,
     /// Long simhash neighbours (not only sketch candidates) join only with
     /// agreeing headlines: one boilerplate body (a disclaimer, a notice)
     /// under unrelated headlines carries the fingerprint otherwise.
@@ -156,6 +160,7 @@ impl Default for ConfirmationConfig {
             short_edit_check: true,
             min_fuzzy_chars: 12,
             content_word_check: true,
+            synonyms: Arc::new(Synonyms::empty()),
             neighbour_headline_check: true,
             min_neighbour_jaccard: 0.5,
             confirm_identical_fingerprints: true,
@@ -219,7 +224,10 @@ impl ShortText {
         });
         !vetoed
             && (!config.short_edit_check
-                || edits_allow_join(&edits::compare(&self.letters, &candidate.letters), config))
+                || edits_allow_join(
+                    &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
+                    config,
+                ))
             && short_texts_close(
                 &self.shingles,
                 &candidate.shingles,
@@ -271,8 +279,8 @@ impl LongText {
         }
         bigram_jaccard(ours, theirs) >= config.min_headline_jaccard
             && !(config.content_word_check
-                && !self.same_body(other)
-                && one_fact_edited(ours, theirs))
+                && !self.same_body(other, &config.synonyms)
+                && one_fact_edited(ours, theirs, &config.synonyms))
     }
 
     /// The bodies share at least `min_jaccard` of their text (estimated by
@@ -289,11 +297,11 @@ impl LongText {
     /// "…PROPOSALS" / "…IDEAS"; a recurring report swaps the word in its
     /// lead too: "…一书法文版…" / "…一书俄文版…"). Unknown without sketches
     /// (`long_text_search` off).
-    fn same_body(&self, other: &LongText) -> bool {
+    fn same_body(&self, other: &LongText, synonyms: &Synonyms) -> bool {
         !self.sketch.is_empty()
             && !other.sketch.is_empty()
             && estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= SAME_BODY_JACCARD
-            && !one_fact_edited(&self.lead, &other.lead)
+            && !one_fact_edited(&self.lead, &other.lead, synonyms)
     }
 }
 
@@ -304,8 +312,8 @@ impl LongText {
 /// reprint titled with its lead sentence adds places, dates and names to
 /// the original headline's words), and neither is a figure written another
 /// way ("第二十九次" / "第29次").
-fn one_fact_edited(ours: &str, theirs: &str) -> bool {
-    let summary = edits::compare(ours, theirs);
+fn one_fact_edited(ours: &str, theirs: &str, synonyms: &Synonyms) -> bool {
+    let summary = edits::compare_with(ours, theirs, synonyms);
     let common = summary.shorter_chars - summary.unmatched_in_shorter;
     (summary.content_word_replaced || summary.content_word_dropped)
         && common * 2 >= summary.shorter_chars
@@ -696,7 +704,7 @@ impl Engine {
             short_text: own_short_text,
             long_text: own_long_text,
         } = analysis;
-        let config = self.confirmation;
+        let config = self.confirmation.clone();
         let side_data = &self.side_data;
         // Rule 1 with confirmation: an identical fingerprint joins only if
         // the node's text confirms too; otherwise the text takes the nearest
@@ -1313,11 +1321,11 @@ mod tests {
         let strict = ConfirmationConfig::default();
         let lenient = ConfirmationConfig {
             content_word_check: false,
-            ..strict
+            ..strict.clone()
         };
         let other_edition = report("法文");
         assert!(
-            !join(strict, &other_edition),
+            !join(strict.clone(), &other_edition),
             "another edition is another report"
         );
         assert!(
@@ -1327,7 +1335,37 @@ mod tests {
         // The same body under a reworded headline: an editor's retitling.
         let mut retitled = report("英文");
         retitled["title"] = "城市更新画册英文版印刷发行".into();
-        assert!(join(strict, &retitled));
+        assert!(join(strict.clone(), &retitled));
+        // Declared synonyms make another edition a rewording.
+        let synonyms = crate::synonyms::Synonyms::parse("英文, 法文", Default::default());
+        let with_synonyms = ConfirmationConfig {
+            synonyms: Arc::new(synonyms.expect("valid")),
+            ..strict
+        };
+        assert!(join(with_synonyms, &other_edition));
+    }
+
+    #[test]
+    fn a_short_text_with_a_declared_synonym_joins() {
+        let first_text = "南湖大桥夜间施工期间实行单向通行";
+        let synonym_text = "南湖大桥夜间施工期间实施单向通行";
+        let mut strict = engine();
+        let first = strict.add_text(first_text, 0);
+        assert_ne!(strict.add_text(synonym_text, 1).root, first.root);
+        let synonyms = crate::synonyms::Synonyms::parse("实行, 实施\n", Default::default());
+        let mut with_synonyms = engine_with(ConfirmationConfig {
+            synonyms: Arc::new(synonyms.expect("valid")),
+            ..ConfirmationConfig::default()
+        });
+        let first = with_synonyms.add_text(first_text, 0);
+        assert_eq!(with_synonyms.add_text(synonym_text, 1).root, first.root);
+        // Other swaps are still changes.
+        assert_ne!(
+            with_synonyms
+                .add_text("南湖大桥夜间施工期间取消单向通行", 2)
+                .root,
+            first.root
+        );
     }
 
     #[test]

@@ -30,3 +30,4 @@ pub mod serve;
 pub mod shingle_index;
 pub mod sketch;
 pub mod stamp;
+pub mod synonyms;

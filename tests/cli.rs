@@ -351,6 +351,43 @@ fn config_file_is_read_and_typos_are_rejected() {
 }
 
 #[test]
+fn a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_one_is_refused() {
+    let dir = std::env::temp_dir().join(format!("neardup-synonyms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let input = concat!(
+        r#"{"id":"a","content":"南湖大桥夜间施工期间实行单向通行"}"#,
+        "\n",
+        r#"{"id":"b","content":"南湖大桥夜间施工期间实施单向通行"}"#,
+        "\n"
+    );
+    let stamp = |extra: &[&str]| {
+        let mut args = vec!["stamp", "-q"];
+        args.extend_from_slice(extra);
+        roots_by_id(&stdout_lines(&neardup(&args, Some(input.as_bytes()))))
+    };
+    let plain = stamp(&[]);
+    assert_ne!(
+        plain["a"], plain["b"],
+        "a swapped verb is a change by default"
+    );
+    let list = dir.join("synonyms.txt");
+    std::fs::write(&list, "# house style\n實行, 实施\n").expect("write");
+    let path = list.to_str().unwrap_or_default();
+    let declared = stamp(&["--synonyms", path]);
+    assert_eq!(declared["a"], declared["b"]);
+    let bad = dir.join("bad.txt");
+    std::fs::write(&bad, "实行\n").expect("write");
+    let output = neardup(
+        &["stamp", "--synonyms", bad.to_str().unwrap_or_default()],
+        Some(b""),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("line 1"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn bad_settings_are_rejected_before_reading_input() {
     for args in [
         &["stamp", "--retention", "5 weeks"][..],
