@@ -1132,6 +1132,14 @@ mod tests {
         Engine::new(fingerprinter, forest, confirmation)
     }
 
+    /// Whether every text of `texts`, added in order to a fresh engine,
+    /// joins the first one's class.
+    fn texts_join(confirmation: ConfirmationConfig, texts: &[&str]) -> bool {
+        let mut engine = engine_with(confirmation);
+        let root = engine.add_text(texts[0], 0).root;
+        (1..texts.len()).all(|index| engine.add_text(texts[index], index as Millis).root == root)
+    }
+
     fn engine() -> Engine {
         engine_with(ConfirmationConfig::default())
     }
@@ -1347,25 +1355,23 @@ mod tests {
 
     #[test]
     fn a_short_text_with_a_declared_synonym_joins() {
-        let first_text = "南湖大桥夜间施工期间实行单向通行";
-        let synonym_text = "南湖大桥夜间施工期间实施单向通行";
-        let mut strict = engine();
-        let first = strict.add_text(first_text, 0);
-        assert_ne!(strict.add_text(synonym_text, 1).root, first.root);
+        let first = "南湖大桥夜间施工期间实行单向通行";
+        let synonym = "南湖大桥夜间施工期间实施单向通行";
+        assert!(!texts_join(
+            ConfirmationConfig::default(),
+            &[first, synonym]
+        ));
         let synonyms = crate::synonyms::Synonyms::parse("实行, 实施\n", Default::default());
-        let mut with_synonyms = engine_with(ConfirmationConfig {
+        let declared = ConfirmationConfig {
             synonyms: Arc::new(synonyms.expect("valid")),
             ..ConfirmationConfig::default()
-        });
-        let first = with_synonyms.add_text(first_text, 0);
-        assert_eq!(with_synonyms.add_text(synonym_text, 1).root, first.root);
+        };
+        assert!(texts_join(declared.clone(), &[first, synonym]));
         // Other swaps are still changes.
-        assert_ne!(
-            with_synonyms
-                .add_text("南湖大桥夜间施工期间取消单向通行", 2)
-                .root,
-            first.root
-        );
+        assert!(!texts_join(
+            declared,
+            &[first, "南湖大桥夜间施工期间取消单向通行"]
+        ));
     }
 
     #[test]
@@ -1427,18 +1433,16 @@ mod tests {
     fn short_texts_that_differ_in_a_content_word_stay_apart_unless_allowed() {
         let opening = "本台明天将直播全市青少年科技创新大赛开幕式";
         let closing = "本台明天将直播全市青少年科技创新大赛闭幕式";
-        let filler = "本台明天将直播全市青少年科技创新大赛正式开幕式";
-        let mut strict = engine();
-        let first = strict.add_text(opening, 0);
-        assert_ne!(strict.add_text(closing, 1).root, first.root);
         // An added filler word is not a changed fact.
-        assert_eq!(strict.add_text(filler, 2).root, first.root);
-        let mut lenient = engine_with(ConfirmationConfig {
+        let filler = "本台明天将直播全市青少年科技创新大赛正式开幕式";
+        let strict = ConfirmationConfig::default();
+        assert!(!texts_join(strict.clone(), &[opening, closing]));
+        assert!(texts_join(strict, &[opening, filler]));
+        let lenient = ConfirmationConfig {
             content_word_check: false,
             ..ConfirmationConfig::default()
-        });
-        let first = lenient.add_text(opening, 0);
-        assert_eq!(lenient.add_text(closing, 1).root, first.root);
+        };
+        assert!(texts_join(lenient, &[opening, closing]));
     }
 
     #[test]
