@@ -224,6 +224,14 @@ impl Side<'_> {
             .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity))
     }
 
+    /// `range` (not empty) is whole words of this text: none runs in from
+    /// before it or on past it.
+    fn whole_words(&self, range: Range<usize>) -> bool {
+        self.marks[range.start].word_start == range.start
+            && (range.end == self.marks.len()
+                || self.marks[range.end].word_start != self.marks[range.end - 1].word_start)
+    }
+
     /// Some name, time word or numeral overlaps `range`.
     fn has_entity_in(&self, range: Range<usize>) -> bool {
         self.marks[range]
@@ -245,8 +253,10 @@ impl Side<'_> {
     /// reads as "进|一步进|入" or as "|进一步|进入"; "快讯快到…" as an
     /// inner "讯快" or a leading "快讯"), and at any of them it may be a
     /// harmless whole word or tag. It changes a word at a point inside the
-    /// text when it cuts one of this text's content words there, or is (part
-    /// of) a name, time or numeral of the other text.
+    /// text when it cuts one of this text's content words there and is not
+    /// whole words of the other text either (dropping "的" from "最牛的车"
+    /// leaves "牛车", one word, but "的" was a word of its own), or when it
+    /// is (part of) a name, time or numeral of the other text.
     fn added_changes_wherever_aligned(
         &self,
         point: usize,
@@ -256,7 +266,8 @@ impl Side<'_> {
         let changes = |at: usize, added: Range<usize>| {
             at > 0
                 && at < self.chars.len()
-                && (self.content_cut_at(at) || other.has_entity_in(added))
+                && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
+                    || other.has_entity_in(added))
         };
         if !changes(point, added.clone()) {
             return false;
@@ -590,6 +601,10 @@ mod tests {
     fn an_insertion_that_can_be_aligned_at_a_word_boundary_is_a_whole_word() {
         // "进入" / "进一步进入" also aligns as "进|一步进|入", inside 进入.
         let summary = compare("海带进入收获季节", "海带进一步进入收获季节");
+        assert!(!summary.content_word_changed, "{summary:?}");
+        // A dropped particle was a word of its own, even where the words
+        // left around it read as one ("最牛的车" / "最牛车": 牛车).
+        let summary = compare("他开着全城最牛的车去上班", "他开着全城最牛车去上班");
         assert!(!summary.content_word_changed, "{summary:?}");
         // Punctuation separates words: "火热？带你" is not "热带".
         let summary = compare("为何如此火热？带你看趋势", "为何如此火热？已带你看趋势");
