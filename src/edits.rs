@@ -396,6 +396,73 @@ struct Letters {
     /// `field_starts[i]`: `chars[i]` begins a field (the body after the
     /// title), a place where reposts add credit lines as at the text's edges.
     field_starts: Vec<bool>,
+    /// `credit[i]`: `chars[i]` is part of a credit line (see
+    /// [`mark_credits`]).
+    credit: Vec<bool>,
+}
+
+/// Words that open a credit line, compared with whole chunks (letters
+/// between two breaks): "来源：新华社", "Reporting by …", "via @…". The chunk
+/// after one of them names the source, and is part of the credit too.
+const CREDIT_WORDS: &[&str] = &[
+    "来源",
+    "原标题",
+    "责任编辑",
+    "编辑",
+    "记者",
+    "通讯员",
+    "作者",
+    "稿源",
+    "出处",
+    "转载自",
+    "转自",
+    "来自",
+    "source",
+    "via",
+    "reporting",
+    "editing",
+    "credit",
+];
+
+/// Openings of a chunk that make it a credit line by themselves, when the
+/// source follows without punctuation ("来源新华社"). "来自" only opens the
+/// last chunk of a field ("——来自人民网"): inside a text it is an ordinary
+/// verb.
+const CREDIT_OPENINGS: &[&str] = &["来源", "原标题", "责任编辑", "稿源", "转载自"];
+
+/// Marks the credit lines of `letters`: a chunk equal to a
+/// [`CREDIT_WORDS`] entry and the chunk after it, a chunk opening with a
+/// [`CREDIT_OPENINGS`] entry, and a field's last chunk opening with "来自".
+/// Two reprints that credit different outlets differ only there.
+fn mark_credits(letters: &mut Letters) {
+    let length = letters.chars.len();
+    let mut chunks = Vec::new();
+    let mut start = 0;
+    for index in 1..=length {
+        if index == length || letters.breaks[index] {
+            chunks.push(start..index);
+            start = index;
+        }
+    }
+    let text_of = |range: &Range<usize>| letters.chars[range.clone()].iter().collect::<String>();
+    let mut credit = vec![false; length];
+    for (position, chunk) in chunks.iter().enumerate() {
+        let text = text_of(chunk);
+        let field_ends = chunk.end == length || letters.field_starts[chunk.end];
+        let opens_credit = CREDIT_OPENINGS
+            .iter()
+            .any(|opening| text.starts_with(opening))
+            || (field_ends && text.starts_with("来自"));
+        if CREDIT_WORDS.contains(&text.as_str()) {
+            credit[chunk.clone()].fill(true);
+            if let Some(next) = chunks.get(position + 1) {
+                credit[next.clone()].fill(true);
+            }
+        } else if opens_credit {
+            credit[chunk.clone()].fill(true);
+        }
+    }
+    letters.credit = credit;
 }
 
 impl Letters {
@@ -404,6 +471,7 @@ impl Letters {
             chars: Vec::with_capacity(text.len()),
             breaks: Vec::with_capacity(text.len()),
             field_starts: Vec::with_capacity(text.len()),
+            credit: Vec::new(),
         };
         let (mut skipped, mut new_field) = (false, false);
         for c in text.chars() {
@@ -417,6 +485,7 @@ impl Letters {
                 new_field |= c == FIELD_SEPARATOR;
             }
         }
+        mark_credits(&mut letters);
         letters
     }
 }
@@ -436,7 +505,11 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
     }
     let (shorter_breaks, longer_breaks) = (shorter.breaks, longer.breaks);
     let (shorter_fields, longer_fields) = (shorter.field_starts, longer.field_starts);
+    let (shorter_credit, longer_credit) = (shorter.credit, longer.credit);
     let (shorter, longer) = (shorter.chars, longer.chars);
+    // Letters of the shorter text in credit lines the other text words
+    // otherwise: not changes of the text.
+    let mut unmatched_credit = 0;
     let mut summary = EditSummary {
         shorter_chars: shorter.len(),
         longer_chars: longer.len(),
@@ -445,6 +518,12 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
     let common = align(&shorter, &longer, |ours, theirs, position| {
+        let all_credit =
+            |credit: &[bool], range: &Range<usize>| credit[range.clone()].iter().all(|&c| c);
+        if all_credit(&shorter_credit, &ours) && all_credit(&longer_credit, &theirs) {
+            unmatched_credit += ours.len();
+            return;
+        }
         if !ours.is_empty() && !theirs.is_empty() {
             let (ours_chars, theirs_chars) = (&shorter[ours.clone()], &longer[theirs.clone()]);
             if position == GapPosition::Interior {
@@ -501,7 +580,7 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
     });
-    summary.unmatched_in_shorter = shorter.len() - common;
+    summary.unmatched_in_shorter = shorter.len() - common - unmatched_credit;
     summary
 }
 
@@ -645,6 +724,31 @@ mod tests {
         // A two-character "转发" typed after the post is a repost's mark.
         let repost = compare("湖南一条高速隧道今天贯通", "湖南一条高速隧道今天贯通转发");
         assert!(!repost.content_word_changed, "{repost:?}");
+    }
+
+    #[test]
+    fn credit_lines_are_marked_and_ordinary_words_are_not() {
+        let credited = |text: &str| -> String {
+            let letters = Letters::of(text);
+            letters
+                .chars
+                .iter()
+                .zip(&letters.credit)
+                .filter(|&(_, &credit)| credit)
+                .map(|(&c, _)| c)
+                .collect()
+        };
+        assert_eq!(credited("（来源：新华社）全市秋粮收获过半"), "来源新华社");
+        assert_eq!(credited("全市秋粮收获过半——来自人民网"), "来自人民网");
+        assert_eq!(credited("来自世界各地的选手 齐聚赛场"), "");
+        // English words are chunks of their own: the word after the opener.
+        assert_eq!(credited("rates rise via reuters"), "viareuters");
+        let swapped = compare(
+            "（来源：新华社）全市秋粮收获过半",
+            "（来源：人民网）全市秋粮收获过半",
+        );
+        assert_eq!(swapped.unmatched_in_shorter, 0, "{swapped:?}");
+        assert!(!swapped.content_word_changed && swapped.unmarked_edits == 0);
     }
 
     #[test]

@@ -1354,6 +1354,43 @@ mod tests {
     }
 
     #[test]
+    fn reprints_that_credit_different_outlets_join_whichever_arrives_first() {
+        let article =
+            |content: &str| serde_json::json!({"title": "图书馆延长开放时间", "content": content});
+        let text = "为方便读者，市图书馆自下月起延长开放时间，周一至周五开放至晚上九点。";
+        let copies = [
+            format!("（来源：第晨报）{text}"),
+            format!("（来源：第晚报）{text}"),
+            format!("{text}——来自城市日报"),
+            format!("（来源：城市日报）{text}"),
+            text.to_string(),
+        ];
+        // Every rotation of the list, forwards and backwards.
+        for rotation in 0..copies.len() {
+            for backwards in [false, true] {
+                let mut order: Vec<&String> = copies.iter().collect();
+                order.rotate_left(rotation);
+                if backwards {
+                    order.reverse();
+                }
+                let mut engine = engine();
+                let roots: Vec<Fingerprint> = order
+                    .iter()
+                    .enumerate()
+                    .map(|(index, content)| {
+                        let placed = engine.add_document(&article(content), index as Millis);
+                        placed.expect("text").root
+                    })
+                    .collect();
+                assert!(
+                    roots.iter().all(|&root| root == roots[0]),
+                    "{order:?}: {roots:x?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn a_short_text_with_a_declared_synonym_joins() {
         let first = "南湖大桥夜间施工期间实行单向通行";
         let synonym = "南湖大桥夜间施工期间实施单向通行";
