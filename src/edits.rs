@@ -444,21 +444,23 @@ fn mark_credits(letters: &mut Letters) {
             start = index;
         }
     }
-    let text_of = |range: &Range<usize>| letters.chars[range.clone()].iter().collect::<String>();
     let mut credit = vec![false; length];
     for (position, chunk) in chunks.iter().enumerate() {
-        let text = text_of(chunk);
+        let letters_of_chunk = &letters.chars[chunk.clone()];
+        let equals = |word: &str| word.chars().eq(letters_of_chunk.iter().copied());
+        let opens_with = |word: &str| {
+            let mut rest = letters_of_chunk.iter().copied();
+            word.chars().all(|c| rest.next() == Some(c))
+        };
         let field_ends = chunk.end == length || letters.field_starts[chunk.end];
-        let opens_credit = CREDIT_OPENINGS
-            .iter()
-            .any(|opening| text.starts_with(opening))
-            || (field_ends && text.starts_with("来自"));
-        if CREDIT_WORDS.contains(&text.as_str()) {
+        if CREDIT_WORDS.iter().any(|word| equals(word)) {
             credit[chunk.clone()].fill(true);
             if let Some(next) = chunks.get(position + 1) {
                 credit[next.clone()].fill(true);
             }
-        } else if opens_credit {
+        } else if CREDIT_OPENINGS.iter().any(|opening| opens_with(opening))
+            || (field_ends && opens_with("来自"))
+        {
             credit[chunk.clone()].fill(true);
         }
     }
