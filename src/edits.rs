@@ -5,17 +5,24 @@
 //! ("from A to B" / "from B to A"), or two headlines that swap one figure
 //! written in words ("第二届" / "第三届"), share almost all their
 //! bigrams. A reprint of a short text adds something (a prefix, a tag, a
-//! link), drops or swaps one word, or changes punctuation: read in order,
-//! nearly all of the shorter text is still there, in one piece.
+//! link), drops or swaps a function word, or changes punctuation: read in
+//! order, nearly all of the shorter text is still there, in one piece, and
+//! no content word changed. Recurring headlines ("…开幕" / "…闭幕", another
+//! minister's name) differ in exactly one content word.
 //!
 //! Design: a longest common subsequence of the two texts' letters and digits
-//! (dynamic programming, both texts are short), walked from the start to
-//! list the gaps between matched characters. A gap with characters on both
-//! sides is a substitution; gaps before the first and after the last match
-//! are the edges, where reposts add their prefixes and tags.
+//! (dynamic programming, both texts are short), the one with the fewest
+//! gaps, walked from the start to list the gaps between matched characters.
+//! A gap with characters on both sides is a substitution; gaps before the
+//! first and after the last match are the edges, where reposts add their
+//! prefixes and tags. Each gap is then read word by word (jieba's tags for
+//! Chinese, stop words for other scripts): whether it swaps, cuts, adds or
+//! drops a content word, whether it is marked off by punctuation, whether it
+//! lies in a credit line ("来源：…").
 //!
 //! Consequences: cost is quadratic in length, so it is only for short
-//! texts (below `short_text_chars`, 100 by default: at most 10 000 cells).
+//! texts and headlines (below `short_text_chars`, 100 by default: at most
+//! 10 000 cells). Words are looked up only when the texts differ.
 
 use std::ops::Range;
 
