@@ -83,7 +83,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_FUZZY_CHARS")]
     pub min_fuzzy_chars: Option<usize>,
 
-    /// With --short-edit-check, short texts that differ in a Chinese content word (a noun, verb, adjective, name or numeral replaced, or cut by an insertion) stay apart; a swapped function word or an added whole word is allowed [default: true]
+    /// Short texts that differ in a content word (a noun, verb, adjective, name or numeral replaced, or cut by an insertion; with --short-edit-check) stay apart, and so do long texts whose similar headlines swap one over different bodies; a swapped function word or an added whole word is allowed [default: true]
     #[arg(long, env = "NEARDUP_CONTENT_WORD_CHECK")]
     pub content_word_check: Option<bool>,
 

@@ -117,11 +117,12 @@ pub struct ConfirmationConfig {
     /// tells an added word from an added repost tag.
     pub min_fuzzy_chars: usize,
     /// With `short_edit_check`, a short text does not join a text it
-    /// differs from in a Chinese content word (see
+    /// differs from in a content word (see
     /// [`EditSummary::content_word_changed`]): recurring headlines differ in
     /// one name, verb or figure ("…开幕" / "…闭幕"), while a reprint adds
-    /// tags and fillers or swaps a function word. Off: one swapped word of
-    /// any kind is allowed.
+    /// tags and fillers or swaps a function word. Long texts' similar
+    /// headlines with a content word swapped disagree too, unless the bodies
+    /// are the same text. Off: one swapped word of any kind is allowed.
     pub content_word_check: bool,
     /// Words the user declared equivalent: swapping one for another is not a
     /// change of content (see [`crate::synonyms`]). Empty by default.
@@ -1523,6 +1524,38 @@ mod tests {
             .add_document(&article("观鸟步道开放", notice), 1)
             .expect("text");
         assert_eq!(other.root, first.root);
+    }
+
+    #[test]
+    fn long_neighbours_that_share_less_than_half_their_body_stay_apart_unless_allowed() {
+        // One headline and one longest sentence (so one simhash), and the
+        // rest of the two bodies different: a yearly notice, not a reprint.
+        let longest = "市委组织部近日下发通知，要求各级党组织在元旦春节期间认真开展走访慰问老党员和生活困难党员活动。";
+        let notice = |rest: &str| {
+            article(
+                "组织部下发通知开展节日走访慰问",
+                &format!("{longest}{rest}"),
+            )
+        };
+        let this_year = notice(
+            "通知要求用心用情做好走访工作。对新中国成立前入党的老党员要普遍走访。\
+             要关心关爱基层干部。做好因公牺牲干部家属的慰问。",
+        );
+        let last_year = notice(
+            "各地要结合实际制定方案。慰问资金由党费列支并及时拨付。\
+             严禁借慰问之名送礼。活动情况请于一月底前报送。",
+        );
+        let apart = |min_neighbour_jaccard: f64| {
+            let mut engine = engine_with(ConfirmationConfig {
+                min_neighbour_jaccard,
+                ..ConfirmationConfig::default()
+            });
+            let first = engine.add_document(&this_year, 0).expect("text");
+            let second = engine.add_document(&last_year, 1).expect("text");
+            second.root != first.root
+        };
+        assert!(apart(0.5));
+        assert!(!apart(0.0), "the same fingerprint joins without the floor");
     }
 
     #[test]
