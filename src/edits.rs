@@ -183,33 +183,32 @@ const MIN_ATTACHED_HAN: usize = 4;
 
 /// One text of a comparison: its letters and digits and their words.
 struct Side<'a> {
-    chars: &'a [char],
-    /// See [`Letters::breaks`].
-    breaks: &'a [bool],
-    /// See [`Letters::field_starts`].
-    field_starts: &'a [bool],
+    letters: &'a Letters,
     marks: &'a [WordMark],
 }
 
 impl Side<'_> {
-    /// `added`, at the start or end of this text, is Chinese words run
-    /// straight into the rest of it: at least [`MIN_ATTACHED_HAN`] Han
-    /// characters holding a content word, with no punctuation or space
-    /// between them and the text. Reposts mark what they add (brackets,
-    /// `#tags#`, a colon, a dash, a link, a space: "快讯｜…", "… 转发");
-    /// words run into the sentence are part of it ("长江中下游强降雨持续" /
-    /// "强降雨持续").
+    /// `added`, at the start or end of this text, runs into the rest of it
+    /// with no punctuation or space between.
     fn attached_at_edge(&self, added: &Range<usize>) -> bool {
+        let Letters { chars, breaks, .. } = self.letters;
         if added.start == 0 {
-            added.end < self.chars.len() && !self.breaks[added.end]
+            added.end < chars.len() && !breaks[added.end]
         } else {
-            added.end == self.chars.len() && !self.breaks[added.start]
+            added.end == chars.len() && !breaks[added.start]
         }
     }
 
+    /// `added`, at the start or end of this text, is Chinese words run
+    /// straight into the rest of it: at least [`MIN_ATTACHED_HAN`] Han
+    /// characters holding a content word, attached (see
+    /// [`Side::attached_at_edge`]). Reposts mark what they add (brackets,
+    /// `#tags#`, a colon, a dash, a link, a space: "快讯｜…", "… 转发");
+    /// words run into the sentence are part of it ("长江中下游强降雨持续" /
+    /// "强降雨持续").
     fn attached_words_at_edge(&self, added: Range<usize>) -> bool {
         self.attached_at_edge(&added)
-            && self.chars[added.clone()]
+            && self.letters.chars[added.clone()]
                 .iter()
                 .filter(|&&c| normalize::is_han(c))
                 .count()
@@ -220,8 +219,9 @@ impl Side<'_> {
     /// `range` starts or ends a field: characters added there are at an
     /// edge of the text's body or title.
     fn at_field_edge(&self, range: &Range<usize>) -> bool {
-        self.field_starts.get(range.start).copied().unwrap_or(false)
-            || self.field_starts.get(range.end).copied().unwrap_or(false)
+        let field_starts = &self.letters.field_starts;
+        field_starts.get(range.start).copied().unwrap_or(false)
+            || field_starts.get(range.end).copied().unwrap_or(false)
     }
 
     /// Some content word (or name, time or numeral) overlaps `range`.
@@ -272,19 +272,19 @@ impl Side<'_> {
     ) -> bool {
         let changes = |at: usize, added: Range<usize>| {
             at > 0
-                && at < self.chars.len()
+                && at < self.marks.len()
                 && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
                     || other.has_entity_in(added))
         };
         if !changes(point, added.clone()) {
             return false;
         }
-        let theirs = other.chars;
+        let (ours, theirs) = (&self.letters.chars, &other.letters.chars);
         let (mut at, mut from, mut to) = (point, added.start, added.end);
         while at > 0
             && from > 0
             && theirs[from - 1] == theirs[to - 1]
-            && self.chars[at - 1] == theirs[from - 1]
+            && ours[at - 1] == theirs[from - 1]
         {
             (at, from, to) = (at - 1, from - 1, to - 1);
             if !changes(at, from..to) {
@@ -292,10 +292,10 @@ impl Side<'_> {
             }
         }
         let (mut at, mut from, mut to) = (point, added.start, added.end);
-        while at < self.chars.len()
+        while at < ours.len()
             && to < theirs.len()
             && theirs[from] == theirs[to]
-            && self.chars[at] == theirs[to]
+            && ours[at] == theirs[to]
         {
             (at, from, to) = (at + 1, from + 1, to + 1);
             if !changes(at, from..to) {
@@ -353,7 +353,7 @@ fn declared_synonyms(
     })
 }
 
-/// Whether one gap of an alignment changes a Chinese content word (see
+/// Whether one gap of an alignment changes a content word (see
 /// [`EditSummary::content_word_changed`]). `ours` is the gap in the shorter
 /// text, `theirs` in the longer.
 fn gap_changes_content(
@@ -369,7 +369,13 @@ fn gap_changes_content(
         // the user declared the two words synonyms.
         (false, false, GapPosition::Interior) => {
             (shorter.has_content_in(ours.clone()) || longer.has_content_in(theirs.clone()))
-                && !declared_synonyms(shorter.chars, ours, longer.chars, theirs, synonyms)
+                && !declared_synonyms(
+                    &shorter.letters.chars,
+                    ours,
+                    &longer.letters.chars,
+                    theirs,
+                    synonyms,
+                )
         }
         // At an edge the longer text may carry a repost's tag: only what the
         // shorter text loses counts.
@@ -512,29 +518,30 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
     if shorter.chars.len() > longer.chars.len() {
         std::mem::swap(&mut shorter, &mut longer);
     }
-    let (shorter_breaks, longer_breaks) = (shorter.breaks, longer.breaks);
-    let (shorter_fields, longer_fields) = (shorter.field_starts, longer.field_starts);
-    let (shorter_credit, longer_credit) = (shorter.credit, longer.credit);
-    let (shorter, longer) = (shorter.chars, longer.chars);
+    let mut summary = EditSummary {
+        shorter_chars: shorter.chars.len(),
+        longer_chars: longer.chars.len(),
+        ..EditSummary::default()
+    };
+    // The common case for headlines and leads: nothing to align.
+    if shorter.chars == longer.chars {
+        return summary;
+    }
     // Letters of the shorter text in credit lines the other text words
     // otherwise: not changes of the text.
     let mut unmatched_credit = 0;
-    let mut summary = EditSummary {
-        shorter_chars: shorter.len(),
-        longer_chars: longer.len(),
-        ..EditSummary::default()
-    };
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
-    let common = align(&shorter, &longer, |ours, theirs, position| {
+    let common = align(&shorter.chars, &longer.chars, |ours, theirs, position| {
         let all_credit =
             |credit: &[bool], range: &Range<usize>| credit[range.clone()].iter().all(|&c| c);
-        if all_credit(&shorter_credit, &ours) && all_credit(&longer_credit, &theirs) {
+        if all_credit(&shorter.credit, &ours) && all_credit(&longer.credit, &theirs) {
             unmatched_credit += ours.len();
             return;
         }
         if !ours.is_empty() && !theirs.is_empty() {
-            let (ours_chars, theirs_chars) = (&shorter[ours.clone()], &longer[theirs.clone()]);
+            let ours_chars = &shorter.chars[ours.clone()];
+            let theirs_chars = &longer.chars[theirs.clone()];
             if position == GapPosition::Interior {
                 summary.interior_substitutions += 1;
             }
@@ -548,20 +555,16 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
             !ours.is_empty() && !theirs.is_empty() && position == GapPosition::Interior;
         let (shorter_marks, longer_marks) = marks.get_or_insert_with(|| {
             (
-                word_marks(&shorter, &shorter_breaks),
-                word_marks(&longer, &longer_breaks),
+                word_marks(&shorter.chars, &shorter.breaks),
+                word_marks(&longer.chars, &longer.breaks),
             )
         });
         let shorter_side = Side {
-            chars: &shorter,
-            breaks: &shorter_breaks,
-            field_starts: &shorter_fields,
+            letters: &shorter,
             marks: shorter_marks,
         };
         let longer_side = Side {
-            chars: &longer,
-            breaks: &longer_breaks,
-            field_starts: &longer_fields,
+            letters: &longer,
             marks: longer_marks,
         };
         let changed = gap_changes_content(
@@ -589,7 +592,7 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
     });
-    summary.unmatched_in_shorter = shorter.len() - common - unmatched_credit;
+    summary.unmatched_in_shorter = shorter.chars.len() - common - unmatched_credit;
     summary
 }
 

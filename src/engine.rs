@@ -280,8 +280,8 @@ impl LongText {
         }
         bigram_jaccard(ours, theirs) >= config.min_headline_jaccard
             && !(config.content_word_check
-                && !self.same_body(other, &config.synonyms)
-                && one_fact_edited(ours, theirs, &config.synonyms))
+                && one_fact_edited(ours, theirs, &config.synonyms)
+                && !self.same_body(other, &config.synonyms))
     }
 
     /// The bodies share at least `min_jaccard` of their text (estimated by
