@@ -14,7 +14,8 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
-use neardup::forest::{Fingerprint, Forest, ForestConfig, Millis};
+use neardup::forest::{Forest, ForestConfig};
+use neardup::units::{Fingerprint, Millis};
 
 /// Operations per timed iteration.
 const BATCH: u64 = 1024;

@@ -15,7 +15,8 @@ use std::error::Error;
 use std::hint::black_box;
 use std::time::Instant;
 
-use neardup::forest::{DEFAULT_RETENTION, Fingerprint, Forest, ForestConfig, Millis};
+use neardup::forest::{DEFAULT_RETENTION, Forest, ForestConfig};
+use neardup::units::{Fingerprint, Millis};
 
 const DEFAULT_SCALE: usize = 50_000_000;
 const MEASURED_OPERATIONS: usize = 1_000_000;

@@ -19,7 +19,8 @@ mod support;
 use std::time::Instant;
 
 use neardup::config::EngineSettings;
-use neardup::engine::{EngineEffect, LongText, ShortText};
+use neardup::confirm::{LongText, ShortText};
+use neardup::engine::EngineEffect;
 use neardup::ledger::{DocumentKey, Effect, Ledger};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 

@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use crate::config::{ConfigFile, EngineSettings};
+use crate::config::{ConfigFile, EngineSettings, ServeOptions, ServeSettings};
 use crate::fingerprint::format_fingerprint;
 use crate::ledger::Ledger;
-use crate::serve::{Analyzers, ServeOptions, ServeSettings, Sidecar};
+use crate::serve::{Analyzers, Sidecar};
 use crate::stamp::{InputFormat, StampOptions, stamp};
 
 /// neardup groups near-duplicate articles as they are indexed.
@@ -365,9 +365,8 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         let store_options = crate::persist::StoreOptions {
             dir: PathBuf::from(&state_dir),
             fsync: options.fsync,
-            snapshot_after_log_bytes: crate::serve::parse_size(
-                serve_settings.snapshot_after.as_deref(),
-                "256mb",
+            snapshot_after_log_bytes: crate::units::parse_size(
+                serve_settings.snapshot_after.as_deref().unwrap_or("256mb"),
             )? as u64,
             settings_digest: engine_settings.fingerprint_digest(),
         };
@@ -443,7 +442,7 @@ fn rebuild_into(
         parts.confirmation.long_text_search,
     );
     let upstream =
-        crate::serve::upstream::Upstream::new(upstream_url, std::time::Duration::from_secs(120))?;
+        crate::upstream::Upstream::new(upstream_url, std::time::Duration::from_secs(120))?;
     let mut headers = axum::http::HeaderMap::new();
     if let Some(value) = authorization {
         headers.insert(
@@ -451,7 +450,7 @@ fn rebuild_into(
             axum::http::HeaderValue::from_str(value).context("invalid authorization value")?,
         );
     }
-    let now = crate::serve::now_millis();
+    let now = crate::units::now_millis();
     let bar = show_progress.then(|| {
         let bar = indicatif::ProgressBar::new(0);
         bar.set_style(

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
-use crate::forest::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis};
 
 /// A stored document's identity: a hash of its concrete index and id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -361,7 +361,7 @@ impl Ledger {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::ConfirmationConfig;
+    use crate::confirm::ConfirmationConfig;
     use crate::fingerprint::{FingerprintConfig, Fingerprinter};
     use crate::forest::{Forest, ForestConfig};
 

@@ -1,33 +1,59 @@
 //! neardup: near-duplicate grouping at ingest for OpenSearch / Elasticsearch.
 //!
-//! The pure core (no HTTP, no async) is three modules, used in this order for
-//! every document:
+//! The path a document takes, top to bottom (docs/ARCHITECTURE.md tells it
+//! at length):
 //!
-//! - [`fingerprint`]: text → normalised features → 64-bit simhash.
-//! - [`index`]: all stored fingerprints within Hamming distance `k`
-//!   (pigeonhole multi-index with `k + 1` blocks).
-//! - [`forest`]: the parent forest of the design (seed 002): every distinct
-//!   fingerprint is one node of a tree of height ≤ 2 whose root names the
-//!   equivalence class (`cluster_root`).
+//! 1. [`bulk`]: the request body read as the cluster reads it; which
+//!    sources get stamped ([`bulk::stamping`], one rule for the sidecar and
+//!    the offline `stamp`).
+//! 2. [`fingerprint`]: text → normalised features → 64-bit simhash, the
+//!    exact-text hash, shingles and sketches; [`engine::Analyzer`] bundles
+//!    them, outside any lock.
+//! 3. [`candidates`]: known nodes that could be copies: simhash neighbours
+//!    within k (the pigeonhole multi-index), short texts by MinHash LSH,
+//!    long texts by sketch.
+//! 4. [`confirm`]: each candidate checked against what its node keeps of its
+//!    text (figures, places, headlines, the in-order comparison).
+//! 5. [`forest`]: the parent forest of the design (seed 002): every distinct
+//!    fingerprint is one node of a tree of height ≤ 2 whose root names the
+//!    class (`cluster_root`). [`engine`] runs stages 2–5 for one document.
+//! 6. [`ledger`]: counts follow the cluster's answer (placed before
+//!    forwarding, taken back when the cluster refuses).
+//! 7. [`persist`]: every effect logged before the stamp leaves; snapshots;
+//!    recovery.
+//! 8. [`upstream`]: the one HTTP client of the cluster.
 //!
-//! [`engine`] ties them together (fingerprint, confirm short-text candidates,
-//! assign) and [`stamp`] is the offline command built on it.
+//! Around the path: [`serve`] (the sidecar: routing, the write pipeline, own
+//! endpoints), [`stamp`] (the same path offline, without a cluster),
+//! [`rebuild`] (the forest from stamped documents of an index), [`config`]
+//! (settings from flags, environment and file), [`cli`], and [`units`]
+//! (fingerprints, times, sizes). The core (stages 2–5) is pure: no HTTP, no
+//! async.
 
-pub mod buckets;
+pub mod units;
+
+// The data path, stage by stage.
 pub mod bulk;
+
+pub mod fingerprint;
+
+pub mod candidates;
+
+pub mod confirm;
+
+pub mod forest;
+
+pub mod engine;
+
+pub mod ledger;
+
+pub mod persist;
+
+pub mod upstream;
+
+// Around it.
 pub mod cli;
 pub mod config;
-pub mod edits;
-pub mod engine;
-pub mod filter_path;
-pub mod fingerprint;
-pub mod forest;
-pub mod index;
-pub mod ledger;
-pub mod persist;
 pub mod rebuild;
 pub mod serve;
-pub mod shingle_index;
-pub mod sketch;
 pub mod stamp;
-pub mod synonyms;

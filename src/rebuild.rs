@@ -33,11 +33,13 @@ use serde_json::{Value, json};
 
 use crate::engine::{Analyzer, SideRecord};
 use crate::fingerprint::{parse_fingerprint, values_at};
-use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
+use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::DocumentKey;
 use crate::persist::SnapshotState;
-use crate::serve::upstream::Upstream;
-use crate::stamp::parse_time;
+use crate::units::parse_time;
+use crate::units::{Fingerprint, Millis};
+use crate::upstream::{StoredDocument, Upstream};
+use serde::Deserialize;
 
 /// Documents per scroll page.
 const PAGE_SIZE: usize = 1000;
@@ -184,7 +186,8 @@ pub fn read_hit(
     analyzer: &Analyzer,
     now: Millis,
 ) -> Option<StampedDocument> {
-    let source = hit.get("_source")?;
+    let StoredDocument { index, id, source } = StoredDocument::deserialize(hit).ok()?;
+    let source = &source;
     let stamp = |field: &str| {
         values_at(source, field)
             .into_iter()
@@ -201,8 +204,8 @@ pub fn read_hit(
         .analyze_document(source)
         .map(|analysis| analysis.side_record(fingerprint, root));
     Some(StampedDocument {
-        index: hit.get("_index")?.as_str()?.to_string(),
-        id: hit.get("_id")?.as_str()?.to_string(),
+        index: index?,
+        id: id?,
         fingerprint,
         root,
         time,

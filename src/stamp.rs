@@ -9,11 +9,13 @@
 //! that gets stamped has `cluster_root` and `simhash` (names configurable)
 //! inserted before its closing brace, so every other byte of the line stays as
 //! it was; only when one of the stamped fields already exists is the object
-//! re-serialised (key order kept). In bulk NDJSON, `index` and `create`
-//! sources are stamped; `update` bodies, `delete` actions and all action lines
-//! pass through unchanged. A line that cannot be parsed stops the run with its
-//! line number, or, with `skip_invalid`, is passed through unchanged and
-//! counted.
+//! re-serialised (key order kept). In bulk NDJSON, what gets stamped is the
+//! sidecar's rule ([`crate::bulk::stamping`]): `index` / `create` sources,
+//! update upserts and `doc_as_upsert` docs; partial updates, scripts,
+//! `delete` actions and all action lines pass through unchanged, and a last
+//! action without its source is ignored, as the cluster ignores it. A line
+//! that cannot be parsed stops the run with its line number, or, with
+//! `skip_invalid`, is passed through unchanged and counted.
 //!
 //! Consequences: arrival time is the wall clock, or a field of the document
 //! (`time_field`) to replay history, in which case expiry behaves as it would
@@ -25,14 +27,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind};
-use crate::engine::Engine;
+use crate::engine::{EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 use crate::fingerprint::{format_fingerprint, values_at};
-use crate::forest::{Fingerprint, Millis};
-
-/// How many expired nodes one document may remove: keeps the work per
-/// document bounded while expiry keeps up with ingest.
-const EXPIRY_BUDGET_PER_DOCUMENT: usize = 64;
+use crate::units::{Fingerprint, Millis, now_millis, parse_time};
 
 const UTF8_BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 
@@ -146,10 +145,9 @@ pub enum StampError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BulkExpectation {
     Action,
-    /// Next line is the source of an `index`/`create` action (stamped).
-    SourceToStamp,
-    /// Next line is an `update` body (passed through).
-    SourceToPass,
+    /// Next line is the source of an action of this kind (stamped or passed
+    /// through by [`StampTarget::of`], as the sidecar does).
+    Source(ActionKind),
 }
 
 struct Stamper<'run> {
@@ -235,18 +233,8 @@ pub fn stamp(
             on_progress(bytes_read);
         }
     }
-    if format == InputFormat::Bulk && expectation != BulkExpectation::Action {
-        let message = "the last action has no source line".to_string();
-        if options.skip_invalid {
-            stamper.summary.invalid_lines += 1;
-            eprintln!("neardup stamp: line {}: {message}", stamper.summary.lines);
-        } else {
-            return Err(StampError::InvalidLine {
-                line: stamper.summary.lines,
-                message,
-            });
-        }
-    }
+    // A last action without its source line is ignored, as the cluster
+    // (and the sidecar) ignore it.
     on_progress(bytes_read);
     output.flush()?;
     let mut summary = stamper.summary;
@@ -275,37 +263,46 @@ impl Stamper<'_> {
         expectation: &mut BulkExpectation,
     ) -> Result<Option<Vec<u8>>, String> {
         match *expectation {
-            BulkExpectation::SourceToStamp => {
+            BulkExpectation::Source(kind) => {
                 *expectation = BulkExpectation::Action;
-                self.document_line(content)
-            }
-            BulkExpectation::SourceToPass => {
-                *expectation = BulkExpectation::Action;
-                parse_object(content)?;
-                Ok(None)
+                self.source_line(content, kind)
             }
             BulkExpectation::Action => {
                 let line_number = usize::try_from(self.summary.lines).unwrap_or(usize::MAX);
                 let (kind, _, _) =
                     bulk::parse_action(content, line_number).map_err(|error| error.reason)?;
-                *expectation = match kind {
-                    ActionKind::Index | ActionKind::Create => BulkExpectation::SourceToStamp,
-                    ActionKind::Update => BulkExpectation::SourceToPass,
-                    ActionKind::Delete => BulkExpectation::Action,
-                };
+                if kind.has_source() {
+                    *expectation = BulkExpectation::Source(kind);
+                }
                 Ok(None)
             }
         }
     }
 
-    /// A document. `Ok(None)`: nothing to stamp (no text), pass unchanged.
+    /// A line of JSON lines: a whole document.
     fn document_line(&mut self, content: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        let document = parse_object(content)?;
+        self.source_line(content, ActionKind::Index)
+    }
+
+    /// The source line of an action of `kind` (a document, for JSON
+    /// lines). `Ok(None)`: nothing to stamp (not stamped by the rule, or no
+    /// text), pass unchanged.
+    fn source_line(&mut self, content: &[u8], kind: ActionKind) -> Result<Option<Vec<u8>>, String> {
+        let source = parse_object(content)?;
+        let Value::Object(object) = &source else {
+            return Ok(None);
+        };
+        let Some(target) = StampTarget::of(kind, object) else {
+            return Ok(None);
+        };
+        let Some(document) = target.document(&source) else {
+            return Ok(None);
+        };
         self.summary.documents += 1;
-        let now = self.arrival_time(&document);
+        let now = self.arrival_time(document);
         let (removed, _) = self.engine.expire(now, EXPIRY_BUDGET_PER_DOCUMENT);
         self.summary.expired_nodes += removed as u64;
-        let Some(placed) = self.engine.add_document(&document, now) else {
+        let Some(placed) = self.engine.add_document(document, now) else {
             self.summary.without_text += 1;
             return Ok(None);
         };
@@ -320,10 +317,10 @@ impl Stamper<'_> {
             (self.options.root_field.as_str(), root.as_str()),
             (self.options.simhash_field.as_str(), own.as_str()),
         ];
-        let Value::Object(object) = document else {
+        let Value::Object(object) = source else {
             return Ok(None);
         };
-        Ok(Some(bulk::insert_fields(content, object, &stamps)))
+        Ok(Some(target.stamp(object, content, &stamps)))
     }
 
     fn arrival_time(&mut self, document: &Value) -> Millis {
@@ -366,84 +363,9 @@ fn split_terminator(line: &[u8]) -> (&[u8], &[u8]) {
     line.split_at(content.len())
 }
 
-/// Epoch seconds or milliseconds (numbers below 10^11 are seconds, which
-/// covers dates until the year 5138), or an RFC 3339 / `YYYY-MM-DD HH:MM:SS`
-/// / `YYYY-MM-DD` string (UTC unless an offset is given).
-pub fn parse_time(value: &Value) -> Option<Millis> {
-    match value {
-        Value::Number(number) => epoch_number_to_millis(number.as_f64()?),
-        Value::String(text) => parse_time_text(text.trim()),
-        _ => None,
-    }
-}
-
-fn epoch_number_to_millis(number: f64) -> Option<Millis> {
-    if !number.is_finite() {
-        return None;
-    }
-    let millis = if number.abs() < 1e11 {
-        number * 1000.0
-    } else {
-        number
-    };
-    (millis.abs() < 1e16).then_some(millis as Millis)
-}
-
-fn parse_time_text(text: &str) -> Option<Millis> {
-    use chrono::{DateTime, NaiveDate, NaiveDateTime};
-    if let Ok(number) = text.parse::<f64>() {
-        return epoch_number_to_millis(number);
-    }
-    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
-        return Some(time.timestamp_millis());
-    }
-    for format in [
-        "%Y-%m-%d %H:%M:%S%.f",
-        "%Y-%m-%dT%H:%M:%S%.f",
-        "%Y/%m/%d %H:%M:%S",
-    ] {
-        if let Ok(time) = NaiveDateTime::parse_from_str(text, format) {
-            return Some(time.and_utc().timestamp_millis());
-        }
-    }
-    let date = NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()?;
-    Some(date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis())
-}
-
-fn now_millis() -> Millis {
-    chrono::Utc::now().timestamp_millis()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn times_in_every_supported_form() {
-        assert_eq!(parse_time(&json!(1_700_000_000)), Some(1_700_000_000_000));
-        assert_eq!(
-            parse_time(&json!(1_700_000_000_123i64)),
-            Some(1_700_000_000_123)
-        );
-        assert_eq!(
-            parse_time(&json!("2024-01-02T03:04:05Z")),
-            Some(1_704_164_645_000)
-        );
-        assert_eq!(
-            parse_time(&json!("2024-01-02T11:04:05+08:00")),
-            Some(1_704_164_645_000)
-        );
-        assert_eq!(
-            parse_time(&json!("2024-01-02 03:04:05")),
-            Some(1_704_164_645_000)
-        );
-        assert_eq!(parse_time(&json!("2024-01-02")), Some(1_704_153_600_000));
-        assert_eq!(parse_time(&json!("1700000000")), Some(1_700_000_000_000));
-        assert_eq!(parse_time(&json!("yesterday")), None);
-        assert_eq!(parse_time(&json!(null)), None);
-        assert_eq!(parse_time(&json!(1e300)), None);
-    }
 
     #[test]
     fn bulk_actions_are_recognised() {

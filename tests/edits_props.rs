@@ -3,7 +3,7 @@
 //! unmatched element exactly once, and the word-level summary never panics
 //! and does not depend on which text comes first.
 
-use neardup::edits::{GapPosition, align, compare};
+use neardup::confirm::edits::{GapPosition, align, compare};
 use proptest::prelude::*;
 
 /// Longest common subsequence length by the textbook table.

@@ -6,7 +6,8 @@
 
 use neardup::config::EngineSettings;
 use neardup::engine::{Engine, Placed};
-use neardup::forest::{Millis, Placement};
+use neardup::forest::Placement;
+use neardup::units::Millis;
 use proptest::prelude::*;
 
 const HOUR: Millis = 3_600_000;

@@ -8,7 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use neardup::forest::{Assignment, Fingerprint, Forest, ForestConfig, Millis, NodeView, Placement};
+use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement};
+use neardup::units::{Fingerprint, Millis};
 use proptest::collection::vec;
 use proptest::prelude::*;
 

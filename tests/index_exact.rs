@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use neardup::index::{IndexError, MultiIndex};
+use neardup::candidates::multi_index::{IndexError, MultiIndex};
 use rand::rngs::StdRng;
 use rand::seq::index::sample;
 use rand::{Rng, SeedableRng};

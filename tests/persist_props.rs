@@ -6,9 +6,10 @@ use std::path::Path;
 
 use neardup::config::EngineSettings;
 use neardup::engine::SideRecord;
-use neardup::forest::{Fingerprint, NodeRecord};
+use neardup::forest::NodeRecord;
 use neardup::ledger::{DocumentKey, Ledger};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
+use neardup::units::Fingerprint;
 use proptest::collection::vec;
 use proptest::prelude::*;
 

@@ -20,6 +20,8 @@
 
 mod fields;
 pub mod normalize;
+mod numbers;
+pub mod sketch;
 pub mod stopwords;
 pub mod tokenize;
 
@@ -31,6 +33,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 pub use fields::{FieldSpec, extract_fields_text, values_at};
 pub use normalize::{NormalizeOptions, normalize};
+pub use numbers::is_chinese_numeral;
+use numbers::numbers_in;
 
 /// Character that separates the text of two fields in the normalised text.
 /// It ends a sentence and is never part of a word, so no feature spans two
@@ -436,7 +440,7 @@ impl Fingerprinter {
             .collect()
     }
 
-    /// Bottom-k sketch ([`crate::sketch`]) of the character 5-grams of every
+    /// Bottom-k sketch ([`sketch`]) of the character 5-grams of every
     /// field but the headline.
     pub fn body_sketch(&self, prepared: &PreparedText) -> Vec<u32> {
         let mut hashes = Vec::with_capacity(prepared.char_count);
@@ -445,177 +449,13 @@ impl Fingerprinter {
                 for_each_shingle(part, 5, |shingle| hashes.push(xxh3_64(shingle) as u32));
             }
         }
-        crate::sketch::bottom_k(hashes, crate::sketch::SKETCH_SIZE)
+        sketch::bottom_k(hashes, sketch::SKETCH_SIZE)
     }
 
     /// Fingerprint of raw text (not a JSON document).
     pub fn fingerprint_text(&self, text: &str) -> u64 {
         self.simhash(&self.prepare(text))
     }
-}
-
-/// The numbers of a text, in order: runs of ASCII digits with inner `.`,
-/// `,` or `/` (`3.5`, `1,200`, `1987/88`; full-width digits are ASCII after
-/// NFKC), mixed fractions (`6-1/4`, not the range `11-20`), and numbers
-/// written in Chinese numerals: runs of two or more (`十五`, `二〇二三`,
-/// `一百二十九`), one after `第` (`第八`), or one before a counter of
-/// sessions, batches, ranks or time (`二次`, `三届`, `五名`, `两年`). Any
-/// other lone numeral is not counted: it is part of too many ordinary words
-/// (一些, 统一, 十分). English number words count as the digits they stand
-/// for ("six" is `6`): wire reports write small figures out.
-fn numbers_in(text: &str) -> Vec<&str> {
-    let mut numbers: Vec<&str> = english_number_words(text).collect();
-    let mut start = None;
-    let mut previous = None;
-    for (index, c) in text.char_indices() {
-        let inside_number = c.is_ascii_digit()
-            || (matches!(c, '.' | ',' | '/')
-                && start.is_some()
-                && text[index + 1..].starts_with(|next: char| next.is_ascii_digit()))
-            || (c == '-' && start.is_some() && starts_with_fraction(&text[index + 1..]));
-        match (inside_number, start) {
-            (true, None) => start = Some(index),
-            (false, Some(begin)) => {
-                numbers.push(&text[begin..index]);
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let Some(begin) = start {
-        numbers.push(&text[begin..]);
-    }
-    let mut run_start: Option<usize> = None;
-    let mut run_chars = 0;
-    let mut after_ordinal = false;
-    for (index, c) in text.char_indices().chain([(text.len(), ' ')]) {
-        if is_chinese_numeral(c) {
-            if run_start.is_none() {
-                run_start = Some(index);
-                run_chars = 0;
-                after_ordinal = previous == Some('第');
-            }
-            run_chars += 1;
-        } else if let Some(begin) = run_start.take()
-            && (run_chars >= 2 || after_ordinal || is_counter(c))
-        {
-            numbers.push(&text[begin..index]);
-        }
-        previous = Some(c);
-    }
-    numbers
-}
-
-/// `text` starts with a fraction, digits `/` digits.
-fn starts_with_fraction(text: &str) -> bool {
-    let numerator = text.bytes().take_while(u8::is_ascii_digit).count();
-    numerator > 0
-        && text[numerator..].starts_with('/')
-        && text[numerator + 1..].starts_with(|c: char| c.is_ascii_digit())
-}
-
-/// The English cardinal number words of lower-cased text, as digits.
-fn english_number_words(text: &str) -> impl Iterator<Item = &'static str> + '_ {
-    // Runs of ASCII letters, found by bytes: Chinese text has few or none.
-    let bytes = text.as_bytes();
-    let mut position = 0;
-    std::iter::from_fn(move || {
-        while position < bytes.len() && !bytes[position].is_ascii_alphabetic() {
-            position += 1;
-        }
-        if position == bytes.len() {
-            return None;
-        }
-        let start = position;
-        while position < bytes.len() && bytes[position].is_ascii_alphabetic() {
-            position += 1;
-        }
-        Some(&text[start..position])
-    })
-    .filter_map(|word| match word {
-        "zero" => Some("0"),
-        "one" => Some("1"),
-        "two" => Some("2"),
-        "three" => Some("3"),
-        "four" => Some("4"),
-        "five" => Some("5"),
-        "six" => Some("6"),
-        "seven" => Some("7"),
-        "eight" => Some("8"),
-        "nine" => Some("9"),
-        "ten" => Some("10"),
-        "eleven" => Some("11"),
-        "twelve" => Some("12"),
-        "thirteen" => Some("13"),
-        "fourteen" => Some("14"),
-        "fifteen" => Some("15"),
-        "sixteen" => Some("16"),
-        "seventeen" => Some("17"),
-        "eighteen" => Some("18"),
-        "nineteen" => Some("19"),
-        "twenty" => Some("20"),
-        "thirty" => Some("30"),
-        "forty" => Some("40"),
-        "fifty" => Some("50"),
-        "sixty" => Some("60"),
-        "seventy" => Some("70"),
-        "eighty" => Some("80"),
-        "ninety" => Some("90"),
-        "hundred" => Some("100"),
-        "thousand" => Some("1000"),
-        "million" => Some("1000000"),
-        "billion" => Some("1000000000"),
-        _ => None,
-    })
-}
-
-/// Counters after which a lone Chinese numeral is a number: sessions,
-/// batches, issues, ranks, people, ages, times and durations.
-fn is_counter(c: char) -> bool {
-    matches!(
-        c,
-        '次' | '届'
-            | '期'
-            | '批'
-            | '轮'
-            | '号'
-            | '季'
-            | '名'
-            | '位'
-            | '项'
-            | '条'
-            | '岁'
-            | '倍'
-            | '场'
-            | '年'
-            | '月'
-            | '日'
-            | '天'
-            | '周'
-    )
-}
-
-/// The characters Chinese numbers are written with (〇 to 亿).
-pub fn is_chinese_numeral(c: char) -> bool {
-    matches!(
-        c,
-        '〇' | '零'
-            | '一'
-            | '二'
-            | '两'
-            | '三'
-            | '四'
-            | '五'
-            | '六'
-            | '七'
-            | '八'
-            | '九'
-            | '十'
-            | '百'
-            | '千'
-            | '万'
-            | '亿'
-    )
 }
 
 /// Call `on_shingle` with (the UTF-8 bytes of) every run of `width`

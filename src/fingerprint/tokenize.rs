@@ -107,7 +107,7 @@ pub fn for_each_tagged_word<'text>(
 }
 
 /// What a character belongs to, for telling a changed fact from a changed
-/// particle in a short text (see [`crate::edits`]).
+/// particle in a short text (see [`crate::confirm::edits`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WordMark {
     /// Index of the first character of the word holding this character.

@@ -9,7 +9,8 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::engine::{EngineEffect, LongText, ShortText, SideRecord, SideView};
+use crate::confirm::{LongText, ShortText};
+use crate::engine::{EngineEffect, SideRecord, SideView};
 use crate::forest::NodeRecord;
 use crate::ledger::{DocumentKey, Effect};
 

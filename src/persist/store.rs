@@ -12,8 +12,9 @@ use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
 use crate::engine::{SideRecord, SideView};
-use crate::forest::{Fingerprint, ForestCounters, Millis, NodeRecord};
+use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, Ledger, SnapshotParts};
+use crate::units::{Fingerprint, Millis};
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
@@ -49,7 +50,7 @@ impl FromStr for FsyncPolicy {
         match text.trim() {
             "request" | "always" => Ok(FsyncPolicy::EveryRequest),
             "never" => Ok(FsyncPolicy::Never),
-            other => match crate::config::parse_retention(other) {
+            other => match crate::units::parse_duration(other, "fsync interval") {
                 Ok(Some(millis)) if millis > 0 => Ok(FsyncPolicy::Interval(Duration::from_millis(
                     millis.unsigned_abs(),
                 ))),

@@ -17,11 +17,12 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::Sidecar;
+use super::errors::{SidecarError, json_response, response_from};
 use super::metrics::{Gauges, resident_bytes};
-use super::upstream::{self, cluster_error, json_response};
+use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::fingerprint::{format_fingerprint, hamming_distance, jaccard, parse_fingerprint};
-use crate::forest::Millis;
-use crate::sketch::{SKETCH_SIZE, estimate_jaccard};
+use crate::units::Millis;
+use crate::upstream::{self, StoredDocument};
 
 /// Largest body accepted by `/_neardup/fingerprint`.
 const MAX_FINGERPRINT_BODY: usize = 16 << 20;
@@ -182,7 +183,10 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
             return bad_request("cannot read the request body");
         };
         if body.len() + chunk.len() > MAX_FINGERPRINT_BODY {
-            return super::too_large(MAX_FINGERPRINT_BODY);
+            return SidecarError::TooLarge {
+                limit: MAX_FINGERPRINT_BODY,
+            }
+            .into_response();
         }
         body.extend_from_slice(&chunk);
     }
@@ -212,11 +216,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
     let analyzer = sidecar.analyzers.for_index(index.as_deref()).clone();
     let worker = tokio::task::spawn_blocking(move || describe_all(&analyzer, &documents)).await;
     let Ok(described) = worker else {
-        return cluster_error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "neardup_exception",
-            "fingerprinting failed",
-        );
+        return SidecarError::Internal("fingerprinting failed".into()).into_response();
     };
     let described = match described {
         Ok(described) => described,
@@ -320,18 +320,14 @@ pub fn class(sidecar: &Sidecar, root: &str, query: Option<&str>) -> Response {
     let ledger = sidecar.ledger.lock();
     let forest = ledger.engine().forest();
     let Some(class) = forest.class(root) else {
-        return cluster_error(
-            StatusCode::NOT_FOUND,
-            "resource_not_found_exception",
-            &format!("no class with root [{}]", format_fingerprint(root)),
-        );
+        return SidecarError::NotFound(format!(
+            "no class with root [{}]",
+            format_fingerprint(root)
+        ))
+        .into_response();
     };
     let Some(root_node) = forest.node(root) else {
-        return cluster_error(
-            StatusCode::NOT_FOUND,
-            "resource_not_found_exception",
-            "class root vanished",
-        );
+        return SidecarError::NotFound("class root vanished".into()).into_response();
     };
     let members: Vec<Value> = class
         .members
@@ -385,37 +381,30 @@ pub async fn similar(sidecar: &Sidecar, request: Request, index: &str, id: &str)
         .await
     {
         Ok(answer) => answer,
-        Err(error) => return error.into_response(),
+        Err(error) => return SidecarError::from(error).into_response(),
     };
     let status = answer.status();
     let body = match sidecar.upstream.read_body(&get_path, answer).await {
         Ok(body) => body,
-        Err(error) => return error.into_response(),
+        Err(error) => return SidecarError::from(error).into_response(),
     };
     if !status.is_success() {
-        return upstream::response_from(status, json_headers(), Body::from(body));
+        return response_from(status, json_headers(), Body::from(body));
     }
-    let document: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let document: StoredDocument = serde_json::from_slice(&body).unwrap_or_default();
     let Some(root) = document
-        .get("_source")
-        .and_then(|source| source.get(&sidecar.root_field))
+        .source
+        .get(&sidecar.root_field)
         .and_then(Value::as_str)
         .map(str::to_string)
     else {
-        return cluster_error(
-            StatusCode::NOT_FOUND,
-            "resource_not_found_exception",
-            &format!(
-                "document [{id}] in [{index}] has no [{}] stamp",
-                sidecar.root_field
-            ),
-        );
+        return SidecarError::NotFound(format!(
+            "document [{id}] in [{index}] has no [{}] stamp",
+            sidecar.root_field
+        ))
+        .into_response();
     };
-    let concrete_index = document
-        .get("_index")
-        .and_then(Value::as_str)
-        .unwrap_or(index)
-        .to_string();
+    let concrete_index = document.index.unwrap_or_else(|| index.to_string());
     let query = json!({
         "size": size,
         "track_total_hits": true,
@@ -441,15 +430,15 @@ pub async fn similar(sidecar: &Sidecar, request: Request, index: &str, id: &str)
         .await
     {
         Ok(answer) => answer,
-        Err(error) => return error.into_response(),
+        Err(error) => return SidecarError::from(error).into_response(),
     };
     let status = answer.status();
     let body = match sidecar.upstream.read_body(&search_path, answer).await {
         Ok(body) => body,
-        Err(error) => return error.into_response(),
+        Err(error) => return SidecarError::from(error).into_response(),
     };
     let Ok(mut result) = serde_json::from_slice::<Value>(&body) else {
-        return upstream::response_from(status, json_headers(), Body::from(body));
+        return response_from(status, json_headers(), Body::from(body));
     };
     if status.is_success()
         && let Value::Object(object) = &mut result
@@ -471,11 +460,7 @@ fn json_headers() -> HeaderMap {
 }
 
 fn bad_request(reason: &str) -> Response {
-    cluster_error(
-        StatusCode::BAD_REQUEST,
-        "illegal_argument_exception",
-        reason,
-    )
+    SidecarError::IllegalArgument(reason.to_string()).into_response()
 }
 
 fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {

@@ -10,15 +10,20 @@
 //! loudly) → built-in default. [`EngineSettings::build`] validates the result
 //! and builds the [`Engine`].
 
+mod serve;
+
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::engine::{ConfirmationConfig, Engine};
+pub use serve::{IndexFields, Limits, ServeOptions, ServeSettings};
+
+use crate::confirm::ConfirmationConfig;
+use crate::engine::Engine;
 use crate::fingerprint::{
     FeatureMode, FingerprintConfig, Fingerprinter, NormalizeOptions, Weighting,
 };
-use crate::forest::{Forest, ForestConfig, Millis};
+use crate::forest::{Forest, ForestConfig};
 use crate::ledger::Ledger;
 
 /// Engine settings as they come from one source; `None` = not set there.
@@ -153,7 +158,7 @@ pub struct ConfigFile {
     #[serde(default)]
     pub engine: EngineSettings,
     #[serde(default)]
-    pub serve: crate::serve::ServeSettings,
+    pub serve: ServeSettings,
 }
 
 impl ConfigFile {
@@ -236,7 +241,7 @@ impl EngineSettings {
         let defaults = ForestConfig::default();
         let retention = match &self.retention {
             None => defaults.retention,
-            Some(text) => parse_retention(text)?,
+            Some(text) => crate::units::parse_retention(text)?,
         };
         let forest_config = ForestConfig {
             max_distance: self.max_distance.unwrap_or(defaults.max_distance),
@@ -270,7 +275,7 @@ impl EngineSettings {
                 .unwrap_or(defaults.content_word_check),
             synonyms: match &self.synonyms {
                 None => defaults.synonyms,
-                Some(path) => std::sync::Arc::new(crate::synonyms::Synonyms::load(
+                Some(path) => std::sync::Arc::new(crate::confirm::synonyms::Synonyms::load(
                     path,
                     self.fingerprint_config().normalize,
                 )?),
@@ -325,7 +330,6 @@ impl EngineSettings {
     }
 }
 
-/// `48h`, `30m`, `90s`, `7d`, `1500ms`, or `never` (no expiry).
 /// The validated pieces of an engine.
 #[derive(Debug, Clone)]
 pub struct EngineParts {
@@ -355,49 +359,9 @@ impl EngineParts {
     }
 }
 
-pub fn parse_retention(text: &str) -> anyhow::Result<Option<Millis>> {
-    let text = text.trim();
-    if text.eq_ignore_ascii_case("never") {
-        return Ok(None);
-    }
-    let digits_end = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(digits_end);
-    let number: i64 = number.parse().map_err(|_| {
-        anyhow::anyhow!(
-            "retention `{text}`: expected a number and a unit (ms, s, m, h, d) or `never`"
-        )
-    })?;
-    let unit_millis = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        _ => anyhow::bail!("retention `{text}`: unknown unit `{unit}` (expected ms, s, m, h or d)"),
-    };
-    match number.checked_mul(unit_millis) {
-        Some(millis) if millis > 0 => Ok(Some(millis)),
-        _ => {
-            anyhow::bail!("retention `{text}` must be positive and at most about 292 million years")
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn retention_forms() {
-        assert_eq!(parse_retention("48h").ok(), Some(Some(172_800_000)));
-        assert_eq!(parse_retention("1500ms").ok(), Some(Some(1500)));
-        assert_eq!(parse_retention("never").ok(), Some(None));
-        assert!(parse_retention("0h").is_err());
-        assert!(parse_retention("5w").is_err());
-        assert!(parse_retention("h").is_err());
-    }
 
     #[test]
     fn flags_win_over_file_settings() {
@@ -447,12 +411,8 @@ headline_field = "headline"
         assert_eq!(file.root_field.as_deref(), Some("story_id"));
         assert_eq!(file.engine.max_distance, Some(2));
         assert_eq!(file.serve.index[0].fields, ["headline", "body.text"]);
-        let options = crate::serve::ServeOptions::from_settings(
-            &file.serve,
-            "story_id".into(),
-            "simhash".into(),
-        )
-        .expect("valid serve settings");
+        let options = ServeOptions::from_settings(&file.serve, "story_id".into(), "simhash".into())
+            .expect("valid serve settings");
         assert_eq!(options.listen, "127.0.0.1:9300");
         assert_eq!(options.limits.max_content_length, 50 << 20);
         assert_eq!(

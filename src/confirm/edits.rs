@@ -26,9 +26,9 @@
 
 use std::ops::Range;
 
+use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
-use crate::synonyms::Synonyms;
 
 /// The differences between two short texts, aligned in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -512,7 +512,7 @@ pub fn compare(left: &str, right: &str) -> EditSummary {
 }
 
 /// [`compare`], where a content word swapped for a declared synonym is not
-/// a change of content (see [`crate::synonyms`]).
+/// a change of content (see [`crate::confirm::synonyms`]).
 pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary {
     let (mut shorter, mut longer) = (Letters::of(left), Letters::of(right));
     if shorter.chars.len() > longer.chars.len() {

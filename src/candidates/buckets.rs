@@ -1,5 +1,5 @@
 //! A bounded multimap from hash keys to fingerprints, shared by the two
-//! extra candidate indexes (`shingle_index`, `sketch`).
+//! extra candidate indexes ([`super::shingle_index`], [`super::sketch_index`]).
 //!
 //! Motivation: both indexes store millions of keys of which most hold one
 //! fingerprint, and a few (keys of boilerplate or very common text) would
@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use crate::forest::Fingerprint;
+use crate::units::Fingerprint;
 
 #[derive(Debug)]
 enum Bucket {

@@ -20,8 +20,8 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::buckets::BoundedBuckets;
-use crate::forest::Fingerprint;
+use crate::candidates::buckets::BoundedBuckets;
+use crate::units::Fingerprint;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
 pub const MAX_BUCKET: usize = 64;

@@ -1,5 +1,5 @@
-//! The connection to the cluster: forwarding requests and their headers,
-//! and the cluster's JSON error envelope for the sidecar's own errors.
+//! Stage 8 of the data path: the one HTTP client of the cluster, and which
+//! headers cross it.
 //!
 //! Design: one pooled `reqwest` client. Headers go through unchanged except
 //! the hop-by-hop ones (RFC 9110 §7.6.1) and `Host`, so `Authorization`, API
@@ -11,10 +11,8 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use reqwest::Method;
+use reqwest::header::{self, HeaderMap, HeaderName};
 
 /// Headers that belong to one connection, not to the request.
 const HOP_BY_HOP: [&str; 8] = [
@@ -29,7 +27,7 @@ const HOP_BY_HOP: [&str; 8] = [
 ];
 
 /// Why a request to the cluster failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum UpstreamError {
     #[error("cannot reach the cluster at {url}: {detail}")]
     Unreachable { url: String, detail: String },
@@ -37,20 +35,7 @@ pub enum UpstreamError {
     Timeout { url: String, timeout: Duration },
 }
 
-impl UpstreamError {
-    /// 504 for a timeout, 502 otherwise, in the cluster's error envelope.
-    pub fn into_response(self) -> Response {
-        let (status, error_type) = match self {
-            UpstreamError::Timeout { .. } => (StatusCode::GATEWAY_TIMEOUT, "timeout_exception"),
-            UpstreamError::Unreachable { .. } => {
-                (StatusCode::BAD_GATEWAY, "connect_transport_exception")
-            }
-        };
-        cluster_error(status, error_type, &self.to_string())
-    }
-}
-
-/// The cluster, as the sidecar reaches it.
+/// The cluster, as the sidecar (and `rebuild`) reach it.
 #[derive(Debug, Clone)]
 pub struct Upstream {
     client: reqwest::Client,
@@ -128,6 +113,18 @@ impl Upstream {
     }
 }
 
+/// A document as the cluster returns it (a search hit, or the answer of
+/// `GET /{index}/_doc/{id}`): the parts the sidecar reads.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct StoredDocument {
+    #[serde(rename = "_index", default)]
+    pub index: Option<String>,
+    #[serde(rename = "_id", default)]
+    pub id: Option<String>,
+    #[serde(rename = "_source", default)]
+    pub source: serde_json::Value,
+}
+
 /// An error and its sources, one line.
 fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -197,38 +194,10 @@ pub fn response_headers(headers: &HeaderMap, body_rewritten: bool) -> HeaderMap 
     out
 }
 
-/// An error in the envelope the cluster uses:
-/// `{"error":{"root_cause":[{type,reason}],type,reason},"status":N}`.
-pub fn cluster_error(status: StatusCode, error_type: &str, reason: &str) -> Response {
-    let cause = json!({ "type": error_type, "reason": reason });
-    let body = json!({
-        "error": { "root_cause": [cause], "type": error_type, "reason": reason },
-        "status": status.as_u16(),
-    });
-    json_response(status, &body)
-}
-
-/// A JSON response of the sidecar's own.
-pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    let mut response = (status, body.to_string()).into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json; charset=UTF-8"),
-    );
-    response
-}
-
-/// A response from a status, headers and a body.
-pub fn response_from(status: StatusCode, headers: HeaderMap, body: Body) -> Response {
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
-    response
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::HeaderValue;
 
     #[test]
     fn hop_by_hop_and_host_headers_stay_behind() {

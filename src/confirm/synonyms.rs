@@ -3,7 +3,7 @@
 //! Motivation: a short reprint may swap a verb for a synonym (实行 / 实施),
 //! and recurring headlines differ by a word in the same place (开幕 /
 //! 闭幕). Nothing in the text tells the two apart, so a swapped content word
-//! keeps two texts apart (see [`crate::edits`]). A newsroom knows its own
+//! keeps two texts apart (see [`crate::confirm::edits`]). A newsroom knows its own
 //! house style; a synonyms file lets it say which swaps are rewordings.
 //!
 //! Design: the file format of the Elasticsearch / Solr synonym filters, so

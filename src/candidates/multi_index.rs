@@ -370,7 +370,7 @@ impl BlockTable {
 /// The set of stored fingerprints, searchable by Hamming distance ≤ `k`.
 ///
 /// ```
-/// use neardup::index::MultiIndex;
+/// use neardup::candidates::multi_index::MultiIndex;
 ///
 /// let mut index = MultiIndex::new(3).expect("3 is a supported distance");
 /// index.insert(0b1011);

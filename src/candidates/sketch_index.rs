@@ -1,0 +1,125 @@
+//! Candidate search for long texts whose reprint moved the simhash too far:
+//! their bottom-k sketches ([`crate::fingerprint::sketch`]) share hashes.
+//!
+//! Motivation: a long reprint edited in the sentence that carries its
+//! simhash is still found by the text it shares with the original.
+//!
+//! Design: each sketch is indexed under its `probes` smallest hashes; two
+//! texts at Jaccard `J` share their single smallest hash with probability
+//! `J`, so with several probes a real reprint is almost always a candidate.
+//! Hashes shared by very many texts (boilerplate shingles) fill their bucket
+//! and stop being indexed.
+//!
+//! Consequences: `probes` index entries per long node. Candidates are
+//! confirmed by the engine, never trusted as found.
+
+use super::buckets::BoundedBuckets;
+use crate::units::Fingerprint;
+
+/// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
+/// reprint shares at least one of them with probability ≈ 1 − 0.3⁴ = 0.99
+/// (DEV: the same F1 as with 8, half the index).
+pub const PROBES: usize = 4;
+
+/// A bucket holding this many sketches stops taking more: its hash is a
+/// shingle of boilerplate, not of one story.
+pub const MAX_BUCKET: usize = 64;
+
+/// Smallest sketch hash → fingerprints of the long texts indexed under it.
+#[derive(Debug)]
+pub struct SketchIndex {
+    buckets: BoundedBuckets<u32>,
+    texts: usize,
+}
+
+impl Default for SketchIndex {
+    fn default() -> Self {
+        SketchIndex {
+            buckets: BoundedBuckets::new(MAX_BUCKET),
+            texts: 0,
+        }
+    }
+}
+
+impl SketchIndex {
+    pub fn len(&self) -> usize {
+        self.texts
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.texts == 0
+    }
+
+    /// Index `fingerprint` under the smallest hashes of `sketch`; an empty
+    /// sketch is not indexed.
+    pub fn insert(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        if sketch.is_empty() {
+            return;
+        }
+        for &hash in sketch.iter().take(PROBES) {
+            self.buckets.insert(hash, fingerprint);
+        }
+        self.texts += 1;
+    }
+
+    pub fn remove(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+        if sketch.is_empty() {
+            return;
+        }
+        for &hash in sketch.iter().take(PROBES) {
+            self.buckets.remove(hash, fingerprint);
+        }
+        self.texts = self.texts.saturating_sub(1);
+    }
+
+    /// Fingerprints indexed under any of the `PROBES` smallest hashes of
+    /// `sketch`, each once; hashes whose bucket is full are skipped.
+    pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
+        let mut found = Vec::new();
+        for &hash in sketch.iter().take(PROBES) {
+            // A full key is a shingle of boilerplate: it finds nothing.
+            let (stored, full) = self.buckets.get(hash);
+            if !full {
+                found.extend_from_slice(stored);
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        found
+    }
+
+    /// Rough heap bytes used.
+    pub fn approx_heap_bytes(&self) -> usize {
+        self.buckets.approx_heap_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_finds_shared_probes_and_forgets_removed_texts() {
+        let mut index = SketchIndex::default();
+        index.insert(1, &[10, 20, 30]);
+        index.insert(2, &[40, 50]);
+        assert_eq!(index.candidates(&[20, 99]), vec![1]);
+        assert!(index.candidates(&[99]).is_empty());
+        index.remove(1, &[10, 20, 30]);
+        assert!(index.candidates(&[20]).is_empty());
+        assert_eq!(index.len(), 1);
+    }
+
+    #[test]
+    fn full_buckets_stop_answering() {
+        let mut index = SketchIndex::default();
+        for fingerprint in 0..MAX_BUCKET as u64 {
+            index.insert(fingerprint, &[7, 1000 + fingerprint as u32]);
+        }
+        assert!(
+            index.candidates(&[7]).is_empty(),
+            "a boilerplate hash finds nothing"
+        );
+        assert_eq!(index.candidates(&[1003]), vec![3]);
+    }
+}

@@ -1,0 +1,159 @@
+//! Settings of the sidecar: flags, `NEARDUP_*` variables, or the `[serve]`
+//! table of the config file, validated into [`ServeOptions`].
+//!
+//! Motivation: the server reads validated options; it does not parse
+//! settings, so settings do not depend on the server.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::persist::FsyncPolicy;
+use crate::units::{parse_duration, parse_size};
+
+/// Settings of the sidecar: flags, `NEARDUP_*` variables, or the `[serve]`
+/// table of the config file.
+#[derive(Debug, Clone, Default, Deserialize, clap::Args)]
+#[serde(deny_unknown_fields)]
+pub struct ServeSettings {
+    /// URL of the cluster [default: http://127.0.0.1:9200]
+    #[arg(long, env = "NEARDUP_UPSTREAM")]
+    pub upstream: Option<String>,
+
+    /// Address to listen on; port 0 picks a free port [default: 127.0.0.1:9201]
+    #[arg(long, env = "NEARDUP_LISTEN")]
+    pub listen: Option<String>,
+
+    /// Largest request body accepted (413 above it), like the cluster's http.max_content_length [default: 100mb]
+    #[arg(long, env = "NEARDUP_MAX_CONTENT_LENGTH")]
+    pub max_content_length: Option<String>,
+
+    /// Largest body sent to the cluster in one request: a stamped bulk body above it is sent in several requests and the answers are joined [default: the max_content_length]
+    #[arg(long, env = "NEARDUP_UPSTREAM_MAX_CONTENT_LENGTH")]
+    pub upstream_max_content_length: Option<String>,
+
+    /// How long the cluster may stay silent (connecting, or between bytes) before the request fails with 504 [default: 60s]
+    #[arg(long, env = "NEARDUP_UPSTREAM_TIMEOUT")]
+    pub upstream_timeout: Option<String>,
+
+    /// Most request-body bytes being stamped at once; a write beyond it gets 429, as the cluster answers when its indexing pressure is too high [default: 256mb]
+    #[arg(long, env = "NEARDUP_MAX_IN_FLIGHT_BYTES")]
+    pub max_in_flight_bytes: Option<String>,
+
+    /// Directory of the durable state (forest log and snapshots), locked while in use; `none` keeps the state in memory only [default: neardup-state]
+    #[arg(long, env = "NEARDUP_STATE_DIR")]
+    pub state_dir: Option<String>,
+
+    /// When the state log is forced to disk: `request` (before forwarding and before answering each write), an interval such as `1s`, or `never` (the OS decides; a killed process still loses nothing) [default: request]
+    #[arg(long, env = "NEARDUP_FSYNC")]
+    pub fsync: Option<String>,
+
+    /// Write a snapshot once the log since the last one is this large (or larger than that snapshot) [default: 256mb]
+    #[arg(long, env = "NEARDUP_SNAPSHOT_AFTER")]
+    pub snapshot_after: Option<String>,
+
+    /// Per-index fields (config file only): `[[serve.index]]` with `pattern = "news-*"` and `fields = [...]`, optionally `headline_field`; the first matching pattern wins
+    #[arg(skip)]
+    #[serde(default)]
+    pub index: Vec<IndexFields>,
+}
+
+/// Other fields for indices whose name matches `pattern` (`*` wildcards).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexFields {
+    pub pattern: String,
+    pub fields: Vec<String>,
+    pub headline_field: Option<String>,
+}
+
+impl ServeSettings {
+    pub fn or(self, fallback: ServeSettings) -> ServeSettings {
+        ServeSettings {
+            upstream: self.upstream.or(fallback.upstream),
+            listen: self.listen.or(fallback.listen),
+            max_content_length: self.max_content_length.or(fallback.max_content_length),
+            upstream_max_content_length: self
+                .upstream_max_content_length
+                .or(fallback.upstream_max_content_length),
+            upstream_timeout: self.upstream_timeout.or(fallback.upstream_timeout),
+            max_in_flight_bytes: self.max_in_flight_bytes.or(fallback.max_in_flight_bytes),
+            state_dir: self.state_dir.or(fallback.state_dir),
+            fsync: self.fsync.or(fallback.fsync),
+            snapshot_after: self.snapshot_after.or(fallback.snapshot_after),
+            index: if self.index.is_empty() {
+                fallback.index
+            } else {
+                self.index
+            },
+        }
+    }
+}
+
+/// Everything `serve` needs, validated.
+#[derive(Debug)]
+pub struct ServeOptions {
+    pub upstream: String,
+    pub listen: String,
+    pub limits: Limits,
+    pub upstream_timeout: Duration,
+    pub root_field: String,
+    pub simhash_field: String,
+    /// Install the index template (`mappings/index-template.json`) at start.
+    pub install_template: bool,
+    pub template_patterns: Vec<String>,
+    pub fsync: FsyncPolicy,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_content_length: usize,
+    pub upstream_max_content_length: usize,
+    pub max_in_flight_bytes: usize,
+}
+
+impl ServeOptions {
+    pub fn from_settings(
+        settings: &ServeSettings,
+        root_field: String,
+        simhash_field: String,
+    ) -> anyhow::Result<Self> {
+        let max_content_length =
+            parse_size(settings.max_content_length.as_deref().unwrap_or("100mb"))?;
+        let upstream_max_content_length = match settings.upstream_max_content_length.as_deref() {
+            Some(text) => parse_size(text)?,
+            None => max_content_length,
+        };
+        let timeout = settings.upstream_timeout.as_deref().unwrap_or("60s");
+        let upstream_timeout = match parse_duration(timeout, "upstream_timeout")? {
+            Some(millis) if millis > 0 => Duration::from_millis(millis.unsigned_abs()),
+            _ => anyhow::bail!("upstream_timeout `{timeout}` must be a positive duration"),
+        };
+        Ok(ServeOptions {
+            upstream: settings
+                .upstream
+                .clone()
+                .unwrap_or_else(|| "http://127.0.0.1:9200".to_string()),
+            listen: settings
+                .listen
+                .clone()
+                .unwrap_or_else(|| "127.0.0.1:9201".to_string()),
+            limits: Limits {
+                max_content_length,
+                upstream_max_content_length,
+                max_in_flight_bytes: parse_size(
+                    settings.max_in_flight_bytes.as_deref().unwrap_or("256mb"),
+                )?,
+            },
+            upstream_timeout,
+            root_field,
+            simhash_field,
+            install_template: false,
+            template_patterns: Vec::new(),
+            fsync: match settings.fsync.as_deref() {
+                None => FsyncPolicy::EveryRequest,
+                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+            },
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! Long texts (articles): the rules that confirm a candidate found by
+//! simhash distance or by a shared sketch.
+
+use super::ConfirmationConfig;
+use super::edits;
+use super::synonyms::Synonyms;
+use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
+use crate::fingerprint::{bigram_jaccard, shared_count};
+
+/// What a long text's node remembers to confirm sketch candidates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LongText {
+    pub sketch: Box<[u32]>,
+    /// Letters and digits of the headline, when the document has one.
+    pub headline: Option<Box<str>>,
+    /// The first [`LEAD_CHARS`] letters and digits of the body.
+    pub lead: Box<str>,
+    pub numbers: Box<[u32]>,
+}
+
+/// How much of a body's start is kept to recognise a headline taken from it.
+pub const LEAD_CHARS: usize = 48;
+
+/// Estimated body Jaccard from which two long texts count as one body
+/// under reworded headlines (see [`LongText::same_body`]). Recurring
+/// reports share their frame but not their facts, and stay below it.
+const SAME_BODY_JACCARD: f64 = 0.9;
+
+/// How much of a headline must appear in the other copy's lead.
+const HEADLINE_PREFIX_CHARS: usize = 16;
+
+impl LongText {
+    /// Truncation drops figures and an added paragraph brings some, but a
+    /// reprint never changes them: one number set contains the other.
+    pub fn numbers_compatible(&self, other: &LongText) -> bool {
+        one_contains_the_other(&self.numbers, &other.numbers)
+    }
+
+    /// A candidate found by the sketch index joins when the bodies' estimated
+    /// Jaccard is high enough, the headlines agree and the numbers are
+    /// compatible.
+    pub fn confirms_sketch_candidate(
+        &self,
+        candidate: &LongText,
+        config: &ConfirmationConfig,
+    ) -> bool {
+        (!config.require_same_numbers || self.numbers_compatible(candidate))
+            && self.headlines_agree(candidate, config)
+            && estimate_jaccard(&self.sketch, &candidate.sketch, SKETCH_SIZE)
+                >= config.min_long_jaccard
+    }
+
+    /// Headlines agree when they are similar (character bigrams), or when
+    /// one is the start of the other copy's body: aggregators title a
+    /// reprint with its first sentence. With `content_word_check`, similar
+    /// headlines that are one headline with a word swapped ("…英文版出版发行"
+    /// / "…法文版出版发行") over bodies that are not the same text do not
+    /// agree: a recurring report keeps its headline's frame, a reprint keeps
+    /// its facts.
+    pub fn headlines_agree(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
+        let (Some(ours), Some(theirs)) = (&self.headline, &other.headline) else {
+            return true;
+        };
+        let taken_from_lead = |headline: &str, lead: &str| {
+            let prefix: String = headline
+                .chars()
+                .filter(|&c| c != ' ')
+                .take(HEADLINE_PREFIX_CHARS)
+                .collect();
+            prefix.chars().count() >= 8 && lead.contains(prefix.as_str())
+        };
+        if taken_from_lead(ours, &other.lead) || taken_from_lead(theirs, &self.lead) {
+            return true;
+        }
+        bigram_jaccard(ours, theirs) >= config.min_headline_jaccard
+            && !(config.content_word_check
+                && one_fact_edited(ours, theirs, &config.synonyms)
+                && !self.same_body(other, &config.synonyms))
+    }
+
+    /// The bodies share at least `min_jaccard` of their text (estimated by
+    /// their sketches; true without sketches).
+    pub fn shares_enough_body(&self, other: &LongText, min_jaccard: f64) -> bool {
+        self.sketch.is_empty()
+            || other.sketch.is_empty()
+            || estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= min_jaccard
+    }
+
+    /// The bodies are (nearly) the same text, by their sketches, and their
+    /// leads do not swap a word either: then a headline edit is an editor's
+    /// rewording, not another report (wire reprints retitle a story:
+    /// "…PROPOSALS" / "…IDEAS"; a recurring report swaps the word in its
+    /// lead too: "…一书法文版…" / "…一书俄文版…"). Unknown without sketches
+    /// (`long_text_search` off).
+    pub fn same_body(&self, other: &LongText, synonyms: &Synonyms) -> bool {
+        !self.sketch.is_empty()
+            && !other.sketch.is_empty()
+            && estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= SAME_BODY_JACCARD
+            && !one_fact_edited(&self.lead, &other.lead, synonyms)
+    }
+}
+
+/// Two headlines are one headline with a content word swapped for another
+/// or dropped inside it (see [`EditSummary::content_word_replaced`] and
+/// [`EditSummary::content_word_dropped`]): at least half of each is the same
+/// words in the same order. Added words are not enough (a
+/// reprint titled with its lead sentence adds places, dates and names to
+/// the original headline's words), and neither is a figure written another
+/// way ("第二十九次" / "第29次").
+fn one_fact_edited(ours: &str, theirs: &str, synonyms: &Synonyms) -> bool {
+    let summary = edits::compare_with(ours, theirs, synonyms);
+    let common = summary.shorter_chars - summary.unmatched_in_shorter;
+    (summary.content_word_replaced || summary.content_word_dropped)
+        && common * 2 >= summary.shorter_chars
+        && common * 2 >= summary.longer_chars
+}
+
+/// True when every element of one sorted set is in the other.
+fn one_contains_the_other(left: &[u32], right: &[u32]) -> bool {
+    shared_count(left, right) == left.len().min(right.len())
+}

@@ -1,0 +1,130 @@
+//! Stage 2 of the data path: text → everything the engine needs to place
+//! it, computed without the engine.
+//!
+//! Motivation: segmentation, simhash, shingles and sketches are most of the
+//! cost of a document and need no shared state, so the sidecar runs them on
+//! the blocking pool, in parallel, before it takes the engine's lock.
+//!
+//! Design: an [`Analyzer`] (cheap to clone) turns prepared text into an
+//! [`Analysis`]: the exact hash, the simhash and the texts the node will
+//! keep for confirmation ([`crate::confirm`]).
+//!
+//! Consequences: `long_text_search` must match the engine's, or long texts
+//! lack the sketch its index expects.
+
+use super::SideRecord;
+use crate::confirm::{LEAD_CHARS, LongText, ShortText};
+use crate::fingerprint::{Fingerprinter, PreparedText, letters_with_breaks};
+use crate::units::Fingerprint;
+
+/// Everything the engine needs to place a text, computed without the
+/// engine: the exact hash, the simhash and the side data the node will keep.
+#[derive(Debug)]
+pub struct Analysis {
+    pub(super) exact_hash: u64,
+    pub(super) fingerprint: Fingerprint,
+    pub(super) short_text: Option<ShortText>,
+    pub(super) long_text: Option<LongText>,
+}
+
+impl Analysis {
+    /// The text's own fingerprint (the exact fast path may still place the
+    /// text on the node of an identical earlier text).
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    /// Hash of the normalised text.
+    pub fn exact_hash(&self) -> u64 {
+        self.exact_hash
+    }
+
+    /// The side data a node of this text keeps, as a snapshot stores it
+    /// (for a node rebuilt at `fingerprint` in the class of `root`).
+    pub fn side_record(self, fingerprint: Fingerprint, root: Fingerprint) -> SideRecord {
+        SideRecord {
+            fingerprint,
+            root,
+            exact_hashes: vec![self.exact_hash],
+            short_text: self.short_text,
+            long_text: self.long_text,
+        }
+    }
+}
+
+/// Computes [`Analysis`]: the costly, lock-free part of placing a document
+/// (segmentation, simhash, shingles, sketch). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Analyzer {
+    pub(super) fingerprinter: Fingerprinter,
+    pub(super) long_text_search: bool,
+}
+
+impl Analyzer {
+    /// An analyzer for other fields than the engine's own (per-index
+    /// settings). `long_text_search` must match the engine's, or long texts
+    /// lack the sketch its index expects.
+    pub fn new(fingerprinter: Fingerprinter, long_text_search: bool) -> Self {
+        Analyzer {
+            fingerprinter,
+            long_text_search,
+        }
+    }
+
+    pub fn long_text_search(&self) -> bool {
+        self.long_text_search
+    }
+
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.fingerprinter
+    }
+
+    /// Analyses a JSON document; `None` when none of the configured fields
+    /// holds text.
+    pub fn analyze_document(&self, document: &serde_json::Value) -> Option<Analysis> {
+        let prepared = self.fingerprinter.prepare_document(document)?;
+        Some(self.analyze(&prepared))
+    }
+
+    /// Analyses prepared text.
+    pub fn analyze(&self, prepared: &PreparedText) -> Analysis {
+        let (short_text, long_text) = self.describe(prepared);
+        Analysis {
+            exact_hash: prepared.exact_hash,
+            fingerprint: self.fingerprinter.simhash(prepared),
+            short_text,
+            long_text,
+        }
+    }
+
+    /// What the node of this text will remember, and what its candidates are
+    /// confirmed against: a short text's bigrams, numbers and places, or a
+    /// long text's sketch, numbers, headline and lead.
+    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
+        let fingerprinter = &self.fingerprinter;
+        if fingerprinter.is_short(prepared) {
+            let short_text = ShortText {
+                shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
+                letters: fingerprinter.letters(prepared).into_boxed_str(),
+                number_signature: fingerprinter.number_signature(prepared),
+                place_signature: fingerprinter.place_signature(prepared),
+            };
+            return (Some(short_text), None);
+        }
+        let long_text = LongText {
+            sketch: if self.long_text_search {
+                fingerprinter.body_sketch(prepared).into_boxed_slice()
+            } else {
+                Box::default()
+            },
+            numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
+            headline: fingerprinter
+                .headline(prepared)
+                .map(|headline| letters_with_breaks(headline).into_boxed_str()),
+            lead: fingerprinter
+                .body_lead(prepared, LEAD_CHARS)
+                .into_boxed_str(),
+        };
+        (None, Some(long_text))
+    }
+}

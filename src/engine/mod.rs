@@ -1,0 +1,636 @@
+//! One document in, its class out: fingerprint, exact fast path, candidate
+//! search beyond the simhash, confirmation, forest assignment, expiry of side
+//! data.
+//!
+//! Motivation: the forest only knows fingerprints, but several decisions need
+//! more than a fingerprint. A verbatim reprint should not pay for
+//! segmentation again (the exact fast path). A short text's simhash is too
+//! weak to trust at distance ≤ k (seeds 000 and 003) and too unstable to
+//! find its reprints there; a long text's simhash moves past k when the edit
+//! lands in the sentence that carries it. And two texts can be close by every
+//! measure of text yet report different figures or places.
+//!
+//! Design: the engine owns the [`Forest`] and per-node side data: the root,
+//! the exact hashes that map to the node, and for short texts the bigram
+//! set, number and place signatures, for long texts the bottom-k sketch,
+//! number set and headline bigrams. Candidates come from three places: the
+//! forest's multi-index (within k), the short-text MinHash LSH
+//! ([`crate::candidates::shingle_index`]) and the long-text sketch index
+//! ([`sketch`]). Every candidate is confirmed before it counts:
+//!
+//! - short text: bigram Jaccard with the candidate and with its root, same
+//!   numbers, same places when both name any, and close in reading order
+//!   ([`crate::confirm::edits`]; very short texts only with the same letters);
+//! - long text found by sketch: estimated Jaccard of the bodies, similar
+//!   headlines when both have one, one number set containing the other;
+//! - long text within k: the number-set containment and the headlines.
+//!
+//! An identical fingerprint (SPEC §3 rule 1) is confirmed the same way;
+//! a text its node does not confirm takes the nearest fingerprint, one bit
+//! flipped, that is free or whose node confirms it.
+//!
+//! Confirmed candidates from the two extra searches go to
+//! [`Forest::assign_with_candidates`], where their roots compete under the
+//! same rules as the roots of simhash neighbours. Side data of expired nodes
+//! is dropped with them.
+//!
+//! Consequences: a leaf found by the extra searches may be more than `k`
+//! from every other member of its class, and two roots may be within `k`
+//! when confirmation kept them apart; with both searches and all checks off
+//! the forest is exactly SPEC §3. Side data costs memory per node (reported
+//! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
+
+mod analysis;
+mod side_data;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+pub use analysis::{Analysis, Analyzer};
+use side_data::NodeSideData;
+pub use side_data::{SideRecord, SideSnapshot, SideView};
+
+use crate::candidates::shingle_index::{LshShape, ShingleIndex};
+use crate::candidates::sketch_index::SketchIndex;
+use crate::confirm::{ConfirmationConfig, LongText, NodeTexts, ShortText, node_confirms};
+use crate::fingerprint::{Fingerprinter, PreparedText};
+use crate::forest::{Assignment, Forest, Placement};
+use crate::units::{Fingerprint, Millis};
+
+/// How many expired nodes placing one document may remove, in the sidecar
+/// and in `stamp` alike: each document adds at most one node, so expiry
+/// keeps up with ingest while the work per document stays bounded (the
+/// sidecar's background task expires the rest when no write comes).
+pub const EXPIRY_BUDGET_PER_DOCUMENT: usize = 8;
+
+/// How many distinct exact-text hashes are remembered per node: enough for
+/// the usual handful of verbatim variants without unbounded growth on a node
+/// that thousands of slightly different texts hash to.
+const MAX_EXACT_HASHES_PER_NODE: usize = 4;
+
+/// How many one-bit flips a text whose fingerprint is taken by a node that
+/// does not confirm it tries (see
+/// [`ConfirmationConfig::confirm_identical_fingerprints`]). When all are
+/// taken too (a report recurring more often than this within the
+/// retention), it joins the node of its own fingerprint as rule 1 says:
+/// each probe costs a confirmation, and this bounds them.
+const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
+
+/// Where a document went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// The document's own fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Its class: the root's fingerprint.
+    pub root: Fingerprint,
+    pub placement: Placement,
+    /// Documents in the class, this one included.
+    pub class_documents: u64,
+    /// True when the exact fast path found the text without segmenting it.
+    pub exact_hit: bool,
+}
+
+/// Counters of the engine's own work.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    pub exact_hits: u64,
+    pub confirmations: u64,
+    pub confirmations_rejected: u64,
+    pub side_data_nodes: usize,
+    pub exact_hash_entries: usize,
+    /// Approximate heap bytes of the engine's own structures (side data,
+    /// exact-hash map, short-text LSH, long-text sketch index), excluding
+    /// the forest's (see [`crate::forest::ForestStats`]).
+    pub approx_heap_bytes: usize,
+}
+
+/// Fingerprinter + forest + side data.
+#[derive(Debug)]
+pub struct Engine {
+    analyzer: Analyzer,
+    forest: Forest,
+    confirmation: ConfirmationConfig,
+    fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
+    /// Shared (`Arc`) so a snapshot can hold on to it while the engine goes
+    /// on: side data never changes but for its exact hashes (copied on write).
+    side_data: HashMap<Fingerprint, Arc<NodeSideData>>,
+    short_texts: ShingleIndex,
+    long_texts: SketchIndex,
+    /// Heap bytes owned by the values of `side_data`, kept up to date.
+    side_heap_bytes: usize,
+    stats: EngineStats,
+    /// Effects of every change since the last [`Engine::take_journal`],
+    /// when journaling is on (persistence).
+    journal: Option<Vec<EngineEffect>>,
+}
+
+/// One change of the engine's state, enough to redo it without deciding
+/// again ([`Engine::replay`]): what persistence writes to its log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EngineEffect {
+    /// A document was placed at `fingerprint` in the class of `root`.
+    /// `exact_hash` is `None` for the exact fast path; the side data is set
+    /// when the placement created the node.
+    Placed {
+        now: Millis,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        exact_hash: Option<u64>,
+        short_text: Option<ShortText>,
+        long_text: Option<LongText>,
+    },
+    /// One document of `fingerprint` was taken back ([`Engine::forget_document`]).
+    Forgotten { fingerprint: Fingerprint },
+    /// These nodes expired.
+    Expired { removed: Vec<Fingerprint> },
+    /// One document of `fingerprint` was uncounted, the node kept
+    /// ([`Engine::uncount`]).
+    Uncounted { fingerprint: Fingerprint },
+}
+
+impl Engine {
+    pub fn new(
+        fingerprinter: Fingerprinter,
+        forest: Forest,
+        confirmation: ConfirmationConfig,
+    ) -> Self {
+        Engine {
+            analyzer: Analyzer {
+                fingerprinter,
+                long_text_search: confirmation.long_text_search,
+            },
+            forest,
+            confirmation,
+            fingerprint_of_exact_hash: HashMap::new(),
+            side_data: HashMap::new(),
+            short_texts: ShingleIndex::new(LshShape::default()),
+            long_texts: SketchIndex::default(),
+            side_heap_bytes: 0,
+            stats: EngineStats::default(),
+            journal: None,
+        }
+    }
+
+    /// Starts recording [`EngineEffect`]s.
+    pub fn enable_journal(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// The effects recorded since the last call (none when journaling is off).
+    pub fn take_journal(&mut self) -> Vec<EngineEffect> {
+        self.journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn record(&mut self, effect: impl FnOnce() -> EngineEffect) {
+        if let Some(journal) = &mut self.journal {
+            journal.push(effect());
+        }
+    }
+
+    /// Redoes a recorded effect (recovery from a log). Nothing is journaled.
+    pub fn replay(&mut self, effect: EngineEffect) {
+        let journal = self.journal.take();
+        match effect {
+            EngineEffect::Placed {
+                now,
+                fingerprint,
+                root,
+                exact_hash,
+                short_text,
+                long_text,
+            } => {
+                let assignment = self.forest.apply_placement(fingerprint, root, now);
+                match exact_hash {
+                    None => self.stats.exact_hits += 1,
+                    Some(exact_hash) => {
+                        self.remember(fingerprint, assignment, exact_hash, short_text, long_text)
+                    }
+                }
+            }
+            EngineEffect::Forgotten { fingerprint } => {
+                self.forget_document(fingerprint);
+            }
+            EngineEffect::Expired { removed } => {
+                let removed = self.forest.apply_expiry(&removed);
+                self.drop_side_data(&removed);
+            }
+            EngineEffect::Uncounted { fingerprint } => {
+                self.forest.forget_document(fingerprint);
+            }
+        }
+        self.journal = journal;
+    }
+
+    /// The side data of every node, shared with the engine: cheap enough to
+    /// take under the ledger lock (one pass, pointers copied), so a snapshot
+    /// can be written after the lock is released. Ordered later, outside the
+    /// lock ([`SideSnapshot::sort_by_arrival`]).
+    pub fn side_snapshot(&self) -> SideSnapshot {
+        SideSnapshot(
+            self.side_data
+                .iter()
+                .map(|(&fingerprint, side)| (0, fingerprint, Arc::clone(side)))
+                .collect(),
+        )
+    }
+
+    /// Every node's side data, in the forest's arrival order (snapshots).
+    pub fn side_records(&self) -> Vec<SideRecord> {
+        self.forest
+            .node_records()
+            .into_iter()
+            .filter_map(|node| {
+                let side = self.side_data.get(&node.fingerprint)?;
+                Some(SideRecord {
+                    fingerprint: node.fingerprint,
+                    root: side.root,
+                    exact_hashes: side.exact_hashes.clone(),
+                    short_text: side.short_text.clone(),
+                    long_text: side.long_text.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// An engine with this forest and side data (from a snapshot); the
+    /// candidate indexes and the exact-hash map are rebuilt from the side
+    /// data, in arrival order.
+    pub fn restore(
+        fingerprinter: Fingerprinter,
+        forest: Forest,
+        confirmation: ConfirmationConfig,
+        sides: Vec<SideRecord>,
+    ) -> Self {
+        let mut engine = Engine::new(fingerprinter, forest, confirmation);
+        engine.side_data.reserve(sides.len());
+        engine.fingerprint_of_exact_hash.reserve(sides.len());
+        for record in sides {
+            if !engine.forest.contains(record.fingerprint) {
+                continue;
+            }
+            let side = NodeSideData {
+                root: record.root,
+                exact_hashes: record.exact_hashes,
+                short_text: record.short_text,
+                long_text: record.long_text,
+            };
+            if let Some(short_text) = &side.short_text
+                && engine.confirmation.short_text_search
+            {
+                engine
+                    .short_texts
+                    .insert(record.fingerprint, &short_text.shingles);
+            }
+            if let Some(long_text) = &side.long_text {
+                engine
+                    .long_texts
+                    .insert(record.fingerprint, &long_text.sketch);
+            }
+            for &exact_hash in &side.exact_hashes {
+                engine
+                    .fingerprint_of_exact_hash
+                    .insert(exact_hash, record.fingerprint);
+            }
+            engine.side_heap_bytes += side.heap_bytes();
+            engine.side_data.insert(record.fingerprint, Arc::new(side));
+        }
+        engine
+    }
+
+    pub fn fingerprinter(&self) -> &Fingerprinter {
+        &self.analyzer.fingerprinter
+    }
+
+    pub fn forest(&self) -> &Forest {
+        &self.forest
+    }
+
+    /// Fingerprint and place a JSON document. `None` when none of the
+    /// configured fields holds text (such a document is not grouped).
+    pub fn add_document(&mut self, document: &serde_json::Value, now: Millis) -> Option<Placed> {
+        let prepared = self.analyzer.fingerprinter.prepare_document(document)?;
+        Some(self.add_prepared(&prepared, now))
+    }
+
+    /// Fingerprint and place raw text.
+    pub fn add_text(&mut self, text: &str, now: Millis) -> Placed {
+        let prepared = self.analyzer.fingerprinter.prepare(text);
+        self.add_prepared(&prepared, now)
+    }
+
+    /// Place prepared text: the exact fast path, else simhash, candidates
+    /// from the three searches, confirmation and assignment.
+    pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
+        if let Some(placed) = self.place_exact(prepared.exact_hash, now) {
+            return placed;
+        }
+        let analysis = self.analyzer.analyze(prepared);
+        self.place_analysed(analysis, now)
+    }
+
+    /// A cloneable handle that computes [`Analysis`] without the engine:
+    /// callers that hold the engine behind a lock analyse outside it.
+    pub fn analyzer(&self) -> &Analyzer {
+        &self.analyzer
+    }
+
+    /// The exact fast path alone: places the text if the same normalised
+    /// text was seen before.
+    fn place_exact(&mut self, exact_hash: u64, now: Millis) -> Option<Placed> {
+        let &fingerprint = self.fingerprint_of_exact_hash.get(&exact_hash)?;
+        self.stats.exact_hits += 1;
+        let assignment = self.forest.assign(fingerprint, now);
+        self.record(|| EngineEffect::Placed {
+            now,
+            fingerprint,
+            root: assignment.root,
+            exact_hash: None,
+            short_text: None,
+            long_text: None,
+        });
+        Some(placed(fingerprint, assignment, true))
+    }
+
+    /// Places an analysed text: the exact fast path, else candidates from the
+    /// three searches, confirmation and assignment. The document is counted
+    /// in its node (see [`Engine::forget_document`] to take it back).
+    pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
+        match self.place_exact(analysis.exact_hash, now) {
+            Some(placed) => placed,
+            None => self.place_analysed(analysis, now),
+        }
+    }
+
+    /// Places a text the exact fast path did not know: its own node (or a
+    /// free one next to it), the candidates of the two extra searches, and
+    /// the forest's choice among the confirmed ones.
+    fn place_analysed(&mut self, analysis: Analysis, now: Millis) -> Placed {
+        let Analysis {
+            exact_hash,
+            fingerprint,
+            short_text: own_short_text,
+            long_text: own_long_text,
+        } = analysis;
+        let own = NodeTexts {
+            short: own_short_text.as_ref(),
+            long: own_long_text.as_ref(),
+        };
+        let fingerprint = self.node_for(fingerprint, own);
+        let mut extra_candidates = self.shingle_candidates(fingerprint, own);
+        extra_candidates.extend(self.sketch_candidates(fingerprint, own));
+        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
+        let confirm = |candidate: Fingerprint| {
+            count_confirmation(stats, confirm_candidate(side_data, candidate, own, config))
+        };
+        let assignment =
+            self.forest
+                .assign_with_candidates(fingerprint, now, &extra_candidates, confirm);
+        if self.journal.is_some() {
+            let new_node = assignment.placement != Placement::ExistingNode;
+            let (short_text, long_text) = if new_node {
+                (own_short_text.clone(), own_long_text.clone())
+            } else {
+                (None, None)
+            };
+            self.record(|| EngineEffect::Placed {
+                now,
+                fingerprint,
+                root: assignment.root,
+                exact_hash: Some(exact_hash),
+                short_text,
+                long_text,
+            });
+        }
+        self.remember(
+            fingerprint,
+            assignment,
+            exact_hash,
+            own_short_text,
+            own_long_text,
+        );
+        placed(fingerprint, assignment, false)
+    }
+
+    /// The node a text takes. Rule 1 with confirmation: an identical
+    /// fingerprint joins only if the node's text confirms too; otherwise
+    /// the text takes the nearest fingerprint (one bit flipped) that is free
+    /// or whose node confirms.
+    fn node_for(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Fingerprint {
+        if !self.confirmation.confirm_identical_fingerprints {
+            return fingerprint;
+        }
+        std::iter::once(fingerprint)
+            .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
+            .find(|&probe| {
+                !self.forest.contains(probe)
+                    || confirm_candidate(&self.side_data, probe, own, &self.confirmation)
+                        .unwrap_or(true)
+            })
+            .unwrap_or(fingerprint)
+    }
+
+    /// Short texts: candidates by shingle overlap, since their simhash
+    /// rarely stays within k of a reprint's (see
+    /// [`crate::candidates::shingle_index`]); confirmed here.
+    fn shingle_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        own: NodeTexts<'_>,
+    ) -> Vec<Fingerprint> {
+        let Some(own_short) = own.short.filter(|_| self.confirmation.short_text_search) else {
+            return Vec::new();
+        };
+        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
+        self.short_texts
+            .candidates(&own_short.shingles)
+            .into_iter()
+            .filter(|&candidate| {
+                candidate != fingerprint
+                    && count_confirmation(
+                        stats,
+                        confirm_candidate(side_data, candidate, own, config),
+                    )
+            })
+            .collect()
+    }
+
+    /// Long texts: candidates by shared text, when the edit moved the
+    /// simhash (see [`crate::candidates::sketch_index`]); confirmed here.
+    fn sketch_candidates(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Vec<Fingerprint> {
+        let Some(own_long) = own.long else {
+            return Vec::new();
+        };
+        self.long_texts
+            .candidates(&own_long.sketch)
+            .into_iter()
+            .filter(|&candidate| candidate != fingerprint)
+            .filter(|candidate| {
+                self.side_data
+                    .get(candidate)
+                    .and_then(|side| side.long_text.as_ref())
+                    .is_some_and(|theirs| {
+                        own_long.confirms_sketch_candidate(theirs, &self.confirmation)
+                    })
+            })
+            .collect()
+    }
+
+    /// Keeps what a placed text leaves behind: its side data and candidate
+    /// index entries when it created the node, and its exact hash.
+    fn remember(
+        &mut self,
+        fingerprint: Fingerprint,
+        assignment: Assignment,
+        exact_hash: u64,
+        own_short_text: Option<ShortText>,
+        own_long_text: Option<LongText>,
+    ) {
+        let short_text_search = self.confirmation.short_text_search;
+        let side = Arc::make_mut(self.side_data.entry(fingerprint).or_insert_with(|| {
+            Arc::new(NodeSideData {
+                root: assignment.root,
+                exact_hashes: Vec::new(),
+                short_text: None,
+                long_text: None,
+            })
+        }));
+        let side_bytes_before = side.heap_bytes();
+        if assignment.placement != Placement::ExistingNode {
+            if let Some(short_text) = own_short_text {
+                if short_text_search {
+                    self.short_texts.insert(fingerprint, &short_text.shingles);
+                }
+                side.short_text = Some(short_text);
+            }
+            if let Some(long_text) = own_long_text {
+                self.long_texts.insert(fingerprint, &long_text.sketch);
+                side.long_text = Some(long_text);
+            }
+        }
+        if side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE {
+            side.exact_hashes.push(exact_hash);
+            self.fingerprint_of_exact_hash
+                .insert(exact_hash, fingerprint);
+        }
+        self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
+    }
+
+    /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
+    /// drop their side data. Returns the number of nodes removed and whether
+    /// more expired nodes are pending.
+    pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
+        let progress = self.forest.expire(now, max_removals);
+        self.drop_side_data(&progress.removed);
+        if !progress.removed.is_empty() {
+            let removed = progress.removed.clone();
+            self.record(|| EngineEffect::Expired { removed });
+        }
+        (progress.removed.len(), progress.more_pending)
+    }
+
+    /// Takes back one document counted in `fingerprint`'s node: the cluster
+    /// rejected it, or it was deleted or replaced. A node left with no
+    /// documents and nothing under it is removed with its side data, so no
+    /// class remains that nothing in the index belongs to. Returns whether a
+    /// document was taken back.
+    pub fn forget_document(&mut self, fingerprint: Fingerprint) -> bool {
+        if !self.forest.forget_document(fingerprint) {
+            return false;
+        }
+        self.record(|| EngineEffect::Forgotten { fingerprint });
+        let removed = self.forest.remove_if_unused(fingerprint);
+        self.drop_side_data(&removed);
+        true
+    }
+
+    /// Takes back one document of `fingerprint` but keeps the node even
+    /// when no document is left: for documents that may or may not be in
+    /// the index (their stamp must keep naming a known class).
+    pub fn uncount(&mut self, fingerprint: Fingerprint) -> bool {
+        let uncounted = self.forest.forget_document(fingerprint);
+        if uncounted {
+            self.record(|| EngineEffect::Uncounted { fingerprint });
+        }
+        uncounted
+    }
+
+    fn drop_side_data(&mut self, removed: &[Fingerprint]) {
+        for fingerprint in removed {
+            if let Some(side) = self.side_data.remove(fingerprint) {
+                self.side_heap_bytes = self.side_heap_bytes.saturating_sub(side.heap_bytes());
+                if let Some(short_text) = &side.short_text {
+                    self.short_texts.remove(*fingerprint, &short_text.shingles);
+                }
+                if let Some(long_text) = &side.long_text {
+                    self.long_texts.remove(*fingerprint, &long_text.sketch);
+                }
+                for exact_hash in &side.exact_hashes {
+                    self.fingerprint_of_exact_hash.remove(exact_hash);
+                }
+            }
+        }
+    }
+
+    fn approx_heap_bytes(&self) -> usize {
+        let map_entry = |key: usize, value: usize| key + value + 1;
+        self.side_data.capacity() * map_entry(8, 8)
+            + self.side_data.len() * (16 + std::mem::size_of::<NodeSideData>())
+            + self.side_heap_bytes
+            + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
+            + self.short_texts.approx_heap_bytes()
+            + self.long_texts.approx_heap_bytes()
+    }
+
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
+            side_data_nodes: self.side_data.len(),
+            exact_hash_entries: self.fingerprint_of_exact_hash.len(),
+            approx_heap_bytes: self.approx_heap_bytes(),
+            ..self.stats
+        }
+    }
+}
+
+/// Whether `candidate`'s node confirms a text with these texts (see
+/// [`crate::confirm`]); `None` when there is nothing to confirm against.
+fn confirm_candidate(
+    side_data: &HashMap<Fingerprint, Arc<NodeSideData>>,
+    candidate: Fingerprint,
+    own: NodeTexts<'_>,
+    config: &ConfirmationConfig,
+) -> Option<bool> {
+    let candidate_side = side_data.get(&candidate)?;
+    let root_short_text = side_data
+        .get(&candidate_side.root)
+        .filter(|_| candidate_side.root != candidate)
+        .and_then(|root| root.short_text.as_ref());
+    node_confirms(own, candidate_side.texts(), root_short_text, config)
+}
+
+/// Counts a confirmation in the engine's stats; a candidate with nothing to
+/// confirm against (`None`) passes uncounted.
+fn count_confirmation(stats: &mut EngineStats, confirmed: Option<bool>) -> bool {
+    let Some(confirmed) = confirmed else {
+        return true;
+    };
+    stats.confirmations += 1;
+    if !confirmed {
+        stats.confirmations_rejected += 1;
+    }
+    confirmed
+}
+
+fn placed(fingerprint: Fingerprint, assignment: Assignment, exact_hit: bool) -> Placed {
+    Placed {
+        fingerprint,
+        root: assignment.root,
+        placement: assignment.placement,
+        class_documents: assignment.class_documents,
+        exact_hit,
+    }
+}

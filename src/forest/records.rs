@@ -1,0 +1,120 @@
+//! The forest as records: what a snapshot writes and what recovery
+//! rebuilds it from.
+
+use std::cmp::Reverse;
+
+use super::{Forest, ForestConfig, ForestCounters, ForestError, Node, NodeRecord, ROOT_SLOT};
+use crate::candidates::multi_index::FingerprintMap;
+
+impl Forest {
+    /// Every node, in no particular order (sort by arrival later, outside
+    /// any lock).
+    pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {
+        self.nodes
+            .iter()
+            .map(|(&fingerprint, node)| NodeRecord {
+                fingerprint,
+                root: node.root,
+                born: node.born,
+                arrival: node.arrival,
+                touched: node.touched,
+                documents: node.documents,
+            })
+            .collect()
+    }
+
+    /// Every node, in arrival order, for a snapshot.
+    pub fn node_records(&self) -> Vec<NodeRecord> {
+        let mut records = self.node_records_unsorted();
+        records.sort_unstable_by_key(|record| record.arrival);
+        records
+    }
+
+    /// Counters a snapshot keeps besides the nodes.
+    pub fn counters(&self) -> ForestCounters {
+        ForestCounters {
+            next_arrival: self.next_arrival,
+            expired_nodes: self.expired_node_count,
+        }
+    }
+
+    /// A forest with exactly these nodes (from a snapshot). Roots may come
+    /// in any order relative to their leaves.
+    ///
+    /// # Errors
+    ///
+    /// [`ForestError::Damaged`] when a leaf's root is not a root among the
+    /// records or a fingerprint appears twice; the config errors of
+    /// [`Forest::new`].
+    pub fn restore(
+        config: ForestConfig,
+        records: &[NodeRecord],
+        counters: ForestCounters,
+    ) -> Result<Self, ForestError> {
+        let mut forest = Forest::new(config)?;
+        forest.reserve(records.len());
+        let is_root: FingerprintMap<()> = records
+            .iter()
+            .filter(|record| record.root == record.fingerprint)
+            .map(|record| (record.fingerprint, ()))
+            .collect();
+        for record in records {
+            if record.root != record.fingerprint && !is_root.contains_key(&record.root) {
+                return Err(ForestError::Damaged(format!(
+                    "leaf {:016x} names {:016x}, which is not a root",
+                    record.fingerprint, record.root
+                )));
+            }
+            let leaf_slot = if record.root == record.fingerprint {
+                forest.root_count += 1;
+                ROOT_SLOT
+            } else {
+                let tree = forest.trees.entry(record.root).or_default();
+                let capacity_before = tree.leaves.capacity();
+                tree.leaves.push(record.fingerprint);
+                forest.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                u32::try_from(tree.leaves.len() - 1).unwrap_or(ROOT_SLOT)
+            };
+            let node = Node {
+                root: record.root,
+                born: record.born,
+                arrival: record.arrival,
+                touched: record.touched,
+                documents: record.documents,
+                leaf_slot,
+            };
+            if forest.nodes.insert(record.fingerprint, node).is_some() {
+                return Err(ForestError::Damaged(format!(
+                    "fingerprint {:016x} appears twice",
+                    record.fingerprint
+                )));
+            }
+            forest.index.insert_absent(record.fingerprint);
+            forest.document_count += u64::from(record.documents);
+            if forest.config.retention.is_some() {
+                forest
+                    .expiry_queue
+                    .push(Reverse((record.touched, record.fingerprint)));
+            }
+        }
+        for (root, tree) in forest.trees.iter_mut() {
+            let root_documents = forest.nodes.get(root).map_or(0, |node| node.documents);
+            tree.class_documents = u64::from(root_documents)
+                + tree
+                    .leaves
+                    .iter()
+                    .filter_map(|leaf| forest.nodes.get(leaf))
+                    .map(|node| u64::from(node.documents))
+                    .sum::<u64>();
+        }
+        forest.next_arrival = counters.next_arrival.max(
+            records
+                .iter()
+                .map(|record| record.arrival)
+                .max()
+                .unwrap_or(0),
+        );
+        forest.expired_node_count = counters.expired_nodes;
+        Ok(forest)
+    }
+}

@@ -1,0 +1,188 @@
+//! One place that decides what the client sees when something goes wrong:
+//! the status, and the cluster's own error envelope.
+//!
+//! Motivation: a drop-in sidecar must fail the way the cluster fails, so
+//! clients and their retry logic need no change, and it must say whose
+//! fault a failure is: the client's request (4xx), the cluster (502/504),
+//! the sidecar's state (503) or the sidecar itself (500).
+//!
+//! Design: every failure the sidecar answers itself is a [`SidecarError`];
+//! [`SidecarError::into_response`] maps it to a status and an error `type`
+//! as OpenSearch and Elasticsearch name them, in their envelope
+//! `{"error":{"root_cause":[{type,reason}],type,reason},"status":N}`.
+//! Answers of the cluster itself are never rewritten here.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::upstream::UpstreamError;
+
+/// A failure the sidecar answers itself.
+#[derive(Debug, thiserror::Error)]
+pub enum SidecarError {
+    /// The body is over `max_content_length` (the cluster's 413).
+    #[error("request body is too large: the limit (max_content_length) is [{limit}] bytes")]
+    TooLarge { limit: usize },
+    /// Too many request bytes are being stamped (the cluster's indexing
+    /// pressure answer).
+    #[error(
+        "rejected execution of a write: too many request bytes are being stamped (max_in_flight_bytes); retry later"
+    )]
+    TooManyRequests,
+    /// The body could not be read or decompressed.
+    #[error("{0}")]
+    UnreadableBody(String),
+    /// The request asks for something the sidecar cannot do.
+    #[error("{0}")]
+    IllegalArgument(String),
+    /// No such thing (a class, a document).
+    #[error("{0}")]
+    NotFound(String),
+    /// The durable state cannot be written: nothing was forwarded.
+    #[error("the sidecar cannot write its state, nothing was indexed: {0}")]
+    StateUnavailable(String),
+    /// The cluster could not be reached or stayed silent.
+    #[error(transparent)]
+    Upstream(#[from] UpstreamError),
+    /// A bug of the sidecar (a worker panicked): nothing was forwarded.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl SidecarError {
+    /// The status and the error `type` the cluster uses for such a failure.
+    pub fn status_and_type(&self) -> (StatusCode, &'static str) {
+        match self {
+            SidecarError::TooLarge { .. } => {
+                (StatusCode::PAYLOAD_TOO_LARGE, "content_too_long_exception")
+            }
+            SidecarError::TooManyRequests => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "es_rejected_execution_exception",
+            ),
+            SidecarError::UnreadableBody(_) => (StatusCode::BAD_REQUEST, "parse_exception"),
+            SidecarError::IllegalArgument(_) => {
+                (StatusCode::BAD_REQUEST, "illegal_argument_exception")
+            }
+            SidecarError::NotFound(_) => (StatusCode::NOT_FOUND, "resource_not_found_exception"),
+            SidecarError::StateUnavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "neardup_state_exception")
+            }
+            SidecarError::Upstream(UpstreamError::Timeout { .. }) => {
+                (StatusCode::GATEWAY_TIMEOUT, "timeout_exception")
+            }
+            SidecarError::Upstream(UpstreamError::Unreachable { .. }) => {
+                (StatusCode::BAD_GATEWAY, "connect_transport_exception")
+            }
+            SidecarError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "neardup_exception"),
+        }
+    }
+
+    /// The failure in the cluster's envelope.
+    pub fn into_response(self) -> Response {
+        let (status, error_type) = self.status_and_type();
+        cluster_error(status, error_type, &self.to_string())
+    }
+}
+
+impl IntoResponse for SidecarError {
+    fn into_response(self) -> Response {
+        SidecarError::into_response(self)
+    }
+}
+
+/// An error in the envelope the cluster uses.
+fn cluster_error(status: StatusCode, error_type: &str, reason: &str) -> Response {
+    let cause = json!({ "type": error_type, "reason": reason });
+    let body = json!({
+        "error": { "root_cause": [cause], "type": error_type, "reason": reason },
+        "status": status.as_u16(),
+    });
+    json_response(status, &body)
+}
+
+/// A JSON response of the sidecar's own.
+pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json; charset=UTF-8"),
+    );
+    response
+}
+
+/// A response from a status, headers and a body.
+pub fn response_from(status: StatusCode, headers: HeaderMap, body: Body) -> Response {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn faults_map_to_the_clusters_statuses_and_types() {
+        let cases: Vec<(SidecarError, u16, &str)> = vec![
+            (
+                SidecarError::TooLarge { limit: 1 },
+                413,
+                "content_too_long_exception",
+            ),
+            (
+                SidecarError::TooManyRequests,
+                429,
+                "es_rejected_execution_exception",
+            ),
+            (
+                SidecarError::UnreadableBody("x".into()),
+                400,
+                "parse_exception",
+            ),
+            (
+                SidecarError::IllegalArgument("x".into()),
+                400,
+                "illegal_argument_exception",
+            ),
+            (
+                SidecarError::NotFound("x".into()),
+                404,
+                "resource_not_found_exception",
+            ),
+            (
+                SidecarError::StateUnavailable("disk full".into()),
+                503,
+                "neardup_state_exception",
+            ),
+            (
+                SidecarError::Upstream(UpstreamError::Timeout {
+                    url: "u".into(),
+                    timeout: std::time::Duration::from_secs(1),
+                }),
+                504,
+                "timeout_exception",
+            ),
+            (
+                SidecarError::Upstream(UpstreamError::Unreachable {
+                    url: "u".into(),
+                    detail: "refused".into(),
+                }),
+                502,
+                "connect_transport_exception",
+            ),
+            (SidecarError::Internal("x".into()), 500, "neardup_exception"),
+        ];
+        for (error, status, error_type) in cases {
+            let (got_status, got_type) = error.status_and_type();
+            assert_eq!(
+                (got_status.as_u16(), got_type),
+                (status, error_type),
+                "{error}"
+            );
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! Analysis of a write's sources (on the blocking pool, in parallel
+//! slices) and their placement (in request order, under one lock), with
+//! the stamps written into each source.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{Map, Value};
+
+use super::super::Sidecar;
+use super::Stamped;
+use crate::bulk::stamping::StampTarget;
+use crate::bulk::{self, ActionKind, BulkItem};
+use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
+use crate::fingerprint::format_fingerprint;
+use crate::serve::errors::SidecarError;
+use crate::serve::metrics::Metrics;
+use crate::units::now_millis;
+
+/// Below this many sources a request is analysed in one piece.
+const MIN_SOURCES_PER_SLICE: usize = 16;
+
+/// One source to stamp, analysed.
+pub(super) struct Analysed {
+    target: StampTarget,
+    /// The parsed source line (for an update, the whole update body).
+    source: Map<String, Value>,
+    /// The source line as sent.
+    original: Bytes,
+    analysis: Analysis,
+}
+
+/// Analyses every stampable source of a bulk body, in parallel slices on
+/// the blocking pool.
+pub(super) async fn analyse_items(
+    sidecar: &Arc<Sidecar>,
+    body: &Bytes,
+    items: &Arc<Vec<BulkItem>>,
+    path_index: Option<&str>,
+) -> Result<Vec<Option<Analysed>>, SidecarError> {
+    let workers = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let slice_len = items.len().div_ceil(workers).max(MIN_SOURCES_PER_SLICE);
+    let mut handles = Vec::new();
+    for start in (0..items.len()).step_by(slice_len) {
+        let end = (start + slice_len).min(items.len());
+        let sidecar = sidecar.clone();
+        let body = body.clone();
+        let items = items.clone();
+        let path_index = path_index.map(str::to_string);
+        handles.push(tokio::task::spawn_blocking(move || {
+            items[start..end]
+                .iter()
+                .map(|item| {
+                    let source = body.slice(item.source.clone()?);
+                    let index = item.index.as_deref().or(path_index.as_deref());
+                    analyse(sidecar.analyzers.for_index(index), item.kind, source)
+                })
+                .collect::<Vec<_>>()
+        }));
+    }
+    let mut analysed = Vec::with_capacity(items.len());
+    for handle in handles {
+        analysed.extend(handle.await.map_err(analysis_failed)?);
+    }
+    Ok(analysed)
+}
+
+/// Analyses the source of one single-document request on the blocking pool.
+pub(super) async fn analyse_one(
+    sidecar: &Sidecar,
+    index: &str,
+    kind: ActionKind,
+    source: Bytes,
+) -> Result<Option<Analysed>, SidecarError> {
+    let analyzer = sidecar.analyzers.for_index(Some(index)).clone();
+    tokio::task::spawn_blocking(move || analyse(&analyzer, kind, source))
+        .await
+        .map_err(analysis_failed)
+}
+
+fn analysis_failed(error: tokio::task::JoinError) -> SidecarError {
+    tracing::error!(%error, "analysis failed");
+    SidecarError::Internal(
+        "the sidecar failed to analyse the request; nothing was sent to the cluster".into(),
+    )
+}
+
+/// The analysis of a source that gets stamped ([`StampTarget::of`]);
+/// `None` for sources that are not stamped or hold no text.
+fn analyse(analyzer: &Analyzer, kind: ActionKind, original: Bytes) -> Option<Analysed> {
+    let source = bulk::parse_source(&original)?;
+    let target = StampTarget::of(kind, &source)?;
+    let source = Value::Object(source);
+    let analysis = analyzer.analyze_document(target.document(&source)?)?;
+    let Value::Object(source) = source else {
+        return None;
+    };
+    Some(Analysed {
+        target,
+        source,
+        original,
+        analysis,
+    })
+}
+
+/// Places the analysed sources in order under one lock, then writes the
+/// stamps. Returns them and the log position to persist before forwarding.
+pub(super) fn place_and_stamp(
+    sidecar: &Sidecar,
+    analysed: Vec<Option<Analysed>>,
+) -> (Vec<Option<Stamped>>, u64) {
+    let now = now_millis();
+    let count = analysed.iter().flatten().count();
+    let (placed, seq) = sidecar.write_ledger(|ledger| {
+        if count > 0 {
+            let (removed, _) = ledger.expire(now, EXPIRY_BUDGET_PER_DOCUMENT * count);
+            Metrics::add(&sidecar.metrics.expired_nodes, removed as u64);
+        }
+        analysed
+            .into_iter()
+            .map(|entry| {
+                entry.map(|analysed| {
+                    let placement = ledger.place(analysed.analysis, now);
+                    (
+                        analysed.target,
+                        analysed.source,
+                        analysed.original,
+                        placement,
+                    )
+                })
+            })
+            .collect::<Vec<_>>()
+    });
+    Metrics::add(&sidecar.metrics.stamped_documents, count as u64);
+    let stamped = placed
+        .into_iter()
+        .map(|entry| {
+            let (target, source, original, placement) = entry?;
+            let root = format_fingerprint(placement.root);
+            let own = format_fingerprint(placement.fingerprint);
+            let stamps = [
+                (sidecar.root_field.as_str(), root.as_str()),
+                (sidecar.simhash_field.as_str(), own.as_str()),
+            ];
+            Some(Stamped {
+                target,
+                fingerprint: placement.fingerprint,
+                bytes: target.stamp(source, &original, &stamps),
+            })
+        })
+        .collect();
+    (stamped, seq)
+}
