@@ -447,3 +447,30 @@ async fn a_cluster_stopped_mid_load_costs_no_count() {
     let stats = stats(&sidecar.url).await;
     assert_eq!(stats["forest"]["documents"], acknowledged as u64);
 }
+
+/// Regression: after an upstream failure the single-document path took the
+/// placement back without logging it, so a crash right after left a node
+/// for a document the cluster never got.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_document_the_cluster_never_got_leaves_no_node_after_a_crash() {
+    let unreachable = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        format!("http://{}", listener.local_addr().expect("address"))
+    };
+    let state = TempDir::new("never-got");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(&unreachable, &state_dir, &[]);
+    let response = client()
+        .put(format!("{}/{INDEX}/_doc/lost", sidecar.url))
+        .json(&json!({"title": "地铁新线今日开通", "content": "地铁三号线东延段今日开通运营，沿线设站七座，首班车六点发出。"}))
+        .send()
+        .await
+        .expect("the sidecar answers");
+    assert_eq!(response.status().as_u16(), 502);
+    assert_eq!(stats(&sidecar.url).await["forest"]["nodes"], 0);
+    sidecar.kill();
+    let restarted = Sidecar::start_with_state(&unreachable, &state_dir, &[]);
+    let after = stats(&restarted.url).await;
+    assert_eq!(after["forest"]["nodes"], 0, "{after}");
+    assert_eq!(after["forest"]["documents"], 0, "{after}");
+}
