@@ -112,7 +112,7 @@ pub enum Weighting {
     LogTermFrequency,
     /// Weight = occurrences × inverse document frequency from jieba's IDF
     /// table (words it does not know, and non-Han words, get its median).
-    /// The default (measured, README). Word features only: with `shingles`
+    /// The default (measured: docs/quality.md). Word features only: with `shingles`
     /// modes it falls back to TF.
     TermFrequencyInverseDocumentFrequency,
 }
@@ -163,10 +163,10 @@ impl Default for FingerprintConfig {
         FingerprintConfig {
             // Half weight for the title: reprints often change it, and at full
             // weight a changed title splits them; at no weight the same
-            // boilerplate body under different titles merges (DEV: README).
+            // boilerplate body under different titles merges (DEV: docs/quality.md).
             fields: vec!["title^0.5".to_string(), "content".to_string()],
             headline_field: Some("title".to_string()),
-            // Measured on the benchmark (README, "Grouping quality"): the
+            // Measured on the benchmark (docs/quality.md): the
             // longest sentence of each field beats the whole text by a wide
             // margin on long reprints with edited paragraphs.
             mode: FeatureMode::LongestSentences { count: 1 },
@@ -176,7 +176,7 @@ impl Default for FingerprintConfig {
             // fingerprint (a collision would join them unconfirmed, rule 1).
             short_text_mode: FeatureMode::CharacterShingles { width: 3 },
             short_text_chars: 100,
-            // Measured on DEV (README): TF·IDF slightly ahead of TF in both
+            // Measured on DEV (docs/quality.md): TF·IDF slightly ahead of TF in both
             // precision and recall, and steadier when k or the mode change.
             weighting: Weighting::TermFrequencyInverseDocumentFrequency,
             normalize: NormalizeOptions::default(),
