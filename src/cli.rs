@@ -315,10 +315,8 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     let engine_settings = args.engine.or(file.engine);
     let serve_settings = args.serve.or(file.serve);
     let parts = engine_settings.parts()?;
-    let default_analyzer = crate::engine::Analyzer::new(
-        parts.fingerprinter.clone(),
-        parts.confirmation.long_text_search,
-    );
+    let default_analyzer =
+        crate::engine::Analyzer::new(parts.fingerprinter.clone(), &parts.confirmation);
     let analyzers = Analyzers::new(default_analyzer, &engine_settings, &serve_settings.index)?;
     let mut options = ServeOptions::from_settings(&serve_settings, root_field, simhash_field)?;
     options.install_template = args.install_template;
@@ -437,10 +435,7 @@ fn rebuild_into(
     show_progress: bool,
 ) -> anyhow::Result<crate::rebuild::RebuildSummary> {
     let parts = engine_settings.parts()?;
-    let analyzer = crate::engine::Analyzer::new(
-        parts.fingerprinter.clone(),
-        parts.confirmation.long_text_search,
-    );
+    let analyzer = crate::engine::Analyzer::new(parts.fingerprinter.clone(), &parts.confirmation);
     let upstream =
         crate::upstream::Upstream::new(upstream_url, std::time::Duration::from_secs(120))?;
     let mut headers = axum::http::HeaderMap::new();

@@ -22,7 +22,7 @@ static ACCEPTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::ne
 static ANALYZER: LazyLock<Analyzer> = LazyLock::new(|| {
     Analyzer::new(
         Fingerprinter::new(FingerprintConfig::default()).expect("fingerprinter"),
-        true,
+        &neardup::confirm::ConfirmationConfig::default(),
     )
 });
 

@@ -92,6 +92,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_CONTENT_WORD_CHECK")]
     pub content_word_check: Option<bool>,
 
+    /// Read short texts as one text plus what a repost put around it: comments and tags outside the shared span are free, a quarter of the shorter text may be cut, edits inside the span are allowed by its length but never of a name, place, time or figure (with --short-edit-check) [default: true]
+    #[arg(long, env = "NEARDUP_REPOST_READING")]
+    pub repost_reading: Option<bool>,
+
     /// Synonyms file (Elasticsearch / Solr format: one group per line, terms separated by commas; `a, b => c` is one group): with --content-word-check, a word swapped for a declared synonym is not a change [default: none]
     #[arg(long, env = "NEARDUP_SYNONYMS")]
     pub synonyms: Option<PathBuf>,
@@ -195,6 +199,7 @@ impl EngineSettings {
             short_edit_check: self.short_edit_check.or(fallback.short_edit_check),
             min_fuzzy_chars: self.min_fuzzy_chars.or(fallback.min_fuzzy_chars),
             content_word_check: self.content_word_check.or(fallback.content_word_check),
+            repost_reading: self.repost_reading.or(fallback.repost_reading),
             synonyms: self.synonyms.or(fallback.synonyms),
             confirm_identical: self.confirm_identical.or(fallback.confirm_identical),
             neighbour_headline_check: self
@@ -273,6 +278,7 @@ impl EngineSettings {
             content_word_check: self
                 .content_word_check
                 .unwrap_or(defaults.content_word_check),
+            repost_reading: self.repost_reading.unwrap_or(defaults.repost_reading),
             synonyms: match &self.synonyms {
                 None => defaults.synonyms,
                 Some(path) => std::sync::Arc::new(crate::confirm::synonyms::Synonyms::load(

@@ -66,7 +66,64 @@ pub struct EditSummary {
     /// (not at a field's edge) and words run into its start or end without
     /// punctuation or a space. A repost's marked tags and links are not.
     pub unmarked_edits: usize,
+    /// The repost reading (see [`RepostReading`]).
+    pub repost: RepostReading,
 }
+
+/// Two short texts read as "one text, plus what a repost put around it".
+///
+/// The shared span runs from the first to the last anchor (a run of at
+/// least [`ANCHOR_CHARS`] letters matched in one piece, or a shorter one
+/// at an edge of the shorter text) of the alignment.
+/// What the longer text has outside the span is a comment, a tag or a
+/// credit; what the shorter text has outside it was cut. Inside the span,
+/// every gap is an edit of the text itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RepostReading {
+    /// Letters of the shorter text inside the shared span.
+    pub span_chars: usize,
+    /// Letters of the shorter text outside the span (cut, or replaced by
+    /// the other text's comment).
+    pub cut_chars: usize,
+    /// Letters of the shorter text inside the span that the longer lacks.
+    pub inside_unmatched: usize,
+    /// Gaps inside the span (credit lines aside).
+    pub inside_edits: usize,
+    /// Edits of content words: a content word swapped, cut or dropped
+    /// inside the span, words run into the span without a break at its
+    /// edges, or content of the shorter text replaced (not just cut) at an
+    /// edge.
+    pub content_changes: usize,
+    /// Edits of names: a name, place or time (or a numeral word) swapped,
+    /// added or dropped inside the span, one of the shorter text's
+    /// replaced at an edge, or one run into the span.
+    pub fact_changes: usize,
+    /// Edits of figures: a numeral replaced by another, or digits added or
+    /// dropped inside the span (but for digits a copy lost from the front of
+    /// a number), or digits of the shorter text replaced at an edge.
+    pub figure_changes: usize,
+    /// Clauses holding a content word that continue the sentence at an edge
+    /// of the span (Chinese words run into it, or words after a comma or
+    /// space that start no new sentence): the same sentence saying more.
+    pub clauses: usize,
+}
+
+/// Shortest run of letters matched in one piece that anchors the shared
+/// span: shorter runs are letters a comment happens to share.
+pub const ANCHOR_CHARS: usize = 3;
+
+/// A shared span shorter than this is a headline's (see
+/// `Side::piece_at_span_edge`).
+const MAX_HEADLINE_CHARS: usize = 40;
+
+/// Fewest letters of a Latin-script clause that continues a sentence at an
+/// edge of the shared span (shorter: a word a repost glued on).
+const MIN_CLAUSE_LETTERS: usize = 4;
+
+/// Fewest words added or dropped inside the shared span that make a clause
+/// when one of them is a content word: one word is a reprint's filler
+/// ("进一步", "latest"), a clause changes what the text says.
+const MIN_CLAUSE_WORDS: usize = 2;
 
 impl EditSummary {
     /// The two texts have the same letters and digits, in the same order.
@@ -187,7 +244,92 @@ struct Side<'a> {
     marks: &'a [WordMark],
 }
 
+/// Which edge of the shared span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Edge {
+    Before,
+    After,
+}
+
+/// How the letters next to the shared span (up to the nearest break) stand
+/// to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdgePiece {
+    /// Nothing there, or something a repost puts around a text: marked off
+    /// by punctuation (a tag, a comment, a credit), or not Chinese words.
+    Apart,
+    /// Part of the sentence: Chinese words run into the span, or a clause
+    /// of four or more Han characters after a bare space. `content`: it
+    /// holds a content word; `fact`: a name, place, time or numeral.
+    Part { content: bool, fact: bool },
+}
+
 impl Side<'_> {
+    /// The letters of this text just outside `span` on `edge`, up to the
+    /// nearest break, and how they stand to the span (see [`EdgePiece`]).
+    /// `span_chars`: the span's length (a space ends a headline's clause
+    /// only: posts separate sentences with spaces).
+    fn piece_at_span_edge(&self, span: &Range<usize>, edge: Edge, span_chars: usize) -> EdgePiece {
+        let Letters {
+            chars,
+            breaks,
+            continued,
+            spaced,
+            capital,
+            ..
+        } = self.letters;
+        let strong_break = |i: usize| breaks[i] && !continued[i];
+        // The piece runs from the span to the nearest mark (a clause of an
+        // English sentence is several words); `boundary`: the index whose
+        // break separates it from the span; `after_break`: the first letter
+        // after that break.
+        let (piece, boundary) = match edge {
+            Edge::Before => {
+                if span.start == 0 {
+                    return EdgePiece::Apart;
+                }
+                let start = (0..span.start)
+                    .rev()
+                    .find(|&i| strong_break(i))
+                    .unwrap_or(0);
+                (start..span.start, span.start)
+            }
+            Edge::After => {
+                if span.end >= chars.len() {
+                    return EdgePiece::Apart;
+                }
+                let end = (span.end + 1..chars.len())
+                    .find(|&i| strong_break(i))
+                    .unwrap_or(chars.len());
+                (span.end..end, span.end)
+            }
+        };
+        let han = chars[piece.clone()]
+            .iter()
+            .filter(|&&c| normalize::is_han(c))
+            .count();
+        let part = if !breaks[boundary] {
+            // Run into the span: Chinese words of the sentence (Latin
+            // letters glued on are a cut word or a tag).
+            han > 0
+        } else if continued[boundary] {
+            // After a comma the sentence goes on, and after a space in a
+            // headline or in English, unless a capital starts a new one.
+            let comma = !spaced[boundary];
+            (han >= MIN_ATTACHED_HAN && (comma || span_chars < MAX_HEADLINE_CHARS))
+                || (han == 0 && !capital[boundary] && piece.len() >= MIN_CLAUSE_LETTERS)
+        } else {
+            false
+        };
+        if !part {
+            return EdgePiece::Apart;
+        }
+        EdgePiece::Part {
+            content: self.has_content_in(piece.clone()),
+            fact: self.has_entity_in(piece),
+        }
+    }
+
     /// `added`, at the start or end of this text, runs into the rest of it
     /// with no punctuation or space between.
     fn attached_at_edge(&self, added: &Range<usize>) -> bool {
@@ -237,6 +379,16 @@ impl Side<'_> {
         self.marks[range.start].word_start == range.start
             && (range.end == self.marks.len()
                 || self.marks[range.end].word_start != self.marks[range.end - 1].word_start)
+    }
+
+    /// How many words overlap `range`.
+    fn words_in(&self, range: Range<usize>) -> usize {
+        let mut starts: Vec<usize> = self.marks[range]
+            .iter()
+            .map(|mark| mark.word_start)
+            .collect();
+        starts.dedup();
+        starts.len()
     }
 
     /// Some name, time word or numeral overlaps `range`.
@@ -406,6 +558,14 @@ struct Letters {
     chars: Vec<char>,
     /// `breaks[i]`: a word may not run from `chars[i - 1]` into `chars[i]`.
     breaks: Vec<bool>,
+    /// `continued[i]`: only whitespace, a comma or a semicolon stood
+    /// before `chars[i]` (a break, but the sentence goes on).
+    continued: Vec<bool>,
+    /// `spaced[i]`: only whitespace stood before `chars[i]`.
+    spaced: Vec<bool>,
+    /// `capital[i]`: `chars[i]` was a capital letter (the letters are
+    /// compared lowercased).
+    capital: Vec<bool>,
     /// `field_starts[i]`: `chars[i]` begins a field (the body after the
     /// title), a place where reposts add credit lines as at the text's edges.
     field_starts: Vec<bool>,
@@ -485,23 +645,92 @@ impl Letters {
         let mut letters = Letters {
             chars: Vec::with_capacity(text.len()),
             breaks: Vec::with_capacity(text.len()),
+            continued: Vec::with_capacity(text.len()),
+            spaced: Vec::with_capacity(text.len()),
+            capital: Vec::with_capacity(text.len()),
             field_starts: Vec::with_capacity(text.len()),
             credit: Vec::new(),
         };
-        let (mut skipped, mut new_field) = (false, false);
+        let (mut skipped, mut marked, mut new_field) = (false, false, false);
+        let mut comma = false;
         for c in text.chars() {
             if normalize::is_letter_or_digit(c) {
-                letters.chars.push(c);
+                let mut lower = c.to_lowercase();
+                letters.chars.push(lower.next().unwrap_or(c));
                 letters.breaks.push(skipped);
+                letters.continued.push(skipped && !marked);
+                letters.spaced.push(skipped && !marked && !comma);
+                comma = false;
+                letters.capital.push(c.is_uppercase());
                 letters.field_starts.push(new_field);
-                (skipped, new_field) = (false, false);
+                (skipped, marked, new_field) = (false, false, false);
             } else {
                 skipped = true;
+                let is_comma = matches!(c, ',' | '，' | '、' | ';' | '；');
+                comma |= is_comma;
+                marked |= !(c.is_whitespace() || is_comma);
                 new_field |= c == FIELD_SEPARATOR;
             }
         }
         mark_credits(&mut letters);
         letters
+    }
+}
+
+/// `gap` (of `side`) holds only digits that the other text lost from the
+/// front of a number it keeps (`$620` / `$20`, `7,000` / `,000`: a copy cut
+/// inside a figure), where the whole number has at least three digits.
+fn lost_leading_digits(
+    side: &Letters,
+    gap: &Range<usize>,
+    other: &Letters,
+    other_gap: &Range<usize>,
+) -> bool {
+    if gap.is_empty() || !other_gap.is_empty() {
+        return false;
+    }
+    let digits = |range: Range<usize>| side.chars[range].iter().all(char::is_ascii_digit);
+    let number_end = (gap.end..side.chars.len())
+        .find(|&i| !side.chars[i].is_ascii_digit())
+        .unwrap_or(side.chars.len());
+    digits(gap.clone())
+        && number_end > gap.end
+        && number_end - gap.start >= 3
+        && (gap.start == 0 || !side.chars[gap.start - 1].is_ascii_digit())
+        && other_gap.start < other.chars.len()
+        && other.chars[other_gap.start].is_ascii_digit()
+}
+
+/// The shared span of an alignment, in the shorter text and in the longer:
+/// from the first to the last run of at least [`ANCHOR_CHARS`] matched
+/// letters (empty when there is none). `gaps` are in order.
+fn shared_span(
+    gaps: &[(Range<usize>, Range<usize>, GapPosition)],
+    shorter_len: usize,
+    longer_len: usize,
+) -> (Range<usize>, Range<usize>) {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for (ours, theirs, _) in gaps {
+        if ours.start > i {
+            runs.push((i, j, ours.start - i));
+        }
+        (i, j) = (ours.end, theirs.end);
+    }
+    if shorter_len > i && longer_len > j {
+        runs.push((i, j, (shorter_len - i).min(longer_len - j)));
+    }
+    // A run that reaches an edge of the shorter text anchors the span
+    // however short it is: nothing of the shorter text lies beyond it.
+    let anchors: Vec<&(usize, usize, usize)> = runs
+        .iter()
+        .filter(|&&(i, _, len)| len >= ANCHOR_CHARS || i == 0 || i + len == shorter_len)
+        .collect();
+    match (anchors.first(), anchors.last()) {
+        (Some(&&(first_i, first_j, _)), Some(&&(last_i, last_j, last_len))) => {
+            (first_i..last_i + last_len, first_j..last_j + last_len)
+        }
+        _ => (0..0, 0..0),
     }
 }
 
@@ -525,31 +754,37 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
     };
     // The common case for headlines and leads: nothing to align.
     if shorter.chars == longer.chars {
+        summary.repost.span_chars = shorter.chars.len();
         return summary;
     }
+    let mut gaps: Vec<(Range<usize>, Range<usize>, GapPosition)> = Vec::new();
+    let common = align(&shorter.chars, &longer.chars, |ours, theirs, position| {
+        gaps.push((ours, theirs, position));
+    });
+    let (span, longer_span) = shared_span(&gaps, shorter.chars.len(), longer.chars.len());
+    summary.repost.span_chars = span.len();
+    summary.repost.cut_chars = shorter.chars.len() - span.len();
     // Letters of the shorter text in credit lines the other text words
     // otherwise: not changes of the text.
     let mut unmatched_credit = 0;
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
-    let common = align(&shorter.chars, &longer.chars, |ours, theirs, position| {
+    for (ours, theirs, position) in gaps {
         let all_credit =
             |credit: &[bool], range: &Range<usize>| credit[range.clone()].iter().all(|&c| c);
         if all_credit(&shorter.credit, &ours) && all_credit(&longer.credit, &theirs) {
             unmatched_credit += ours.len();
-            return;
+            continue;
         }
+        let replaces_numeral = !ours.is_empty()
+            && !theirs.is_empty()
+            && shorter.chars[ours.clone()].iter().any(|&c| is_numeral(c))
+            && longer.chars[theirs.clone()].iter().any(|&c| is_numeral(c));
         if !ours.is_empty() && !theirs.is_empty() {
-            let ours_chars = &shorter.chars[ours.clone()];
-            let theirs_chars = &longer.chars[theirs.clone()];
             if position == GapPosition::Interior {
                 summary.interior_substitutions += 1;
             }
-            if ours_chars.iter().any(|&c| is_numeral(c))
-                && theirs_chars.iter().any(|&c| is_numeral(c))
-            {
-                summary.numeral_replaced = true;
-            }
+            summary.numeral_replaced |= replaces_numeral;
         }
         let interior_substitution =
             !ours.is_empty() && !theirs.is_empty() && position == GapPosition::Interior;
@@ -588,10 +823,107 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
         summary.content_word_replaced |= changed && interior_substitution;
         summary.content_word_dropped |= position == GapPosition::Interior
             && theirs.is_empty()
-            && shorter_marks[ours]
+            && shorter_marks[ours.clone()]
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
-    });
+        let inside = span.start <= ours.start
+            && ours.end <= span.end
+            && longer_span.start <= theirs.start
+            && theirs.end <= longer_span.end
+            && !span.is_empty();
+        let reading = &mut summary.repost;
+        if inside {
+            reading.inside_edits += 1;
+            reading.inside_unmatched += ours.len();
+            let changed_inside = gap_changes_content(
+                &shorter_side,
+                &longer_side,
+                ours.clone(),
+                theirs.clone(),
+                GapPosition::Interior,
+                synonyms,
+            );
+            // Whole words added or dropped are a reprint's fillers ("正式",
+            // "进一步", "also"); a clause is not.
+            let clause = |side: &Side, range: &Range<usize>| {
+                side.words_in(range.clone()) >= MIN_CLAUSE_WORDS
+                    && side.has_content_in(range.clone())
+            };
+            let clause_changed = (ours.is_empty() && clause(&longer_side, &theirs))
+                || (theirs.is_empty() && clause(&shorter_side, &ours));
+            reading.content_changes += usize::from(changed_inside || clause_changed);
+            // A name, place or time by its words' tags on either side; a
+            // numeral replaced by another, or digits ("一" inside 进一步 is
+            // part of an ordinary word).
+            let digits = |side: &Side, range: &Range<usize>| {
+                side.letters.chars[range.clone()]
+                    .iter()
+                    .any(char::is_ascii_digit)
+            };
+            let lost_digits = lost_leading_digits(&shorter, &ours, &longer, &theirs)
+                || lost_leading_digits(&longer, &theirs, &shorter, &ours);
+            reading.figure_changes += usize::from(
+                !lost_digits
+                    && (replaces_numeral
+                        || digits(&shorter_side, &ours)
+                        || digits(&longer_side, &theirs)),
+            );
+            reading.fact_changes += usize::from(
+                !lost_digits
+                    && (shorter_side.has_entity_in(ours.clone())
+                        || longer_side.has_entity_in(theirs.clone())),
+            );
+        } else if !ours.is_empty() && !theirs.is_empty() {
+            // Outside the span on both sides: the shorter text's letters
+            // there were replaced by the other's, not just cut.
+            // (Gaps lie between runs, so a gap is wholly inside or
+            // wholly outside the span.) In a post, a title or tag marked
+            // off by punctuation and replaced by another is a repost's new
+            // title, not a changed fact: only its letters count, as cut. (In
+            // a headline it is what the headline is about: "青春之城|今晚开播"
+            // / "淬火|今晚开播".)
+            let marked_off = span.len() >= MAX_HEADLINE_CHARS
+                && if ours.end <= span.start {
+                    ours.end < shorter.chars.len()
+                        && shorter.breaks[ours.end]
+                        && !shorter.continued[ours.end]
+                } else {
+                    shorter.breaks[ours.start] && !shorter.continued[ours.start]
+                };
+            if marked_off {
+                continue;
+            }
+            reading.content_changes += usize::from(shorter_side.has_content_in(ours.clone()));
+            reading.fact_changes += usize::from(shorter_side.has_entity_in(ours.clone()));
+            reading.figure_changes += usize::from(
+                replaces_numeral || shorter.chars[ours].iter().any(char::is_ascii_digit),
+            );
+        }
+    }
+    let longer_adds = longer_span.start > 0 || longer_span.end < longer.chars.len();
+    if !span.is_empty() && longer_adds {
+        let (_, longer_marks) = marks.get_or_insert_with(|| {
+            (
+                word_marks(&shorter.chars, &shorter.breaks),
+                word_marks(&longer.chars, &longer.breaks),
+            )
+        });
+        let longer_side = Side {
+            letters: &longer,
+            marks: longer_marks,
+        };
+        // What the longer text adds around the span: a comment, or the
+        // same sentence going on. (What the shorter text has there was cut,
+        // and counts as cut.)
+        for edge in [Edge::Before, Edge::After] {
+            if let EdgePiece::Part { content, fact } =
+                longer_side.piece_at_span_edge(&longer_span, edge, span.len())
+            {
+                summary.repost.clauses += usize::from(content);
+                summary.repost.fact_changes += usize::from(fact);
+            }
+        }
+    }
     summary.unmatched_in_shorter = shorter.chars.len() - common - unmatched_credit;
     summary
 }
@@ -796,10 +1128,88 @@ mod tests {
 
     #[test]
     fn punctuation_case_and_field_separators_are_ignored() {
+        // Letters keep their case for the repost reading, and are compared
+        // lowercased.
         let summary = compare("Hello, world!", "hello world");
-        // Case is normalised before this; here only punctuation is skipped.
-        assert_eq!(summary.unmatched_in_shorter, 1);
+        assert!(summary.identical());
         let summary = compare("标题\u{1e}正文", "标题正文");
         assert!(summary.identical());
+    }
+
+    #[test]
+    fn a_comment_around_a_post_lies_outside_the_shared_span() {
+        let post = "Library opens new branch in the north end of town";
+        let repost = "Great news for us. Library opens new branch in the north end of town #local";
+        let reading = compare(post, repost).repost;
+        assert_eq!(reading.span_chars, compare(post, repost).shorter_chars);
+        assert_eq!(reading.cut_chars, 0);
+        assert_eq!(reading.inside_edits, 0);
+        assert_eq!(reading.clauses, 0, "{reading:?}");
+    }
+
+    #[test]
+    fn a_clause_that_continues_the_sentence_is_not_a_comment() {
+        let sentence = "The council approved the budget for the new library";
+        let longer = "The council approved the budget for the new library, and the mayor vetoed it";
+        assert_eq!(compare(sentence, longer).repost.clauses, 1);
+        // A new sentence (a capital after the break) is a comment.
+        let commented =
+            "The council approved the budget for the new library Finally some good news";
+        assert_eq!(compare(sentence, commented).repost.clauses, 0);
+        // Chinese words run into the text are part of the sentence.
+        assert_eq!(
+            compare(
+                "强降雨持续到周末出行请注意安全",
+                "长江中下游强降雨持续到周末出行请注意安全"
+            )
+            .repost
+            .clauses,
+            1
+        );
+    }
+
+    #[test]
+    fn a_swapped_name_or_figure_inside_the_span_is_a_fact() {
+        let reading = compare(
+            "第十届读书节第一次筹备会今天在市图书馆召开",
+            "第十届读书节第二次筹备会今天在市图书馆召开",
+        )
+        .repost;
+        assert_eq!(reading.figure_changes, 1, "{reading:?}");
+        let reading = compare(
+            "Harry paid $ 7,000 to paint the portrait",
+            "Harry paid 7,500 to paint the portrait",
+        )
+        .repost;
+        assert_eq!(reading.figure_changes, 1, "{reading:?}");
+    }
+
+    #[test]
+    fn digits_lost_from_the_front_of_a_number_are_not_another_figure() {
+        let reading = compare(
+            "The band raised $620G after the interview aired",
+            "The band raised 20G after the interview aired",
+        )
+        .repost;
+        assert_eq!(reading.figure_changes, 0, "{reading:?}");
+        assert_eq!(reading.inside_edits, 1);
+    }
+
+    #[test]
+    fn in_a_post_a_replaced_title_is_cut_but_in_a_headline_it_is_the_news() {
+        let body = "今天上午市政府召开新闻发布会，介绍了城市更新三年行动计划的主要内容和时间安排，并回答了记者提问";
+        let post = format!("【城市更新三年行动】{body}");
+        let repost = format!("【你关心的都在这里】{body}");
+        let reading = compare(&post, &repost).repost;
+        assert_eq!(
+            (reading.content_changes, reading.fact_changes),
+            (0, 0),
+            "{reading:?}"
+        );
+        let reading = compare("青春之城|今晚在综合频道开播", "淬火|今晚在综合频道开播").repost;
+        assert!(
+            reading.content_changes + reading.fact_changes > 0,
+            "{reading:?}"
+        );
     }
 }

@@ -4,6 +4,7 @@
 use super::ConfirmationConfig;
 use super::edits;
 use super::synonyms::Synonyms;
+use crate::fingerprint::normalize;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::fingerprint::{bigram_jaccard, shared_count};
 
@@ -64,7 +65,7 @@ impl LongText {
         let taken_from_lead = |headline: &str, lead: &str| {
             let prefix: String = headline
                 .chars()
-                .filter(|&c| c != ' ')
+                .filter(|&c| normalize::is_letter_or_digit(c))
                 .take(HEADLINE_PREFIX_CHARS)
                 .collect();
             prefix.chars().count() >= 8 && lead.contains(prefix.as_str())

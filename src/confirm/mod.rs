@@ -92,6 +92,12 @@ pub struct ConfirmationConfig {
     /// headlines with a content word swapped disagree too, unless the bodies
     /// are the same text. Off: one swapped word of any kind is allowed.
     pub content_word_check: bool,
+    /// Short texts are read as one text plus what a repost put around it
+    /// ([`edits::RepostReading`]): comments and tags outside the shared
+    /// span are free, a quarter of the shorter text may be cut, and edits
+    /// inside the span are allowed by its length, never of a fact. Off: the
+    /// earlier bounds (bigram Jaccard, at most one edit anywhere).
+    pub repost_reading: bool,
     /// Words the user declared equivalent: swapping one for another is not a
     /// change of content (see [`crate::confirm::synonyms`]). Empty by default.
     pub synonyms: Arc<Synonyms>,
@@ -129,12 +135,23 @@ impl Default for ConfirmationConfig {
             short_edit_check: true,
             min_fuzzy_chars: 12,
             content_word_check: true,
+            repost_reading: true,
             synonyms: Arc::new(Synonyms::empty()),
             neighbour_headline_check: true,
             min_neighbour_jaccard: 0.5,
             confirm_identical_fingerprints: true,
         }
     }
+}
+
+/// How a candidate was found: long texts found by shared text meet a
+/// higher bar than simhash neighbours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoundBy {
+    /// Within Hamming distance k (or the text's own fingerprint).
+    SimhashDistance,
+    /// By shared shingles (the short-text index).
+    SharedText,
 }
 
 /// The texts a node keeps to confirm candidates against it: one of the two
@@ -153,23 +170,31 @@ pub fn node_confirms(
     own: NodeTexts<'_>,
     candidate: NodeTexts<'_>,
     candidate_root: Option<&ShortText>,
+    found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
-    match (own.short, own.long) {
-        (Some(ours), _) => {
-            let theirs = candidate.short?;
-            Some(ours.confirms(theirs, candidate_root, config))
-        }
+    // Two long texts are compared as long texts; a long text keeps a short
+    // description too when it is of a length to meet a short repost.
+    if let (Some(ours), Some(theirs)) = (own.long, candidate.long) {
         // A long simhash neighbour is trusted, but for its figures, its
-        // headline (when both have one) and a floor on shared text.
-        (None, Some(ours)) => {
-            let theirs = candidate.long?;
-            Some(
-                (!config.require_same_numbers || ours.numbers_compatible(theirs))
-                    && (!config.neighbour_headline_check || ours.headlines_agree(theirs, config))
-                    && ours.shares_enough_body(theirs, config.min_neighbour_jaccard),
-            )
-        }
-        (None, None) => None,
+        // headline (when both have one) and a floor on shared text. A long
+        // text found by shared text (the short-text index finds posts of a
+        // length to be reposted) must share as much as a sketch candidate,
+        // or read as one post and its repost.
+        let as_neighbour = (!config.require_same_numbers || ours.numbers_compatible(theirs))
+            && (!config.neighbour_headline_check || ours.headlines_agree(theirs, config))
+            && ours.shares_enough_body(theirs, config.min_neighbour_jaccard);
+        let found_by_text_confirmed = || {
+            ours.confirms_sketch_candidate(theirs, config)
+                || match (own.short, candidate.short) {
+                    (Some(ours), Some(theirs)) => ours.confirms(theirs, candidate_root, config),
+                    _ => false,
+                }
+        };
+        return Some(
+            as_neighbour && (found_by == FoundBy::SimhashDistance || found_by_text_confirmed()),
+        );
     }
+    let (ours, theirs) = (own.short?, candidate.short?);
+    Some(ours.confirms(theirs, candidate_root, config))
 }

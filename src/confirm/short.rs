@@ -32,6 +32,9 @@ impl ShortText {
         candidate_root: Option<&ShortText>,
         config: &ConfirmationConfig,
     ) -> bool {
+        if config.short_edit_check && config.repost_reading {
+            return self.confirms_as_repost(candidate, candidate_root, config);
+        }
         let places_differ = self.place_signature != 0
             && candidate.place_signature != 0
             && self.place_signature != candidate.place_signature;
@@ -42,11 +45,6 @@ impl ShortText {
             jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
         });
         !vetoed
-            && (!config.short_edit_check
-                || edits_allow_join(
-                    &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
-                    config,
-                ))
             && short_texts_close(
                 &self.shingles,
                 &candidate.shingles,
@@ -54,7 +52,90 @@ impl ShortText {
                 config.min_short_containment,
             )
             && root_is_close
+            && (!config.short_edit_check
+                || edits_allow_join(
+                    &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
+                    config,
+                ))
     }
+
+    /// The repost reading (see [`edits::RepostReading`]): cheap bounds on
+    /// shared bigrams first (with the candidate, and with its root, so a
+    /// class cannot drift), then the alignment.
+    fn confirms_as_repost(
+        &self,
+        candidate: &ShortText,
+        candidate_root: Option<&ShortText>,
+        config: &ConfirmationConfig,
+    ) -> bool {
+        let places_differ = self.place_signature != 0
+            && candidate.place_signature != 0
+            && self.place_signature != candidate.place_signature;
+        if config.require_same_places && places_differ {
+            return false;
+        }
+        if containment(&self.shingles, &candidate.shingles) < MIN_REPOST_CONTAINMENT {
+            return false;
+        }
+        if candidate_root.is_some_and(|root| {
+            containment(&self.shingles, &root.shingles) < config.min_short_root_jaccard
+        }) {
+            return false;
+        }
+        repost_allows_join(
+            &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
+            config,
+        )
+    }
+}
+
+/// Lowest share of the smaller bigram set found in the other for a repost
+/// to be aligned at all: an original inside a repost that doubled it with
+/// a comment keeps most of its bigrams.
+const MIN_REPOST_CONTAINMENT: f64 = 0.5;
+
+/// The share of the smaller of two sorted sets that lies in the other.
+fn containment(ours: &[u32], theirs: &[u32]) -> f64 {
+    let smaller = ours.len().min(theirs.len());
+    if smaller == 0 {
+        return 0.0;
+    }
+    shared_count(ours, theirs) as f64 / smaller as f64
+}
+
+/// How many letters of the shorter text may lie outside the shared span:
+/// two in a headline, then a quarter of what is beyond 24 letters (a post
+/// of 80 letters may lose 16: a cut start or end, a dropped last word).
+fn allowed_cut_chars(shorter_chars: usize) -> usize {
+    2 + shorter_chars.saturating_sub(24) / 4
+}
+
+/// The repost reading allows two short texts to join: the comment does not
+/// outweigh the shared span, little of the shorter text was cut, the span
+/// holds few edits for its length, no figure and no name, place or time
+/// changed, no clause continues the sentence at an edge, and at most one
+/// content word per 40 letters of the span changed.
+fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+    let shorter = summary.shorter_chars;
+    if summary.identical() {
+        return true;
+    }
+    if shorter < config.min_fuzzy_chars {
+        return false;
+    }
+    let reading = &summary.repost;
+    let span = reading.span_chars;
+    span > 0
+        // A repost's comment does not outweigh the text it reposts: a
+        // short text found inside a long one is a quote, not a copy.
+        && summary.longer_chars <= 2 * span
+        && reading.cut_chars <= allowed_cut_chars(shorter)
+        && reading.inside_unmatched <= 2 + span / 15
+        && reading.inside_edits <= 1 + span / 25
+        && !(config.require_same_numbers && reading.figure_changes > 0)
+        && !(config.content_word_check && reading.fact_changes > 0)
+        && !(config.content_word_check
+            && (reading.clauses > 0 || reading.content_changes > span / 40))
 }
 
 /// Bigram sets of two short texts are close enough: Jaccard at least

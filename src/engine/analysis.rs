@@ -13,7 +13,11 @@
 //! lack the sketch its index expects.
 
 use super::SideRecord;
-use crate::confirm::{LEAD_CHARS, LongText, ShortText};
+
+/// How many times the short-text bound a long text may be and still keep
+/// its short description (see [`Analyzer::describe`]).
+pub const REPOST_COMPARABLE_FACTOR: usize = 3;
+use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
 use crate::fingerprint::{Fingerprinter, PreparedText, letters_with_breaks};
 use crate::units::Fingerprint;
 
@@ -58,16 +62,28 @@ impl Analysis {
 pub struct Analyzer {
     pub(super) fingerprinter: Fingerprinter,
     pub(super) long_text_search: bool,
+    /// Mid-length texts keep a short description too (the repost reading
+    /// is on).
+    pub(super) repost_comparable: bool,
 }
 
 impl Analyzer {
-    /// An analyzer for other fields than the engine's own (per-index
-    /// settings). `long_text_search` must match the engine's, or long texts
-    /// lack the sketch its index expects.
-    pub fn new(fingerprinter: Fingerprinter, long_text_search: bool) -> Self {
+    /// An analyzer for an engine confirming with `confirmation` (its
+    /// searches decide what a text's node keeps).
+    pub fn new(fingerprinter: Fingerprinter, confirmation: &ConfirmationConfig) -> Self {
         Analyzer {
             fingerprinter,
-            long_text_search,
+            long_text_search: confirmation.long_text_search,
+            repost_comparable: confirmation.short_edit_check && confirmation.repost_reading,
+        }
+    }
+
+    /// This analyzer with other fields (per-index settings): the same
+    /// engine, so the same searches.
+    pub fn with_fingerprinter(&self, fingerprinter: Fingerprinter) -> Self {
+        Analyzer {
+            fingerprinter,
+            ..self.clone()
         }
     }
 
@@ -100,17 +116,25 @@ impl Analyzer {
     /// What the node of this text will remember, and what its candidates are
     /// confirmed against: a short text's bigrams, numbers and places, or a
     /// long text's sketch, numbers, headline and lead.
+    ///
+    /// A long text of at most [`REPOST_COMPARABLE_FACTOR`] times the short
+    /// bound keeps the short description too: a short post reposted with a
+    /// comment, or a post cut to a short repost, crosses the bound, and the
+    /// two meet only as short texts.
     fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
         let fingerprinter = &self.fingerprinter;
+        let short_text = || ShortText {
+            shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
+            letters: fingerprinter.letters(prepared).into_boxed_str(),
+            number_signature: fingerprinter.number_signature(prepared),
+            place_signature: fingerprinter.place_signature(prepared),
+        };
         if fingerprinter.is_short(prepared) {
-            let short_text = ShortText {
-                shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
-                letters: fingerprinter.letters(prepared).into_boxed_str(),
-                number_signature: fingerprinter.number_signature(prepared),
-                place_signature: fingerprinter.place_signature(prepared),
-            };
-            return (Some(short_text), None);
+            return (Some(short_text()), None);
         }
+        let repost_comparable = self.repost_comparable
+            && prepared.char_count
+                < fingerprinter.config().short_text_chars * REPOST_COMPARABLE_FACTOR;
         let long_text = LongText {
             sketch: if self.long_text_search {
                 fingerprinter.body_sketch(prepared).into_boxed_slice()
@@ -125,6 +149,6 @@ impl Analyzer {
                 .body_lead(prepared, LEAD_CHARS)
                 .into_boxed_str(),
         };
-        (None, Some(long_text))
+        (repost_comparable.then(short_text), Some(long_text))
     }
 }

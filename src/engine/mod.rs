@@ -54,7 +54,7 @@ pub use side_data::{SideRecord, SideSnapshot, SideView};
 
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
-use crate::confirm::{ConfirmationConfig, LongText, NodeTexts, ShortText, node_confirms};
+use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::forest::{Assignment, Forest, Placement};
 use crate::units::{Fingerprint, Millis};
@@ -157,10 +157,7 @@ impl Engine {
         confirmation: ConfirmationConfig,
     ) -> Self {
         Engine {
-            analyzer: Analyzer {
-                fingerprinter,
-                long_text_search: confirmation.long_text_search,
-            },
+            analyzer: Analyzer::new(fingerprinter, &confirmation),
             forest,
             confirmation,
             fingerprint_of_exact_hash: HashMap::new(),
@@ -385,7 +382,10 @@ impl Engine {
         extra_candidates.extend(self.sketch_candidates(fingerprint, own));
         let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
         let confirm = |candidate: Fingerprint| {
-            count_confirmation(stats, confirm_candidate(side_data, candidate, own, config))
+            count_confirmation(
+                stats,
+                confirm_candidate(side_data, candidate, own, FoundBy::SimhashDistance, config),
+            )
         };
         let assignment =
             self.forest
@@ -428,8 +428,14 @@ impl Engine {
             .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
             .find(|&probe| {
                 !self.forest.contains(probe)
-                    || confirm_candidate(&self.side_data, probe, own, &self.confirmation)
-                        .unwrap_or(true)
+                    || confirm_candidate(
+                        &self.side_data,
+                        probe,
+                        own,
+                        FoundBy::SimhashDistance,
+                        &self.confirmation,
+                    )
+                    .unwrap_or(true)
             })
             .unwrap_or(fingerprint)
     }
@@ -453,7 +459,7 @@ impl Engine {
                 candidate != fingerprint
                     && count_confirmation(
                         stats,
-                        confirm_candidate(side_data, candidate, own, config),
+                        confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config),
                     )
             })
             .collect()
@@ -602,6 +608,7 @@ fn confirm_candidate(
     side_data: &HashMap<Fingerprint, Arc<NodeSideData>>,
     candidate: Fingerprint,
     own: NodeTexts<'_>,
+    found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
     let candidate_side = side_data.get(&candidate)?;
@@ -609,7 +616,13 @@ fn confirm_candidate(
         .get(&candidate_side.root)
         .filter(|_| candidate_side.root != candidate)
         .and_then(|root| root.short_text.as_ref());
-    node_confirms(own, candidate_side.texts(), root_short_text, config)
+    node_confirms(
+        own,
+        candidate_side.texts(),
+        root_short_text,
+        found_by,
+        config,
+    )
 }
 
 /// Counts a confirmation in the engine's stats; a candidate with nothing to

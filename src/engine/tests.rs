@@ -67,7 +67,8 @@ fn a_class_does_not_drift_away_from_its_root() {
     let a = "明天有小雨气温下降请市民出门带伞注意保暖";
     let b = "明天有小雨气温下降请市民出门带伞注意安全";
     let c = "后天有小雨气温下降请市民出门带伞注意安全出行";
-    // Bigram Jaccard: a–b 0.81, b–c 0.82, a–c 0.67.
+    // Bigram Jaccard: a–b 0.81, b–c 0.82, a–c 0.67; the share of a's
+    // bigrams found in c (what the root check compares): 0.84.
     let with_root_check = |min_short_root_jaccard| {
         let mut engine = engine_with(ConfirmationConfig {
             min_short_jaccard: 0.7,
@@ -80,7 +81,7 @@ fn a_class_does_not_drift_away_from_its_root() {
         assert_eq!(engine.add_text(b, 1).root, root);
         engine.add_text(c, 2).root == root
     };
-    assert!(!with_root_check(0.7), "c must not join through b");
+    assert!(!with_root_check(0.9), "c must not join through b");
     assert!(
         with_root_check(0.0),
         "without the root check c chains in through b"
@@ -565,4 +566,44 @@ fn a_node_with_other_documents_stays_when_one_is_taken_back() {
             .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 2)
             .exact_hit
     );
+}
+
+#[test]
+fn a_post_and_its_repost_with_a_comment_join_across_the_short_bound() {
+    // 70 letters, and a repost that puts a comment before and after it,
+    // past the 100-letter short bound: they meet as posts.
+    let post = "地铁三号线东延段今天正式开通运营，沿线共设车站七座，首班车早上六点从起点站发出，末班车晚上十一点收车，票价按里程计算，学生和老人可以享受半价优惠";
+    let repost = format!(
+        "【扩散】以后上班方便多了！{post}[鼓掌][鼓掌] 转自本地生活号，欢迎大家在评论区留言讨论交流"
+    );
+    assert!(texts_join(ConfirmationConfig::default(), &[post, &repost]));
+    assert!(!texts_join(
+        ConfirmationConfig {
+            repost_reading: false,
+            ..ConfirmationConfig::default()
+        },
+        &[post, &repost]
+    ));
+}
+
+#[test]
+fn a_tweet_with_a_comment_in_front_and_its_end_cut_joins() {
+    let headline =
+        "City council approves plan to expand the northern library network with four branches";
+    let repost = "Retweeted Metro Desk City council approves plan to expand the northern library network with four .";
+    assert!(texts_join(
+        ConfirmationConfig::default(),
+        &[headline, repost]
+    ));
+}
+
+#[test]
+fn one_sentence_and_the_same_sentence_going_on_stay_apart() {
+    let sentence =
+        "The striker was suspended for eight games by the league on Friday for a dangerous tackle";
+    let more = "The striker was suspended for eight games by the league on Friday for a dangerous tackle, and his club immediately appealed the decision";
+    assert!(!texts_join(
+        ConfirmationConfig::default(),
+        &[sentence, more]
+    ));
 }

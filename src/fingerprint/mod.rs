@@ -207,7 +207,15 @@ pub struct PreparedText {
     pub exact_hash: u64,
     /// Number of letters and digits.
     pub char_count: usize,
+    /// The text normalised without lowercasing, for texts short enough to
+    /// be compared letter by letter (below [`SHORT_DESCRIPTION_FACTOR`]
+    /// times the short-text bound): a capital tells a new sentence.
+    pub cased: Option<String>,
 }
+
+/// How many times the short-text bound a text may be and still be compared
+/// as a post (letter by letter) with a short repost of it.
+pub const SHORT_DESCRIPTION_FACTOR: usize = 3;
 
 /// Computes fingerprints. Cheap to clone; the segmenter is shared process-wide.
 #[derive(Debug, Clone)]
@@ -281,10 +289,13 @@ impl Fingerprinter {
                 compact.push(c);
             }
         }
+        let cased = (char_count < self.config.short_text_chars * SHORT_DESCRIPTION_FACTOR)
+            .then(|| normalize::normalize_keeping_case(text, self.config.normalize));
         PreparedText {
             exact_hash: xxh3_64(compact.as_bytes()),
             normalized,
             char_count,
+            cased,
         }
     }
 
@@ -357,7 +368,7 @@ impl Fingerprinter {
     /// [`FIELD_SEPARATOR`], with one space where punctuation or whitespace
     /// stood between two of them (where words may break).
     pub fn letters(&self, prepared: &PreparedText) -> String {
-        letters_with_breaks(&prepared.normalized)
+        letters_with_breaks(prepared.cased.as_deref().unwrap_or(&prepared.normalized))
     }
 
     /// [`Fingerprinter::shingle_set`] of normalised text.
@@ -565,28 +576,49 @@ fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 
 /// Jaccard similarity of the character-bigram sets of two strings (letters
 /// and digits only). Used on headlines, which are short.
 /// The letters and digits of `text` with its field separators, and one
-/// space where punctuation or whitespace stood between two letters (where
-/// words may break).
+/// character where words may break between two letters: a space where only
+/// whitespace stood, [`BREAK_CONTINUED`] where a comma or semicolon did (the
+/// sentence goes on), [`BREAK_MARKED`] where other punctuation did (a
+/// repost marks what it adds with it).
 pub fn letters_with_breaks(text: &str) -> String {
     let mut letters = String::with_capacity(text.len());
-    let mut skipped = false;
+    let mut skipped: Option<char> = None;
     for c in text.chars() {
         if c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c) {
-            if skipped
+            if let Some(break_char) = skipped
                 && c != FIELD_SEPARATOR
                 && !letters.is_empty()
                 && !letters.ends_with(FIELD_SEPARATOR)
             {
-                letters.push(' ');
+                letters.push(break_char);
             }
             letters.push(c);
-            skipped = false;
+            skipped = None;
         } else {
-            skipped = true;
+            let this = if c.is_whitespace() {
+                ' '
+            } else if matches!(c, ',' | '，' | '、' | ';' | '；') {
+                BREAK_CONTINUED
+            } else {
+                BREAK_MARKED
+            };
+            // The strongest break between two letters stands for all.
+            skipped = Some(match (skipped, this) {
+                (Some(BREAK_MARKED), _) | (_, BREAK_MARKED) => BREAK_MARKED,
+                (Some(BREAK_CONTINUED), _) | (_, BREAK_CONTINUED) => BREAK_CONTINUED,
+                _ => ' ',
+            });
         }
     }
     letters
 }
+
+/// Stands for punctuation that marks something off (a tag, a comment, a
+/// new sentence) in [`letters_with_breaks`].
+pub const BREAK_MARKED: char = '|';
+
+/// Stands for a comma or semicolon in [`letters_with_breaks`].
+pub const BREAK_CONTINUED: char = ',';
 
 pub fn bigram_jaccard(left: &str, right: &str) -> f64 {
     let bigrams = |text: &str| {

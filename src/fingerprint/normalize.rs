@@ -58,6 +58,86 @@ pub fn normalize(text: &str, options: NormalizeOptions) -> String {
     folded
 }
 
+/// [`normalize`] without the lowercasing: for the letters short texts are
+/// compared by, where a capital letter tells a new sentence from a clause
+/// that continues one. Short texts only (no shortcut: the plain NFKC).
+pub fn normalize_keeping_case(text: &str, options: NormalizeOptions) -> String {
+    let decoded = decode_html_entities(text);
+    let folded: String = decoded.nfkc().collect();
+    let mut folded = expand_digit_units(&strip_emoji_codes(&folded));
+    if options.fold_traditional && folded.chars().any(is_han) {
+        folded = zhconv::zhconv(&folded, zhconv::Variant::ZhHans);
+    }
+    if options.strip_links_and_mentions {
+        folded = strip_links_and_mentions(folded);
+    }
+    folded
+}
+
+/// Longest emoji code: `[` + at most this many characters + `]`.
+const MAX_EMOJI_CODE_CHARS: usize = 4;
+
+/// Emoji codes of social platforms (`[泪]`, `[哈哈]`, `[doge]`) replaced by
+/// a mark: a repost adds and drops them anywhere in a post, and they say
+/// nothing of what it reports. A code is one to four Han or ASCII letters
+/// in square brackets (at least two when none is Han: `a[i]` is no code).
+pub fn strip_emoji_codes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('[') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let code_end = after
+            .char_indices()
+            .take(MAX_EMOJI_CODE_CHARS + 1)
+            .find(|&(_, c)| c == ']')
+            .map(|(index, _)| index);
+        let is_code = code_end.is_some_and(|end| {
+            let code = &after[..end];
+            code.chars().all(|c| is_han(c) || c.is_ascii_alphabetic())
+                && (code.chars().any(is_han) || code.len() >= 2)
+        });
+        match code_end.filter(|_| is_code) {
+            Some(end) => {
+                out.push('|');
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('[');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Digits followed by 十, 百 or 千 written out (`6千万` → `6000万`, `3百` →
+/// `300`): the same figure as reposts write it either way.
+pub fn expand_digit_units(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut previous_digit = false;
+    for c in text.chars() {
+        let zeros = match c {
+            '十' => 1,
+            '百' => 2,
+            '千' => 3,
+            _ => 0,
+        };
+        if zeros > 0 && previous_digit {
+            out.extend(std::iter::repeat_n('0', zeros));
+            previous_digit = false;
+            continue;
+        }
+        previous_digit = c.is_ascii_digit();
+        out.push(c);
+    }
+    out
+}
+
 /// NFKC, then each character lowercased: the same as
 /// `text.nfkc().flat_map(char::to_lowercase).collect()`, with the shortcut
 /// of the module docs. A character with a [`boundary_mapping`] that is
@@ -405,5 +485,22 @@ mod tests {
             normalize("www.example.com新闻", NormalizeOptions::default()),
             " 新闻"
         );
+    }
+
+    #[test]
+    fn emoji_codes_are_marks_and_other_brackets_stay() {
+        assert_eq!(strip_emoji_codes("感动中国啊[泪][泪]！"), "感动中国啊||！");
+        assert_eq!(strip_emoji_codes("好消息[doge]"), "好消息|");
+        assert_eq!(
+            strip_emoji_codes("见附件[图1] [Reuters report]"),
+            "见附件[图1] [Reuters report]"
+        );
+        assert_eq!(strip_emoji_codes("数组a[i]"), "数组a[i]");
+    }
+
+    #[test]
+    fn digit_units_are_written_out() {
+        assert_eq!(expand_digit_units("共1亿6千万元"), "共1亿6000万元");
+        assert_eq!(expand_digit_units("3百人 十分 二十"), "300人 十分 二十");
     }
 }

@@ -70,7 +70,7 @@ impl Analyzers {
             }
             let fingerprinter = Fingerprinter::new(settings.fingerprint_config())
                 .with_context(|| format!("fields of index pattern `{}`", entry.pattern))?;
-            let analyzer = Analyzer::new(fingerprinter, default.long_text_search());
+            let analyzer = default.with_fingerprinter(fingerprinter);
             by_pattern.push((entry.pattern.clone(), analyzer));
         }
         Ok(Analyzers {
