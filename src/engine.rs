@@ -646,6 +646,11 @@ impl Engine {
         &self.forest
     }
 
+    /// How candidates are confirmed (read by [`crate::explain`]).
+    pub fn confirmation(&self) -> &ConfirmationConfig {
+        &self.confirmation
+    }
+
     /// Fingerprint and place a JSON document. `None` when none of the
     /// configured fields holds text (such a document is not grouped).
     pub fn add_document(&mut self, document: &serde_json::Value, now: Millis) -> Option<Placed> {
@@ -1039,7 +1044,12 @@ impl Analyzer {
 /// added something (a prefix, a tag, a link) keeps all of the original's
 /// bigrams; two different questions that share a frame ("…的意思是什么")
 /// each have bigrams of their own.
-fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_containment: f64) -> bool {
+pub fn short_texts_close(
+    ours: &[u32],
+    theirs: &[u32],
+    min_jaccard: f64,
+    min_containment: f64,
+) -> bool {
     let similarity = jaccard(ours, theirs);
     if similarity >= min_jaccard {
         return true;
@@ -1093,7 +1103,7 @@ pub fn allowed_unmatched_chars(shorter_chars: usize) -> usize {
 
 /// The in-order comparison of two short texts allows them to join (see
 /// [`ConfirmationConfig::short_edit_check`]).
-fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+pub fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     if summary.shorter_chars < config.min_fuzzy_chars {
         return summary.identical();
     }

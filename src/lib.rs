@@ -19,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod edits;
 pub mod engine;
+pub mod explain;
 pub mod filter_path;
 pub mod fingerprint;
 pub mod forest;
