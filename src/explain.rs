@@ -565,8 +565,9 @@ fn align_words(left: &[Word], right: &[Word]) -> (Vec<bool>, Vec<bool>) {
     (left_shared, right_shared)
 }
 
-/// The text cut into runs; what lies between two differing words differs
-/// too (one highlight per edit, punctuation included).
+/// The text cut into runs; what lies between two differing words, or
+/// before a differing first word, differs too (one highlight per edit,
+/// punctuation included: "【编者按】…").
 fn spans(text: &str, words: &[Word], shared: &[bool]) -> Vec<Span> {
     fn push(spans: &mut Vec<Span>, piece: &str, differs: bool) {
         if piece.is_empty() {
@@ -583,7 +584,7 @@ fn spans(text: &str, words: &[Word], shared: &[bool]) -> Vec<Span> {
     let mut spans = Vec::new();
     let mut position = 0;
     for (index, word) in words.iter().enumerate() {
-        let between_differing = index > 0 && !shared[index - 1] && !shared[index];
+        let between_differing = (index == 0 || !shared[index - 1]) && !shared[index];
         push(
             &mut spans,
             text.get(position..word.bytes.start).unwrap_or_default(),
@@ -690,7 +691,7 @@ mod tests {
             "【转载】青禾地铁3号线今日开通，沿线设站20座。",
         );
         assert_eq!(marked(&left), ["18"]);
-        assert_eq!(marked(&right), ["转载", "20"]);
+        assert_eq!(marked(&right), ["【转载", "20"]);
         let joined: String = right.iter().map(|span| span.text.as_str()).collect();
         assert_eq!(joined, "【转载】青禾地铁3号线今日开通，沿线设站20座。");
     }
