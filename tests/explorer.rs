@@ -316,6 +316,24 @@ async fn the_compare_box_draws_the_fingerprint_endpoints_decision() {
             .expect("GET asset");
         assert_eq!(answer.status(), 200, "{asset}");
     }
+
+    // In the browser: a link with both texts fills the box and draws the
+    // endpoint's answer.
+    let Some(chromium) = chromium() else {
+        println!("SKIPPED (browser part): no chromium");
+        return;
+    };
+    let left = "全市第3季度新增就业岗位一万个，创历史新高";
+    let right = "全市第4季度新增就业岗位一万个，创历史新高";
+    let url = reqwest::Url::parse_with_params(
+        &format!("{}/_neardup/ui/", sidecar.url),
+        [("left", left), ("right", right)],
+    )
+    .expect("URL");
+    let dom = dump_dom(&chromium, url.as_str());
+    let result = &dom[dom.find("id=\"compare-result\"").expect("result box")..];
+    assert!(result.contains("<p class=\"apart\">"), "{result}");
+    assert!(result.contains("data-figure=\"numbers\""), "{result}");
 }
 
 #[tokio::test]

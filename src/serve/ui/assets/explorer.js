@@ -46,22 +46,33 @@ function drawComparison(form, answer) {
 function setUpCompare() {
   const form = document.getElementById("compare-form");
   if (!form) return;
-  form.addEventListener("submit", async (event) => {
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
-    const texts = [form.elements.left.value, form.elements.right.value];
-    const request = { texts };
-    if (form.dataset.index) request.index = form.dataset.index;
-    try {
-      const response = await fetch(form.dataset.endpoint, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(request),
-      });
-      drawComparison(form, await response.json());
-    } catch (error) {
-      drawComparison(form, { error: { reason: String(error) } });
-    }
+    compare(form);
   });
+  // A link can carry the two texts: ?left=…&right=… compares them at once.
+  const params = new URLSearchParams(location.search);
+  if (params.has("left") && params.has("right")) {
+    form.elements.left.value = params.get("left");
+    form.elements.right.value = params.get("right");
+    compare(form);
+  }
+}
+
+async function compare(form) {
+  const texts = [form.elements.left.value, form.elements.right.value];
+  const request = { texts };
+  if (form.dataset.index) request.index = form.dataset.index;
+  try {
+    const response = await fetch(form.dataset.endpoint, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(request),
+    });
+    drawComparison(form, await response.json());
+  } catch (error) {
+    drawComparison(form, { error: { reason: String(error) } });
+  }
 }
 
 function localTimes() {
