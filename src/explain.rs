@@ -39,8 +39,8 @@
 //!   of a class can be "kept apart" from its root here; the Explorer says so.
 //! - One explanation costs two fingerprintings (segmentation included) and
 //!   an alignment: milliseconds. Callers bound how many they ask for.
-//! - A clause pair too large to align word by word (over
-//!   [`MAX_ALIGNED_CELLS`] cells after the shared start and end are set
+//! - A run of differing clauses too large to align word by word (a table
+//!   over `MAX_ALIGNED_CELLS` cells once the shared start and end are set
 //!   aside) is marked as differing whole.
 
 use std::ops::Range;
@@ -59,7 +59,7 @@ use crate::sketch::{SKETCH_SIZE, estimate_jaccard};
 
 /// Largest word table aligned for one pair of differing clauses (two
 /// `i32` per cell: 2 MB).
-pub const MAX_ALIGNED_CELLS: usize = 250_000;
+const MAX_ALIGNED_CELLS: usize = 250_000;
 
 /// How the second text of a pair was placed against the first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,7 +11,8 @@
 //!   equivalence class (`cluster_root`).
 //!
 //! [`engine`] ties them together (fingerprint, confirm short-text candidates,
-//! assign) and [`stamp`] is the offline command built on it.
+//! assign) and [`stamp`] is the offline command built on it; [`explain`]
+//! says why two texts are one class or two (the sidecar's Explorer pages).
 
 pub mod buckets;
 pub mod bulk;

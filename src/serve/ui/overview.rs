@@ -94,8 +94,9 @@ pub struct Range {
 impl Range {
     /// The bucket of `time` among `buckets` equal parts (clamped).
     pub fn bucket(self, time: Millis, buckets: usize) -> usize {
-        let span = (self.end - self.start).max(1) as i128;
-        let offset = (time - self.start).clamp(0, self.end - self.start - 1) as i128;
+        let span = (self.end - self.start).max(1);
+        let offset = i128::from((time - self.start).clamp(0, span - 1));
+        let span = i128::from(span);
         ((offset * buckets as i128 / span) as usize).min(buckets.saturating_sub(1))
     }
 }
@@ -304,5 +305,7 @@ mod tests {
         assert_eq!(axis.bucket(0, 10), 0);
         assert_eq!(axis.bucket(150, 10), 5);
         assert_eq!(axis.bucket(10_000, 10), 9);
+        let empty = Range { start: 5, end: 5 };
+        assert_eq!(empty.bucket(7, 10), 0);
     }
 }
