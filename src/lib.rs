@@ -26,7 +26,7 @@
 //! Around the path: [`serve`] (the sidecar: routing, the write pipeline, own
 //! endpoints), [`stamp`] (the same path offline, without a cluster),
 //! [`rebuild`] (the forest from stamped documents of an index), [`config`]
-//! (settings from flags, environment and file), [`cli`], and [`units`]
+//! (settings from flags, environment and file), [`explain`] (why two texts are one class or two: the Explorer pages), [`cli`], and [`units`]
 //! (fingerprints, times, sizes). The core (stages 2–5) is pure: no HTTP, no
 //! async.
 
@@ -54,6 +54,7 @@ pub mod upstream;
 // Around it.
 pub mod cli;
 pub mod config;
+pub mod explain;
 pub mod rebuild;
 pub mod serve;
 pub mod stamp;

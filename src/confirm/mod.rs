@@ -34,7 +34,10 @@ pub mod synonyms;
 use std::sync::Arc;
 
 pub use long::{LEAD_CHARS, LongText};
-pub use short::{ShortText, allowed_unmatched_chars};
+pub use short::{
+    MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars, allowed_unmatched_chars, containment,
+    edits_allow_join, repost_allows_join, short_texts_close,
+};
 use synonyms::Synonyms;
 
 /// How candidates are found (the two extra searches) and confirmed.

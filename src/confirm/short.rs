@@ -92,10 +92,10 @@ impl ShortText {
 /// Lowest share of the smaller bigram set found in the other for a repost
 /// to be aligned at all: an original inside a repost that doubled it with
 /// a comment keeps most of its bigrams.
-const MIN_REPOST_CONTAINMENT: f64 = 0.5;
+pub const MIN_REPOST_CONTAINMENT: f64 = 0.5;
 
 /// The share of the smaller of two sorted sets that lies in the other.
-fn containment(ours: &[u32], theirs: &[u32]) -> f64 {
+pub fn containment(ours: &[u32], theirs: &[u32]) -> f64 {
     let smaller = ours.len().min(theirs.len());
     if smaller == 0 {
         return 0.0;
@@ -106,7 +106,7 @@ fn containment(ours: &[u32], theirs: &[u32]) -> f64 {
 /// How many letters of the shorter text may lie outside the shared span:
 /// two in a headline, then a quarter of what is beyond 24 letters (a post
 /// of 80 letters may lose 16: a cut start or end, a dropped last word).
-fn allowed_cut_chars(shorter_chars: usize) -> usize {
+pub fn allowed_cut_chars(shorter_chars: usize) -> usize {
     2 + shorter_chars.saturating_sub(24) / 4
 }
 
@@ -115,7 +115,7 @@ fn allowed_cut_chars(shorter_chars: usize) -> usize {
 /// holds few edits for its length, no figure and no name, place or time
 /// changed, no clause continues the sentence at an edge, and at most one
 /// content word per 40 letters of the span changed.
-fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     let shorter = summary.shorter_chars;
     if summary.identical() {
         return true;
@@ -144,7 +144,12 @@ fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> boo
 /// added something (a prefix, a tag, a link) keeps all of the original's
 /// bigrams; two different questions that share a frame ("…的意思是什么")
 /// each have bigrams of their own.
-fn short_texts_close(ours: &[u32], theirs: &[u32], min_jaccard: f64, min_containment: f64) -> bool {
+pub fn short_texts_close(
+    ours: &[u32],
+    theirs: &[u32],
+    min_jaccard: f64,
+    min_containment: f64,
+) -> bool {
     let similarity = jaccard(ours, theirs);
     if similarity >= min_jaccard {
         return true;
@@ -164,7 +169,7 @@ pub fn allowed_unmatched_chars(shorter_chars: usize) -> usize {
 
 /// The in-order comparison of two short texts allows them to join (see
 /// [`ConfirmationConfig::short_edit_check`]).
-fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+pub fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     if summary.shorter_chars < config.min_fuzzy_chars {
         return summary.identical();
     }

@@ -307,6 +307,11 @@ impl Engine {
         &self.forest
     }
 
+    /// How candidates are confirmed (read by [`crate::explain`]).
+    pub fn confirmation(&self) -> &ConfirmationConfig {
+        &self.confirmation
+    }
+
     /// Fingerprint and place a JSON document. `None` when none of the
     /// configured fields holds text (such a document is not grouped).
     pub fn add_document(&mut self, document: &serde_json::Value, now: Millis) -> Option<Placed> {

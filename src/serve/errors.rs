@@ -46,6 +46,9 @@ pub enum SidecarError {
     /// The cluster could not be reached or stayed silent.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),
+    /// The cluster answered, but not in a form the sidecar can read.
+    #[error("{0}")]
+    UpstreamAnswer(String),
     /// A bug of the sidecar (a worker panicked): nothing was forwarded.
     #[error("{0}")]
     Internal(String),
@@ -75,6 +78,9 @@ impl SidecarError {
             }
             SidecarError::Upstream(UpstreamError::Unreachable { .. }) => {
                 (StatusCode::BAD_GATEWAY, "connect_transport_exception")
+            }
+            SidecarError::UpstreamAnswer(_) => {
+                (StatusCode::BAD_GATEWAY, "neardup_upstream_exception")
             }
             SidecarError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "neardup_exception"),
         }
@@ -173,6 +179,11 @@ mod tests {
                 }),
                 502,
                 "connect_transport_exception",
+            ),
+            (
+                SidecarError::UpstreamAnswer("x".into()),
+                502,
+                "neardup_upstream_exception",
             ),
             (SidecarError::Internal("x".into()), 500, "neardup_exception"),
         ];

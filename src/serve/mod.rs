@@ -20,6 +20,7 @@ pub mod filter_path;
 mod metrics;
 mod own;
 pub mod route;
+mod ui;
 mod write;
 
 use std::net::SocketAddr;
@@ -269,6 +270,7 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
         Route::Fingerprint => own::fingerprint(sidecar, request).await,
         Route::Class { root } => own::class(&sidecar, &root, request.uri().query()),
         Route::Similar { index, id } => own::similar(&sidecar, request, &index, &id).await,
+        Route::Explorer { rest } => ui::serve(sidecar, request, &rest).await,
         Route::PassThrough => pass_through(&sidecar, request).await,
     }
 }

@@ -214,11 +214,35 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
         return bad_request("give one or two texts or documents");
     }
     let analyzer = sidecar.analyzers.for_index(index.as_deref()).clone();
-    let worker = tokio::task::spawn_blocking(move || describe_all(&analyzer, &documents)).await;
+    let (confirmation, max_distance) = {
+        let ledger = sidecar.ledger.lock();
+        let engine = ledger.engine();
+        (
+            engine.confirmation().clone(),
+            engine.forest().max_distance(),
+        )
+    };
+    let worker = tokio::task::spawn_blocking(move || {
+        let described = describe_all(&analyzer, &documents)?;
+        // Two texts: the decision the engine would make, and its figures.
+        let decision = match described.as_slice() {
+            [first, second] => crate::explain::explain(
+                analyzer.fingerprinter(),
+                &confirmation,
+                max_distance,
+                &first.prepared,
+                &second.prepared,
+            )
+            .ok(),
+            _ => None,
+        };
+        Ok::<_, String>((described, decision))
+    })
+    .await;
     let Ok(described) = worker else {
         return SidecarError::Internal("fingerprinting failed".into()).into_response();
     };
-    let described = match described {
+    let (described, decision) = match described {
         Ok(described) => described,
         Err(reason) => return bad_request(&reason),
     };
@@ -250,6 +274,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
                     json!(estimate_jaccard(&left.sketch, &right.sketch, SKETCH_SIZE))
                 },
                 "identical_text": left.exact_hash == right.exact_hash,
+                "decision": decision,
             }
         }),
         _ => Value::Null,
@@ -258,6 +283,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
 }
 
 struct Description {
+    prepared: crate::fingerprint::PreparedText,
     simhash: u64,
     exact_hash: u64,
     shingles: Vec<u32>,
@@ -304,6 +330,7 @@ fn describe_all(
                 shingles,
                 sketch,
                 json,
+                prepared,
             })
         })
         .collect()

@@ -33,6 +33,10 @@ pub enum Route {
         index: String,
         id: String,
     },
+    /// `GET /_neardup/ui/…`: the Explorer's pages; `rest` is the path after `ui/`.
+    Explorer {
+        rest: String,
+    },
     /// Everything else: proxied unchanged.
     PassThrough,
 }
@@ -85,6 +89,9 @@ pub fn classify(method: &Method, path: &str) -> Route {
         ["_neardup", "classes", root] if is_get && !root.is_empty() => {
             Route::Class { root: decode(root) }
         }
+        ["_neardup", "ui", rest @ ..] if is_get => Route::Explorer {
+            rest: rest.join("/"),
+        },
         [index, "_neardup", "similar", id] if is_get && is_index_name(index) && !id.is_empty() => {
             Route::Similar {
                 index: decode(index),
@@ -202,6 +209,18 @@ mod tests {
                 id: "x y".into()
             }
         );
+    }
+
+    #[test]
+    fn explorer_pages() {
+        let explorer = |rest: &str| Route::Explorer { rest: rest.into() };
+        assert_eq!(classify(&Method::GET, "/_neardup/ui"), explorer(""));
+        assert_eq!(classify(&Method::GET, "/_neardup/ui/"), explorer(""));
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/ui/classes/00ff"),
+            explorer("classes/00ff")
+        );
+        assert_eq!(classify(&Method::POST, "/_neardup/ui/"), Route::PassThrough);
     }
 
     #[test]

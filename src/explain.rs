@@ -1,0 +1,818 @@
+//! Why two texts are one story or two: the rule that decided, the figures
+//! it weighed, and where the texts differ.
+//!
+//! # Motivation
+//!
+//! Whoever runs neardup has to trust its classes and tune its settings, and
+//! an editor checking "N similar" wants to see what a copy changed. The
+//! engine answers one question (which class?) and keeps its reasons to
+//! itself; the Explorer pages and `POST /_neardup/fingerprint` need them
+//! spelled out for one pair of texts.
+//!
+//! # Design
+//!
+//! - The decision is not derived a second time: [`explain`] places the two
+//!   texts, first then second, in a throwaway [`Engine`] with the live
+//!   engine's settings and reads where the second one went. The explanation
+//!   cannot disagree with the engine, whatever its rules become. The
+//!   [`Rule`] is read from that placement (exact fast path, same
+//!   fingerprint, simhash neighbour, or one of the two extra searches).
+//! - The figures are the measures confirmation weighs, each with the
+//!   setting it is held against: Hamming distance, character-bigram Jaccard
+//!   and containment, the numbers, the place names and the in-order edit
+//!   check for short texts; the body's estimated 5-gram Jaccard, the number
+//!   sets and the headlines for long texts. A figure's pass mark is a
+//!   reading aid computed from the same settings; the headline's is left
+//!   open because that check has parts no single figure shows.
+//! - [`diff`] aligns two raw texts word by word (a Han character is a word,
+//!   so is a run of other letters and digits) on their normalised forms, so
+//!   width, case and Traditional/Simplified variants count as the same and
+//!   punctuation is not compared. Clauses are aligned first and words only
+//!   inside the clauses that differ, with [`crate::confirm::edits::align`] (the
+//!   longest common subsequence with the fewest gaps), so a long article
+//!   costs a few small tables instead of one of its length squared.
+//!
+//! # Consequences
+//!
+//! - The decision is for the pair alone. In the forest a member may have
+//!   joined through another member (a leaf within `k` of it), so a member
+//!   of a class can be "kept apart" from its root here; the Explorer says so.
+//! - One explanation costs two fingerprintings (segmentation included) and
+//!   an alignment: milliseconds. Callers bound how many they ask for.
+//! - A run of differing clauses too large to align word by word (a table
+//!   over `MAX_ALIGNED_CELLS` cells once the shared start and end are set
+//!   aside) is marked as differing whole.
+
+use std::ops::Range;
+
+use serde::Serialize;
+
+use crate::confirm::edits::{self, align};
+use crate::confirm::{
+    ConfirmationConfig, MIN_REPOST_CONTAINMENT, allowed_cut_chars, allowed_unmatched_chars,
+    containment, edits_allow_join, repost_allows_join, short_texts_close,
+};
+use crate::engine::Engine;
+use crate::fingerprint::normalize::is_han;
+use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
+use crate::fingerprint::{
+    Fingerprinter, NormalizeOptions, PreparedText, bigram_jaccard, hamming_distance, jaccard,
+    letters_with_breaks, normalize, shared_count,
+};
+use crate::forest::{Forest, ForestConfig, ForestError, Placement};
+
+/// Largest word table aligned for one pair of differing clauses (two
+/// `i32` per cell: 2 MB).
+const MAX_ALIGNED_CELLS: usize = 250_000;
+
+/// How the second text of a pair was placed against the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The same letters and digits once normalised: the exact fast path.
+    SameText,
+    /// The same simhash, and the texts confirm it (SPEC §3 rule 1).
+    SameFingerprint,
+    /// A simhash within `k`, confirmed by the texts (rule 3).
+    SimhashNeighbour,
+    /// A short text found by its character shingles, confirmed.
+    ShortTextShingles,
+    /// A long text found by its body sketch, confirmed.
+    LongTextSketch,
+    /// Not joined: the second text starts a class of its own.
+    KeptApart,
+}
+
+impl Rule {
+    /// One line for people.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Rule::SameText => "same text once normalised (exact fast path)",
+            Rule::SameFingerprint => "same simhash, confirmed by the texts",
+            Rule::SimhashNeighbour => "simhash within k, confirmed by the texts",
+            Rule::ShortTextShingles => "short text found by its character shingles, confirmed",
+            Rule::LongTextSketch => "long text found by its body sketch, confirmed",
+            Rule::KeptApart => "kept apart: a check refused, or nothing found it",
+        }
+    }
+}
+
+/// One measure confirmation weighs, against its setting.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    /// Stable name: `hamming_distance`, `same_text`, `jaccard`,
+    /// `containment`, `numbers`, `places`, `edits`, `body_jaccard`,
+    /// `headline`, `kinds`.
+    pub name: &'static str,
+    /// The measured value, as text.
+    pub value: String,
+    /// What the engine asks of it, with the setting's value.
+    pub requirement: String,
+    /// Whether the value meets the requirement; `None` for figures that
+    /// only inform.
+    pub passes: Option<bool>,
+}
+
+/// Why the second text of a pair joins the first one's class, or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explanation {
+    pub joins: bool,
+    pub rule: Rule,
+    /// [`Rule::describe`].
+    pub reason: &'static str,
+    pub figures: Vec<Figure>,
+}
+
+/// Places `first`, then `second`, in an engine of their own with these
+/// settings and explains where `second` went.
+///
+/// # Errors
+///
+/// [`ForestError`] when `max_distance` is not one the index supports.
+pub fn explain(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    max_distance: u32,
+    first: &PreparedText,
+    second: &PreparedText,
+) -> Result<Explanation, ForestError> {
+    let forest = Forest::new(ForestConfig {
+        max_distance,
+        retention: None,
+    })?;
+    let mut engine = Engine::new(fingerprinter.clone(), forest, confirmation.clone());
+    let first_placed = engine.add_prepared(first, 0);
+    let second_placed = engine.add_prepared(second, 1);
+    let joins = second_placed.root == first_placed.root;
+    let rule = if !joins {
+        Rule::KeptApart
+    } else if second_placed.exact_hit {
+        Rule::SameText
+    } else if second_placed.placement == Placement::ExistingNode {
+        Rule::SameFingerprint
+    } else if hamming_distance(first_placed.fingerprint, second_placed.fingerprint) <= max_distance
+    {
+        Rule::SimhashNeighbour
+    } else if fingerprinter.is_short(second) {
+        Rule::ShortTextShingles
+    } else {
+        Rule::LongTextSketch
+    };
+    Ok(Explanation {
+        joins,
+        rule,
+        reason: rule.describe(),
+        figures: figures(fingerprinter, confirmation, max_distance, first, second),
+    })
+}
+
+fn figures(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    max_distance: u32,
+    first: &PreparedText,
+    second: &PreparedText,
+) -> Vec<Figure> {
+    let distance = hamming_distance(fingerprinter.simhash(first), fingerprinter.simhash(second));
+    let mut figures = vec![
+        Figure {
+            name: "hamming_distance",
+            value: distance.to_string(),
+            requirement: format!("≤ {max_distance} (k) for simhash neighbours"),
+            passes: Some(distance <= max_distance),
+        },
+        Figure {
+            name: "same_text",
+            value: yes_no(first.exact_hash == second.exact_hash).to_string(),
+            requirement: "the same letters and digits join at once".to_string(),
+            passes: None,
+        },
+    ];
+    match (
+        fingerprinter.is_short(first),
+        fingerprinter.is_short(second),
+    ) {
+        (true, true) => short_figures(fingerprinter, confirmation, first, second, &mut figures),
+        (false, false) => long_figures(
+            fingerprinter,
+            confirmation,
+            distance <= max_distance,
+            first,
+            second,
+            &mut figures,
+        ),
+        // A short text meets a post of up to three times the bound as a
+        // post (see `engine::Analyzer`).
+        _ if confirmation.short_edit_check
+            && confirmation.repost_reading
+            && first.cased.is_some()
+            && second.cased.is_some() =>
+        {
+            repost_figures(fingerprinter, confirmation, first, second, &mut figures)
+        }
+        _ => figures.push(Figure {
+            name: "kinds",
+            value: "one short text, one long".to_string(),
+            requirement: "texts are compared only with texts of their kind".to_string(),
+            passes: None,
+        }),
+    }
+    figures
+}
+
+fn short_figures(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    first: &PreparedText,
+    second: &PreparedText,
+    figures: &mut Vec<Figure>,
+) {
+    if confirmation.short_edit_check && confirmation.repost_reading {
+        return repost_figures(fingerprinter, confirmation, first, second, figures);
+    }
+    let (ours, theirs) = (
+        fingerprinter.shingle_set(second),
+        fingerprinter.shingle_set(first),
+    );
+    let similarity = jaccard(&ours, &theirs);
+    let smaller = ours.len().min(theirs.len());
+    let containment = if smaller == 0 {
+        0.0
+    } else {
+        shared_count(&ours, &theirs) as f64 / smaller as f64
+    };
+    figures.push(Figure {
+        name: "jaccard",
+        value: format!("{similarity:.2}"),
+        requirement: format!(
+            "character bigrams: ≥ {:.2}, or lower with the containment below",
+            confirmation.min_short_jaccard
+        ),
+        passes: Some(short_texts_close(
+            &ours,
+            &theirs,
+            confirmation.min_short_jaccard,
+            confirmation.min_short_containment,
+        )),
+    });
+    figures.push(Figure {
+        name: "containment",
+        value: format!("{containment:.2}"),
+        requirement: format!(
+            "share of the smaller text's bigrams in the other: ≥ {:.2} when the Jaccard is lower",
+            confirmation.min_short_containment
+        ),
+        passes: None,
+    });
+    let (first_numbers, second_numbers) = (
+        fingerprinter.number_signature(first),
+        fingerprinter.number_signature(second),
+    );
+    figures.push(Figure {
+        name: "numbers",
+        value: match (first_numbers, second_numbers) {
+            (0, 0) => "none".to_string(),
+            _ if first_numbers == second_numbers => "the same".to_string(),
+            _ => "different".to_string(),
+        },
+        requirement: requirement_if(confirmation.require_same_numbers, "the same numbers"),
+        passes: confirmation
+            .require_same_numbers
+            .then_some(first_numbers == second_numbers),
+    });
+    let (first_places, second_places) = (
+        fingerprinter.place_signature(first),
+        fingerprinter.place_signature(second),
+    );
+    let places_differ = first_places != 0 && second_places != 0 && first_places != second_places;
+    figures.push(Figure {
+        name: "places",
+        value: match (first_places, second_places) {
+            (0, 0) => "none named".to_string(),
+            (0, _) | (_, 0) => "named by one text only".to_string(),
+            _ if places_differ => "different".to_string(),
+            _ => "the same".to_string(),
+        },
+        requirement: requirement_if(
+            confirmation.require_same_places,
+            "the same place names when both name any",
+        ),
+        passes: confirmation.require_same_places.then_some(!places_differ),
+    });
+    if confirmation.short_edit_check {
+        let summary = edits::compare_with(
+            &fingerprinter.letters(first),
+            &fingerprinter.letters(second),
+            &confirmation.synonyms,
+        );
+        let mut value = format!(
+            "{} of {} letters outside the common text, {} unmarked edit(s)",
+            summary.unmatched_in_shorter, summary.shorter_chars, summary.unmarked_edits
+        );
+        if summary.content_word_changed {
+            value.push_str(", a content word changed");
+        }
+        if summary.numeral_replaced {
+            value.push_str(", a numeral replaced");
+        }
+        figures.push(Figure {
+            name: "edits",
+            value,
+            requirement: format!(
+                "in reading order: ≤ {} letters outside, ≤ 1 unmarked edit, no content word or numeral changed (under {} letters: identical)",
+                allowed_unmatched_chars(summary.shorter_chars),
+                confirmation.min_fuzzy_chars
+            ),
+            passes: Some(edits_allow_join(&summary, confirmation)),
+        });
+    }
+}
+
+/// The figures of the repost reading ([`crate::confirm::edits::RepostReading`]).
+fn repost_figures(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    first: &PreparedText,
+    second: &PreparedText,
+    figures: &mut Vec<Figure>,
+) {
+    let shared = containment(
+        &fingerprinter.shingle_set(second),
+        &fingerprinter.shingle_set(first),
+    );
+    figures.push(Figure {
+        name: "containment",
+        value: format!("{shared:.2}"),
+        requirement: format!(
+            "share of the smaller text's bigrams in the other: ≥ {MIN_REPOST_CONTAINMENT:.2}"
+        ),
+        passes: Some(shared >= MIN_REPOST_CONTAINMENT),
+    });
+    let (first_places, second_places) = (
+        fingerprinter.place_signature(first),
+        fingerprinter.place_signature(second),
+    );
+    let places_differ = first_places != 0 && second_places != 0 && first_places != second_places;
+    figures.push(Figure {
+        name: "places",
+        value: (if places_differ {
+            "different"
+        } else {
+            "compatible"
+        })
+        .to_string(),
+        requirement: requirement_if(
+            confirmation.require_same_places,
+            "the same place names when both name any",
+        ),
+        passes: confirmation.require_same_places.then_some(!places_differ),
+    });
+    let summary = edits::compare_with(
+        &fingerprinter.letters(first),
+        &fingerprinter.letters(second),
+        &confirmation.synonyms,
+    );
+    let reading = summary.repost;
+    figures.push(Figure {
+        name: "repost",
+        value: format!(
+            "shared span {} of {} letters ({} in the longer text), {} cut, {} edit(s) inside ({} letters), {} content word(s) changed, {} clause(s) continuing the sentence, {} name(s) and {} figure(s) changed",
+            reading.span_chars,
+            summary.shorter_chars,
+            summary.longer_chars,
+            reading.cut_chars,
+            reading.inside_edits,
+            reading.inside_unmatched,
+            reading.content_changes,
+            reading.clauses,
+            reading.fact_changes,
+            reading.figure_changes
+        ),
+        requirement: format!(
+            "read as a post plus a comment: the longer text ≤ 2 × the span, ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
+            allowed_cut_chars(summary.shorter_chars),
+            1 + reading.span_chars / 25,
+            2 + reading.span_chars / 15,
+            reading.span_chars / 40,
+            confirmation.min_fuzzy_chars
+        ),
+        passes: Some(repost_allows_join(&summary, confirmation)),
+    });
+}
+
+fn long_figures(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    within_k: bool,
+    first: &PreparedText,
+    second: &PreparedText,
+    figures: &mut Vec<Figure>,
+) {
+    let body_similarity = estimate_jaccard(
+        &fingerprinter.body_sketch(first),
+        &fingerprinter.body_sketch(second),
+        SKETCH_SIZE,
+    );
+    let floor = if within_k {
+        confirmation.min_neighbour_jaccard
+    } else {
+        confirmation.min_long_jaccard
+    };
+    figures.push(Figure {
+        name: "body_jaccard",
+        value: format!("{body_similarity:.2}"),
+        requirement: format!(
+            "estimated 5-gram Jaccard of the bodies: ≥ {:.2} within k, ≥ {:.2} when found by sketch",
+            confirmation.min_neighbour_jaccard, confirmation.min_long_jaccard
+        ),
+        passes: Some(body_similarity >= floor),
+    });
+    let (first_numbers, second_numbers) = (
+        fingerprinter.body_number_set(first),
+        fingerprinter.body_number_set(second),
+    );
+    let shared = shared_count(&first_numbers, &second_numbers);
+    figures.push(Figure {
+        name: "numbers",
+        value: format!(
+            "{shared} shared of {} and {}",
+            first_numbers.len(),
+            second_numbers.len()
+        ),
+        requirement: requirement_if(
+            confirmation.require_same_numbers,
+            "one text's numbers all in the other",
+        ),
+        passes: confirmation
+            .require_same_numbers
+            .then_some(shared == first_numbers.len().min(second_numbers.len())),
+    });
+    let headlines = (
+        fingerprinter.headline(first),
+        fingerprinter.headline(second),
+    );
+    figures.push(Figure {
+        name: "headline",
+        value: match headlines {
+            (Some(ours), Some(theirs)) => format!(
+                "{:.2}",
+                bigram_jaccard(&letters_with_breaks(ours), &letters_with_breaks(theirs))
+            ),
+            _ => "no headline on one side".to_string(),
+        },
+        requirement: format!(
+            "bigram Jaccard ≥ {:.2}, or one headline opens the other's body; one content word swapped only over the same body",
+            confirmation.min_headline_jaccard
+        ),
+        passes: None,
+    });
+}
+
+fn requirement_if(required: bool, requirement: &str) -> String {
+    if required {
+        requirement.to_string()
+    } else {
+        format!("not required (setting off): {requirement}")
+    }
+}
+
+fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
+
+/// A run of a text, shared with the other text or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Span {
+    pub text: String,
+    pub differs: bool,
+}
+
+/// The two texts cut into runs that the other text shares and runs it does
+/// not (see the module doc). Concatenating a side's runs gives its text.
+pub fn diff(options: NormalizeOptions, left: &str, right: &str) -> (Vec<Span>, Vec<Span>) {
+    let options = NormalizeOptions {
+        strip_links_and_mentions: false,
+        ..options
+    };
+    let (left_words, right_words) = (words(left, options), words(right, options));
+    let (left_shared, right_shared) = shared_words(&left_words, &right_words);
+    (
+        spans(left, &left_words, &left_shared),
+        spans(right, &right_words, &right_shared),
+    )
+}
+
+/// A word of a raw text: its byte range, normalised form and clause.
+#[derive(Debug)]
+struct Word {
+    bytes: Range<usize>,
+    key: String,
+    clause: usize,
+}
+
+fn ends_clause(c: char, next: Option<char>) -> bool {
+    matches!(
+        c,
+        '。' | '！' | '？' | '!' | '?' | '；' | ';' | '，' | '、' | '：' | '\n'
+    ) || (matches!(c, '.' | ',' | ':') && next.is_none_or(char::is_whitespace))
+}
+
+fn words(text: &str, options: NormalizeOptions) -> Vec<Word> {
+    let mut words = Vec::new();
+    let mut clause = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        let mut end = start + c.len_utf8();
+        if !is_han(c) && c.is_alphanumeric() {
+            while let Some(&(next_start, next)) = chars.peek() {
+                if is_han(next) || !next.is_alphanumeric() {
+                    break;
+                }
+                end = next_start + next.len_utf8();
+                chars.next();
+            }
+        } else if !is_han(c) {
+            if ends_clause(c, chars.peek().map(|&(_, next)| next)) {
+                clause += 1;
+            }
+            continue;
+        }
+        let key = text
+            .get(start..end)
+            .map(|word| normalize(word, options))
+            .unwrap_or_default();
+        words.push(Word {
+            bytes: start..end,
+            key,
+            clause,
+        });
+    }
+    words
+}
+
+/// Word index ranges of the clauses that hold words.
+fn clauses(words: &[Word]) -> Vec<Range<usize>> {
+    let mut clauses: Vec<Range<usize>> = Vec::new();
+    for (index, word) in words.iter().enumerate() {
+        match clauses.last_mut() {
+            Some(last) if words[last.start].clause == word.clause => last.end = index + 1,
+            _ => clauses.push(index..index + 1),
+        }
+    }
+    clauses
+}
+
+/// Which words of each side the other side shares, in order.
+fn shared_words(left: &[Word], right: &[Word]) -> (Vec<bool>, Vec<bool>) {
+    let mut left_shared = vec![true; left.len()];
+    let mut right_shared = vec![true; right.len()];
+    let (left_clauses, right_clauses) = (clauses(left), clauses(right));
+    let clause_keys = |words: &[Word], clauses: &[Range<usize>]| -> Vec<Vec<String>> {
+        clauses
+            .iter()
+            .map(|clause| {
+                words[clause.clone()]
+                    .iter()
+                    .map(|w| w.key.clone())
+                    .collect()
+            })
+            .collect()
+    };
+    let word_range = |clauses: &[Range<usize>], range: Range<usize>, total: usize| match (
+        clauses.get(range.start),
+        range.end.checked_sub(1).and_then(|last| clauses.get(last)),
+    ) {
+        (Some(first), Some(last)) if !range.is_empty() => first.start..last.end,
+        _ => {
+            // An empty clause range: the position between two clauses.
+            let at = clauses
+                .get(range.start)
+                .map_or(total, |clause| clause.start);
+            at..at
+        }
+    };
+    let mut gaps = Vec::new();
+    align(
+        &clause_keys(left, &left_clauses),
+        &clause_keys(right, &right_clauses),
+        |ours, theirs, _| {
+            gaps.push((
+                word_range(&left_clauses, ours, left.len()),
+                word_range(&right_clauses, theirs, right.len()),
+            ))
+        },
+    );
+    for (ours, theirs) in gaps {
+        let (ours_shared, theirs_shared) = align_words(&left[ours.clone()], &right[theirs.clone()]);
+        left_shared[ours].copy_from_slice(&ours_shared);
+        right_shared[theirs].copy_from_slice(&theirs_shared);
+    }
+    (left_shared, right_shared)
+}
+
+/// Word-by-word alignment of two runs of differing clauses: the shared
+/// start and end first, the middle only when its table is small enough.
+fn align_words(left: &[Word], right: &[Word]) -> (Vec<bool>, Vec<bool>) {
+    let mut left_shared = vec![false; left.len()];
+    let mut right_shared = vec![false; right.len()];
+    let same = |a: &Word, b: &Word| a.key == b.key;
+    let prefix = left
+        .iter()
+        .zip(right)
+        .take_while(|(a, b)| same(a, b))
+        .count();
+    let suffix = left[prefix..]
+        .iter()
+        .rev()
+        .zip(right[prefix..].iter().rev())
+        .take_while(|(a, b)| same(a, b))
+        .count();
+    left_shared[..prefix].fill(true);
+    right_shared[..prefix].fill(true);
+    let (left_end, right_end) = (left.len() - suffix, right.len() - suffix);
+    left_shared[left_end..].fill(true);
+    right_shared[right_end..].fill(true);
+    let (left_middle, right_middle) = (&left[prefix..left_end], &right[prefix..right_end]);
+    if left_middle.is_empty()
+        || right_middle.is_empty()
+        || left_middle.len() * right_middle.len() > MAX_ALIGNED_CELLS
+    {
+        return (left_shared, right_shared);
+    }
+    let keys = |words: &[Word]| -> Vec<String> { words.iter().map(|w| w.key.clone()).collect() };
+    left_shared[prefix..left_end].fill(true);
+    right_shared[prefix..right_end].fill(true);
+    align(
+        &keys(left_middle),
+        &keys(right_middle),
+        |ours, theirs, _| {
+            left_shared[prefix + ours.start..prefix + ours.end].fill(false);
+            right_shared[prefix + theirs.start..prefix + theirs.end].fill(false);
+        },
+    );
+    (left_shared, right_shared)
+}
+
+/// The text cut into runs; what lies between two differing words, or
+/// before a differing first word, differs too (one highlight per edit,
+/// punctuation included: "【编者按】…").
+fn spans(text: &str, words: &[Word], shared: &[bool]) -> Vec<Span> {
+    fn push(spans: &mut Vec<Span>, piece: &str, differs: bool) {
+        if piece.is_empty() {
+            return;
+        }
+        match spans.last_mut() {
+            Some(last) if last.differs == differs => last.text.push_str(piece),
+            _ => spans.push(Span {
+                text: piece.to_string(),
+                differs,
+            }),
+        }
+    }
+    let mut spans = Vec::new();
+    let mut position = 0;
+    for (index, word) in words.iter().enumerate() {
+        let between_differing = (index == 0 || !shared[index - 1]) && !shared[index];
+        push(
+            &mut spans,
+            text.get(position..word.bytes.start).unwrap_or_default(),
+            between_differing,
+        );
+        push(
+            &mut spans,
+            text.get(word.bytes.clone()).unwrap_or_default(),
+            !shared[index],
+        );
+        position = word.bytes.end;
+    }
+    push(&mut spans, text.get(position..).unwrap_or_default(), false);
+    spans
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::FingerprintConfig;
+
+    fn fingerprinter() -> Fingerprinter {
+        Fingerprinter::new(FingerprintConfig::default()).expect("valid")
+    }
+
+    fn explain_texts(first: &str, second: &str) -> Explanation {
+        let fingerprinter = fingerprinter();
+        explain(
+            &fingerprinter,
+            &ConfirmationConfig::default(),
+            3,
+            &fingerprinter.prepare(first),
+            &fingerprinter.prepare(second),
+        )
+        .expect("k = 3 is valid")
+    }
+
+    fn figure<'a>(explanation: &'a Explanation, name: &str) -> &'a Figure {
+        explanation
+            .figures
+            .iter()
+            .find(|figure| figure.name == name)
+            .unwrap_or_else(|| panic!("no figure {name}: {explanation:?}"))
+    }
+
+    fn marked(spans: &[Span]) -> Vec<&str> {
+        spans
+            .iter()
+            .filter(|span| span.differs)
+            .map(|span| span.text.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn a_verbatim_reprint_joins_by_the_exact_fast_path() {
+        let explanation = explain_texts(
+            "今天天气很好，我们去公园散步。",
+            "今天天气很好, 我们去公园散步!",
+        );
+        assert!(explanation.joins);
+        assert_eq!(explanation.rule, Rule::SameText);
+        assert_eq!(figure(&explanation, "same_text").value, "yes");
+    }
+
+    #[test]
+    fn a_repost_with_a_prefix_joins_and_says_which_search_found_it() {
+        let explanation = explain_texts(
+            "周末去哪儿玩？这五个公园的秋景美到不想走",
+            "转发：周末去哪儿玩？这五个公园的秋景美到不想走",
+        );
+        assert!(explanation.joins, "{explanation:?}");
+        assert!(matches!(
+            explanation.rule,
+            Rule::ShortTextShingles | Rule::SimhashNeighbour
+        ));
+        assert_eq!(figure(&explanation, "containment").passes, Some(true));
+        assert_eq!(figure(&explanation, "repost").passes, Some(true));
+    }
+
+    #[test]
+    fn other_figures_keep_a_short_text_apart_and_the_figure_says_so() {
+        let explanation = explain_texts(
+            "全市第3季度新增就业岗位一万个，创历史新高",
+            "全市第4季度新增就业岗位一万个，创历史新高",
+        );
+        assert!(!explanation.joins);
+        assert_eq!(explanation.rule, Rule::KeptApart);
+        let repost = figure(&explanation, "repost");
+        assert!(repost.value.contains("1 figure(s) changed"), "{repost:?}");
+        assert_eq!(repost.passes, Some(false));
+    }
+
+    #[test]
+    fn a_short_and_a_long_text_are_not_compared() {
+        // Past three times the short bound: no short description to meet.
+        let long = "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。".repeat(5);
+        let explanation = explain_texts("城市更新推进会召开", &long);
+        assert!(!explanation.joins);
+        assert_eq!(figure(&explanation, "kinds").passes, None);
+    }
+
+    #[test]
+    fn diff_marks_the_changed_words_only() {
+        let (left, right) = diff(
+            NormalizeOptions::default(),
+            "青禾地铁3号线今日开通，沿线设站18座。",
+            "【转载】青禾地铁3号线今日开通，沿线设站20座。",
+        );
+        assert_eq!(marked(&left), ["18"]);
+        assert_eq!(marked(&right), ["【转载", "20"]);
+        let joined: String = right.iter().map(|span| span.text.as_str()).collect();
+        assert_eq!(joined, "【转载】青禾地铁3号线今日开通，沿线设站20座。");
+    }
+
+    #[test]
+    fn diff_ignores_width_case_and_script() {
+        let (left, right) = diff(
+            NormalizeOptions::default(),
+            "青禾地铁3号线开通 Harlow Bay",
+            "青禾地鐵３號線開通 HARLOW bay",
+        );
+        assert!(marked(&left).is_empty(), "{left:?}");
+        assert!(marked(&right).is_empty(), "{right:?}");
+    }
+
+    #[test]
+    fn diff_aligns_long_texts_clause_by_clause() {
+        let body: String = (0..400)
+            .map(|n| format!("第{n}段的内容说明了一些事情。"))
+            .collect();
+        let edited = body.replace("第200段的内容", "第200段的新内容");
+        let (left, right) = diff(NormalizeOptions::default(), &body, &edited);
+        assert!(marked(&left).is_empty(), "{:?}", marked(&left));
+        assert_eq!(marked(&right), ["新"]);
+    }
+
+    #[test]
+    fn diff_of_texts_with_nothing_in_common_marks_everything() {
+        let (left, right) = diff(NormalizeOptions::default(), "abc def", "ghi");
+        assert_eq!(marked(&left), ["abc def"]);
+        assert_eq!(marked(&right), ["ghi"]);
+    }
+}
