@@ -13,6 +13,7 @@
 //! [`engine`] ties them together (fingerprint, confirm short-text candidates,
 //! assign) and [`stamp`] is the offline command built on it.
 
+pub mod backfill;
 pub mod buckets;
 pub mod bulk;
 pub mod cli;

@@ -15,9 +15,12 @@
 //! module); a write is only as fast as the cluster's answer, plus the
 //! fingerprinting, which runs in parallel with other requests.
 
+pub mod admin;
+mod backfill;
 mod metrics;
 mod own;
 pub mod route;
+pub mod state_failure;
 pub mod upstream;
 mod write;
 
@@ -86,6 +89,18 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_SNAPSHOT_AFTER")]
     pub snapshot_after: Option<String>,
 
+    /// What a write does when the state cannot be written: `reject` (503, nothing indexed) or `pass` (forwarded unstamped, marked by the X-Neardup-Unstamped header; a backfill stamps it later) [default: reject]
+    #[arg(long, env = "NEARDUP_ON_STATE_FAILURE")]
+    pub on_state_failure: Option<String>,
+
+    /// Token that lets non-loopback peers call the state-changing endpoints (backfill), sent in the X-Neardup-Admin-Token header; loopback peers need none [default: none]
+    #[arg(long, env = "NEARDUP_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Default throttle of a backfill job, in documents per second [default: unlimited]
+    #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
+    pub backfill_max_docs_per_second: Option<f64>,
+
     /// Per-index fields (config file only): `[[serve.index]]` with `pattern = "news-*"` and `fields = [...]`, optionally `headline_field`; the first matching pattern wins
     #[arg(skip)]
     #[serde(default)]
@@ -115,6 +130,11 @@ impl ServeSettings {
             state_dir: self.state_dir.or(fallback.state_dir),
             fsync: self.fsync.or(fallback.fsync),
             snapshot_after: self.snapshot_after.or(fallback.snapshot_after),
+            on_state_failure: self.on_state_failure.or(fallback.on_state_failure),
+            admin_token: self.admin_token.or(fallback.admin_token),
+            backfill_max_docs_per_second: self
+                .backfill_max_docs_per_second
+                .or(fallback.backfill_max_docs_per_second),
             index: if self.index.is_empty() {
                 fallback.index
             } else {
@@ -137,6 +157,9 @@ pub struct ServeOptions {
     pub install_template: bool,
     pub template_patterns: Vec<String>,
     pub fsync: FsyncPolicy,
+    pub on_state_failure: state_failure::OnStateFailure,
+    pub admin_token: Option<String>,
+    pub backfill_max_docs_per_second: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -184,6 +207,17 @@ impl ServeOptions {
             fsync: match settings.fsync.as_deref() {
                 None => FsyncPolicy::EveryRequest,
                 Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+            },
+            on_state_failure: match settings.on_state_failure.as_deref() {
+                None => state_failure::OnStateFailure::Reject,
+                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+            },
+            admin_token: settings.admin_token.clone(),
+            backfill_max_docs_per_second: match settings.backfill_max_docs_per_second {
+                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                    anyhow::bail!("backfill_max_docs_per_second must be a positive number")
+                }
+                rate => rate,
             },
         })
     }
@@ -293,6 +327,11 @@ pub struct Sidecar {
     metrics: Metrics,
     started: Instant,
     snapshot_running: std::sync::atomic::AtomicBool,
+    /// Who may call the state-changing endpoints.
+    admin: admin::AdminGuard,
+    on_state_failure: state_failure::OnStateFailure,
+    /// The backfill job, once [`Sidecar::install_backfill`] set it up.
+    backfill: std::sync::OnceLock<crate::backfill::Controller>,
 }
 
 impl Sidecar {
@@ -314,7 +353,17 @@ impl Sidecar {
             metrics: Metrics::default(),
             started: Instant::now(),
             snapshot_running: std::sync::atomic::AtomicBool::new(false),
+            admin: admin::AdminGuard::new(options.admin_token.clone()),
+            on_state_failure: options.on_state_failure,
+            backfill: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Enables `/_neardup/backfill` (checkpoints in the state directory).
+    pub fn install_backfill(&self, settings: crate::backfill::BackfillSettings) {
+        let _ = self
+            .backfill
+            .set(crate::backfill::Controller::new(settings));
     }
 
     /// Reserves `bytes` of the in-flight budget; `None` when it is spent.
@@ -440,6 +489,8 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
         Route::Bulk { index } => write::bulk(sidecar, request, index).await,
         Route::Document { index, kind } => write::document(sidecar, request, index, kind).await,
         Route::Health => own::health(&sidecar).await,
+        Route::Live => own::live(&sidecar),
+        Route::Backfill => backfill::handle(sidecar, request).await,
         Route::Stats => own::stats(&sidecar),
         Route::Metrics => own::metrics(&sidecar),
         Route::Fingerprint => own::fingerprint(sidecar, request).await,
@@ -535,9 +586,16 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         _ => Duration::from_secs(1),
     };
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
-    let served = axum::serve(listener, router(sidecar.clone()))
+    // Peer addresses for the admin guard (loopback or token).
+    let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;
+    if let Some(backfill) = sidecar.backfill.get() {
+        // Stops after its page; the checkpoint lets the next start resume.
+        backfill.cancel();
+        backfill.wait().await;
+    }
     maintenance.abort();
     served.context("server error")?;
     // Requests have finished: a snapshot makes the next start quick.

@@ -158,6 +158,10 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
     if let Err(error) = sidecar.persist(seq).await {
         let seq = settle_nothing_stored(&sidecar, &stamped);
         let _ = sidecar.persist(seq).await;
+        // --on-state-failure pass: forwarded unstamped (see state_failure.rs).
+        if let Some(response) = super::state_failure::pass_unstamped(&sidecar, &parts, body).await {
+            return response;
+        }
         return state_failure(&sidecar, &error);
     }
     let segments = stamped_segments(&body, &items, &stamped);
@@ -402,6 +406,10 @@ pub async fn document(
     if let Err(error) = sidecar.persist(seq).await {
         let seq = settle_nothing_stored(&sidecar, std::slice::from_ref(&stamped));
         let _ = sidecar.persist(seq).await;
+        // --on-state-failure pass: forwarded unstamped (see state_failure.rs).
+        if let Some(response) = super::state_failure::pass_unstamped(&sidecar, &parts, body).await {
+            return response;
+        }
         return state_failure(&sidecar, &error);
     }
     let outgoing = match &stamped {

@@ -1,0 +1,121 @@
+//! What a write does when the sidecar cannot write its state:
+//! `--on-state-failure reject` (default) or `pass`.
+//!
+//! Motivation: the sidecar sits in the write path. With its state directory
+//! full or broken it cannot promise that a stamp names a class it will
+//! remember, so by default it refuses the write (503, nothing indexed): the
+//! client retries later and nothing is lost or ungrouped. Some teams would
+//! rather never stop ingest: a document indexed without stamps is better
+//! than one not indexed, since a backfill can stamp it afterwards.
+//!
+//! Design: one decision ([`OnStateFailure::forwards_unstamped`]); under
+//! `pass` the request goes to the cluster as the client sent it (its
+//! `filter_path` too), the cluster's answer goes back with the header
+//! `X-Neardup-Unstamped: state-unavailable`, and
+//! `neardup_unstamped_forwarded_total` counts the requests.
+//!
+//! Consequences: under `pass`, documents written during the failure carry
+//! no stamps until a backfill runs (`POST /_neardup/backfill`); deletes sent
+//! meanwhile do not take their documents' counts back. Readiness stays
+//! green under `pass` (writes are accepted) and says `degraded`.
+
+use std::str::FromStr;
+
+use axum::body::{Body, Bytes};
+use axum::http::HeaderValue;
+use axum::http::request::Parts;
+use axum::response::Response;
+
+use super::Sidecar;
+use super::metrics::Metrics;
+use super::upstream;
+
+/// Response header set on writes forwarded without stamps.
+pub const UNSTAMPED_HEADER: &str = "x-neardup-unstamped";
+
+/// The policy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnStateFailure {
+    /// 503, nothing forwarded.
+    #[default]
+    Reject,
+    /// Forward unstamped.
+    Pass,
+}
+
+impl FromStr for OnStateFailure {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "reject" => Ok(OnStateFailure::Reject),
+            "pass" => Ok(OnStateFailure::Pass),
+            other => Err(format!(
+                "on_state_failure `{other}`: expected `reject` or `pass`"
+            )),
+        }
+    }
+}
+
+impl OnStateFailure {
+    /// Whether a write whose state could not be written goes on unstamped.
+    pub fn forwards_unstamped(self) -> bool {
+        self == OnStateFailure::Pass
+    }
+}
+
+/// Under `pass`, forwards the request as the client sent it (body already
+/// read, decompressed) and answers with the cluster's answer, marked.
+/// `None` under `reject`: the caller answers 503.
+pub async fn pass_unstamped(sidecar: &Sidecar, parts: &Parts, body: Bytes) -> Option<Response> {
+    if !sidecar.on_state_failure.forwards_unstamped() {
+        return None;
+    }
+    Metrics::add(&sidecar.metrics.unstamped_forwarded, 1);
+    tracing::warn!("state unavailable: write forwarded unstamped (--on-state-failure pass)");
+    let path_and_query = parts
+        .uri
+        .path_and_query()
+        .map_or("/", |path_and_query| path_and_query.as_str());
+    let headers = upstream::request_headers(&parts.headers, true);
+    let answer = sidecar
+        .upstream
+        .send(
+            parts.method.clone(),
+            path_and_query,
+            headers,
+            reqwest::Body::from(body),
+        )
+        .await;
+    let mut response = match answer {
+        Ok(answer) => {
+            let status = answer.status();
+            let headers = upstream::response_headers(answer.headers(), false);
+            upstream::response_from(status, headers, Body::from_stream(answer.bytes_stream()))
+        }
+        Err(error) => {
+            Metrics::add(&sidecar.metrics.upstream_errors, 1);
+            error.into_response()
+        }
+    };
+    response.headers_mut().insert(
+        UNSTAMPED_HEADER,
+        HeaderValue::from_static("state-unavailable"),
+    );
+    Some(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reject_is_the_default_and_only_pass_forwards() {
+        assert_eq!(OnStateFailure::default(), OnStateFailure::Reject);
+        assert!(!OnStateFailure::Reject.forwards_unstamped());
+        assert!(OnStateFailure::Pass.forwards_unstamped());
+        assert_eq!("pass".parse(), Ok(OnStateFailure::Pass));
+        assert_eq!("reject".parse(), Ok(OnStateFailure::Reject));
+        assert!("drop".parse::<OnStateFailure>().is_err());
+    }
+}
