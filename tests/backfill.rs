@@ -550,3 +550,215 @@ async fn an_adopted_index_is_stamped_oldest_first_across_a_kill_and_groups_like_
         "grouping differs from offline stamping: precision {precision}, recall {recall}"
     );
 }
+
+/// An address of this machine other than loopback, if it has one.
+fn non_loopback_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    // Connecting a UDP socket sends nothing; it only picks the route.
+    socket.connect("192.0.2.1:9").ok()?;
+    let address = socket.local_addr().ok()?.ip();
+    (!address.is_loopback() && !address.is_unspecified()).then_some(address)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token() {
+    let Some(address) = non_loopback_address() else {
+        eprintln!("skipped: this machine has no address but loopback");
+        return;
+    };
+    let osmem = Osmem::start();
+    let now = now_millis();
+    let few: Vec<Article> = corpus(now).history.into_iter().take(20).collect();
+    index_directly(&osmem.url, &few).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
+        .args(["serve", "--upstream", &osmem.url, "--listen", "0.0.0.0:0"])
+        .args(["--state-dir", "none", "--admin-token", "s3cret"])
+        .env("NEARDUP_LOG", "error")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("neardup serve");
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut first,
+    )
+    .expect("first line");
+    let listening: Value = serde_json::from_str(&first).expect("JSON");
+    let port = listening["listen"]
+        .as_str()
+        .and_then(|url| url.rsplit(':').next())
+        .expect("port")
+        .to_string();
+    let remote = format!("http://{address}:{port}");
+    let local = format!("http://127.0.0.1:{port}");
+    let start = json!({"index": INDEX, "time_field": "published_at"});
+    let post = |base: &str, token: Option<&str>| {
+        let mut request = client()
+            .post(format!("{base}/_neardup/backfill"))
+            .header("content-type", "application/json")
+            .body(start.to_string());
+        if let Some(token) = token {
+            request = request.header("x-neardup-admin-token", token);
+        }
+        request.send()
+    };
+
+    for token in [None, Some("wrong"), Some("s3cre")] {
+        let (status, refused) = support::json_of(post(&remote, token).await.expect("POST")).await;
+        assert_eq!(status, 403, "{refused}");
+        assert_eq!(refused["error"]["type"], "security_exception", "{refused}");
+        assert_eq!(refused["status"], 403);
+    }
+    let (status, refused) = support::json_of(
+        client()
+            .delete(format!("{remote}/_neardup/backfill"))
+            .send()
+            .await
+            .expect("DELETE"),
+    )
+    .await;
+    assert_eq!(status, 403, "{refused}");
+    // Reading stays open; the cluster's own Authorization is no admin token.
+    let (status, progress) = get_json(&format!("{remote}/_neardup/backfill")).await;
+    assert_eq!((status, &progress["state"]), (200, &json!("idle")));
+    let (status, _) = support::json_of(
+        client()
+            .post(format!("{remote}/_neardup/backfill"))
+            .header("authorization", "Bearer s3cret")
+            .body(start.to_string())
+            .send()
+            .await
+            .expect("POST"),
+    )
+    .await;
+    assert_eq!(status, 403);
+
+    let (status, started) =
+        support::json_of(post(&remote, Some("s3cret")).await.expect("POST")).await;
+    assert_eq!(status, 200, "{started}");
+    wait_for_state(&local, "done", Duration::from_secs(60)).await;
+    let (status, again) = support::json_of(post(&local, None).await.expect("POST")).await;
+    assert_eq!(status, 200, "loopback needs no token: {again}");
+    wait_for_state(&local, "done", Duration::from_secs(60)).await;
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_rewritten_by_a_client_during_the_backfill_keeps_its_own_stamp() {
+    let osmem = Osmem::start();
+    let now = now_millis();
+    let mut few: Vec<Article> = corpus(now).history.into_iter().take(60).collect();
+    few.sort_by_key(|article| article.time);
+    index_directly(&osmem.url, &few).await;
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    // Slow, so the rewrite lands after the read's point in time opened and
+    // before the job reaches the newest document.
+    let (status, started) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &json!({"index": INDEX, "time_field": "published_at", "max_docs_per_second": 20, "page_size": 5}),
+    )
+    .await;
+    assert_eq!(status, 200, "{started}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while backfill_status(&sidecar.url).await["documents"]["seen"] == 0 {
+        assert!(Instant::now() < deadline, "the job did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let newest = few.last().expect("documents").clone();
+    let mut rewritten = newest.clone();
+    rewritten.content = format!("{}（更正）", newest.content);
+    let (status, answer) =
+        support::post_bulk(&format!("{}/_bulk", sidecar.url), bulk_body(&[rewritten])).await;
+    assert_eq!(status, 200, "{answer}");
+    let (_, got) = get_json(&format!("{}/{INDEX}/_doc/{}", osmem.url, newest.id)).await;
+    let client_stamp = got["_source"]["cluster_root"].clone();
+    assert!(client_stamp.is_string(), "{got}");
+
+    let done = wait_for_state(&sidecar.url, "done", Duration::from_secs(60)).await;
+    assert_eq!(done["documents"]["skipped_conflict"], 1, "{done}");
+    assert_eq!(done["documents"]["stamped"], 59, "{done}");
+    let (_, after) = get_json(&format!("{}/{INDEX}/_doc/{}", osmem.url, newest.id)).await;
+    assert_eq!(after["_source"]["cluster_root"], client_stamp, "{after}");
+    assert!(
+        after["_source"]["content"]
+            .as_str()
+            .is_some_and(|text| text.ends_with("（更正）"))
+    );
+}
+
+#[test]
+fn the_offline_command_resumes_after_a_kill_and_counts_nothing_twice() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let osmem = Osmem::start();
+    let now = now_millis();
+    // Recent documents only: all of them belong to the live window.
+    let mut recent: Vec<Article> = corpus(now)
+        .history
+        .into_iter()
+        .filter(|article| article.time > now - 40 * HOUR)
+        .take(800)
+        .collect();
+    recent.sort_by_key(|article| article.time);
+    runtime.block_on(index_directly(&osmem.url, &recent));
+    let state = TempDir::new("offline-state");
+    let backfill = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        command
+            .args(["backfill", "--upstream", &osmem.url, "--index", INDEX])
+            .args(["--time-field", "published_at", "--page-size", "50"])
+            .arg("--state-dir")
+            .arg(state.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command
+    };
+    let mut first = backfill()
+        .args(["--max-docs-per-second", "300"])
+        .spawn()
+        .expect("neardup backfill");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = std::fs::read(state.path().join("backfill.checkpoint"))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .and_then(|checkpoint| checkpoint["counts"]["seen"].as_u64())
+            .unwrap_or(0);
+        if seen >= 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the first run made no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    first.kill().expect("kill");
+    let _ = first.wait();
+
+    let second = backfill().output().expect("second run");
+    let summary = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{summary}");
+    assert!(summary.contains("neardup backfill: done"), "{summary}");
+    let documents = runtime.block_on(all_documents(&osmem.url));
+    assert!(
+        documents
+            .values()
+            .all(|source| source["cluster_root"].is_string())
+    );
+
+    // The sidecar starts from that state, each document counted once.
+    let sidecar = Sidecar::start_with_state(&osmem.url, &state.path().to_string_lossy(), &[]);
+    let forest = runtime.block_on(stats(&sidecar.url));
+    assert_eq!(
+        forest["forest"]["documents"],
+        recent.len() as u64,
+        "{forest}"
+    );
+    assert_eq!(
+        forest["cluster_outcomes"]["tracked_keys"],
+        recent.len() as u64,
+        "{forest}"
+    );
+}
