@@ -254,12 +254,8 @@ fn read_entries(
             .cloned()
             .unwrap_or_default();
         let source = hit.get("_source").cloned().unwrap_or(Value::Null);
-        let stamp = |field: &str| {
-            values_at(&source, field)
-                .into_iter()
-                .find_map(|value| value.as_str().and_then(parse_fingerprint))
-        };
-        let stamps = stamp(&config.simhash_field).zip(stamp(&config.root_field));
+        let stamps =
+            stamp_of(&source, &config.simhash_field).zip(stamp_of(&source, &config.root_field));
         let time = config
             .time_field
             .as_deref()
@@ -629,10 +625,78 @@ async fn send_stamps(
             tokio::time::sleep(Duration::from_millis(200 << attempt)).await;
         }
     }
-    Ok(outcomes
+    let mut outcomes: Vec<Outcome> = outcomes
         .into_iter()
         .map(|outcome| outcome.unwrap_or(Outcome::Error))
-        .collect())
+        .collect();
+    confirm_conflicts(upstream, config, entries, planned, &mut outcomes).await;
+    Ok(outcomes)
+}
+
+/// A 409 means the document changed since it was read: a client rewrote
+/// it, or an earlier attempt of this very update went through although its
+/// answer was lost (a timeout, then the retry). Reads the conflicting
+/// documents back: one that carries exactly the planned stamps was stamped.
+async fn confirm_conflicts(
+    upstream: &Upstream,
+    config: &JobConfig,
+    entries: &[Entry],
+    planned: &[Planned],
+    outcomes: &mut [Outcome],
+) {
+    let conflicted: Vec<usize> = outcomes
+        .iter()
+        .enumerate()
+        .filter(|(_, outcome)| matches!(outcome, Outcome::Conflict))
+        .map(|(position, _)| position)
+        .collect();
+    if conflicted.is_empty() {
+        return;
+    }
+    let documents: Vec<Value> = conflicted
+        .iter()
+        .map(|&position| {
+            let entry = &entries[planned[position].entry];
+            let mut document = json!({"_index": entry.index, "_id": entry.id});
+            if let Some(routing) = &entry.routing {
+                document["routing"] = Value::from(routing.as_str());
+            }
+            document
+        })
+        .collect();
+    let mut headers = config.headers.clone();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    let body = json!({ "docs": documents }).to_string();
+    let Ok((status, answer)) = request_json(upstream, Method::POST, "/_mget", &headers, body).await
+    else {
+        return;
+    };
+    let Some(found) = answer
+        .get("docs")
+        .and_then(Value::as_array)
+        .filter(|found| status.is_success() && found.len() == conflicted.len())
+    else {
+        return;
+    };
+    for (&position, document) in conflicted.iter().zip(found) {
+        let source = &document["_source"];
+        let stamp = &planned[position];
+        let ours = stamp_of(source, &config.simhash_field) == Some(stamp.fingerprint)
+            && stamp_of(source, &config.root_field) == Some(stamp.root);
+        if ours {
+            outcomes[position] = Outcome::Stamped;
+        }
+    }
+}
+
+/// The fingerprint stamped in `field` of `source`, if any.
+fn stamp_of(source: &Value, field: &str) -> Option<Fingerprint> {
+    values_at(source, field)
+        .into_iter()
+        .find_map(|value| value.as_str().and_then(parse_fingerprint))
 }
 
 fn update_action(entry: &Entry) -> Value {
