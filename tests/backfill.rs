@@ -762,3 +762,86 @@ fn the_offline_command_resumes_after_a_kill_and_counts_nothing_twice() {
         "{forest}"
     );
 }
+
+/// A fault the real server cannot produce on demand: the answer to the
+/// stamps' bulk is lost (502) although the updates went through, so the
+/// retry meets 409s on documents that carry exactly the planned stamps.
+/// Those count as stamped, not as rewritten by a client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_on_a_document_this_job_already_stamped_counts_as_stamped() {
+    use axum::http::StatusCode;
+    let sent_doc: Arc<Mutex<Option<Value>>> = Arc::default();
+    let searches = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let bulks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (sent, searched, bulked) = (sent_doc.clone(), searches.clone(), bulks.clone());
+    let upstream = support::RecordingUpstream::start(move |request| {
+        let json = |status: StatusCode, body: Value| {
+            (
+                status,
+                vec![("content-type".to_string(), "application/json".to_string())],
+                body.to_string().into_bytes(),
+            )
+        };
+        let path = request.path_and_query.as_str();
+        if path.starts_with("/news/_search/point_in_time") {
+            return json(StatusCode::OK, json!({"pit_id": "pit-1"}));
+        }
+        if path == "/_search" {
+            let hits = if searched.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                json!([{
+                    "_index": "news", "_id": "1", "_seq_no": 0, "_primary_term": 1,
+                    "_source": {"title": "标题", "content": "北京市今日发布新的交通管理规定，要求所有车辆在高峰时段限行，违者将被处以罚款。"},
+                    "sort": ["1"]
+                }])
+            } else {
+                json!([])
+            };
+            return json(StatusCode::OK, json!({"hits": {"total": {"value": 1}, "hits": hits}}));
+        }
+        if path == "/_bulk" {
+            let text = String::from_utf8_lossy(&request.body).to_string();
+            if let Some(doc) = text.lines().nth(1).and_then(|line| serde_json::from_str::<Value>(line).ok()) {
+                *sent.lock().expect("sent") = Some(doc["doc"].clone());
+            }
+            if bulked.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                return json(StatusCode::BAD_GATEWAY, json!({"error": "lost"}));
+            }
+            return json(
+                StatusCode::OK,
+                json!({"errors": true, "items": [{"update": {"_index": "news", "_id": "1", "status": 409,
+                    "error": {"type": "version_conflict_engine_exception", "reason": "[1]: version conflict"}}}]}),
+            );
+        }
+        if path == "/_mget" {
+            let mut source = json!({"title": "标题", "content": "北京市今日发布新的交通管理规定，要求所有车辆在高峰时段限行，违者将被处以罚款。"});
+            if let Some(Value::Object(doc)) = sent.lock().expect("sent").clone() {
+                for (field, value) in doc {
+                    source[field] = value;
+                }
+            }
+            return json(
+                StatusCode::OK,
+                json!({"docs": [{"_index": "news", "_id": "1", "found": true, "_source": source}]}),
+            );
+        }
+        json(StatusCode::OK, json!({}))
+    })
+    .await;
+    let sidecar = Sidecar::start(&upstream.url, &[]);
+    let (status, started) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &json!({"index": "news"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{started}");
+    let done = wait_for_state(&sidecar.url, "done", Duration::from_secs(30)).await;
+    assert_eq!(
+        bulks.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "one retry"
+    );
+    assert_eq!(done["documents"]["stamped"], 1, "{done}");
+    assert_eq!(done["documents"]["skipped_conflict"], 0, "{done}");
+    assert_eq!(stats(&sidecar.url).await["forest"]["documents"], 1);
+}

@@ -47,6 +47,17 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// Adds the counts of one more page.
+    pub fn add(&mut self, page: &Counts) {
+        self.seen += page.seen;
+        self.stamped += page.stamped;
+        self.stamped_history += page.stamped_history;
+        self.already_stamped += page.already_stamped;
+        self.skipped_conflict += page.skipped_conflict;
+        self.skipped_no_text += page.skipped_no_text;
+        self.skipped_error += page.skipped_error;
+    }
+
     pub fn skipped(&self) -> u64 {
         self.skipped_conflict + self.skipped_no_text + self.skipped_error
     }

@@ -109,18 +109,49 @@ pub async fn run(
     progress.lock().reader = Some(reader.name());
     let run_started = Instant::now();
     let mut run_seen = 0u64;
+    // One page's stamps go out while the next page is read and placed.
+    let mut in_flight: Option<InFlight> = None;
     let outcome = loop {
         if cancel.load(Ordering::Acquire) {
-            break Ok(JobState::Cancelled);
+            let completed = complete(
+                &mut in_flight,
+                &mut checkpoint,
+                &config,
+                &progress,
+                &mut run_seen,
+            )
+            .await;
+            break completed.map(|()| JobState::Cancelled);
         }
         let page = match reader.next_page(live.upstream(), &config.headers).await {
             Ok(page) => page,
-            Err(error) => break Err(error),
+            Err(error) => {
+                let _ = complete(
+                    &mut in_flight,
+                    &mut checkpoint,
+                    &config,
+                    &progress,
+                    &mut run_seen,
+                )
+                .await;
+                break Err(error);
+            }
         };
         if let Some(total) = page.total {
             progress.lock().total = Some(total);
         }
         if page.hits.is_empty() {
+            if let Err(error) = complete(
+                &mut in_flight,
+                &mut checkpoint,
+                &config,
+                &progress,
+                &mut run_seen,
+            )
+            .await
+            {
+                break Err(error);
+            }
             checkpoint.finished = true;
             if let Err(error) = save_checkpoint(config.state_dir.as_deref(), &checkpoint).await {
                 break Err(error);
@@ -134,20 +165,40 @@ pub async fn run(
             resume_key.as_deref(),
             started,
         );
-        let handled = handle_page(&live, &mut history, entries, &config, &mut checkpoint).await;
-        let seen_in_page = match handled {
-            Ok(seen) => seen,
-            Err(error) => break Err(error),
-        };
-        if let Err(error) = save_checkpoint(config.state_dir.as_deref(), &checkpoint).await {
+        let prepared =
+            match prepare_page(&live, &mut history, entries, checkpoint.history_before).await {
+                Ok(prepared) => prepared,
+                Err(error) => {
+                    let _ = complete(
+                        &mut in_flight,
+                        &mut checkpoint,
+                        &config,
+                        &progress,
+                        &mut run_seen,
+                    )
+                    .await;
+                    break Err(error);
+                }
+            };
+        // The previous page is settled and checkpointed before this one's
+        // stamps go out: the checkpoint moves in order.
+        if let Err(error) = complete(
+            &mut in_flight,
+            &mut checkpoint,
+            &config,
+            &progress,
+            &mut run_seen,
+        )
+        .await
+        {
+            settle(&live, &prepared.entries, &prepared.planned, None).await;
             break Err(error);
         }
-        run_seen += seen_in_page;
-        {
-            let mut progress = progress.lock();
-            progress.counts = checkpoint.counts;
-            progress.run_seen = run_seen;
-        }
+        in_flight = Some(tokio::spawn(stamp_page(
+            live.clone(),
+            config.clone(),
+            prepared,
+        )));
         if let Some(rate) = config.max_docs_per_second {
             let due = Duration::from_secs_f64(run_seen as f64 / rate);
             if let Some(wait) = due.checked_sub(run_started.elapsed()) {
@@ -158,6 +209,40 @@ pub async fn run(
     reader.close(live.upstream(), &config.headers).await;
     progress.lock().counts = checkpoint.counts;
     outcome
+}
+
+/// A page whose stamps are being written.
+type InFlight = tokio::task::JoinHandle<anyhow::Result<PageDone>>;
+
+/// Waits for the page in flight, if any; moves the checkpoint (counts and
+/// key) past it, saves it, and shows it.
+async fn complete(
+    in_flight: &mut Option<InFlight>,
+    checkpoint: &mut Checkpoint,
+    config: &JobConfig,
+    progress: &Mutex<Progress>,
+    run_seen: &mut u64,
+) -> anyhow::Result<()> {
+    let Some(handle) = in_flight.take() else {
+        return Ok(());
+    };
+    let done = handle.await.context("backfill stamp writer")??;
+    checkpoint.counts.add(&done.counts);
+    if let Some((key, time)) = done.last
+        && checkpoint
+            .after
+            .as_deref()
+            .is_none_or(|after| compare_keys(&key, after) == CmpOrdering::Greater)
+    {
+        checkpoint.after = Some(key);
+        checkpoint.after_time = Some(time);
+    }
+    save_checkpoint(config.state_dir.as_deref(), checkpoint).await?;
+    *run_seen += done.counts.seen;
+    let mut progress = progress.lock();
+    progress.counts = checkpoint.counts;
+    progress.run_seen = *run_seen;
+    Ok(())
 }
 
 async fn sleep_unless_cancelled(wait: Duration, cancel: &AtomicBool) {
@@ -325,47 +410,101 @@ enum Outcome {
     Error,
 }
 
-/// Decides, logs, stamps and settles one page; returns how many documents
-/// it counted as seen. The checkpoint's counts and key move to its end.
-async fn handle_page(
+/// A page placed and logged, its stamps not yet written.
+struct Prepared {
+    entries: Vec<Entry>,
+    planned: Vec<Planned>,
+    /// What the page counted so far (seen, already stamped, no text).
+    counts: Counts,
+}
+
+/// A page whose stamps were written and settled.
+struct PageDone {
+    counts: Counts,
+    /// Sort key and time of its last document.
+    last: Option<(Vec<Value>, Millis)>,
+}
+
+/// Analyses the page (in parallel slices), places it, and logs the live
+/// placements (write-ahead: every stamp sent names a class the durable
+/// state knows).
+async fn prepare_page(
     live: &Arc<dyn LiveForest>,
     history: &mut Option<Engine>,
     entries: Vec<Entry>,
-    config: &JobConfig,
-    checkpoint: &mut Checkpoint,
-) -> anyhow::Result<u64> {
+    history_before: Option<Millis>,
+) -> anyhow::Result<Prepared> {
     let Some(engine) = history.take() else {
         anyhow::bail!("the history forest was lost after an earlier failure");
     };
+    let entries = Arc::new(entries);
+    let workers = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    let slice_len = entries.len().div_ceil(workers).max(16);
+    let mut handles = Vec::new();
+    for first in (0..entries.len()).step_by(slice_len) {
+        let last = (first + slice_len).min(entries.len());
+        let (live, entries) = (live.clone(), entries.clone());
+        handles.push(tokio::task::spawn_blocking(move || {
+            entries[first..last]
+                .iter()
+                .map(|entry| {
+                    // Warm-up documents without stamps are not used.
+                    (!(entry.warm && entry.stamps.is_none()))
+                        .then(|| live.analyzer(&entry.index).analyze_document(&entry.source))
+                        .flatten()
+                })
+                .collect::<Vec<_>>()
+        }));
+    }
+    let mut analyses = Vec::with_capacity(entries.len());
+    for handle in handles {
+        analyses.extend(handle.await.context("backfill analysis")?);
+    }
     let decider = live.clone();
-    let counts = checkpoint.counts;
-    let history_before = checkpoint.history_before;
     let decided = tokio::task::spawn_blocking(move || {
         let mut engine = engine;
-        let mut counts = counts;
+        let mut counts = Counts::default();
         let (planned, seq) = decide(
             decider.as_ref(),
             &mut engine,
             history_before,
             &entries,
+            analyses,
             &mut counts,
         );
         (engine, entries, planned, seq, counts)
     })
     .await
     .context("backfill worker")?;
-    let (engine, entries, planned, seq, mut counts) = decided;
+    let (engine, entries, planned, seq, counts) = decided;
     *history = Some(engine);
-    let seen = counts.seen - checkpoint.counts.seen;
-    // Write-ahead: every stamp sent names a class the durable state knows.
+    let entries = Arc::try_unwrap(entries).map_err(|_| anyhow::anyhow!("page still shared"))?;
     if let Err(error) = persist(live, seq).await {
         settle(live, &entries, &planned, None).await;
         anyhow::bail!("the sidecar cannot write its state, the page was not stamped: {error}");
     }
-    let outcomes = match send_stamps(live.upstream(), config, &entries, &planned).await {
+    Ok(Prepared {
+        entries,
+        planned,
+        counts,
+    })
+}
+
+/// Writes a prepared page's stamps and settles its live placements.
+async fn stamp_page(
+    live: Arc<dyn LiveForest>,
+    config: JobConfig,
+    prepared: Prepared,
+) -> anyhow::Result<PageDone> {
+    let Prepared {
+        entries,
+        planned,
+        mut counts,
+    } = prepared;
+    let outcomes = match send_stamps(live.upstream(), &config, &entries, &planned).await {
         Ok(outcomes) => outcomes,
         Err(error) => {
-            settle(live, &entries, &planned, None).await;
+            settle(&live, &entries, &planned, None).await;
             return Err(error);
         }
     };
@@ -381,18 +520,11 @@ async fn handle_page(
             Outcome::Error => counts.skipped_error += 1,
         }
     }
-    settle(live, &entries, &planned, Some(&outcomes)).await;
-    if let Some(last) = entries.last()
-        && checkpoint
-            .after
-            .as_deref()
-            .is_none_or(|after| compare_keys(&last.key, after) == CmpOrdering::Greater)
-    {
-        checkpoint.after = Some(last.key.clone());
-        checkpoint.after_time = Some(last.time);
-    }
-    checkpoint.counts = counts;
-    Ok(seen)
+    settle(&live, &entries, &planned, Some(&outcomes)).await;
+    Ok(PageDone {
+        counts,
+        last: entries.last().map(|entry| (entry.key.clone(), entry.time)),
+    })
 }
 
 async fn persist(live: &Arc<dyn LiveForest>, seq: u64) -> Result<(), String> {
@@ -410,6 +542,7 @@ fn decide(
     history: &mut Engine,
     history_before: Option<Millis>,
     entries: &[Entry],
+    analyses: Vec<Option<Analysis>>,
     counts: &mut Counts,
 ) -> (Vec<Planned>, u64) {
     enum LiveOp {
@@ -419,11 +552,10 @@ fn decide(
     }
     let mut planned = Vec::new();
     let mut live_ops = Vec::new();
-    for (position, entry) in entries.iter().enumerate() {
+    for ((position, entry), analysis) in entries.iter().enumerate().zip(analyses) {
         if entry.warm && entry.stamps.is_none() {
             continue;
         }
-        let analysis = live.analyzer(&entry.index).analyze_document(&entry.source);
         if entry.warm {
             if let Some((fingerprint, root)) = entry.stamps {
                 history.expire(entry.time, EXPIRY_BUDGET_PER_DOCUMENT);
@@ -636,7 +768,8 @@ async fn send_stamps(
 /// A 409 means the document changed since it was read: a client rewrote
 /// it, or an earlier attempt of this very update went through although its
 /// answer was lost (a timeout, then the retry). Reads the conflicting
-/// documents back: one that carries exactly the planned stamps was stamped.
+/// documents back: one that is the source read plus exactly the planned
+/// stamps was stamped by this job.
 async fn confirm_conflicts(
     upstream: &Upstream,
     config: &JobConfig,
@@ -684,12 +817,24 @@ async fn confirm_conflicts(
     for (&position, document) in conflicted.iter().zip(found) {
         let source = &document["_source"];
         let stamp = &planned[position];
+        let read = &entries[stamp.entry].source;
         let ours = stamp_of(source, &config.simhash_field) == Some(stamp.fingerprint)
-            && stamp_of(source, &config.root_field) == Some(stamp.root);
+            && stamp_of(source, &config.root_field) == Some(stamp.root)
+            && without_stamps(source, config) == without_stamps(read, config);
         if ours {
             outcomes[position] = Outcome::Stamped;
         }
     }
+}
+
+/// A source without the two stamped (top-level) fields.
+fn without_stamps(source: &Value, config: &JobConfig) -> Value {
+    let mut source = source.clone();
+    if let Value::Object(object) = &mut source {
+        object.remove(&config.root_field);
+        object.remove(&config.simhash_field);
+    }
+    source
 }
 
 /// The fingerprint stamped in `field` of `source`, if any.
