@@ -3,6 +3,9 @@
 //! while clients write through it, across a `kill -9`; a document a client
 //! rewrites meanwhile is left alone; the admin endpoints refuse remote peers
 //! without the token; the offline command resumes and counts nothing twice.
+//! Against a recording upstream, for what osmem-server cannot show: a lost
+//! answer followed by a conflicting retry, Elasticsearch's `_pit`, and the
+//! scroll fallback.
 
 mod support;
 
@@ -844,4 +847,134 @@ async fn a_conflict_on_a_document_this_job_already_stamped_counts_as_stamped() {
     assert_eq!(done["documents"]["stamped"], 1, "{done}");
     assert_eq!(done["documents"]["skipped_conflict"], 0, "{done}");
     assert_eq!(stats(&sidecar.url).await["forest"]["documents"], 1);
+}
+
+/// A recording upstream shaped like a cluster without OpenSearch's
+/// point-in-time API: `es` answers Elasticsearch's `_pit`, otherwise only
+/// scrolls work. Two documents; every stamp accepted.
+async fn cluster_without_opensearch_pit(es: bool) -> support::RecordingUpstream {
+    use axum::http::StatusCode;
+    let pages = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    support::RecordingUpstream::start(move |request| {
+        let json = |status: StatusCode, body: Value| {
+            (
+                status,
+                vec![("content-type".to_string(), "application/json".to_string())],
+                body.to_string().into_bytes(),
+            )
+        };
+        let path = request.path_and_query.as_str();
+        let no_handler = |path: &str| {
+            json(
+                StatusCode::BAD_REQUEST,
+                json!({"error": format!("no handler found for uri [{path}] and method [POST]")}),
+            )
+        };
+        let hits = || {
+            json!([
+                {"_index": "news", "_id": "1", "_seq_no": 3, "_primary_term": 1,
+                 "_source": {"title": "标题一", "content": "北京市今日发布新的交通管理规定，要求所有车辆在高峰时段限行。", "published_at": 1},
+                 "sort": [1, "1"]},
+                {"_index": "news", "_id": "2", "_seq_no": 4, "_primary_term": 1,
+                 "_source": {"title": "标题二", "content": "上海证券交易所今天宣布推出新的科技板块，吸引了大量投资者关注。", "published_at": 2},
+                 "sort": [2, "2"]}
+            ])
+        };
+        if path.starts_with("/news/_search/point_in_time") {
+            return no_handler(path);
+        }
+        if path.starts_with("/news/_pit") {
+            return if es {
+                json(StatusCode::OK, json!({"id": "es-pit"}))
+            } else {
+                no_handler(path)
+            };
+        }
+        let first = || pages.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        if (es && path == "/_search") || (!es && path.starts_with("/news/_search?scroll=")) {
+            let page = if first() { hits() } else { json!([]) };
+            return json(
+                StatusCode::OK,
+                json!({"_scroll_id": "scroll-1", "pit_id": "es-pit", "hits": {"total": {"value": 2}, "hits": page}}),
+            );
+        }
+        if path == "/_search/scroll" && request.method == axum::http::Method::POST {
+            return json(StatusCode::OK, json!({"_scroll_id": "scroll-1", "hits": {"hits": []}}));
+        }
+        if path == "/_bulk" {
+            let items: Vec<Value> = String::from_utf8_lossy(&request.body)
+                .lines()
+                .step_by(2)
+                .map(|_| json!({"update": {"status": 200, "result": "updated"}}))
+                .collect();
+            return json(StatusCode::OK, json!({"errors": false, "items": items}));
+        }
+        json(StatusCode::OK, json!({}))
+    })
+    .await
+}
+
+async fn backfill_against(upstream: &support::RecordingUpstream) -> Value {
+    let sidecar = Sidecar::start(&upstream.url, &[]);
+    let (status, started) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &json!({"index": "news", "time_field": "published_at"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{started}");
+    wait_for_state(&sidecar.url, "done", Duration::from_secs(30)).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_point_in_time_api_the_backfill_reads_by_scroll() {
+    let upstream = cluster_without_opensearch_pit(false).await;
+    let done = backfill_against(&upstream).await;
+    assert_eq!(done["reader"], "scroll", "{done}");
+    assert_eq!(done["documents"]["stamped"], 2, "{done}");
+    let recorded = upstream.recorded();
+    let opened = recorded
+        .iter()
+        .find(|request| request.path_and_query.starts_with("/news/_search?scroll="))
+        .expect("a scroll");
+    let body: Value = serde_json::from_slice(&opened.body).expect("JSON");
+    assert_eq!(body["sort"][0]["published_at"]["order"], "asc", "{body}");
+    assert_eq!(body["sort"][1]["_id"]["order"], "asc", "{body}");
+    assert_eq!(body["seq_no_primary_term"], true);
+    let bulk = recorded
+        .iter()
+        .find(|request| request.path_and_query == "/_bulk")
+        .expect("stamps");
+    let action: Value = serde_json::from_str(
+        String::from_utf8_lossy(&bulk.body)
+            .lines()
+            .next()
+            .expect("line"),
+    )
+    .expect("JSON");
+    assert_eq!(
+        action,
+        json!({"update": {"_index": "news", "_id": "1", "if_seq_no": 3, "if_primary_term": 1}})
+    );
+    assert!(recorded.iter().any(|request| {
+        request.method == axum::http::Method::DELETE && request.path_and_query == "/_search/scroll"
+    }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_elasticsearch_the_backfill_reads_through_its_pit_api() {
+    let upstream = cluster_without_opensearch_pit(true).await;
+    let done = backfill_against(&upstream).await;
+    assert_eq!(done["reader"], "pit", "{done}");
+    assert_eq!(done["documents"]["stamped"], 2, "{done}");
+    let recorded = upstream.recorded();
+    let search = recorded
+        .iter()
+        .find(|request| request.path_and_query == "/_search")
+        .expect("a search");
+    let body: Value = serde_json::from_slice(&search.body).expect("JSON");
+    assert_eq!(body["pit"]["id"], "es-pit", "{body}");
+    assert!(recorded.iter().any(|request| {
+        request.method == axum::http::Method::DELETE && request.path_and_query == "/_pit"
+    }));
 }
