@@ -914,12 +914,18 @@ async fn cluster_without_opensearch_pit(es: bool) -> support::RecordingUpstream 
     .await
 }
 
+/// Runs a backfill with the cluster credentials `Basic bmVhcmR1cDp4`.
 async fn backfill_against(upstream: &support::RecordingUpstream) -> Value {
     let sidecar = Sidecar::start(&upstream.url, &[]);
-    let (status, started) = send_json(
-        reqwest::Method::POST,
-        &format!("{}/_neardup/backfill", sidecar.url),
-        &json!({"index": "news", "time_field": "published_at"}),
+    let (status, started) = support::json_of(
+        client()
+            .post(format!("{}/_neardup/backfill", sidecar.url))
+            .header("content-type", "application/json")
+            .header("authorization", "Basic bmVhcmR1cDp4")
+            .body(json!({"index": "news", "time_field": "published_at"}).to_string())
+            .send()
+            .await
+            .expect("POST"),
     )
     .await;
     assert_eq!(status, 200, "{started}");
@@ -974,7 +980,92 @@ async fn on_elasticsearch_the_backfill_reads_through_its_pit_api() {
         .expect("a search");
     let body: Value = serde_json::from_slice(&search.body).expect("JSON");
     assert_eq!(body["pit"]["id"], "es-pit", "{body}");
+    // The job's requests carry the credentials of the call that started it.
+    for request in recorded
+        .iter()
+        .filter(|request| request.path_and_query != "/")
+    {
+        assert_eq!(
+            request
+                .headers
+                .get("authorization")
+                .and_then(|value| value.to_str().ok()),
+            Some("Basic bmVhcmR1cDp4"),
+            "{}",
+            request.path_and_query
+        );
+    }
     assert!(recorded.iter().any(|request| {
         request.method == axum::http::Method::DELETE && request.path_and_query == "/_pit"
     }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_backfill_stops_after_its_page_and_a_new_post_resumes_where_it_stopped() {
+    let osmem = Osmem::start();
+    let now = now_millis();
+    let few: Vec<Article> = corpus(now).history.into_iter().take(200).collect();
+    index_directly(&osmem.url, &few).await;
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let request = json!({"index": INDEX, "time_field": "published_at", "max_docs_per_second": 100, "page_size": 10});
+    let started = Instant::now();
+    let (status, answer) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &request,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, busy) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &request,
+    )
+    .await;
+    assert_eq!(status, 409, "one job at a time: {busy}");
+    assert_eq!(busy["error"]["type"], "resource_already_exists_exception");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while backfill_status(&sidecar.url).await["documents"]["seen"] == 0 {
+        assert!(Instant::now() < deadline, "the job did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (status, cancelling) = json_of_delete(&format!("{}/_neardup/backfill", sidecar.url)).await;
+    assert_eq!(status, 200, "{cancelling}");
+    assert_eq!(cancelling["cancel_requested"], true);
+    let cancelled = wait_for_state(&sidecar.url, "cancelled", Duration::from_secs(30)).await;
+    let seen = cancelled["documents"]["seen"].as_u64().expect("seen");
+    assert!((1..200).contains(&seen), "{cancelled}");
+    let in_stats = stats(&sidecar.url).await;
+    assert_eq!(in_stats["backfill"]["state"], "cancelled", "{in_stats}");
+
+    let (status, answer) = send_json(
+        reqwest::Method::POST,
+        &format!("{}/_neardup/backfill", sidecar.url),
+        &request,
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    let done = wait_for_state(&sidecar.url, "done", Duration::from_secs(60)).await;
+    assert_eq!(done["documents"]["seen"], 200, "{done}");
+    assert_eq!(done["documents"]["stamped"], 200, "{done}");
+    assert_eq!(done["documents"]["already_stamped"], 0, "{done}");
+    // 200 documents at 100 per second: at least about two seconds.
+    assert!(started.elapsed() >= Duration::from_millis(1_500));
+    let metrics = client()
+        .get(format!("{}/metrics", sidecar.url))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("neardup_backfill_documents_total{outcome=\"stamped\"} 200"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("neardup_backfill_running 0"), "{metrics}");
+}
+
+async fn json_of_delete(url: &str) -> (u16, Value) {
+    support::json_of(client().delete(url).send().await.expect("DELETE")).await
 }
