@@ -4,7 +4,8 @@
 //! log replays every effect exactly once. Under `--on-state-failure pass`
 //! writes go on unstamped, marked, and a backfill stamps them afterwards.
 //!
-//! Needs `mount -t tmpfs` (root); elsewhere the tests say so and pass.
+//! Needs `mount -t tmpfs` (root) and `prlimit`; elsewhere the tests say so
+//! and pass.
 
 mod support;
 
@@ -262,4 +263,58 @@ async fn under_pass_a_full_state_directory_forwards_writes_unstamped_and_a_backf
             .all(|source| source["cluster_root"].is_string())
     );
     assert_eq!(stats(&sidecar.url).await["forest"]["documents"], 30);
+}
+
+/// A file-size limit (`prlimit --fsize` on the running sidecar) instead of
+/// a full disk: the write past it fails with EFBIG (the signal that would
+/// kill the process is handled), readiness goes red, and raising the limit
+/// heals it without a restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_size_limit_is_survived_and_healed_like_a_full_disk() {
+    let has_prlimit = Command::new("prlimit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !has_prlimit {
+        eprintln!("skipped: no prlimit here");
+        return;
+    }
+    let osmem = Osmem::start();
+    let state = TempDir::new("fsize-state");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    let (status, _, answer) = post_bulk(&sidecar.url, bulk("a", 10)).await;
+    assert_eq!(status, 200, "{answer}");
+    let log_len = std::fs::read_dir(state.path())
+        .expect("state dir")
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("log-"))
+        .filter_map(|entry| entry.metadata().ok())
+        .map(|metadata| metadata.len())
+        .max()
+        .expect("a log segment");
+    let limit = |value: String| {
+        let limited = Command::new("prlimit")
+            .args([
+                "--pid",
+                &sidecar.pid().to_string(),
+                &format!("--fsize={value}"),
+            ])
+            .status()
+            .is_ok_and(|status| status.success());
+        assert!(limited, "prlimit --fsize={value}");
+    };
+    // The soft limit only: raising a hard limit needs a privilege.
+    limit(format!("{}:unlimited", log_len + 512));
+    let (status, _, refused) = post_bulk(&sidecar.url, bulk("b", 40)).await;
+    assert_eq!(status, 503, "{refused}");
+    let (status, health) = get_json(&format!("{}/_neardup/health", sidecar.url)).await;
+    assert_eq!(status, 503, "{health}");
+    assert_eq!(health["state"]["status"], "out_of_space", "{health}");
+
+    limit("unlimited:unlimited".to_string());
+    wait_for_health(&sidecar.url, 200, Duration::from_secs(10)).await;
+    let (status, _, answer) = post_bulk(&sidecar.url, bulk("c", 10)).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(stats(&sidecar.url).await["forest"]["documents"], 20);
 }

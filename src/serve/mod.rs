@@ -585,6 +585,12 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         FsyncPolicy::Interval(interval) => interval.min(Duration::from_secs(1)),
         _ => Duration::from_secs(1),
     };
+    // Under a file-size limit (RLIMIT_FSIZE) a write past it raises SIGXFSZ,
+    // which kills by default; handled, the write fails with EFBIG instead
+    // and the store retries it like a full disk.
+    #[cfg(target_os = "linux")]
+    let _file_size_signal =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(25));
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
     // Peer addresses for the admin guard (loopback or token).
     let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
