@@ -43,6 +43,9 @@
 //!   that class is carried over into the live forest, uncounted, before the
 //!   document is placed there. The live forest still decides.
 //! - The history frame lives in memory only; the index is its record.
+//! - Without a state directory (`--state-dir none`) there is no checkpoint:
+//!   a job started again reads from the beginning, and everything it
+//!   stamped before comes back as already stamped.
 //! - Reading needs sorting on the tiebreak; Elasticsearch 8 refuses sorting
 //!   on `_id` unless `indices.id_field_data.enabled`: name a keyword field
 //!   holding a unique id as `tiebreak_field` there.
