@@ -150,6 +150,16 @@ async fn a_full_state_directory_turns_readiness_red_and_heals_by_itself_when_spa
             .is_some_and(|reason| reason.contains("out of space")),
         "{health}"
     );
+    // Known unwritable: the next write is refused before anything is placed
+    // (nothing waits in memory for it).
+    let not_stored = stats(&sidecar.url).await["cluster_outcomes"]["not_stored"].clone();
+    assert_eq!(not_stored, 40);
+    let (status, _, refused) = post_bulk(&sidecar.url, bulk("b", 40)).await;
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(
+        stats(&sidecar.url).await["cluster_outcomes"]["not_stored"],
+        not_stored
+    );
     let (status, live) = get_json(&format!("{}/_neardup/health/live", sidecar.url)).await;
     assert_eq!((status, &live["status"]), (200, &json!("alive")));
     let metrics = client()

@@ -8,7 +8,12 @@
 //! rather never stop ingest: a document indexed without stamps is better
 //! than one not indexed, since a backfill can stamp it afterwards.
 //!
-//! Design: one decision ([`OnStateFailure::forwards_unstamped`]); under
+//! Design: one decision ([`OnStateFailure::forwards_unstamped`]), taken
+//! where the write-ahead log write fails, and before anything is placed
+//! while the store is known to be unwritable ([`before_placing`]: refused
+//! writes then leave no effects waiting in memory, so a long outage under
+//! heavy traffic does not grow the sidecar; the store's own retry, from the
+//! background task, finds out when space is back). Under
 //! `pass` the request goes to the cluster as the client sent it (its
 //! `filter_path` too), the cluster's answer goes back with the header
 //! `X-Neardup-Unstamped: state-unavailable`, and
@@ -22,13 +27,14 @@
 use std::str::FromStr;
 
 use axum::body::{Body, Bytes};
-use axum::http::HeaderValue;
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
 use super::Sidecar;
 use super::metrics::Metrics;
 use super::upstream;
+use crate::persist::StoreHealth;
 
 /// Response header set on writes forwarded without stamps.
 pub const UNSTAMPED_HEADER: &str = "x-neardup-unstamped";
@@ -62,6 +68,29 @@ impl OnStateFailure {
     pub fn forwards_unstamped(self) -> bool {
         self == OnStateFailure::Pass
     }
+}
+
+/// While the store is out of space or failed: under `pass` the request is
+/// forwarded unstamped, under `reject` refused with 503; `None` when the
+/// store is writable (or there is none) and the write goes on.
+pub async fn before_placing(sidecar: &Sidecar, parts: &Parts, body: &Bytes) -> Option<Response> {
+    let store = sidecar.store.as_ref()?;
+    let reason = match store.health() {
+        StoreHealth::Writable => return None,
+        StoreHealth::OutOfSpace { reason, .. } => {
+            format!("state directory out of space ({reason})")
+        }
+        StoreHealth::Failed { reason } => reason,
+    };
+    if let Some(response) = pass_unstamped(sidecar, parts, body.clone()).await {
+        return Some(response);
+    }
+    Metrics::add(&sidecar.metrics.rejected_requests, 1);
+    Some(upstream::cluster_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "neardup_state_exception",
+        &format!("the sidecar cannot write its state, nothing was indexed: {reason}"),
+    ))
 }
 
 /// Under `pass`, forwards the request as the client sent it (body already

@@ -116,6 +116,10 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(admitted) => admitted,
         Err(response) => return response,
     };
+    // State known to be unwritable: answered before placing (state_failure.rs).
+    if let Some(response) = super::state_failure::before_placing(&sidecar, &parts, &body).await {
+        return response;
+    }
     let (query, filter) = split_filter_path(parts.uri.query());
     let path_and_query = with_query(parts.uri.path(), &query);
     let headers = upstream::request_headers(&parts.headers, true);
@@ -390,6 +394,10 @@ pub async fn document(
         Ok(admitted) => admitted,
         Err(response) => return response,
     };
+    // State known to be unwritable: answered before placing (state_failure.rs).
+    if let Some(response) = super::state_failure::before_placing(&sidecar, &parts, &body).await {
+        return response;
+    }
     let analyzer = sidecar.analyzers.for_index(Some(&index)).clone();
     let source = body.clone();
     let analysed = tokio::task::spawn_blocking(move || match kind {
