@@ -44,6 +44,57 @@ pub enum Command {
     Serve(ServeArgs),
     /// Rebuild the sidecar's state (the forest) from the stamped documents of an index
     Rebuild(RebuildArgs),
+    /// Stamp the documents an index already holds, oldest first, into the state directory's forest (no sidecar may be running on it; in a running sidecar use POST /_neardup/backfill)
+    Backfill(BackfillArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BackfillArgs {
+    /// Index, alias or pattern to stamp (e.g. `news*`)
+    #[arg(long)]
+    pub index: String,
+
+    /// URL of the cluster [default: http://127.0.0.1:9200]
+    #[arg(long, env = "NEARDUP_UPSTREAM")]
+    pub upstream: Option<String>,
+
+    /// State directory (the sidecar's; locked while this runs); `none` keeps the forest in memory [default: neardup-state]
+    #[arg(long, env = "NEARDUP_STATE_DIR")]
+    pub state_dir: Option<String>,
+
+    /// Field of each document holding its time: documents are read oldest first, and those older than the retention are grouped in a history frame of their own [default: none, every document placed now, in id order]
+    #[arg(long, env = "NEARDUP_TIME_FIELD")]
+    pub time_field: Option<String>,
+
+    /// Second sort key, unique per document [default: _id]
+    #[arg(long)]
+    pub tiebreak_field: Option<String>,
+
+    /// Throttle, in documents per second [default: unlimited]
+    #[arg(long)]
+    pub max_docs_per_second: Option<f64>,
+
+    /// Documents per page [default: 500]
+    #[arg(long)]
+    pub page_size: Option<usize>,
+
+    /// Start over instead of resuming from the checkpoint of this job
+    #[arg(long)]
+    pub restart: bool,
+
+    /// Value of an `Authorization` header for the cluster
+    #[arg(long, env = "NEARDUP_UPSTREAM_AUTHORIZATION", hide_env_values = true)]
+    pub authorization: Option<String>,
+
+    #[command(flatten)]
+    pub stamped: StampedFieldNames,
+
+    /// No progress bar and no summary line
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    #[command(flatten)]
+    pub engine: EngineSettings,
 }
 
 #[derive(Debug, clap::Args)]
@@ -195,6 +246,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Fingerprint(args) => run_fingerprint(args, file),
         Command::Serve(args) => run_serve(args, file),
         Command::Rebuild(args) => run_rebuild(args, file),
+        Command::Backfill(args) => run_backfill(args, file),
     }
 }
 
@@ -306,6 +358,10 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_writer(io::stderr)
         .with_ansi(io::stderr().is_terminal())
+        // A log line that cannot be written (stderr a file on a full disk,
+        // or past a file-size limit) is lost, never a panic in the request
+        // that logged it.
+        .log_internal_errors(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
@@ -375,6 +431,14 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
         (Some(store), ledger)
     };
     let sidecar = std::sync::Arc::new(Sidecar::new(ledger, store, analyzers, &options)?);
+    let history_settings = engine_settings.clone();
+    sidecar.install_backfill(crate::backfill::BackfillSettings {
+        root_field: options.root_field.clone(),
+        simhash_field: options.simhash_field.clone(),
+        state_dir: crate::backfill::offline::state_dir(&state_dir),
+        history_engine: std::sync::Arc::new(move || history_settings.build()),
+        max_docs_per_second: options.backfill_max_docs_per_second,
+    });
     runtime.block_on(crate::serve::run(sidecar, &options))
 }
 
@@ -545,6 +609,87 @@ fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
             started.elapsed().as_secs_f64(),
             summary.unstamped
         );
+    }
+    Ok(())
+}
+
+fn run_backfill(args: BackfillArgs, file: ConfigFile) -> anyhow::Result<()> {
+    let (root_field, simhash_field) = args.stamped.resolve(&file);
+    let engine_settings = args.engine.or(file.engine);
+    let upstream_url = args
+        .upstream
+        .or(file.serve.upstream.clone())
+        .unwrap_or_else(|| "http://127.0.0.1:9200".to_string());
+    let state_dir_text = args
+        .state_dir
+        .or(file.serve.state_dir.clone())
+        .unwrap_or_else(|| "neardup-state".to_string());
+    let state_dir = crate::backfill::offline::state_dir(&state_dir_text);
+    let parts = engine_settings.parts()?;
+    let default_analyzer =
+        crate::engine::Analyzer::new(parts.fingerprinter.clone(), &parts.confirmation);
+    let analyzers = Analyzers::new(default_analyzer, &engine_settings, &file.serve.index)?;
+    let (store, ledger) = match &state_dir {
+        None => (None, parts.ledger(None)?),
+        Some(dir) => {
+            let options = crate::persist::StoreOptions {
+                dir: dir.clone(),
+                fsync: crate::persist::FsyncPolicy::EveryRequest,
+                snapshot_after_log_bytes: u64::MAX,
+                settings_digest: engine_settings.fingerprint_digest(),
+            };
+            let (store, ledger, _) =
+                crate::persist::Store::open(options, |snapshot| parts.ledger(snapshot))?;
+            (Some(store), ledger)
+        }
+    };
+    let mut headers = axum::http::HeaderMap::new();
+    if let Some(value) = &args.authorization {
+        headers.insert(
+            axum::http::header::AUTHORIZATION,
+            axum::http::HeaderValue::from_str(value).context("invalid authorization value")?,
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let forest = std::sync::Arc::new(crate::backfill::offline::OfflineForest {
+        ledger: parking_lot::Mutex::new(ledger),
+        store,
+        upstream: crate::upstream::Upstream::new(
+            &upstream_url,
+            std::time::Duration::from_secs(120),
+        )?,
+        analyzers,
+    });
+    let history_settings = engine_settings.clone();
+    let settings = crate::backfill::BackfillSettings {
+        root_field,
+        simhash_field,
+        state_dir,
+        history_engine: std::sync::Arc::new(move || history_settings.build()),
+        max_docs_per_second: None,
+    };
+    let request = crate::backfill::BackfillRequest {
+        index: args.index,
+        time_field: args.time_field,
+        tiebreak_field: args.tiebreak_field,
+        max_docs_per_second: args.max_docs_per_second,
+        page_size: args.page_size,
+        restart: args.restart,
+    };
+    let on_terminal = crate::backfill::offline::on_terminal();
+    let summary = crate::backfill::offline::run(
+        &runtime,
+        forest,
+        settings,
+        request,
+        headers,
+        on_terminal && !args.quiet,
+    )?;
+    if !args.quiet {
+        eprintln!("neardup backfill: {summary}");
     }
     Ok(())
 }

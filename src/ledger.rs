@@ -285,6 +285,40 @@ impl Ledger {
         placed
     }
 
+    /// A document found in the index with its stamps (backfill): counted
+    /// once under `key` at its stamped place. Nothing happens when `key`
+    /// already holds that fingerprint (a document read again after a
+    /// restart, or one written through the sidecar). Returns whether it was
+    /// counted now.
+    pub fn adopt(
+        &mut self,
+        key: DocumentKey,
+        analysis: Option<Analysis>,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        now: Millis,
+    ) -> bool {
+        if self.fingerprint_of_key.get(&key) == Some(&fingerprint) {
+            return false;
+        }
+        self.engine.adopt(analysis, fingerprint, root, now);
+        self.hold_pending(fingerprint);
+        self.stored(key, fingerprint);
+        true
+    }
+
+    /// Copies the class of `root` from `from` (a backfill's history frame),
+    /// uncounted (see [`Engine::carry_class`]). Each copied node is logged
+    /// as placed, uncounted and settled, so a replay holds no placement in
+    /// doubt for it. Returns how many nodes were copied.
+    pub fn carry_class(&mut self, from: &Engine, root: Fingerprint) -> usize {
+        let carried = self.engine.carry_class(from, root);
+        for &fingerprint in &carried {
+            self.record_key(Effect::Settled { fingerprint });
+        }
+        carried.len()
+    }
+
     /// The cluster stored the document placed at `fingerprint` under `key`.
     pub fn stored(&mut self, key: DocumentKey, fingerprint: Fingerprint) {
         self.settled(fingerprint);

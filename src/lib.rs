@@ -52,6 +52,7 @@ pub mod persist;
 pub mod upstream;
 
 // Around it.
+pub mod backfill;
 pub mod cli;
 pub mod config;
 pub mod explain;

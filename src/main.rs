@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     let cli = neardup::cli::Cli::parse();
     match neardup::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -29,4 +30,17 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|io_error| io_error.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Under a file-size limit (`RLIMIT_FSIZE`) a write past it raises SIGXFSZ,
+/// which kills the process by default. Ignored from the first instruction,
+/// the write fails with `EFBIG` instead, and the state store retries it
+/// like a full disk (as PostgreSQL does).
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with `SIG_IGN` installs no handler code; it runs
+    // before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
 }

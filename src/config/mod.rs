@@ -10,13 +10,15 @@
 //! loudly) → built-in default. [`EngineSettings::build`] validates the result
 //! and builds the [`Engine`].
 
+mod analyzers;
 mod serve;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use serve::{IndexFields, Limits, ServeOptions, ServeSettings};
+pub use analyzers::Analyzers;
+pub use serve::{IndexFields, Limits, OnStateFailure, ServeOptions, ServeSettings};
 
 use crate::confirm::ConfirmationConfig;
 use crate::engine::Engine;

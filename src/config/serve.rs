@@ -52,6 +52,18 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_SNAPSHOT_AFTER")]
     pub snapshot_after: Option<String>,
 
+    /// What a write does when the state cannot be written: `reject` (503, nothing indexed) or `pass` (forwarded unstamped, marked by the X-Neardup-Unstamped header; a backfill stamps it later) [default: reject]
+    #[arg(long, env = "NEARDUP_ON_STATE_FAILURE")]
+    pub on_state_failure: Option<String>,
+
+    /// Token that lets non-loopback peers call the state-changing endpoints (backfill), sent in the X-Neardup-Admin-Token header; loopback peers need none [default: none]
+    #[arg(long, env = "NEARDUP_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Default throttle of a backfill job, in documents per second [default: unlimited]
+    #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
+    pub backfill_max_docs_per_second: Option<f64>,
+
     /// Per-index fields (config file only): `[[serve.index]]` with `pattern = "news-*"` and `fields = [...]`, optionally `headline_field`; the first matching pattern wins
     #[arg(skip)]
     #[serde(default)]
@@ -81,6 +93,11 @@ impl ServeSettings {
             state_dir: self.state_dir.or(fallback.state_dir),
             fsync: self.fsync.or(fallback.fsync),
             snapshot_after: self.snapshot_after.or(fallback.snapshot_after),
+            on_state_failure: self.on_state_failure.or(fallback.on_state_failure),
+            admin_token: self.admin_token.or(fallback.admin_token),
+            backfill_max_docs_per_second: self
+                .backfill_max_docs_per_second
+                .or(fallback.backfill_max_docs_per_second),
             index: if self.index.is_empty() {
                 fallback.index
             } else {
@@ -103,6 +120,9 @@ pub struct ServeOptions {
     pub install_template: bool,
     pub template_patterns: Vec<String>,
     pub fsync: FsyncPolicy,
+    pub on_state_failure: OnStateFailure,
+    pub admin_token: Option<String>,
+    pub backfill_max_docs_per_second: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -154,6 +174,49 @@ impl ServeOptions {
                 None => FsyncPolicy::EveryRequest,
                 Some(text) => text.parse().map_err(anyhow::Error::msg)?,
             },
+            on_state_failure: match settings.on_state_failure.as_deref() {
+                None => OnStateFailure::Reject,
+                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+            },
+            admin_token: settings.admin_token.clone(),
+            backfill_max_docs_per_second: match settings.backfill_max_docs_per_second {
+                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                    anyhow::bail!("backfill_max_docs_per_second must be a positive number")
+                }
+                rate => rate,
+            },
         })
+    }
+}
+
+/// What a write does when the sidecar cannot write its state (see
+/// `serve::state_failure`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnStateFailure {
+    /// 503, nothing forwarded.
+    #[default]
+    Reject,
+    /// Forward unstamped.
+    Pass,
+}
+
+impl std::str::FromStr for OnStateFailure {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim() {
+            "reject" => Ok(OnStateFailure::Reject),
+            "pass" => Ok(OnStateFailure::Pass),
+            other => Err(format!(
+                "on_state_failure `{other}`: expected `reject` or `pass`"
+            )),
+        }
+    }
+}
+
+impl OnStateFailure {
+    /// Whether a write whose state could not be written goes on unstamped.
+    pub fn forwards_unstamped(self) -> bool {
+        self == OnStateFailure::Pass
     }
 }

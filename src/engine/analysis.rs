@@ -23,7 +23,7 @@ use crate::units::Fingerprint;
 
 /// Everything the engine needs to place a text, computed without the
 /// engine: the exact hash, the simhash and the side data the node will keep.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Analysis {
     pub(super) exact_hash: u64,
     pub(super) fingerprint: Fingerprint,

@@ -491,6 +491,98 @@ impl Engine {
             .collect()
     }
 
+    /// Places a document that already carries stamps (backfill, an index
+    /// read back): at its stamped `fingerprint` under its stamped `root`
+    /// (see [`Forest::apply_placement`]), the decision not taken again, so
+    /// the stamp in the index stays true. `analysis` (of its text) gives the
+    /// side data a new node keeps for later confirmations.
+    pub fn adopt(
+        &mut self,
+        analysis: Option<Analysis>,
+        fingerprint: Fingerprint,
+        root: Fingerprint,
+        now: Millis,
+    ) -> Placed {
+        let assignment = self.forest.apply_placement(fingerprint, root, now);
+        let new_node = assignment.placement != Placement::ExistingNode;
+        let (exact_hash, short_text, long_text) = match analysis {
+            Some(analysis) if new_node => (
+                Some(analysis.exact_hash),
+                analysis.short_text,
+                analysis.long_text,
+            ),
+            Some(analysis) => (Some(analysis.exact_hash), None, None),
+            None => (None, None, None),
+        };
+        self.record(|| EngineEffect::Placed {
+            now,
+            fingerprint,
+            root: assignment.root,
+            exact_hash,
+            short_text: short_text.clone(),
+            long_text: long_text.clone(),
+        });
+        match exact_hash {
+            Some(exact_hash) => {
+                self.remember(fingerprint, assignment, exact_hash, short_text, long_text);
+            }
+            // As a replay of the exact fast path counts it.
+            None => self.stats.exact_hits += 1,
+        }
+        placed(fingerprint, assignment, false)
+    }
+
+    /// Copies the class of `root` from `from` (a backfill's history frame)
+    /// into this engine, every node uncounted (their documents belong to
+    /// the other frame), with its side data, so that a document placed next
+    /// meets the story it continues. The root keeps its birth time (rule 4
+    /// tie-break), leaves their last touch (their expiry). Nothing happens
+    /// when `root` is already a node here. Returns the nodes copied.
+    pub fn carry_class(&mut self, from: &Engine, root: Fingerprint) -> Vec<Fingerprint> {
+        let Some(class) = from.forest.class(root) else {
+            return Vec::new();
+        };
+        if self.forest.contains(root) {
+            return Vec::new();
+        }
+        let mut carried = Vec::with_capacity(class.members.len());
+        for member in class.members {
+            let Some(node) = from.forest.node(member) else {
+                continue;
+            };
+            if self.forest.contains(member) {
+                continue;
+            }
+            let now = if member == root {
+                node.born
+            } else {
+                node.touched
+            };
+            let side = from.side_data.get(&member);
+            let exact_hash = side.and_then(|side| side.exact_hashes.first().copied());
+            let short_text = side.and_then(|side| side.short_text.clone());
+            let long_text = side.and_then(|side| side.long_text.clone());
+            let assignment = self.forest.apply_placement(member, root, now);
+            self.record(|| EngineEffect::Placed {
+                now,
+                fingerprint: member,
+                root: assignment.root,
+                exact_hash,
+                short_text: short_text.clone(),
+                long_text: long_text.clone(),
+            });
+            match exact_hash {
+                Some(exact_hash) => {
+                    self.remember(member, assignment, exact_hash, short_text, long_text);
+                }
+                None => self.stats.exact_hits += 1,
+            }
+            self.uncount(member);
+            carried.push(member);
+        }
+        carried
+    }
+
     /// Keeps what a placed text leaves behind: its side data and candidate
     /// index entries when it created the node, and its exact hash.
     fn remember(

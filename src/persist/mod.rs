@@ -46,4 +46,6 @@
 pub mod codec;
 pub mod store;
 
-pub use store::{FsyncPolicy, RecoveryReport, SnapshotState, Store, StoreOptions};
+pub use store::{
+    FsyncPolicy, RecoveryReport, SnapshotState, Store, StoreHealth, StoreOptions, is_out_of_space,
+};

@@ -2,11 +2,11 @@
 //! module documentation of [`crate::persist`].
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
@@ -135,6 +135,47 @@ pub enum StoreError {
     Locked(PathBuf),
     #[error("state directory {path}: {reason}")]
     Damaged { path: PathBuf, reason: String },
+    /// A write failed for lack of space; the log was cut back to its last
+    /// whole frame and the effects wait in memory for the next attempt.
+    #[error("state directory {path}: out of space ({reason}); retrying")]
+    OutOfSpace { path: PathBuf, reason: String },
+}
+
+/// Whether the state can be written now (readiness).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreHealth {
+    Writable,
+    /// Out of space: writes are retried (with backoff, and by the background
+    /// task) and resume by themselves once space returns.
+    OutOfSpace {
+        reason: String,
+        since: Duration,
+    },
+    /// An error that needs a restart (a failed fsync, an unwritable log).
+    Failed {
+        reason: String,
+    },
+}
+
+/// A write that failed for lack of space, waiting for its retry.
+struct SpaceFailure {
+    reason: String,
+    since: Instant,
+    retry_at: Instant,
+    attempts: u32,
+}
+
+/// First and longest wait before a write that ran out of space is tried again.
+const SPACE_RETRY_FIRST: Duration = Duration::from_millis(100);
+const SPACE_RETRY_LONGEST: Duration = Duration::from_secs(2);
+
+/// ENOSPC, EFBIG (a file-size limit) and EDQUOT: conditions that pass when
+/// an operator frees space, unlike a failing disk.
+pub fn is_out_of_space(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::StorageFull | io::ErrorKind::FileTooLarge | io::ErrorKind::QuotaExceeded
+    ) || matches!(error.raw_os_error(), Some(27 | 28 | 122))
 }
 
 fn io_error(path: &Path) -> impl FnOnce(io::Error) -> StoreError + '_ {
@@ -154,6 +195,9 @@ struct Segment {
     path: PathBuf,
     /// Written since the last fsync.
     dirty: bool,
+    /// Length of the header and the whole frames written: where the file is
+    /// cut back to when a write fails half-way.
+    good_len: u64,
 }
 
 /// The open state directory.
@@ -167,6 +211,10 @@ pub struct Store {
     log_bytes: AtomicU64,
     last_snapshot_bytes: AtomicU64,
     failed: AtomicBool,
+    /// Why `failed` was set.
+    failure: Mutex<Option<String>>,
+    /// Set while writes fail for lack of space (recoverable).
+    space_failure: Mutex<Option<SpaceFailure>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -270,6 +318,8 @@ impl Store {
             log_bytes: AtomicU64::new(0),
             last_snapshot_bytes: AtomicU64::new(snapshot_bytes),
             failed: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            space_failure: Mutex::new(None),
         };
         let resolution = store.append(ledger.take_journal());
         store.sync(resolution)?;
@@ -304,7 +354,10 @@ impl Store {
     ///
     /// A failed write or fsync; the store then refuses further syncs (the
     /// log could have a hole), so the sidecar answers errors instead of
-    /// acknowledging what it cannot keep.
+    /// acknowledging what it cannot keep. A write that failed for lack of
+    /// space is the exception: the file is cut back to its last whole frame,
+    /// the frames go back in front of the pending ones, and a later call
+    /// (after a backoff) writes them again, so each effect is logged once.
     pub fn sync(&self, seq: u64) -> Result<(), StoreError> {
         if self.written_seq.load(Ordering::Acquire) >= seq
             && self.options.fsync != FsyncPolicy::EveryRequest
@@ -314,13 +367,16 @@ impl Store {
         let mut segment = self.segment.lock();
         self.check_failed(&segment.path)?;
         if self.written_seq.load(Ordering::Acquire) < seq {
+            self.check_space_backoff(&segment.path)?;
             let (frames, last_seq) = {
                 let mut pending = self.pending.lock();
                 (std::mem::take(&mut pending.frames), pending.last_seq)
             };
             if let Err(source) = segment.file.write_all(&frames) {
-                return Err(self.fail(&segment.path, source));
+                return Err(self.write_failed(&mut segment, frames, source));
             }
+            segment.good_len += frames.len() as u64;
+            self.space_recovered();
             segment.dirty = true;
             self.log_bytes
                 .fetch_add(frames.len() as u64, Ordering::Relaxed);
@@ -361,9 +417,96 @@ impl Store {
 
     fn fail(&self, path: &Path, source: io::Error) -> StoreError {
         self.failed.store(true, Ordering::Release);
+        *self.failure.lock() = Some(format!("{}: {source}", path.display()));
         StoreError::Io {
             path: path.to_path_buf(),
             source,
+        }
+    }
+
+    /// While out of space, refuses at once until the next retry is due.
+    fn check_space_backoff(&self, path: &Path) -> Result<(), StoreError> {
+        match &*self.space_failure.lock() {
+            Some(failure) if Instant::now() < failure.retry_at => Err(StoreError::OutOfSpace {
+                path: path.to_path_buf(),
+                reason: failure.reason.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// A write of `frames` failed with `source`. Out of space: cut the file
+    /// back to its last whole frame, keep the frames for the next attempt
+    /// and back off. Anything else, or a failed cut: the permanent latch.
+    fn write_failed(
+        &self,
+        segment: &mut Segment,
+        frames: Vec<u8>,
+        source: io::Error,
+    ) -> StoreError {
+        if !is_out_of_space(&source) {
+            return self.fail(&segment.path, source);
+        }
+        let good_len = segment.good_len;
+        let cut = segment
+            .file
+            .set_len(good_len)
+            .and_then(|()| segment.file.seek(SeekFrom::Start(good_len)).map(|_| ()));
+        if let Err(cut_error) = cut {
+            return self.fail(&segment.path, cut_error);
+        }
+        {
+            let mut pending = self.pending.lock();
+            let mut restored = frames;
+            restored.extend_from_slice(&pending.frames);
+            pending.frames = restored;
+        }
+        let now = Instant::now();
+        let mut space_failure = self.space_failure.lock();
+        let attempts = space_failure.as_ref().map_or(0, |failure| failure.attempts) + 1;
+        let wait = SPACE_RETRY_FIRST
+            .saturating_mul(1 << attempts.min(8))
+            .min(SPACE_RETRY_LONGEST);
+        let since = space_failure.as_ref().map_or(now, |failure| failure.since);
+        *space_failure = Some(SpaceFailure {
+            reason: source.to_string(),
+            since,
+            retry_at: now + wait,
+            attempts,
+        });
+        StoreError::OutOfSpace {
+            path: segment.path.clone(),
+            reason: source.to_string(),
+        }
+    }
+
+    fn space_recovered(&self) {
+        if let Some(failure) = self.space_failure.lock().take() {
+            tracing::warn!(
+                attempts = failure.attempts,
+                out_of_space_ms = failure.since.elapsed().as_millis() as u64,
+                "state log writable again"
+            );
+        }
+    }
+
+    /// Whether the state can be written now (for readiness).
+    pub fn health(&self) -> StoreHealth {
+        if self.failed.load(Ordering::Acquire) {
+            return StoreHealth::Failed {
+                reason: self
+                    .failure
+                    .lock()
+                    .clone()
+                    .unwrap_or_else(|| "an earlier write failed".to_string()),
+            };
+        }
+        match &*self.space_failure.lock() {
+            Some(failure) => StoreHealth::OutOfSpace {
+                reason: failure.reason.clone(),
+                since: failure.since.elapsed(),
+            },
+            None => StoreHealth::Writable,
         }
     }
 
@@ -433,14 +576,20 @@ impl Store {
         parts.nodes.sort_unstable_by_key(|node| node.arrival);
         parts.keys.sort_unstable();
         let nodes = parts.nodes.len();
-        let bytes = write_snapshot(
+        let bytes = match write_snapshot(
             &temporary,
             &parts,
             last_seq,
             now,
             &self.options.settings_digest,
-        )
-        .map_err(io_error(&temporary))?;
+        ) {
+            Ok(bytes) => bytes,
+            Err(source) => {
+                // Out of space, a half-written file would keep the space.
+                let _ = fs::remove_file(&temporary);
+                return Err(io_error(&temporary)(source));
+            }
+        };
         fs::rename(&temporary, &final_path).map_err(io_error(&final_path))?;
         sync_dir(dir)?;
         self.last_snapshot_bytes.store(bytes, Ordering::Relaxed);
@@ -500,14 +649,17 @@ fn create_segment(dir: &Path, first_seq: u64) -> Result<Segment, StoreError> {
     header.extend_from_slice(LOG_MAGIC);
     header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     header.extend_from_slice(&first_seq.to_le_bytes());
-    file.write_all(&header)
-        .and_then(|()| file.sync_all())
-        .map_err(io_error(&path))?;
+    if let Err(source) = file.write_all(&header).and_then(|()| file.sync_all()) {
+        // A header-less segment before later ones would stop recovery.
+        let _ = fs::remove_file(&path);
+        return Err(io_error(&path)(source));
+    }
     sync_dir(dir)?;
     Ok(Segment {
         file,
         path,
         dirty: false,
+        good_len: LOG_HEADER_LEN as u64,
     })
 }
 

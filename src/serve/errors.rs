@@ -37,9 +37,25 @@ pub enum SidecarError {
     /// The request asks for something the sidecar cannot do.
     #[error("{0}")]
     IllegalArgument(String),
+    /// A request body that is not the JSON the endpoint reads.
+    #[error("{0}")]
+    ContentParse(String),
+    /// The method is not one the endpoint answers.
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    /// A state-changing endpoint called from elsewhere than loopback
+    /// without the admin token.
+    #[error("{0}")]
+    Forbidden(String),
     /// No such thing (a class, a document).
     #[error("{0}")]
     NotFound(String),
+    /// Something of that name already runs (a backfill job).
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// A feature this sidecar was started without.
+    #[error("{0}")]
+    Unavailable(String),
     /// The durable state cannot be written: nothing was forwarded.
     #[error("the sidecar cannot write its state, nothing was indexed: {0}")]
     StateUnavailable(String),
@@ -69,7 +85,16 @@ impl SidecarError {
             SidecarError::IllegalArgument(_) => {
                 (StatusCode::BAD_REQUEST, "illegal_argument_exception")
             }
+            SidecarError::ContentParse(_) => (StatusCode::BAD_REQUEST, "x_content_parse_exception"),
+            SidecarError::MethodNotAllowed(_) => {
+                (StatusCode::METHOD_NOT_ALLOWED, "illegal_argument_exception")
+            }
+            SidecarError::Forbidden(_) => (StatusCode::FORBIDDEN, "security_exception"),
             SidecarError::NotFound(_) => (StatusCode::NOT_FOUND, "resource_not_found_exception"),
+            SidecarError::AlreadyExists(_) => {
+                (StatusCode::CONFLICT, "resource_already_exists_exception")
+            }
+            SidecarError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "neardup_exception"),
             SidecarError::StateUnavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "neardup_state_exception")
             }

@@ -27,6 +27,8 @@ pub struct Metrics {
     pub stamped_documents: AtomicU64,
     pub unstamped_documents: AtomicU64,
     pub expired_nodes: AtomicU64,
+    /// Writes forwarded unstamped (`--on-state-failure pass`).
+    pub unstamped_forwarded: AtomicU64,
     latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,

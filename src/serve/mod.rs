@@ -15,11 +15,14 @@
 //! module); a write is only as fast as the cluster's answer, plus the
 //! fingerprinting, which runs in parallel with other requests.
 
+pub mod admin;
+mod backfill;
 mod errors;
 pub mod filter_path;
 mod metrics;
 mod own;
 pub mod route;
+pub mod state_failure;
 mod ui;
 mod write;
 
@@ -36,9 +39,8 @@ use axum::http::{HeaderMap, Method};
 use axum::response::Response;
 use parking_lot::Mutex;
 
-use crate::config::{EngineSettings, IndexFields, Limits, ServeOptions};
-use crate::engine::Analyzer;
-use crate::fingerprint::Fingerprinter;
+pub use crate::config::Analyzers;
+use crate::config::{Limits, ServeOptions};
 use crate::ledger::Ledger;
 use crate::persist::{FsyncPolicy, Store};
 use crate::units::{Millis, now_millis};
@@ -46,72 +48,6 @@ use crate::upstream::{self, Upstream};
 use errors::{SidecarError, response_from};
 use metrics::Metrics;
 use route::Route;
-
-/// The analyzers: the default one and those of index patterns.
-#[derive(Debug, Clone)]
-pub struct Analyzers {
-    default: Analyzer,
-    by_pattern: Vec<(String, Analyzer)>,
-}
-
-impl Analyzers {
-    /// Builds one analyzer per `[[serve.index]]` entry, each with the engine
-    /// settings but its own fields.
-    pub fn new(
-        default: Analyzer,
-        engine: &EngineSettings,
-        indices: &[IndexFields],
-    ) -> anyhow::Result<Self> {
-        let mut by_pattern = Vec::new();
-        for entry in indices {
-            let mut settings = engine.clone();
-            settings.fields = Some(entry.fields.clone());
-            if entry.headline_field.is_some() {
-                settings.headline_field = entry.headline_field.clone();
-            }
-            let fingerprinter = Fingerprinter::new(settings.fingerprint_config())
-                .with_context(|| format!("fields of index pattern `{}`", entry.pattern))?;
-            let analyzer = default.with_fingerprinter(fingerprinter);
-            by_pattern.push((entry.pattern.clone(), analyzer));
-        }
-        Ok(Analyzers {
-            default,
-            by_pattern,
-        })
-    }
-
-    /// The analyzer for documents of `index` (the default when unknown).
-    pub fn for_index(&self, index: Option<&str>) -> &Analyzer {
-        index
-            .and_then(|index| {
-                self.by_pattern
-                    .iter()
-                    .find(|(pattern, _)| wildcard_matches(pattern, index))
-            })
-            .map_or(&self.default, |(_, analyzer)| analyzer)
-    }
-}
-
-/// `*` matches any run of characters.
-fn wildcard_matches(pattern: &str, name: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    let [first, middle @ .., last] = parts.as_slice() else {
-        return pattern == name;
-    };
-    if parts.len() == 1 {
-        return pattern == name;
-    }
-    let Some(mut rest) = name.strip_prefix(first) else {
-        return false;
-    };
-    for part in middle {
-        match rest.find(part) {
-            Some(position) => rest = &rest[position + part.len()..],
-            None => return false,
-        }
-    }
-    rest.ends_with(last)
-}
 
 /// The sidecar's shared state.
 pub struct Sidecar {
@@ -127,6 +63,11 @@ pub struct Sidecar {
     metrics: Metrics,
     started: Instant,
     snapshot_running: std::sync::atomic::AtomicBool,
+    /// Who may call the state-changing endpoints.
+    admin: admin::AdminGuard,
+    on_state_failure: state_failure::OnStateFailure,
+    /// The backfill job, once [`Sidecar::install_backfill`] set it up.
+    backfill: std::sync::OnceLock<crate::backfill::Controller>,
 }
 
 impl Sidecar {
@@ -148,7 +89,17 @@ impl Sidecar {
             metrics: Metrics::default(),
             started: Instant::now(),
             snapshot_running: std::sync::atomic::AtomicBool::new(false),
+            admin: admin::AdminGuard::new(options.admin_token.clone()),
+            on_state_failure: options.on_state_failure,
+            backfill: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Enables `/_neardup/backfill` (checkpoints in the state directory).
+    pub fn install_backfill(&self, settings: crate::backfill::BackfillSettings) {
+        let _ = self
+            .backfill
+            .set(crate::backfill::Controller::new(settings));
     }
 
     /// Reserves `bytes` of the in-flight budget; `None` when it is spent.
@@ -265,6 +216,8 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
         Route::Bulk { index } => write::bulk(sidecar, request, index).await,
         Route::Document { index, kind } => write::document(sidecar, request, index, kind).await,
         Route::Health => own::health(&sidecar).await,
+        Route::Live => own::live(&sidecar),
+        Route::Backfill => backfill::handle(sidecar, request).await,
         Route::Stats => own::stats(&sidecar),
         Route::Metrics => own::metrics(&sidecar),
         Route::Fingerprint => own::fingerprint(sidecar, request).await,
@@ -361,9 +314,16 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         _ => Duration::from_secs(1),
     };
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
-    let served = axum::serve(listener, router(sidecar.clone()))
+    // Peer addresses for the admin guard (loopback or token).
+    let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;
+    if let Some(backfill) = sidecar.backfill.get() {
+        // Stops after its page; the checkpoint lets the next start resume.
+        backfill.cancel();
+        backfill.wait().await;
+    }
     maintenance.abort();
     served.context("server error")?;
     // Requests have finished: a snapshot makes the next start quick.
@@ -448,15 +408,5 @@ mod tests {
             assert_eq!(counter.load(Ordering::Acquire), 25);
         }
         assert_eq!(counter.load(Ordering::Acquire), 0);
-    }
-
-    #[test]
-    fn index_patterns() {
-        assert!(wildcard_matches("news-*", "news-2026.11"));
-        assert!(wildcard_matches("*", "anything"));
-        assert!(wildcard_matches("a*c*e", "abcde"));
-        assert!(!wildcard_matches("news-*", "blog-1"));
-        assert!(wildcard_matches("exact", "exact"));
-        assert!(!wildcard_matches("exact", "exactly"));
     }
 }

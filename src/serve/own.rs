@@ -21,6 +21,7 @@ use super::errors::{SidecarError, json_response, response_from};
 use super::metrics::{Gauges, resident_bytes};
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::fingerprint::{format_fingerprint, hamming_distance, jaccard, parse_fingerprint};
+use crate::persist::StoreHealth;
 use crate::units::Millis;
 use crate::upstream::{self, StoredDocument};
 
@@ -91,21 +92,80 @@ pub async fn health(sidecar: &Sidecar) -> Response {
         Ok(answer) => (Some(answer.status().as_u16()), true),
         Err(_) => (None, false),
     };
+    // Readiness: not ready while writes are refused, for whatever reason.
+    let state = sidecar
+        .store
+        .as_ref()
+        .map_or(StoreHealth::Writable, |store| store.health());
+    let passing = sidecar.on_state_failure.forwards_unstamped();
+    let (state_status, state_reason) = match &state {
+        StoreHealth::Writable => ("writable", None),
+        StoreHealth::OutOfSpace { reason, since } => (
+            "out_of_space",
+            Some(format!(
+                "state directory out of space for {}s ({reason}); retrying",
+                since.as_secs()
+            )),
+        ),
+        StoreHealth::Failed { reason } => (
+            "failed",
+            Some(format!("state cannot be written: {reason}; restart needed")),
+        ),
+    };
+    let state_ok = state == StoreHealth::Writable;
+    let mut reasons = Vec::new();
+    if !reachable {
+        reasons.push(format!("upstream {} unreachable", sidecar.upstream.base()));
+    }
+    if let Some(reason) = &state_reason
+        && !passing
+    {
+        reasons.push(reason.clone());
+    }
+    let status_word = if !reasons.is_empty() {
+        if reachable {
+            "state_unavailable"
+        } else {
+            "upstream_unreachable"
+        }
+    } else if state_ok {
+        "ok"
+    } else {
+        "degraded"
+    };
     let body = json!({
-        "status": if reachable { "ok" } else { "upstream_unreachable" },
+        "status": status_word,
+        "ready": reasons.is_empty(),
+        "reasons": reasons,
         "upstream": {
             "url": sidecar.upstream.base(),
             "reachable": reachable,
             "status": upstream_status,
         },
+        "state": {
+            "status": state_status,
+            "reason": state_reason,
+            "on_state_failure": if passing { "pass" } else { "reject" },
+        },
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
-    let status = if reachable {
+    let status = if reasons.is_empty() {
         StatusCode::OK
     } else {
         StatusCode::SERVICE_UNAVAILABLE
     };
     json_response(status, &body)
+}
+
+/// Liveness: the process runs and answers, whatever its dependencies do.
+pub fn live(sidecar: &Sidecar) -> Response {
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "status": "alive",
+            "uptime_seconds": sidecar.started.elapsed().as_secs(),
+        }),
+    )
 }
 
 fn gauges(sidecar: &Sidecar) -> (Gauges, crate::engine::EngineStats, u64) {
@@ -156,6 +216,8 @@ pub fn stats(sidecar: &Sidecar) -> Response {
             "resident_bytes": resident_bytes(),
             "in_flight_bytes": gauges.in_flight_bytes,
         },
+        "backfill": sidecar.backfill.get().map(|backfill| backfill.progress().to_json()),
+        "unstamped_forwarded": sidecar.metrics.unstamped_forwarded.load(std::sync::atomic::Ordering::Relaxed),
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
     json_response(StatusCode::OK, &body)
@@ -164,12 +226,45 @@ pub fn stats(sidecar: &Sidecar) -> Response {
 pub fn metrics(sidecar: &Sidecar) -> Response {
     let (mut gauges, _, _) = gauges(sidecar);
     gauges.resident_bytes = resident_bytes();
-    let mut response = Response::new(Body::from(sidecar.metrics.render(&gauges)));
+    let mut text = sidecar.metrics.render(&gauges);
+    append_own_metrics(sidecar, &mut text);
+    let mut response = Response::new(Body::from(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     response
+}
+
+/// Series of the backfill, the unstamped writes and readiness.
+fn append_own_metrics(sidecar: &Sidecar, out: &mut String) {
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        out,
+        "# HELP neardup_unstamped_forwarded_total writes forwarded without stamps because the state could not be written (--on-state-failure pass)"
+    );
+    let _ = writeln!(out, "# TYPE neardup_unstamped_forwarded_total counter");
+    let _ = writeln!(
+        out,
+        "neardup_unstamped_forwarded_total {}",
+        sidecar
+            .metrics
+            .unstamped_forwarded
+            .load(std::sync::atomic::Ordering::Relaxed)
+    );
+    let writable = sidecar
+        .store
+        .as_ref()
+        .is_none_or(|store| store.health() == StoreHealth::Writable);
+    let _ = writeln!(
+        out,
+        "# HELP neardup_state_writable 1 while the state directory can be written"
+    );
+    let _ = writeln!(out, "# TYPE neardup_state_writable gauge");
+    let _ = writeln!(out, "neardup_state_writable {}", u8::from(writable));
+    if let Some(backfill) = sidecar.backfill.get() {
+        backfill.progress().render_metrics(out);
+    }
 }
 
 /// `POST /_neardup/fingerprint`: `{"text": "…"}`, a document

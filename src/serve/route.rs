@@ -22,7 +22,12 @@ pub enum Route {
         index: String,
         kind: ActionKind,
     },
+    /// Readiness: 503 while writes are refused.
     Health,
+    /// Liveness: the process answers.
+    Live,
+    /// `/_neardup/backfill` (GET, POST, DELETE) and `…/_cancel` (POST).
+    Backfill,
     Stats,
     Metrics,
     Fingerprint,
@@ -82,7 +87,12 @@ pub fn classify(method: &Method, path: &str) -> Route {
                 kind: ActionKind::Update,
             }
         }
-        ["_neardup", "health"] if is_get => Route::Health,
+        ["_neardup", "health"] | ["_neardup", "health", "ready"] if is_get => Route::Health,
+        ["_neardup", "health", "live"] if is_get => Route::Live,
+        ["_neardup", "backfill"] if is_get || is_write || method == Method::DELETE => {
+            Route::Backfill
+        }
+        ["_neardup", "backfill", "_cancel"] if method == Method::POST => Route::Backfill,
         ["_neardup", "stats"] if is_get => Route::Stats,
         ["_neardup", "metrics"] | ["metrics"] if is_get => Route::Metrics,
         ["_neardup", "fingerprint"] if is_write => Route::Fingerprint,
@@ -195,6 +205,23 @@ mod tests {
     #[test]
     fn own_endpoints() {
         assert_eq!(classify(&Method::GET, "/_neardup/health"), Route::Health);
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/health/ready"),
+            Route::Health
+        );
+        assert_eq!(classify(&Method::GET, "/_neardup/health/live"), Route::Live);
+        assert_eq!(
+            classify(&Method::POST, "/_neardup/backfill"),
+            Route::Backfill
+        );
+        assert_eq!(
+            classify(&Method::DELETE, "/_neardup/backfill"),
+            Route::Backfill
+        );
+        assert_eq!(
+            classify(&Method::POST, "/_neardup/backfill/_cancel"),
+            Route::Backfill
+        );
         assert_eq!(classify(&Method::GET, "/metrics"), Route::Metrics);
         assert_eq!(
             classify(&Method::GET, "/_neardup/classes/00ff"),

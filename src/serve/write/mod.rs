@@ -9,7 +9,10 @@
 //! 3. analyse every stamped source on the blocking pool, then place them in
 //!    request order under one lock and write the stamps ([`place`]);
 //! 4. make the placements durable before anything leaves (write-ahead);
-//!    if that fails, take them back and refuse the write (503);
+//!    if that fails, take them back and refuse the write (503), or forward
+//!    it unstamped under `--on-state-failure pass` ([`super::state_failure`]);
+//!    while the state is known to be unwritable, writes are answered so
+//!    before anything is placed;
 //! 5. forward, in one request or in chunks ([`forward`]);
 //! 6. settle the counts from the cluster's answer ([`settle`]); a cluster
 //!    that cannot be reached takes every placement back.
@@ -54,6 +57,7 @@ use super::Sidecar;
 use super::errors::SidecarError;
 use super::filter_path::FilterPath;
 use super::metrics::Metrics;
+use super::state_failure;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::units::Fingerprint;
@@ -167,6 +171,21 @@ fn refused(sidecar: &Sidecar, error: SidecarError) -> Response {
     error.into_response()
 }
 
+/// The state could not be written (the placements were taken back):
+/// refused, or under `--on-state-failure pass` forwarded unstamped (see
+/// [`state_failure`]).
+async fn refused_or_passed(
+    sidecar: &Sidecar,
+    parts: &axum::http::request::Parts,
+    body: bytes::Bytes,
+    error: SidecarError,
+) -> Response {
+    match state_failure::pass_unstamped(sidecar, parts, body).await {
+        Some(response) => response,
+        None => refused(sidecar, error),
+    }
+}
+
 /// `_bulk` and `/{index}/_bulk`.
 pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<String>) -> Response {
     let started = Instant::now();
@@ -176,6 +195,10 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(admitted) => admitted,
         Err(error) => return refused(&sidecar, error),
     };
+    // State known to be unwritable: answered before anything is placed.
+    if let Some(response) = state_failure::before_placing(&sidecar, &parts, &body).await {
+        return response;
+    }
     let write = WriteRequest::new(&sidecar, &parts, path_index);
     let items = match bulk::parse_bulk(&body) {
         Ok(items) => Arc::new(items),
@@ -204,7 +227,7 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         };
     let stamped = match write.place_durably(analysed).await {
         Ok(stamped) => stamped,
-        Err(error) => return refused(&sidecar, error),
+        Err(error) => return refused_or_passed(&sidecar, &parts, body, error).await,
     };
     let segments = forward::stamped_segments(&body, &items, &stamped);
     let response = write.forward_bulk(&segments, &items, &stamped).await;
@@ -227,6 +250,10 @@ pub async fn document(
         Ok(admitted) => admitted,
         Err(error) => return refused(&sidecar, error),
     };
+    // State known to be unwritable: answered before anything is placed.
+    if let Some(response) = state_failure::before_placing(&sidecar, &parts, &body).await {
+        return response;
+    }
     let write = WriteRequest::new(&sidecar, &parts, Some(index.clone()));
     let analysed = match place::analyse_one(&sidecar, &index, kind, body.clone()).await {
         Ok(analysed) => analysed,
@@ -234,7 +261,7 @@ pub async fn document(
     };
     let stamped = match write.place_durably(vec![analysed]).await {
         Ok(stamped) => stamped,
-        Err(error) => return refused(&sidecar, error),
+        Err(error) => return refused_or_passed(&sidecar, &parts, body, error).await,
     };
     let outgoing = match stamped.first().and_then(Option::as_ref) {
         Some(stamp) => stamp.bytes.clone(),

@@ -1,0 +1,284 @@
+//! Unit tests of the in-order comparison and the repost reading (property
+//! tests in `tests/edits_props.rs`).
+
+use super::*;
+
+#[test]
+fn an_added_prefix_and_tag_leave_the_shorter_text_whole() {
+    let summary = compare(
+        "周末去哪儿玩这五个公园",
+        "转发：周末去哪儿玩？这五个公园 #出行#",
+    );
+    assert_eq!(summary.unmatched_in_shorter, 0);
+    assert_eq!(summary.interior_substitutions, 0);
+    assert!(!summary.numeral_replaced);
+    assert!(!summary.identical());
+}
+
+#[test]
+fn one_swapped_word_is_one_interior_substitution() {
+    let summary = compare("市长今天会见外国客人", "市长今天会晤外国客人");
+    assert_eq!(summary.unmatched_in_shorter, 1);
+    assert_eq!(summary.interior_substitutions, 1);
+    assert!(!summary.numeral_replaced);
+}
+
+#[test]
+fn the_same_words_in_another_order_leave_much_unmatched() {
+    let summary = compare("从东湖公园骑车到西山森林", "从西山森林骑车到东湖公园");
+    assert!(summary.unmatched_in_shorter >= 4, "{summary:?}");
+    // Two single-character swaps are two substitutions.
+    let swapped = compare("请从北门进站南门出站", "请从南门进站北门出站");
+    assert_eq!(swapped.interior_substitutions, 2);
+}
+
+#[test]
+fn a_numeral_replaced_by_another_is_noticed() {
+    assert!(
+        compare(
+            "第十届读书节第一次筹备会召开",
+            "第十届读书节第二次筹备会召开"
+        )
+        .numeral_replaced
+    );
+    assert!(compare("七点半叫我起床", "九点半叫我起床").numeral_replaced);
+    // Adding a word that contains a numeral is not a replacement.
+    assert!(!compare("各地加强秋季防火", "各地进一步加强秋季防火").numeral_replaced);
+}
+
+#[test]
+fn a_swapped_content_word_is_a_replacement_and_a_swapped_function_word_is_not() {
+    let swapped = compare("本台明天将直播运动会开幕式", "本台明天将直播运动会闭幕式");
+    assert!(swapped.content_word_changed && swapped.content_word_replaced);
+    let function = compare("怎么评价这部新电影", "如何评价这部新电影");
+    assert!(!function.content_word_changed, "{function:?}");
+    let english = compare(
+        "bank adds reserves via three day repurchases",
+        "bank adds reserves via customer repurchases",
+    );
+    assert!(english.content_word_replaced, "{english:?}");
+    let english_function = compare("output rose in the year", "output rose in a year");
+    assert!(
+        !english_function.content_word_changed,
+        "{english_function:?}"
+    );
+}
+
+#[test]
+fn characters_added_inside_a_word_or_an_added_time_or_name_change_content() {
+    // "李强" / "李克强": one character more makes another name.
+    let inside = compare("李强会见外国客人", "李克强会见外国客人");
+    assert!(inside.content_word_changed && !inside.content_word_replaced);
+    let time = compare("宣传日活动举行", "宣传日活动今天举行");
+    assert!(time.content_word_changed, "{time:?}");
+    // A whole filler word between two words is not.
+    let filler = compare("各地加强秋季防火", "各地进一步加强秋季防火");
+    assert!(!filler.content_word_changed, "{filler:?}");
+}
+
+#[test]
+fn a_credit_line_before_the_body_is_at_an_edge() {
+    let summary = compare(
+        "图书馆延长开放时间\u{1e}周一至周五开放至晚上九点",
+        "图书馆延长开放时间\u{1e}来源第八报周一至周五开放至晚上九点",
+    );
+    assert!(!summary.content_word_changed, "{summary:?}");
+    // Inside a field, an added name of a time is a change.
+    let summary = compare(
+        "图书馆延长开放时间\u{1e}周一至周五开放至晚上九点",
+        "图书馆延长开放时间\u{1e}周一至周五明天开放至晚上九点",
+    );
+    assert!(summary.content_word_changed, "{summary:?}");
+}
+
+#[test]
+fn an_insertion_that_can_be_aligned_at_a_word_boundary_is_a_whole_word() {
+    // "进入" / "进一步进入" also aligns as "进|一步进|入", inside 进入.
+    let summary = compare("海带进入收获季节", "海带进一步进入收获季节");
+    assert!(!summary.content_word_changed, "{summary:?}");
+    // A dropped particle was a word of its own, even where the words
+    // left around it read as one ("最牛的车" / "最牛车": 牛车).
+    let summary = compare("他开着全城最牛的车去上班", "他开着全城最牛车去上班");
+    assert!(!summary.content_word_changed, "{summary:?}");
+    // Punctuation separates words: "火热？带你" is not "热带".
+    let summary = compare("为何如此火热？带你看趋势", "为何如此火热？已带你看趋势");
+    assert!(!summary.content_word_changed, "{summary:?}");
+}
+
+#[test]
+fn an_added_prefix_is_one_leading_gap_even_when_it_shares_letters() {
+    let summary = compare(
+        "reagan says volcker will not serve",
+        "breaking: reagan says volcker will not serve",
+    );
+    assert_eq!(summary.interior_substitutions, 0, "{summary:?}");
+    assert!(!summary.content_word_changed, "{summary:?}");
+    let mut gaps = 0;
+    let (left, right) = (['a', 'b', 'c'], ['x', 'a', 'y', 'a', 'b', 'c']);
+    assert_eq!(align(&left, &right, |_, _, _| gaps += 1), 3);
+    assert_eq!(gaps, 1, "one leading gap, not a matched early 'a'");
+}
+
+#[test]
+fn marked_tags_are_not_edits_and_words_run_into_the_text_are() {
+    let tagged = compare(
+        "国家医保局推动医保高质量发展",
+        "【国内】国家医保局推动医保高质量全面发展 #医保#",
+    );
+    assert_eq!(tagged.unmarked_edits, 1, "one added word: {tagged:?}");
+    assert!(!tagged.content_word_changed, "{tagged:?}");
+    let run_in = compare("强降雨持续各地全力防汛", "长江中下游强降雨持续各地全力防汛");
+    assert!(run_in.content_word_changed, "{run_in:?}");
+    assert_eq!(run_in.unmarked_edits, 1, "{run_in:?}");
+    // Two separate words added inside: a rewrite, not a repost.
+    let two = compare(
+        "组织部印发在防汛救灾中发挥作用的通知",
+        "中共组织部印发在防汛抢险救灾中发挥作用的通知",
+    );
+    assert_eq!(two.unmarked_edits, 2, "{two:?}");
+    // A two-character "转发" typed after the post is a repost's mark.
+    let repost = compare("湖南一条高速隧道今天贯通", "湖南一条高速隧道今天贯通转发");
+    assert!(!repost.content_word_changed, "{repost:?}");
+}
+
+#[test]
+fn credit_lines_are_marked_and_ordinary_words_are_not() {
+    let credited = |text: &str| -> String {
+        let letters = Letters::of(text);
+        letters
+            .chars
+            .iter()
+            .zip(&letters.credit)
+            .filter(|&(_, &credit)| credit)
+            .map(|(&c, _)| c)
+            .collect()
+    };
+    assert_eq!(credited("（来源：新华社）全市秋粮收获过半"), "来源新华社");
+    assert_eq!(credited("全市秋粮收获过半——来自人民网"), "来自人民网");
+    assert_eq!(credited("来自世界各地的选手 齐聚赛场"), "");
+    // English words are chunks of their own: the word after the opener.
+    assert_eq!(credited("rates rise via reuters"), "viareuters");
+    let swapped = compare(
+        "（来源：新华社）全市秋粮收获过半",
+        "（来源：人民网）全市秋粮收获过半",
+    );
+    assert_eq!(swapped.unmatched_in_shorter, 0, "{swapped:?}");
+    assert!(!swapped.content_word_changed && swapped.unmarked_edits == 0);
+}
+
+#[test]
+fn a_dropped_content_word_inside_is_noticed() {
+    let summary = compare(
+        "本台明天将直播全国政协十四届二次会议",
+        "本台明天将直播十四届全国人大二次会议",
+    );
+    assert!(summary.content_word_dropped, "{summary:?}");
+    assert!(!compare("今天的天气很好", "今天天气很好").content_word_dropped);
+}
+
+#[test]
+fn gaps_are_reported_with_their_position() {
+    let mut gaps = Vec::new();
+    let (left, right) = ([9, 1, 2, 3, 4], [1, 7, 3, 4, 5, 6]);
+    let common = align(&left, &right, |ours, theirs, position| {
+        gaps.push((left[ours].to_vec(), right[theirs].to_vec(), position));
+    });
+    assert_eq!(common, 3);
+    assert_eq!(
+        gaps,
+        vec![
+            (vec![9], vec![], GapPosition::Leading),
+            (vec![2], vec![7], GapPosition::Interior),
+            (vec![], vec![5, 6], GapPosition::Trailing),
+        ]
+    );
+    let mut positions = Vec::new();
+    align(&[1], &[2], |_, _, position| positions.push(position));
+    assert_eq!(positions, vec![GapPosition::Leading]);
+}
+
+#[test]
+fn punctuation_case_and_field_separators_are_ignored() {
+    // Letters keep their case for the repost reading, and are compared
+    // lowercased.
+    let summary = compare("Hello, world!", "hello world");
+    assert!(summary.identical());
+    let summary = compare("标题\u{1e}正文", "标题正文");
+    assert!(summary.identical());
+}
+
+#[test]
+fn a_comment_around_a_post_lies_outside_the_shared_span() {
+    let post = "Library opens new branch in the north end of town";
+    let repost = "Great news for us. Library opens new branch in the north end of town #local";
+    let reading = compare(post, repost).repost;
+    assert_eq!(reading.span_chars, compare(post, repost).shorter_chars);
+    assert_eq!(reading.cut_chars, 0);
+    assert_eq!(reading.inside_edits, 0);
+    assert_eq!(reading.clauses, 0, "{reading:?}");
+}
+
+#[test]
+fn a_clause_that_continues_the_sentence_is_not_a_comment() {
+    let sentence = "The council approved the budget for the new library";
+    let longer = "The council approved the budget for the new library, and the mayor vetoed it";
+    assert_eq!(compare(sentence, longer).repost.clauses, 1);
+    // A new sentence (a capital after the break) is a comment.
+    let commented = "The council approved the budget for the new library Finally some good news";
+    assert_eq!(compare(sentence, commented).repost.clauses, 0);
+    // Chinese words run into the text are part of the sentence.
+    assert_eq!(
+        compare(
+            "强降雨持续到周末出行请注意安全",
+            "长江中下游强降雨持续到周末出行请注意安全"
+        )
+        .repost
+        .clauses,
+        1
+    );
+}
+
+#[test]
+fn a_swapped_name_or_figure_inside_the_span_is_a_fact() {
+    let reading = compare(
+        "第十届读书节第一次筹备会今天在市图书馆召开",
+        "第十届读书节第二次筹备会今天在市图书馆召开",
+    )
+    .repost;
+    assert_eq!(reading.figure_changes, 1, "{reading:?}");
+    let reading = compare(
+        "Harry paid $ 7,000 to paint the portrait",
+        "Harry paid 7,500 to paint the portrait",
+    )
+    .repost;
+    assert_eq!(reading.figure_changes, 1, "{reading:?}");
+}
+
+#[test]
+fn digits_lost_from_the_front_of_a_number_are_not_another_figure() {
+    let reading = compare(
+        "The band raised $620G after the interview aired",
+        "The band raised 20G after the interview aired",
+    )
+    .repost;
+    assert_eq!(reading.figure_changes, 0, "{reading:?}");
+    assert_eq!(reading.inside_edits, 1);
+}
+
+#[test]
+fn in_a_post_a_replaced_title_is_cut_but_in_a_headline_it_is_the_news() {
+    let body = "今天上午市政府召开新闻发布会，介绍了城市更新三年行动计划的主要内容和时间安排，并回答了记者提问";
+    let post = format!("【城市更新三年行动】{body}");
+    let repost = format!("【你关心的都在这里】{body}");
+    let reading = compare(&post, &repost).repost;
+    assert_eq!(
+        (reading.content_changes, reading.fact_changes),
+        (0, 0),
+        "{reading:?}"
+    );
+    let reading = compare("青春之城|今晚在综合频道开播", "淬火|今晚在综合频道开播").repost;
+    assert!(
+        reading.content_changes + reading.fact_changes > 0,
+        "{reading:?}"
+    );
+}
