@@ -269,6 +269,11 @@ impl Ledger {
         }
     }
 
+    /// How long nodes live (`None`: nothing expires).
+    pub fn retention(&self) -> Option<Millis> {
+        self.engine.forest().config().retention
+    }
+
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

@@ -93,6 +93,14 @@ pub trait LiveForest: Send + Sync + 'static {
     fn retention(&self) -> Option<Millis>;
 }
 
+/// [`LiveForest::persist`] for a forest with an optional store (no state
+/// directory: nothing to make durable).
+pub fn sync_store(store: Option<&crate::persist::Store>, seq: u64) -> Result<(), String> {
+    store.map_or(Ok(()), |store| {
+        store.sync(seq).map_err(|error| error.to_string())
+    })
+}
+
 /// Builds an empty forest with the engine settings (the history frame).
 pub type EngineFactory = Arc<dyn Fn() -> anyhow::Result<Engine> + Send + Sync>;
 

@@ -42,10 +42,7 @@ impl LiveForest for OfflineForest {
     }
 
     fn persist(&self, seq: u64) -> Result<(), String> {
-        match &self.store {
-            Some(store) => store.sync(seq).map_err(|error| error.to_string()),
-            None => Ok(()),
-        }
+        super::sync_store(self.store.as_ref(), seq)
     }
 
     fn upstream(&self) -> &Upstream {
@@ -57,7 +54,7 @@ impl LiveForest for OfflineForest {
     }
 
     fn retention(&self) -> Option<Millis> {
-        self.ledger.lock().engine().forest().config().retention
+        self.ledger.lock().retention()
     }
 }
 

@@ -27,10 +27,7 @@ impl LiveForest for Sidecar {
     }
 
     fn persist(&self, seq: u64) -> Result<(), String> {
-        match &self.store {
-            Some(store) => store.sync(seq).map_err(|error| error.to_string()),
-            None => Ok(()),
-        }
+        crate::backfill::sync_store(self.store.as_deref(), seq)
     }
 
     fn upstream(&self) -> &Upstream {
@@ -42,7 +39,7 @@ impl LiveForest for Sidecar {
     }
 
     fn retention(&self) -> Option<Millis> {
-        self.ledger.lock().engine().forest().config().retention
+        self.ledger.lock().retention()
     }
 }
 
