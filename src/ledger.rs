@@ -28,6 +28,7 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64;
 
+use crate::candidates::multi_index::FingerprintBuildHasher;
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::units::{Fingerprint, Millis};
 
@@ -98,7 +99,7 @@ pub enum Effect {
 #[derive(Debug)]
 pub struct Ledger {
     engine: Engine,
-    fingerprint_of_key: HashMap<DocumentKey, Fingerprint>,
+    fingerprint_of_key: HashMap<DocumentKey, Fingerprint, FingerprintBuildHasher>,
     expired_since_sweep: usize,
     stats: LedgerStats,
     /// Key changes since the last [`Ledger::take_journal`], when journaling.
@@ -111,7 +112,7 @@ impl Ledger {
     pub fn new(engine: Engine) -> Self {
         Ledger {
             engine,
-            fingerprint_of_key: HashMap::new(),
+            fingerprint_of_key: HashMap::default(),
             expired_since_sweep: 0,
             stats: LedgerStats::default(),
             key_journal: None,

@@ -6,13 +6,25 @@
 //! otherwise collect thousands and make every lookup slow.
 //!
 //! Design: a key holds one fingerprint inline (no allocation) or a list of at
-//! most `capacity`; a full list takes no more, and the caller decides whether
-//! a full key still answers lookups ([`BoundedBuckets::get`] reports it).
+//! most `capacity`, oldest first. What a full list does with one more is the
+//! index's choice ([`Overflow`]), and the caller decides whether a full key
+//! still answers lookups ([`BoundedBuckets::get`] reports it).
 
 use std::collections::HashMap;
 use std::hash::Hash;
 
+use super::multi_index::FingerprintBuildHasher;
 use crate::units::Fingerprint;
+
+/// What a full list does with one more fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Takes no more: the key is boilerplate, its first holders stay.
+    Refuse,
+    /// Drops its oldest: a story that keeps being reposted stays findable
+    /// through its newest copies, and old entries do not crowd them out.
+    DropOldest,
+}
 
 #[derive(Debug)]
 enum Bucket {
@@ -32,15 +44,17 @@ impl Bucket {
 /// Key → up to `capacity` fingerprints, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
-    buckets: HashMap<K, Bucket>,
+    buckets: HashMap<K, Bucket, FingerprintBuildHasher>,
     capacity: usize,
+    overflow: Overflow,
 }
 
 impl<K: Hash + Eq + Copy> BoundedBuckets<K> {
-    pub fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize, overflow: Overflow) -> Self {
         BoundedBuckets {
-            buckets: HashMap::new(),
+            buckets: HashMap::default(),
             capacity: capacity.max(1),
+            overflow,
         }
     }
 
@@ -51,14 +65,21 @@ impl<K: Hash + Eq + Copy> BoundedBuckets<K> {
                 self.buckets.insert(key, Bucket::One(fingerprint));
             }
             Some(Bucket::One(stored)) => {
-                if *stored != fingerprint && self.capacity > 1 {
+                if *stored == fingerprint {
+                } else if self.capacity > 1 {
                     let first = *stored;
                     self.buckets
                         .insert(key, Bucket::Many(vec![first, fingerprint]));
+                } else if self.overflow == Overflow::DropOldest {
+                    *stored = fingerprint;
                 }
             }
             Some(Bucket::Many(stored)) => {
-                if stored.len() < self.capacity && !stored.contains(&fingerprint) {
+                if stored.contains(&fingerprint) {
+                } else if stored.len() < self.capacity {
+                    stored.push(fingerprint);
+                } else if self.overflow == Overflow::DropOldest {
+                    stored.remove(0);
                     stored.push(fingerprint);
                 }
             }
@@ -121,7 +142,7 @@ mod tests {
 
     #[test]
     fn one_many_and_back() {
-        let mut buckets = BoundedBuckets::new(3);
+        let mut buckets = BoundedBuckets::new(3, Overflow::Refuse);
         buckets.insert(7u32, 1);
         buckets.insert(7, 1);
         assert_eq!(buckets.get(7), (&[1][..], false));
@@ -139,10 +160,25 @@ mod tests {
 
     #[test]
     fn removing_an_absent_fingerprint_changes_nothing() {
-        let mut buckets = BoundedBuckets::new(4);
+        let mut buckets = BoundedBuckets::new(4, Overflow::Refuse);
         buckets.insert(1u64, 10);
         buckets.remove(1, 11);
         buckets.remove(2, 10);
         assert_eq!(buckets.get(1), (&[10][..], false));
+    }
+
+    #[test]
+    fn a_full_list_that_drops_its_oldest_keeps_the_newest() {
+        let mut buckets = BoundedBuckets::new(3, Overflow::DropOldest);
+        for fingerprint in 1..=5 {
+            buckets.insert(9u64, fingerprint);
+        }
+        assert_eq!(buckets.get(9), (&[3, 4, 5][..], true));
+        buckets.remove(9, 1);
+        assert_eq!(buckets.get(9), (&[3, 4, 5][..], true));
+        let mut single = BoundedBuckets::new(1, Overflow::DropOldest);
+        single.insert(1u64, 10);
+        single.insert(1, 11);
+        assert_eq!(single.get(1), (&[11][..], true));
     }
 }

@@ -13,7 +13,7 @@
 //! Consequences: `probes` index entries per long node. Candidates are
 //! confirmed by the engine, never trusted as found.
 
-use super::buckets::BoundedBuckets;
+use super::buckets::{BoundedBuckets, Overflow};
 use crate::units::Fingerprint;
 
 /// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
@@ -35,7 +35,7 @@ pub struct SketchIndex {
 impl Default for SketchIndex {
     fn default() -> Self {
         SketchIndex {
-            buckets: BoundedBuckets::new(MAX_BUCKET),
+            buckets: BoundedBuckets::new(MAX_BUCKET, Overflow::Refuse),
             texts: 0,
         }
     }

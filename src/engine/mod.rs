@@ -45,13 +45,13 @@ mod side_data;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 pub use analysis::{Analysis, Analyzer};
 use side_data::NodeSideData;
 pub use side_data::{SideRecord, SideSnapshot, SideView};
 
+use crate::candidates::multi_index::FingerprintMap;
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
@@ -77,6 +77,21 @@ const MAX_EXACT_HASHES_PER_NODE: usize = 4;
 /// retention), it joins the node of its own fingerprint as rule 1 says:
 /// each probe costs a confirmation, and this bounds them.
 const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
+
+/// How many short-text candidates one document may try to confirm. On a
+/// stream whose texts overlap (shared phrases, recurring fragments) the LSH
+/// returns hundreds of candidates that share a band and little else; they
+/// come ranked (most bands shared, then newest), so the ones past this
+/// bound are the least likely, and each costs an alignment. With the
+/// per-class bound below this keeps a document's cost flat as the engine
+/// fills.
+const MAX_SHORT_CONFIRMATIONS: usize = 24;
+
+/// How many members of one class a document tries. A copy may be close to
+/// one sibling and not to another (each repost edits its own way), so one
+/// try is too few (DEV short F1 −0.003 at 3); a class whose six closest
+/// members do not confirm does not confirm through a seventh.
+const MAX_TRIES_PER_CLASS: usize = 6;
 
 /// Where a document went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +119,10 @@ pub struct EngineStats {
     /// exact-hash map, short-text LSH, long-text sketch index), excluding
     /// the forest's (see [`crate::forest::ForestStats`]).
     pub approx_heap_bytes: usize,
+    /// Of these: the side data of the nodes (records, map, exact hashes).
+    pub side_data_heap_bytes: usize,
+    /// Of these: the short-text LSH and the long-text sketch index.
+    pub candidate_index_heap_bytes: usize,
 }
 
 /// Fingerprinter + forest + side data.
@@ -112,10 +131,12 @@ pub struct Engine {
     analyzer: Analyzer,
     forest: Forest,
     confirmation: ConfirmationConfig,
-    fingerprint_of_exact_hash: HashMap<u64, Fingerprint>,
+    /// Keys are xxh3 hashes and fingerprints, already uniform: the cheap
+    /// [`FingerprintMap`] hasher serves both maps.
+    fingerprint_of_exact_hash: FingerprintMap<Fingerprint>,
     /// Shared (`Arc`) so a snapshot can hold on to it while the engine goes
     /// on: side data never changes but for its exact hashes (copied on write).
-    side_data: HashMap<Fingerprint, Arc<NodeSideData>>,
+    side_data: FingerprintMap<Arc<NodeSideData>>,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
     /// Heap bytes owned by the values of `side_data`, kept up to date.
@@ -160,8 +181,8 @@ impl Engine {
             analyzer: Analyzer::new(fingerprinter, &confirmation),
             forest,
             confirmation,
-            fingerprint_of_exact_hash: HashMap::new(),
-            side_data: HashMap::new(),
+            fingerprint_of_exact_hash: FingerprintMap::default(),
+            side_data: FingerprintMap::default(),
             short_texts: ShingleIndex::new(LshShape::default()),
             long_texts: SketchIndex::default(),
             side_heap_bytes: 0,
@@ -447,7 +468,10 @@ impl Engine {
 
     /// Short texts: candidates by shingle overlap, since their simhash
     /// rarely stays within k of a reprint's (see
-    /// [`crate::candidates::shingle_index`]); confirmed here.
+    /// [`crate::candidates::shingle_index`]); confirmed here, in the index's
+    /// order (closest, then newest), one confirmed member per class, at most
+    /// [`MAX_TRIES_PER_CLASS`] tried per class and
+    /// [`MAX_SHORT_CONFIRMATIONS`] in all.
     fn shingle_candidates(
         &mut self,
         fingerprint: Fingerprint,
@@ -457,17 +481,40 @@ impl Engine {
             return Vec::new();
         };
         let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
-        self.short_texts
-            .candidates(&own_short.shingles)
-            .into_iter()
-            .filter(|&candidate| {
-                candidate != fingerprint
-                    && count_confirmation(
-                        stats,
-                        confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config),
-                    )
-            })
-            .collect()
+        // (class root, tries, confirmed)
+        let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
+        let mut tries = 0;
+        let mut confirmed = Vec::new();
+        for candidate in self.short_texts.candidates(&own_short.shingles) {
+            if tries == MAX_SHORT_CONFIRMATIONS {
+                break;
+            }
+            if candidate == fingerprint {
+                continue;
+            }
+            let root = side_data
+                .get(&candidate)
+                .map_or(candidate, |side| side.root);
+            let class = match classes.iter().position(|(known, _, _)| *known == root) {
+                Some(position) => &mut classes[position],
+                None => {
+                    classes.push((root, 0, false));
+                    let last = classes.len() - 1;
+                    &mut classes[last]
+                }
+            };
+            if class.2 || class.1 == MAX_TRIES_PER_CLASS {
+                continue;
+            }
+            class.1 += 1;
+            tries += 1;
+            let verdict = confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config);
+            if count_confirmation(stats, verdict) {
+                class.2 = true;
+                confirmed.push(candidate);
+            }
+        }
+        confirmed
     }
 
     /// Long texts: candidates by shared text, when the edit moved the
@@ -679,21 +726,27 @@ impl Engine {
         }
     }
 
-    fn approx_heap_bytes(&self) -> usize {
+    fn side_data_heap_bytes(&self) -> usize {
         let map_entry = |key: usize, value: usize| key + value + 1;
         self.side_data.capacity() * map_entry(8, 8)
             + self.side_data.len() * (16 + std::mem::size_of::<NodeSideData>())
             + self.side_heap_bytes
             + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
-            + self.short_texts.approx_heap_bytes()
-            + self.long_texts.approx_heap_bytes()
+    }
+
+    fn candidate_index_heap_bytes(&self) -> usize {
+        self.short_texts.approx_heap_bytes() + self.long_texts.approx_heap_bytes()
     }
 
     pub fn stats(&self) -> EngineStats {
+        let side_data_heap_bytes = self.side_data_heap_bytes();
+        let candidate_index_heap_bytes = self.candidate_index_heap_bytes();
         EngineStats {
             side_data_nodes: self.side_data.len(),
             exact_hash_entries: self.fingerprint_of_exact_hash.len(),
-            approx_heap_bytes: self.approx_heap_bytes(),
+            approx_heap_bytes: side_data_heap_bytes + candidate_index_heap_bytes,
+            side_data_heap_bytes,
+            candidate_index_heap_bytes,
             ..self.stats
         }
     }
@@ -702,7 +755,7 @@ impl Engine {
 /// Whether `candidate`'s node confirms a text with these texts (see
 /// [`crate::confirm`]); `None` when there is nothing to confirm against.
 fn confirm_candidate(
-    side_data: &HashMap<Fingerprint, Arc<NodeSideData>>,
+    side_data: &FingerprintMap<Arc<NodeSideData>>,
     candidate: Fingerprint,
     own: NodeTexts<'_>,
     found_by: FoundBy,

@@ -607,3 +607,48 @@ fn one_sentence_and_the_same_sentence_going_on_stay_apart() {
         &[sentence, more]
     ));
 }
+
+#[test]
+fn a_document_tries_a_bounded_number_of_short_candidates_and_still_finds_its_copy() {
+    let mut engine = engine();
+    let template =
+        |figure: usize| format!("全市第{figure}批新增就业岗位一万个，创历史新高，市民纷纷点赞");
+    let original = engine.add_text(&template(1), 0);
+    // Forty texts of the same frame with other figures: each its own class.
+    for figure in 2..42 {
+        engine.add_text(&template(figure), figure as Millis);
+    }
+    let before = engine.stats().confirmations;
+    let repost = engine.add_text(&format!("转发：{}", template(1)), 100);
+    let tried = engine.stats().confirmations - before;
+    assert_eq!(repost.root, original.root);
+    // Simhash neighbours come on top of the short-text search's own bound.
+    assert!(tried <= MAX_SHORT_CONFIRMATIONS as u64 + 4, "tried {tried}");
+    let before = engine.stats().confirmations;
+    engine.add_text(&template(99), 101);
+    let tried = engine.stats().confirmations - before;
+    // Forty candidates, all refused (another figure): the bound holds.
+    assert!(
+        tried >= MAX_SHORT_CONFIRMATIONS as u64,
+        "tried only {tried}"
+    );
+    assert!(tried <= MAX_SHORT_CONFIRMATIONS as u64 + 4, "tried {tried}");
+}
+
+#[test]
+fn one_confirmed_member_of_a_class_is_enough() {
+    let mut engine = engine();
+    let text = "周末去哪儿玩？这五个公园的秋景美到不想走，快收藏";
+    let original = engine.add_text(text, 0);
+    // Copies of one class, each a distinct node (different prefixes).
+    for (index, prefix) in ["转发：", "推荐：", "分享：", "收藏："].iter().enumerate() {
+        let copy = engine.add_text(&format!("{prefix}{text}"), index as Millis + 1);
+        assert_eq!(copy.root, original.root);
+    }
+    let before = engine.stats().confirmations;
+    let last = engine.add_text(&format!("好文：{text}"), 10);
+    assert_eq!(last.root, original.root);
+    let tried = engine.stats().confirmations - before;
+    // Without the bound each of the five members would be tried.
+    assert!(tried <= 3, "tried {tried}");
+}
