@@ -26,3 +26,41 @@ pub mod buckets;
 pub mod multi_index;
 pub mod shingle_index;
 pub mod sketch_index;
+
+/// Candidates found under several keys, each once: those found under the
+/// most keys first (the closest texts), then the newest (the smallest age
+/// under any key), then by fingerprint so the order is deterministic.
+/// Entries are `(fingerprint, keys, age)`.
+fn rank_by_hits_then_age(
+    mut found: Vec<(crate::units::Fingerprint, u32, usize)>,
+) -> Vec<crate::units::Fingerprint> {
+    found.sort_unstable_by_key(|&(fingerprint, _, _)| fingerprint);
+    let mut merged: Vec<(crate::units::Fingerprint, u32, usize)> = Vec::with_capacity(found.len());
+    for (fingerprint, hits, age) in found {
+        match merged.last_mut() {
+            Some(last) if last.0 == fingerprint => {
+                last.1 += hits;
+                last.2 = last.2.min(age);
+            }
+            _ => merged.push((fingerprint, hits, age)),
+        }
+    }
+    merged.sort_unstable_by_key(|&(fingerprint, hits, age)| {
+        (std::cmp::Reverse(hits), age, fingerprint)
+    });
+    merged
+        .into_iter()
+        .map(|(fingerprint, _, _)| fingerprint)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn candidates_found_under_more_keys_come_first_then_the_newest() {
+        let found = vec![(7, 1, 3), (5, 1, 0), (9, 1, 1), (7, 1, 0), (9, 1, 2)];
+        assert_eq!(super::rank_by_hits_then_age(found), vec![7, 9, 5]);
+        let ties = vec![(3, 1, 2), (4, 1, 1), (2, 1, 1)];
+        assert_eq!(super::rank_by_hits_then_age(ties), vec![2, 4, 3]);
+    }
+}

@@ -32,7 +32,7 @@ use crate::candidates::buckets::{BoundedBuckets, Overflow};
 use crate::units::Fingerprint;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
-pub const MAX_BUCKET: usize = 64;
+pub const MAX_BUCKET: usize = 16;
 
 /// Shape of the LSH: `bands × rows` MinHash values per text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,24 +122,7 @@ impl ShingleIndex {
                     .map(|(age, &fingerprint)| (fingerprint, 1, age)),
             );
         }
-        found.sort_unstable_by_key(|&(fingerprint, _, _)| fingerprint);
-        let mut merged: Vec<(Fingerprint, u32, usize)> = Vec::with_capacity(found.len());
-        for (fingerprint, hits, age) in found {
-            match merged.last_mut() {
-                Some(last) if last.0 == fingerprint => {
-                    last.1 += hits;
-                    last.2 = last.2.min(age);
-                }
-                _ => merged.push((fingerprint, hits, age)),
-            }
-        }
-        merged.sort_unstable_by_key(|&(fingerprint, hits, age)| {
-            (std::cmp::Reverse(hits), age, fingerprint)
-        });
-        merged
-            .into_iter()
-            .map(|(fingerprint, _, _)| fingerprint)
-            .collect()
+        super::rank_by_hits_then_age(found)
     }
 
     pub fn approx_heap_bytes(&self) -> usize {

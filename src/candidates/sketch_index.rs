@@ -75,17 +75,21 @@ impl SketchIndex {
     /// Fingerprints indexed under any of the `PROBES` smallest hashes of
     /// `sketch`, each once; hashes whose bucket is full are skipped.
     pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
-        let mut found = Vec::new();
+        // (fingerprint, probes shared, age: 0 = newest entry of its bucket)
+        let mut found: Vec<(Fingerprint, u32, usize)> = Vec::new();
         for &hash in sketch.iter().take(PROBES) {
-            // A full key is a shingle of boilerplate: it finds nothing.
             let (stored, full) = self.buckets.get(hash);
             if !full {
-                found.extend_from_slice(stored);
+                found.extend(
+                    stored
+                        .iter()
+                        .rev()
+                        .enumerate()
+                        .map(|(age, &fingerprint)| (fingerprint, 1, age)),
+                );
             }
         }
-        found.sort_unstable();
-        found.dedup();
-        found
+        super::rank_by_hits_then_age(found)
     }
 
     /// Rough heap bytes used.

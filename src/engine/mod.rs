@@ -85,7 +85,13 @@ const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
 /// bound are the least likely, and each costs an alignment. With the
 /// per-class bound below this keeps a document's cost flat as the engine
 /// fills.
-const MAX_SHORT_CONFIRMATIONS: usize = 24;
+const MAX_SHORT_CONFIRMATIONS: usize = 12;
+
+/// How many long-text candidates one document may try to confirm (found by
+/// shared sketch values, ranked like the short ones). A sketch check is
+/// cheap, but each is a random read of a node's side data, and a feed of
+/// texts built from shared sentences offers hundreds.
+const MAX_LONG_CONFIRMATIONS: usize = 16;
 
 /// How many members of one class a document tries. A copy may be close to
 /// one sibling and not to another (each repost edits its own way), so one
@@ -492,9 +498,8 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let root = side_data
-                .get(&candidate)
-                .map_or(candidate, |side| side.root);
+            let candidate_side = side_data.get(&candidate);
+            let root = candidate_side.map_or(candidate, |side| side.root);
             let class = match classes.iter().position(|(known, _, _)| *known == root) {
                 Some(position) => &mut classes[position],
                 None => {
@@ -508,7 +513,9 @@ impl Engine {
             }
             class.1 += 1;
             tries += 1;
-            let verdict = confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config);
+            let verdict = candidate_side.and_then(|side| {
+                confirm_against(side_data, side, candidate, own, FoundBy::SharedText, config)
+            });
             if count_confirmation(stats, verdict) {
                 class.2 = true;
                 confirmed.push(candidate);
@@ -518,24 +525,39 @@ impl Engine {
     }
 
     /// Long texts: candidates by shared text, when the edit moved the
-    /// simhash (see [`crate::candidates::sketch_index`]); confirmed here.
+    /// simhash (see [`crate::candidates::sketch_index`]); confirmed here, in
+    /// the index's order (most probes shared, then newest), one confirmed
+    /// member per class and at most [`MAX_LONG_CONFIRMATIONS`] tried.
     fn sketch_candidates(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Vec<Fingerprint> {
         let Some(own_long) = own.long else {
             return Vec::new();
         };
-        self.long_texts
-            .candidates(&own_long.sketch)
-            .into_iter()
-            .filter(|&candidate| candidate != fingerprint)
-            .filter(|candidate| {
-                self.side_data
-                    .get(candidate)
-                    .and_then(|side| side.long_text.as_ref())
-                    .is_some_and(|theirs| {
-                        own_long.confirms_sketch_candidate(theirs, &self.confirmation)
-                    })
-            })
-            .collect()
+        let mut confirmed_classes: Vec<Fingerprint> = Vec::new();
+        let mut confirmed = Vec::new();
+        let mut tries = 0;
+        for candidate in self.long_texts.candidates(&own_long.sketch) {
+            if tries == MAX_LONG_CONFIRMATIONS {
+                break;
+            }
+            if candidate == fingerprint {
+                continue;
+            }
+            let Some(side) = self.side_data.get(&candidate) else {
+                continue;
+            };
+            let Some(theirs) = side.long_text.as_ref() else {
+                continue;
+            };
+            if confirmed_classes.contains(&side.root) {
+                continue;
+            }
+            tries += 1;
+            if own_long.confirms_sketch_candidate(theirs, &self.confirmation) {
+                confirmed_classes.push(side.root);
+                confirmed.push(candidate);
+            }
+        }
+        confirmed
     }
 
     /// Places a document that already carries stamps (backfill, an index
@@ -761,7 +783,25 @@ fn confirm_candidate(
     found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
-    let candidate_side = side_data.get(&candidate)?;
+    confirm_against(
+        side_data,
+        side_data.get(&candidate)?,
+        candidate,
+        own,
+        found_by,
+        config,
+    )
+}
+
+/// [`confirm_candidate`] with the candidate's side data already at hand.
+fn confirm_against(
+    side_data: &FingerprintMap<Arc<NodeSideData>>,
+    candidate_side: &NodeSideData,
+    candidate: Fingerprint,
+    own: NodeTexts<'_>,
+    found_by: FoundBy,
+    config: &ConfirmationConfig,
+) -> Option<bool> {
     let root_short_text = side_data
         .get(&candidate_side.root)
         .filter(|_| candidate_side.root != candidate)
