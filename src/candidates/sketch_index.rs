@@ -8,7 +8,8 @@
 //! texts at Jaccard `J` share their single smallest hash with probability
 //! `J`, so with several probes a real reprint is almost always a candidate.
 //! Hashes shared by very many texts (boilerplate shingles) fill their bucket
-//! and stop being indexed.
+//! and stop being indexed. Candidates come ranked, most probes shared first,
+//! then the newest, so the engine can stop after a few confirmations.
 //!
 //! Consequences: `probes` index entries per long node. Candidates are
 //! confirmed by the engine, never trusted as found.
@@ -112,6 +113,15 @@ mod tests {
         index.remove(1, &[10, 20, 30]);
         assert!(index.candidates(&[20]).is_empty());
         assert_eq!(index.len(), 1);
+    }
+
+    #[test]
+    fn sketches_sharing_more_probes_come_first() {
+        let mut index = SketchIndex::default();
+        index.insert(1, &[10, 20, 30, 40]);
+        index.insert(2, &[10, 21, 31, 41]);
+        index.insert(3, &[10, 20, 32, 42]);
+        assert_eq!(index.candidates(&[10, 20, 30, 43]), vec![1, 3, 2]);
     }
 
     #[test]

@@ -528,7 +528,11 @@ impl Engine {
     /// simhash (see [`crate::candidates::sketch_index`]); confirmed here, in
     /// the index's order (most probes shared, then newest), one confirmed
     /// member per class and at most [`MAX_LONG_CONFIRMATIONS`] tried.
-    fn sketch_candidates(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Vec<Fingerprint> {
+    fn sketch_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        own: NodeTexts<'_>,
+    ) -> Vec<Fingerprint> {
         let Some(own_long) = own.long else {
             return Vec::new();
         };
@@ -552,7 +556,8 @@ impl Engine {
                 continue;
             }
             tries += 1;
-            if own_long.confirms_sketch_candidate(theirs, &self.confirmation) {
+            let verdict = own_long.confirms_sketch_candidate(theirs, &self.confirmation);
+            if count_confirmation(&mut self.stats, Some(verdict)) {
                 confirmed_classes.push(side.root);
                 confirmed.push(candidate);
             }
