@@ -27,13 +27,24 @@ pub mod multi_index;
 pub mod shingle_index;
 pub mod sketch_index;
 
-/// Candidates found under several keys, each once: those found under the
-/// most keys first (the closest texts), then the newest (the smallest age
-/// under any key), then by fingerprint so the order is deterministic.
-/// Entries are `(fingerprint, keys, age)`.
-fn rank_by_hits_then_age(
-    mut found: Vec<(crate::units::Fingerprint, u32, usize)>,
+/// The fingerprints of several keys' buckets (each oldest first), each
+/// once: those found under the most keys first (the closest texts), then the
+/// newest (the smallest age under any key, 0 = the newest of its bucket),
+/// then by fingerprint so the order is deterministic.
+fn rank_by_hits_then_age<'a>(
+    buckets: impl IntoIterator<Item = &'a [crate::units::Fingerprint]>,
 ) -> Vec<crate::units::Fingerprint> {
+    // (fingerprint, keys, age)
+    let mut found: Vec<(crate::units::Fingerprint, u32, usize)> = Vec::new();
+    for stored in buckets {
+        found.extend(
+            stored
+                .iter()
+                .rev()
+                .enumerate()
+                .map(|(age, &fingerprint)| (fingerprint, 1, age)),
+        );
+    }
     found.sort_unstable_by_key(|&(fingerprint, _, _)| fingerprint);
     let mut merged: Vec<(crate::units::Fingerprint, u32, usize)> = Vec::with_capacity(found.len());
     for (fingerprint, hits, age) in found {
@@ -58,9 +69,9 @@ fn rank_by_hits_then_age(
 mod tests {
     #[test]
     fn candidates_found_under_more_keys_come_first_then_the_newest() {
-        let found = vec![(7, 1, 3), (5, 1, 0), (9, 1, 1), (7, 1, 0), (9, 1, 2)];
-        assert_eq!(super::rank_by_hits_then_age(found), vec![7, 9, 5]);
-        let ties = vec![(3, 1, 2), (4, 1, 1), (2, 1, 1)];
-        assert_eq!(super::rank_by_hits_then_age(ties), vec![2, 4, 3]);
+        let buckets: [&[u64]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
+        assert_eq!(super::rank_by_hits_then_age(buckets), vec![7, 9, 5, 3]);
+        let ties: [&[u64]; 1] = [&[4, 2, 6]];
+        assert_eq!(super::rank_by_hits_then_age(ties), vec![6, 2, 4]);
     }
 }

@@ -110,19 +110,11 @@ impl ShingleIndex {
         if shingles.is_empty() {
             return Vec::new();
         }
-        // (fingerprint, bands shared, age: 0 = newest entry of its bucket)
-        let mut found: Vec<(Fingerprint, u32, usize)> = Vec::new();
-        for key in self.band_keys(shingles) {
-            let stored = self.buckets.get(key).0;
-            found.extend(
-                stored
-                    .iter()
-                    .rev()
-                    .enumerate()
-                    .map(|(age, &fingerprint)| (fingerprint, 1, age)),
-            );
-        }
-        super::rank_by_hits_then_age(found)
+        super::rank_by_hits_then_age(
+            self.band_keys(shingles)
+                .into_iter()
+                .map(|key| self.buckets.get(key).0),
+        )
     }
 
     pub fn approx_heap_bytes(&self) -> usize {

@@ -76,21 +76,14 @@ impl SketchIndex {
     /// Fingerprints indexed under any of the `PROBES` smallest hashes of
     /// `sketch`, each once; hashes whose bucket is full are skipped.
     pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
-        // (fingerprint, probes shared, age: 0 = newest entry of its bucket)
-        let mut found: Vec<(Fingerprint, u32, usize)> = Vec::new();
-        for &hash in sketch.iter().take(PROBES) {
-            let (stored, full) = self.buckets.get(hash);
-            if !full {
-                found.extend(
-                    stored
-                        .iter()
-                        .rev()
-                        .enumerate()
-                        .map(|(age, &fingerprint)| (fingerprint, 1, age)),
-                );
-            }
-        }
-        super::rank_by_hits_then_age(found)
+        super::rank_by_hits_then_age(
+            sketch
+                .iter()
+                .take(PROBES)
+                .map(|&hash| self.buckets.get(hash))
+                .filter(|&(_, full)| !full)
+                .map(|(stored, _)| stored),
+        )
     }
 
     /// Rough heap bytes used.
