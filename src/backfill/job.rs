@@ -106,37 +106,11 @@ pub async fn run(
     let mut run_seen = 0u64;
     // One page's stamps go out while the next page is read and placed.
     let mut in_flight: Option<InFlight> = None;
-    let outcome = loop {
-        if cancel.load(Ordering::Acquire) {
-            let completed = complete(
-                &mut in_flight,
-                &mut checkpoint,
-                &config,
-                &progress,
-                &mut run_seen,
-            )
-            .await;
-            break completed.map(|()| JobState::Cancelled);
-        }
-        let page = match reader.next_page(live.upstream(), &config.headers).await {
-            Ok(page) => page,
-            Err(error) => {
-                let _ = complete(
-                    &mut in_flight,
-                    &mut checkpoint,
-                    &config,
-                    &progress,
-                    &mut run_seen,
-                )
-                .await;
-                break Err(error);
-            }
-        };
-        if let Some(total) = page.total {
-            progress.lock().total = Some(total);
-        }
-        if page.hits.is_empty() {
-            if let Err(error) = complete(
+    // Settles and checkpoints the page in flight: before every exit and
+    // before the next page's stamps go out.
+    macro_rules! complete_in_flight {
+        () => {
+            complete(
                 &mut in_flight,
                 &mut checkpoint,
                 &config,
@@ -144,7 +118,25 @@ pub async fn run(
                 &mut run_seen,
             )
             .await
-            {
+        };
+    }
+    let outcome = loop {
+        if cancel.load(Ordering::Acquire) {
+            let completed = complete_in_flight!();
+            break completed.map(|()| JobState::Cancelled);
+        }
+        let page = match reader.next_page(live.upstream(), &config.headers).await {
+            Ok(page) => page,
+            Err(error) => {
+                let _ = complete_in_flight!();
+                break Err(error);
+            }
+        };
+        if let Some(total) = page.total {
+            progress.lock().total = Some(total);
+        }
+        if page.hits.is_empty() {
+            if let Err(error) = complete_in_flight!() {
                 break Err(error);
             }
             checkpoint.finished = true;
@@ -164,28 +156,13 @@ pub async fn run(
             match prepare_page(&live, &mut history, entries, checkpoint.history_before).await {
                 Ok(prepared) => prepared,
                 Err(error) => {
-                    let _ = complete(
-                        &mut in_flight,
-                        &mut checkpoint,
-                        &config,
-                        &progress,
-                        &mut run_seen,
-                    )
-                    .await;
+                    let _ = complete_in_flight!();
                     break Err(error);
                 }
             };
         // The previous page is settled and checkpointed before this one's
         // stamps go out: the checkpoint moves in order.
-        if let Err(error) = complete(
-            &mut in_flight,
-            &mut checkpoint,
-            &config,
-            &progress,
-            &mut run_seen,
-        )
-        .await
-        {
+        if let Err(error) = complete_in_flight!() {
             settle(&live, &prepared.entries, &prepared.planned, None).await;
             break Err(error);
         }
