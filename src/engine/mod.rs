@@ -41,6 +41,7 @@
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 mod analysis;
+mod search;
 mod side_data;
 #[cfg(test)]
 mod tests;
@@ -77,27 +78,6 @@ const MAX_EXACT_HASHES_PER_NODE: usize = 4;
 /// retention), it joins the node of its own fingerprint as rule 1 says:
 /// each probe costs a confirmation, and this bounds them.
 const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
-
-/// How many short-text candidates one document may try to confirm. On a
-/// stream whose texts overlap (shared phrases, recurring fragments) the LSH
-/// returns hundreds of candidates that share a band and little else; they
-/// come ranked (most bands shared, then newest), so the ones past this
-/// bound are the least likely, and each costs an alignment. With the
-/// per-class bound below this keeps a document's cost flat as the engine
-/// fills.
-const MAX_SHORT_CONFIRMATIONS: usize = 12;
-
-/// How many long-text candidates one document may try to confirm (found by
-/// shared sketch values, ranked like the short ones). A sketch check is
-/// cheap, but each is a random read of a node's side data, and a feed of
-/// texts built from shared sentences offers hundreds.
-const MAX_LONG_CONFIRMATIONS: usize = 16;
-
-/// How many members of one class a document tries. A copy may be close to
-/// one sibling and not to another (each repost edits its own way), so one
-/// try is too few (DEV short F1 −0.003 at 3); a class whose six closest
-/// members do not confirm does not confirm through a seventh.
-const MAX_TRIES_PER_CLASS: usize = 6;
 
 /// Where a document went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -470,99 +450,6 @@ impl Engine {
                     .unwrap_or(true)
             })
             .unwrap_or(fingerprint)
-    }
-
-    /// Short texts: candidates by shingle overlap, since their simhash
-    /// rarely stays within k of a reprint's (see
-    /// [`crate::candidates::shingle_index`]); confirmed here, in the index's
-    /// order (closest, then newest), one confirmed member per class, at most
-    /// [`MAX_TRIES_PER_CLASS`] tried per class and
-    /// [`MAX_SHORT_CONFIRMATIONS`] in all.
-    fn shingle_candidates(
-        &mut self,
-        fingerprint: Fingerprint,
-        own: NodeTexts<'_>,
-    ) -> Vec<Fingerprint> {
-        let Some(own_short) = own.short.filter(|_| self.confirmation.short_text_search) else {
-            return Vec::new();
-        };
-        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
-        // (class root, tries, confirmed)
-        let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
-        let mut tries = 0;
-        let mut confirmed = Vec::new();
-        for candidate in self.short_texts.candidates(&own_short.shingles) {
-            if tries == MAX_SHORT_CONFIRMATIONS {
-                break;
-            }
-            if candidate == fingerprint {
-                continue;
-            }
-            let candidate_side = side_data.get(&candidate);
-            let root = candidate_side.map_or(candidate, |side| side.root);
-            let class = match classes.iter().position(|(known, _, _)| *known == root) {
-                Some(position) => &mut classes[position],
-                None => {
-                    classes.push((root, 0, false));
-                    let last = classes.len() - 1;
-                    &mut classes[last]
-                }
-            };
-            if class.2 || class.1 == MAX_TRIES_PER_CLASS {
-                continue;
-            }
-            class.1 += 1;
-            tries += 1;
-            let verdict = candidate_side.and_then(|side| {
-                confirm_against(side_data, side, candidate, own, FoundBy::SharedText, config)
-            });
-            if count_confirmation(stats, verdict) {
-                class.2 = true;
-                confirmed.push(candidate);
-            }
-        }
-        confirmed
-    }
-
-    /// Long texts: candidates by shared text, when the edit moved the
-    /// simhash (see [`crate::candidates::sketch_index`]); confirmed here, in
-    /// the index's order (most probes shared, then newest), one confirmed
-    /// member per class and at most [`MAX_LONG_CONFIRMATIONS`] tried.
-    fn sketch_candidates(
-        &mut self,
-        fingerprint: Fingerprint,
-        own: NodeTexts<'_>,
-    ) -> Vec<Fingerprint> {
-        let Some(own_long) = own.long else {
-            return Vec::new();
-        };
-        let mut confirmed_classes: Vec<Fingerprint> = Vec::new();
-        let mut confirmed = Vec::new();
-        let mut tries = 0;
-        for candidate in self.long_texts.candidates(&own_long.sketch) {
-            if tries == MAX_LONG_CONFIRMATIONS {
-                break;
-            }
-            if candidate == fingerprint {
-                continue;
-            }
-            let Some(side) = self.side_data.get(&candidate) else {
-                continue;
-            };
-            let Some(theirs) = side.long_text.as_ref() else {
-                continue;
-            };
-            if confirmed_classes.contains(&side.root) {
-                continue;
-            }
-            tries += 1;
-            let verdict = own_long.confirms_sketch_candidate(theirs, &self.confirmation);
-            if count_confirmation(&mut self.stats, Some(verdict)) {
-                confirmed_classes.push(side.root);
-                confirmed.push(candidate);
-            }
-        }
-        confirmed
     }
 
     /// Places a document that already carries stamps (backfill, an index

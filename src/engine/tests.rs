@@ -1,5 +1,6 @@
 //! Unit tests of the engine: placement, confirmation and side data.
 
+use super::search::MAX_SHORT_CONFIRMATIONS;
 use super::*;
 use crate::fingerprint::FingerprintConfig;
 use crate::forest::ForestConfig;

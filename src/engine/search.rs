@@ -1,0 +1,127 @@
+//! The two extra candidate searches of a placement (short texts by LSH,
+//! long texts by sketch), each confirming its candidates in the index's
+//! order within a bound per document.
+//!
+//! Motivation: on a feed whose texts share phrases, a document meets dozens
+//! of candidates, and more as the engine fills; each short one costs an
+//! alignment. Bounding the tries keeps a document's cost flat (see
+//! `docs/decisions.md`, "A document tries a bounded number of candidates").
+
+use super::{Engine, FoundBy, NodeTexts, confirm_against, count_confirmation};
+use crate::units::Fingerprint;
+
+/// How many short-text candidates one document may try to confirm. On a
+/// stream whose texts overlap (shared phrases, recurring fragments) the LSH
+/// returns hundreds of candidates that share a band and little else; they
+/// come ranked (most bands shared, then newest), so the ones past this
+/// bound are the least likely, and each costs an alignment. With the
+/// per-class bound below this keeps a document's cost flat as the engine
+/// fills.
+pub(super) const MAX_SHORT_CONFIRMATIONS: usize = 12;
+
+/// How many long-text candidates one document may try to confirm (found by
+/// shared sketch values, ranked like the short ones). A sketch check is
+/// cheap, but each is a random read of a node's side data, and a feed of
+/// texts built from shared sentences offers hundreds.
+pub(super) const MAX_LONG_CONFIRMATIONS: usize = 16;
+
+/// How many members of one class a document tries. A copy may be close to
+/// one sibling and not to another (each repost edits its own way), so one
+/// try is too few (DEV short F1 −0.003 at 3); a class whose six closest
+/// members do not confirm does not confirm through a seventh.
+pub(super) const MAX_TRIES_PER_CLASS: usize = 6;
+
+impl Engine {
+    /// Short texts: candidates by shingle overlap, since their simhash
+    /// rarely stays within k of a reprint's (see
+    /// [`crate::candidates::shingle_index`]); confirmed here, in the index's
+    /// order (closest, then newest), one confirmed member per class, at most
+    /// [`MAX_TRIES_PER_CLASS`] tried per class and
+    /// [`MAX_SHORT_CONFIRMATIONS`] in all.
+    pub(super) fn shingle_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        own: NodeTexts<'_>,
+    ) -> Vec<Fingerprint> {
+        let Some(own_short) = own.short.filter(|_| self.confirmation.short_text_search) else {
+            return Vec::new();
+        };
+        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
+        // (class root, tries, confirmed)
+        let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
+        let mut tries = 0;
+        let mut confirmed = Vec::new();
+        for candidate in self.short_texts.candidates(&own_short.shingles) {
+            if tries == MAX_SHORT_CONFIRMATIONS {
+                break;
+            }
+            if candidate == fingerprint {
+                continue;
+            }
+            let candidate_side = side_data.get(&candidate);
+            let root = candidate_side.map_or(candidate, |side| side.root);
+            let class = match classes.iter().position(|(known, _, _)| *known == root) {
+                Some(position) => &mut classes[position],
+                None => {
+                    classes.push((root, 0, false));
+                    let last = classes.len() - 1;
+                    &mut classes[last]
+                }
+            };
+            if class.2 || class.1 == MAX_TRIES_PER_CLASS {
+                continue;
+            }
+            class.1 += 1;
+            tries += 1;
+            let verdict = candidate_side.and_then(|side| {
+                confirm_against(side_data, side, candidate, own, FoundBy::SharedText, config)
+            });
+            if count_confirmation(stats, verdict) {
+                class.2 = true;
+                confirmed.push(candidate);
+            }
+        }
+        confirmed
+    }
+
+    /// Long texts: candidates by shared text, when the edit moved the
+    /// simhash (see [`crate::candidates::sketch_index`]); confirmed here, in
+    /// the index's order (most probes shared, then newest), one confirmed
+    /// member per class and at most [`MAX_LONG_CONFIRMATIONS`] tried.
+    pub(super) fn sketch_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        own: NodeTexts<'_>,
+    ) -> Vec<Fingerprint> {
+        let Some(own_long) = own.long else {
+            return Vec::new();
+        };
+        let mut confirmed_classes: Vec<Fingerprint> = Vec::new();
+        let mut confirmed = Vec::new();
+        let mut tries = 0;
+        for candidate in self.long_texts.candidates(&own_long.sketch) {
+            if tries == MAX_LONG_CONFIRMATIONS {
+                break;
+            }
+            if candidate == fingerprint {
+                continue;
+            }
+            let Some(side) = self.side_data.get(&candidate) else {
+                continue;
+            };
+            let Some(theirs) = side.long_text.as_ref() else {
+                continue;
+            };
+            if confirmed_classes.contains(&side.root) {
+                continue;
+            }
+            tries += 1;
+            let verdict = own_long.confirms_sketch_candidate(theirs, &self.confirmation);
+            if count_confirmation(&mut self.stats, Some(verdict)) {
+                confirmed_classes.push(side.root);
+                confirmed.push(candidate);
+            }
+        }
+        confirmed
+    }
+}
