@@ -68,6 +68,8 @@ struct Checkpoint {
     /// Estimated heap bytes per node: forest and multi-index, side data,
     /// candidate indexes, ledger keys.
     parts: [f64; 4],
+    /// Side records off the heap, bytes per node: mapped (disk) and live.
+    side_file: [f64; 2],
 }
 
 fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkpoint>, String> {
@@ -122,6 +124,14 @@ fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkp
                         engine.side_data_heap_bytes as f64 / nodes,
                         engine.candidate_index_heap_bytes as f64 / nodes,
                         ledger.approx_heap_bytes() as f64 / nodes,
+                    ]
+                },
+                side_file: {
+                    let side_file = ledger.engine().stats().side_file;
+                    let nodes = ledger.engine().forest().stats().nodes.max(1) as f64;
+                    [
+                        side_file.mapped_bytes as f64 / nodes,
+                        side_file.live_bytes as f64 / nodes,
                     ]
                 },
             });
@@ -183,6 +193,10 @@ fn main() {
         let [forest, side, indexes, keys] = checkpoint.parts;
         println!(
             "  estimated heap per node: forest {forest:.0} B, side data {side:.0} B, candidate indexes {indexes:.0} B, ledger {keys:.0} B"
+        );
+        let [mapped, live] = checkpoint.side_file;
+        println!(
+            "  side records on disk (memory-mapped, not in RssAnon): {mapped:.0} B/node mapped, {live:.0} B/node live"
         );
         previous = Some(checkpoint);
     }

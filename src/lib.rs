@@ -32,6 +32,8 @@
 
 pub mod units;
 
+pub mod encoding;
+
 // The data path, stage by stage.
 pub mod bulk;
 

@@ -22,6 +22,7 @@ pub use serve::{IndexFields, Limits, OnStateFailure, ServeOptions, ServeSettings
 
 use crate::confirm::ConfirmationConfig;
 use crate::engine::Engine;
+use crate::engine::side_file::SideStorage;
 use crate::fingerprint::{
     FeatureMode, FingerprintConfig, Fingerprinter, NormalizeOptions, Weighting,
 };
@@ -142,6 +143,10 @@ pub struct EngineSettings {
     /// Keep URLs and @mentions in the features instead of dropping them
     #[arg(long, env = "NEARDUP_KEEP_LINKS", num_args = 0..=1, default_missing_value = "true")]
     pub keep_links: Option<bool>,
+
+    /// Directory of the memory-mapped file that holds what confirmation reads of each node (off the heap; its files are unlinked as soon as they are created, and rebuilt from the state on a restart), or `memory` to keep it in the process's own memory [default: the system's temporary directory]
+    #[arg(long, env = "NEARDUP_SIDE_DATA_DIR")]
+    pub side_data_dir: Option<String>,
 }
 
 fn deserialize_parsed<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
@@ -216,6 +221,16 @@ impl EngineSettings {
             retention: self.retention.or(fallback.retention),
             keep_traditional: self.keep_traditional.or(fallback.keep_traditional),
             keep_links: self.keep_links.or(fallback.keep_links),
+            side_data_dir: self.side_data_dir.or(fallback.side_data_dir),
+        }
+    }
+
+    /// Where the engine keeps its nodes' side records.
+    pub fn side_storage(&self) -> SideStorage {
+        match self.side_data_dir.as_deref() {
+            None | Some("") => SideStorage::default(),
+            Some("memory") => SideStorage::Memory,
+            Some(directory) => SideStorage::Directory(PathBuf::from(directory)),
         }
     }
 
@@ -241,7 +256,6 @@ impl EngineSettings {
         }
     }
 
-    /// Validate and build the engine.
     /// The validated pieces of an engine, before any state is put in it.
     pub fn parts(&self) -> anyhow::Result<EngineParts> {
         let fingerprinter = Fingerprinter::new(self.fingerprint_config())?;
@@ -314,6 +328,7 @@ impl EngineSettings {
             fingerprinter,
             forest: forest_config,
             confirmation,
+            side_storage: self.side_storage(),
         })
     }
 
@@ -323,7 +338,8 @@ impl EngineSettings {
             parts.fingerprinter,
             Forest::new(parts.forest)?,
             parts.confirmation,
-        ))
+        )
+        .with_side_storage(parts.side_storage))
     }
 
     /// A short text that changes when the fingerprint settings change: kept
@@ -344,23 +360,28 @@ pub struct EngineParts {
     pub fingerprinter: Fingerprinter,
     pub forest: ForestConfig,
     pub confirmation: ConfirmationConfig,
+    pub side_storage: SideStorage,
 }
 
 impl EngineParts {
     /// A ledger with the state of `snapshot` (empty without one).
     pub fn ledger(self, snapshot: Option<crate::persist::SnapshotState>) -> anyhow::Result<Ledger> {
         let Some(snapshot) = snapshot else {
-            return Ok(Ledger::new(Engine::new(
-                self.fingerprinter,
-                Forest::new(self.forest)?,
-                self.confirmation,
-            )));
+            return Ok(Ledger::new(
+                Engine::new(
+                    self.fingerprinter,
+                    Forest::new(self.forest)?,
+                    self.confirmation,
+                )
+                .with_side_storage(self.side_storage),
+            ));
         };
         let forest = Forest::restore(self.forest, &snapshot.nodes, snapshot.counters)?;
         let engine = Engine::restore(
             self.fingerprinter,
             forest,
             self.confirmation,
+            self.side_storage,
             snapshot.sides,
         );
         Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))

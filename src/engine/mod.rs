@@ -43,14 +43,17 @@
 mod analysis;
 mod search;
 mod side_data;
+pub mod side_file;
 #[cfg(test)]
 mod tests;
 
-use std::sync::Arc;
-
 pub use analysis::{Analysis, Analyzer};
-use side_data::NodeSideData;
-pub use side_data::{SideRecord, SideSnapshot, SideView};
+use side_data::SideStore;
+pub use side_data::{
+    SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long, put_short,
+    put_side,
+};
+use side_file::{SideFileStats, SideStorage};
 
 use crate::candidates::multi_index::FingerprintMap;
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
@@ -109,6 +112,8 @@ pub struct EngineStats {
     pub side_data_heap_bytes: usize,
     /// Of these: the short-text LSH and the long-text sketch index.
     pub candidate_index_heap_bytes: usize,
+    /// The side records, off the heap (see [`side_file`]).
+    pub side_file: SideFileStats,
 }
 
 /// Fingerprinter + forest + side data.
@@ -120,13 +125,10 @@ pub struct Engine {
     /// Keys are xxh3 hashes and fingerprints, already uniform: the cheap
     /// [`FingerprintMap`] hasher serves both maps.
     fingerprint_of_exact_hash: FingerprintMap<Fingerprint>,
-    /// Shared (`Arc`) so a snapshot can hold on to it while the engine goes
-    /// on: side data never changes but for its exact hashes (copied on write).
-    side_data: FingerprintMap<Arc<NodeSideData>>,
+    /// Each node's side record, off the heap.
+    side_data: SideStore,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
-    /// Heap bytes owned by the values of `side_data`, kept up to date.
-    side_heap_bytes: usize,
     stats: EngineStats,
     /// Effects of every change since the last [`Engine::take_journal`],
     /// when journaling is on (persistence).
@@ -168,13 +170,30 @@ impl Engine {
             forest,
             confirmation,
             fingerprint_of_exact_hash: FingerprintMap::default(),
-            side_data: FingerprintMap::default(),
+            side_data: SideStore::new(SideStorage::default()),
             short_texts: ShingleIndex::new(LshShape::default()),
             long_texts: SketchIndex::default(),
-            side_heap_bytes: 0,
             stats: EngineStats::default(),
             journal: None,
         }
+    }
+
+    /// Keeps the side records in `storage` from now on (the default is the
+    /// system's temporary directory). Call before the first document: the
+    /// records already stored are dropped.
+    pub fn with_side_storage(mut self, storage: SideStorage) -> Self {
+        let records: Vec<SideRecord> = self
+            .side_data
+            .fingerprints()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .filter_map(|fingerprint| self.side_data.decoded(fingerprint))
+            .collect();
+        self.side_data = SideStore::new(storage);
+        for record in &records {
+            self.side_data.put(record.view());
+        }
+        self
     }
 
     /// Starts recording [`EngineEffect`]s.
@@ -235,12 +254,7 @@ impl Engine {
     /// can be written after the lock is released. Ordered later, outside the
     /// lock ([`SideSnapshot::sort_by_arrival`]).
     pub fn side_snapshot(&self) -> SideSnapshot {
-        SideSnapshot(
-            self.side_data
-                .iter()
-                .map(|(&fingerprint, side)| (0, fingerprint, Arc::clone(side)))
-                .collect(),
-        )
+        self.side_data.snapshot()
     }
 
     /// Every node's side data, in the forest's arrival order (snapshots).
@@ -248,16 +262,7 @@ impl Engine {
         self.forest
             .node_records()
             .into_iter()
-            .filter_map(|node| {
-                let side = self.side_data.get(&node.fingerprint)?;
-                Some(SideRecord {
-                    fingerprint: node.fingerprint,
-                    root: side.root,
-                    exact_hashes: side.exact_hashes.clone(),
-                    short_text: side.short_text.clone(),
-                    long_text: side.long_text.clone(),
-                })
-            })
+            .filter_map(|node| self.side_data.decoded(node.fingerprint))
             .collect()
     }
 
@@ -268,40 +273,35 @@ impl Engine {
         fingerprinter: Fingerprinter,
         forest: Forest,
         confirmation: ConfirmationConfig,
+        side_storage: SideStorage,
         sides: Vec<SideRecord>,
     ) -> Self {
-        let mut engine = Engine::new(fingerprinter, forest, confirmation);
+        let mut engine =
+            Engine::new(fingerprinter, forest, confirmation).with_side_storage(side_storage);
         engine.side_data.reserve(sides.len());
         engine.fingerprint_of_exact_hash.reserve(sides.len());
         for record in sides {
             if !engine.forest.contains(record.fingerprint) {
                 continue;
             }
-            let side = NodeSideData {
-                root: record.root,
-                exact_hashes: record.exact_hashes,
-                short_text: record.short_text,
-                long_text: record.long_text,
-            };
-            if let Some(short_text) = &side.short_text
+            if let Some(short_text) = &record.short_text
                 && engine.confirmation.short_text_search
             {
                 engine
                     .short_texts
                     .insert(record.fingerprint, &short_text.shingles);
             }
-            if let Some(long_text) = &side.long_text {
+            if let Some(long_text) = &record.long_text {
                 engine
                     .long_texts
                     .insert(record.fingerprint, &long_text.sketch);
             }
-            for &exact_hash in &side.exact_hashes {
+            for &exact_hash in &record.exact_hashes {
                 engine
                     .fingerprint_of_exact_hash
                     .insert(exact_hash, record.fingerprint);
             }
-            engine.side_heap_bytes += side.heap_bytes();
-            engine.side_data.insert(record.fingerprint, Arc::new(side));
+            engine.side_data.put(record.view());
         }
         engine
     }
@@ -519,10 +519,12 @@ impl Engine {
             } else {
                 node.touched
             };
-            let side = from.side_data.get(&member);
-            let exact_hash = side.and_then(|side| side.exact_hashes.first().copied());
-            let short_text = side.and_then(|side| side.short_text.clone());
-            let long_text = side.and_then(|side| side.long_text.clone());
+            let side = from.side_data.decoded(member);
+            let exact_hash = side
+                .as_ref()
+                .and_then(|side| side.exact_hashes.first().copied());
+            let (short_text, long_text) =
+                side.map_or((None, None), |side| (side.short_text, side.long_text));
             let assignment = self.forest.apply_placement(member, root, now);
             self.record(|| EngineEffect::Placed {
                 now,
@@ -554,19 +556,25 @@ impl Engine {
         own_short_text: Option<ShortText>,
         own_long_text: Option<LongText>,
     ) {
-        let short_text_search = self.confirmation.short_text_search;
-        let side = Arc::make_mut(self.side_data.entry(fingerprint).or_insert_with(|| {
-            Arc::new(NodeSideData {
+        let new_node = assignment.placement != Placement::ExistingNode;
+        let mut side = match self.side_data.decoded(fingerprint) {
+            Some(side) if !new_node => side,
+            _ => SideRecord {
+                fingerprint,
                 root: assignment.root,
                 exact_hashes: Vec::new(),
                 short_text: None,
                 long_text: None,
-            })
-        }));
-        let side_bytes_before = side.heap_bytes();
-        if assignment.placement != Placement::ExistingNode {
+            },
+        };
+        let known_hash = side.exact_hashes.contains(&exact_hash);
+        let add_hash = !known_hash && side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE;
+        if !new_node && !add_hash && self.side_data.contains(fingerprint) {
+            return;
+        }
+        if new_node {
             if let Some(short_text) = own_short_text {
-                if short_text_search {
+                if self.confirmation.short_text_search {
                     self.short_texts.insert(fingerprint, &short_text.shingles);
                 }
                 side.short_text = Some(short_text);
@@ -576,12 +584,12 @@ impl Engine {
                 side.long_text = Some(long_text);
             }
         }
-        if side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE {
+        if add_hash {
             side.exact_hashes.push(exact_hash);
             self.fingerprint_of_exact_hash
                 .insert(exact_hash, fingerprint);
         }
-        self.side_heap_bytes = self.side_heap_bytes + side.heap_bytes() - side_bytes_before;
+        self.side_data.put(side.view());
     }
 
     /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
@@ -624,14 +632,13 @@ impl Engine {
     }
 
     fn drop_side_data(&mut self, removed: &[Fingerprint]) {
-        for fingerprint in removed {
+        for &fingerprint in removed {
             if let Some(side) = self.side_data.remove(fingerprint) {
-                self.side_heap_bytes = self.side_heap_bytes.saturating_sub(side.heap_bytes());
                 if let Some(short_text) = &side.short_text {
-                    self.short_texts.remove(*fingerprint, &short_text.shingles);
+                    self.short_texts.remove(fingerprint, &short_text.shingles);
                 }
                 if let Some(long_text) = &side.long_text {
-                    self.long_texts.remove(*fingerprint, &long_text.sketch);
+                    self.long_texts.remove(fingerprint, &long_text.sketch);
                 }
                 for exact_hash in &side.exact_hashes {
                     self.fingerprint_of_exact_hash.remove(exact_hash);
@@ -642,10 +649,7 @@ impl Engine {
 
     fn side_data_heap_bytes(&self) -> usize {
         let map_entry = |key: usize, value: usize| key + value + 1;
-        self.side_data.capacity() * map_entry(8, 8)
-            + self.side_data.len() * (16 + std::mem::size_of::<NodeSideData>())
-            + self.side_heap_bytes
-            + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
+        self.side_data.heap_bytes() + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
     }
 
     fn candidate_index_heap_bytes(&self) -> usize {
@@ -661,6 +665,7 @@ impl Engine {
             approx_heap_bytes: side_data_heap_bytes + candidate_index_heap_bytes,
             side_data_heap_bytes,
             candidate_index_heap_bytes,
+            side_file: self.side_data.file_stats(),
             ..self.stats
         }
     }
@@ -669,39 +674,29 @@ impl Engine {
 /// Whether `candidate`'s node confirms a text with these texts (see
 /// [`crate::confirm`]); `None` when there is nothing to confirm against.
 fn confirm_candidate(
-    side_data: &FingerprintMap<Arc<NodeSideData>>,
+    side_data: &SideStore,
     candidate: Fingerprint,
     own: NodeTexts<'_>,
     found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
-    confirm_against(
-        side_data,
-        side_data.get(&candidate)?,
-        candidate,
-        own,
-        found_by,
-        config,
-    )
-}
-
-/// [`confirm_candidate`] with the candidate's side data already at hand.
-fn confirm_against(
-    side_data: &FingerprintMap<Arc<NodeSideData>>,
-    candidate_side: &NodeSideData,
-    candidate: Fingerprint,
-    own: NodeTexts<'_>,
-    found_by: FoundBy,
-    config: &ConfirmationConfig,
-) -> Option<bool> {
-    let root_short_text = side_data
-        .get(&candidate_side.root)
-        .filter(|_| candidate_side.root != candidate)
-        .and_then(|root| root.short_text.as_ref());
+    let record = side_data.record(candidate)?;
+    let root = side_data::record_root(record)?;
+    let (short, long) = side_data::record_texts(record).ok()?;
+    // The root's short text is read only by the short-text rule.
+    let root_short_text = match (&short, own.short) {
+        (Some(_), Some(_)) if root != candidate => {
+            side_data.texts(root).and_then(|(short, _)| short)
+        }
+        _ => None,
+    };
     node_confirms(
         own,
-        candidate_side.texts(),
-        root_short_text,
+        NodeTexts {
+            short: short.as_ref(),
+            long: long.as_ref(),
+        },
+        root_short_text.as_ref(),
         found_by,
         config,
     )

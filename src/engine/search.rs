@@ -7,7 +7,7 @@
 //! alignment. Bounding the tries keeps a document's cost flat (see
 //! `docs/decisions.md`, "A document tries a bounded number of candidates").
 
-use super::{Engine, FoundBy, NodeTexts, confirm_against, count_confirmation};
+use super::{Engine, FoundBy, NodeTexts, confirm_candidate, count_confirmation};
 use crate::units::Fingerprint;
 
 /// How many short-text candidates one document may try to confirm. On a
@@ -58,8 +58,7 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let candidate_side = side_data.get(&candidate);
-            let root = candidate_side.map_or(candidate, |side| side.root);
+            let root = side_data.root(candidate).unwrap_or(candidate);
             let class = match classes.iter().position(|(known, _, _)| *known == root) {
                 Some(position) => &mut classes[position],
                 None => {
@@ -73,9 +72,7 @@ impl Engine {
             }
             class.1 += 1;
             tries += 1;
-            let verdict = candidate_side.and_then(|side| {
-                confirm_against(side_data, side, candidate, own, FoundBy::SharedText, config)
-            });
+            let verdict = confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config);
             if count_confirmation(stats, verdict) {
                 class.2 = true;
                 confirmed.push(candidate);
@@ -106,19 +103,19 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let Some(side) = self.side_data.get(&candidate) else {
+            let Some(root) = self.side_data.root(candidate) else {
                 continue;
             };
-            let Some(theirs) = side.long_text.as_ref() else {
-                continue;
-            };
-            if confirmed_classes.contains(&side.root) {
+            if confirmed_classes.contains(&root) {
                 continue;
             }
+            let Some((_, Some(theirs))) = self.side_data.texts(candidate) else {
+                continue;
+            };
             tries += 1;
-            let verdict = own_long.confirms_sketch_candidate(theirs, &self.confirmation);
+            let verdict = own_long.confirms_sketch_candidate(&theirs, &self.confirmation);
             if count_confirmation(&mut self.stats, Some(verdict)) {
-                confirmed_classes.push(side.root);
+                confirmed_classes.push(root);
                 confirmed.push(candidate);
             }
         }

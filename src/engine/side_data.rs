@@ -1,77 +1,189 @@
 //! What a node keeps besides its forest record: its root, the exact-text
-//! hashes that map to it, and the text it is confirmed by.
+//! hashes that map to it, and the text it is confirmed by, as one record.
 //!
 //! Motivation: confirmation ([`crate::confirm`]) needs a node's text, the
-//! exact fast path needs its hashes, and a snapshot must write both while
-//! the engine goes on.
+//! exact fast path needs its hashes, expiry needs both to clean the indexes,
+//! and a snapshot must write all of it while the engine goes on.
 //!
-//! Design: one shared (`Arc`) record per node. It never changes but for its
-//! exact hashes (copied on write), so a snapshot holds pointers, not copies.
+//! Design: one encoded record per node in the engine's [`SideFile`]
+//! (off the heap; the engine keeps an 8-byte location per node). The layout
+//! is the snapshot's side record (`put_side`), so a snapshot copies records
+//! as bytes. A record never changes: a node that gains an exact hash gets a
+//! new one. Readers decode only what they need: the root is at a fixed
+//! offset, the texts follow the exact hashes.
 //!
-//! Consequences: this is most of a node's memory (see
-//! `benches/engine_scale.rs`).
+//! Consequences: a candidate's texts are decoded (a few small allocations)
+//! each time it is tried.
 
-use std::sync::Arc;
-
-use crate::confirm::{LongText, NodeTexts, ShortText};
+use super::side_file::{SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage};
+use crate::candidates::multi_index::FingerprintMap;
+use crate::confirm::{LongText, ShortText};
+use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::forest::NodeRecord;
 use crate::units::Fingerprint;
 
-#[derive(Debug, Clone)]
-pub(super) struct NodeSideData {
-    /// The node's root. Fixed for the node's life: trees never merge, and a
-    /// root leaves only together with its whole tree.
-    pub(super) root: Fingerprint,
-    pub(super) exact_hashes: Vec<u64>,
-    /// Set when the text that created the node was short.
-    pub(super) short_text: Option<ShortText>,
-    /// Set when it was long.
-    pub(super) long_text: Option<LongText>,
+/// Byte offset of the root in a record (after the fingerprint).
+const ROOT_OFFSET: usize = 8;
+
+/// The root named by an encoded record.
+pub(super) fn record_root(record: &[u8]) -> Option<Fingerprint> {
+    let bytes = record.get(ROOT_OFFSET..ROOT_OFFSET + 8)?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
 }
 
-impl NodeSideData {
-    /// Heap bytes owned (not counting the struct itself).
-    pub(super) fn heap_bytes(&self) -> usize {
-        let short = self
-            .short_text
-            .as_ref()
-            .map_or(0, |short| short.shingles.len() * 4 + short.letters.len());
-        let long = self.long_text.as_ref().map_or(0, |long| {
-            (long.sketch.len() + long.numbers.len()) * 4
-                + long.headline.as_ref().map_or(0, |headline| headline.len())
-                + long.lead.len()
-        });
-        self.exact_hashes.capacity() * 8 + short + long
-    }
+/// The texts of an encoded record (skipping its fingerprint, root and
+/// exact hashes).
+pub(super) fn record_texts(
+    record: &[u8],
+) -> Result<(Option<ShortText>, Option<LongText>), DecodeError> {
+    let mut decoder = Decoder::new(record);
+    decoder.u64()?;
+    decoder.u64()?;
+    decoder.skip_u64s()?;
+    Ok((get_short(&mut decoder)?, get_long(&mut decoder)?))
+}
 
-    pub(super) fn texts(&self) -> NodeTexts<'_> {
-        NodeTexts {
-            short: self.short_text.as_ref(),
-            long: self.long_text.as_ref(),
+/// Decodes a whole record.
+pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
+    get_side(&mut Decoder::new(record))
+}
+
+/// Every node's side record: its location in RAM, the record in the
+/// [`SideFile`].
+#[derive(Debug, Default)]
+pub(super) struct SideStore {
+    locations: FingerprintMap<SideLocation>,
+    file: SideFile,
+    /// Reused to encode records.
+    buffer: Encoder,
+}
+
+impl SideStore {
+    pub(super) fn new(storage: SideStorage) -> Self {
+        SideStore {
+            locations: FingerprintMap::default(),
+            file: SideFile::new(storage),
+            buffer: Encoder::default(),
         }
     }
+
+    pub(super) fn reserve(&mut self, nodes: usize) {
+        self.locations.reserve(nodes);
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.locations.len()
+    }
+
+    pub(super) fn contains(&self, fingerprint: Fingerprint) -> bool {
+        self.locations.contains_key(&fingerprint)
+    }
+
+    /// The encoded record of `fingerprint`'s node.
+    pub(super) fn record(&self, fingerprint: Fingerprint) -> Option<&[u8]> {
+        self.file.record(*self.locations.get(&fingerprint)?)
+    }
+
+    /// The texts of `fingerprint`'s node (`None` without a record; a record
+    /// that does not decode counts as none).
+    pub(super) fn texts(
+        &self,
+        fingerprint: Fingerprint,
+    ) -> Option<(Option<ShortText>, Option<LongText>)> {
+        record_texts(self.record(fingerprint)?).ok()
+    }
+
+    /// The root named by `fingerprint`'s record.
+    pub(super) fn root(&self, fingerprint: Fingerprint) -> Option<Fingerprint> {
+        record_root(self.record(fingerprint)?)
+    }
+
+    /// The whole record of `fingerprint`'s node.
+    pub(super) fn decoded(&self, fingerprint: Fingerprint) -> Option<SideRecord> {
+        decode_record(self.record(fingerprint)?).ok()
+    }
+
+    /// Stores `side` as its node's record, replacing the one it had.
+    pub(super) fn put(&mut self, side: SideView<'_>) {
+        self.buffer.bytes.clear();
+        put_side(&mut self.buffer, &side);
+        let location = self.file.append(&self.buffer.bytes);
+        let previous = match location {
+            Some(location) => self.locations.insert(side.fingerprint, location),
+            // No memory could be had: the node keeps no side data.
+            None => self.locations.remove(&side.fingerprint),
+        };
+        if let Some(previous) = previous {
+            self.file.release(previous);
+        }
+    }
+
+    /// Removes the record of `fingerprint`'s node and returns it.
+    pub(super) fn remove(&mut self, fingerprint: Fingerprint) -> Option<SideRecord> {
+        let location = self.locations.remove(&fingerprint)?;
+        let record = self
+            .file
+            .record(location)
+            .and_then(|record| decode_record(record).ok());
+        self.file.release(location);
+        record
+    }
+
+    /// The nodes' record locations and the segments that hold them; cheap
+    /// enough to take under a lock (one pass, 24 bytes per node).
+    pub(super) fn snapshot(&self) -> SideSnapshot {
+        SideSnapshot {
+            entries: self
+                .locations
+                .iter()
+                .map(|(&fingerprint, &location)| (0, fingerprint, location))
+                .collect(),
+            file: self.file.reader(),
+        }
+    }
+
+    /// Fingerprints of the nodes with a record.
+    pub(super) fn fingerprints(&self) -> impl Iterator<Item = Fingerprint> + '_ {
+        self.locations.keys().copied()
+    }
+
+    /// Heap bytes: the location map and the segment table (the records are
+    /// in [`Self::file_stats`]).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.locations.capacity() * (8 + std::mem::size_of::<SideLocation>() + 1)
+            + self.file.heap_bytes()
+            + self.buffer.bytes.capacity()
+    }
+
+    pub(super) fn file_stats(&self) -> SideFileStats {
+        self.file.stats()
+    }
 }
 
-/// Side data held for a snapshot (see [`Engine::side_snapshot`]).
+/// Side data held for a snapshot (see [`crate::engine::Engine::side_snapshot`]):
+/// the nodes' record locations and the segments that hold them.
 #[derive(Debug, Default)]
-pub struct SideSnapshot(pub(super) Vec<(u64, Fingerprint, Arc<NodeSideData>)>);
+pub struct SideSnapshot {
+    pub(super) entries: Vec<(u64, Fingerprint, SideLocation)>,
+    pub(super) file: SideFileReader,
+}
 
 impl SideSnapshot {
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 
     /// Puts the entries in the arrival order of their nodes; `nodes` must
     /// be sorted by fingerprint. Entries without a node go last.
     pub fn sort_by_arrival(&mut self, nodes_by_fingerprint: &[NodeRecord]) {
-        self.0
+        self.entries
             .sort_unstable_by_key(|(_, fingerprint, _)| *fingerprint);
         let mut nodes = nodes_by_fingerprint.iter().peekable();
-        for (arrival, fingerprint, _) in &mut self.0 {
+        for (arrival, fingerprint, _) in &mut self.entries {
             while nodes
                 .next_if(|node| node.fingerprint < *fingerprint)
                 .is_some()
@@ -81,18 +193,18 @@ impl SideSnapshot {
                 _ => u64::MAX,
             };
         }
-        self.0.sort_unstable_by_key(|(arrival, _, _)| *arrival);
+        self.entries
+            .sort_unstable_by_key(|(arrival, _, _)| *arrival);
     }
 
-    pub fn for_each<'a>(&'a self, mut visit: impl FnMut(SideView<'a>)) {
-        for (_, fingerprint, side) in &self.0 {
-            visit(SideView {
-                fingerprint: *fingerprint,
-                root: side.root,
-                exact_hashes: &side.exact_hashes,
-                short_text: side.short_text.as_ref(),
-                long_text: side.long_text.as_ref(),
-            });
+    /// Each entry's record, encoded as [`put_side`] writes it (an entry
+    /// whose record cannot be read is skipped: it cannot happen while the
+    /// snapshot holds its segments).
+    pub fn for_each_encoded<'a>(&'a self, mut visit: impl FnMut(&'a [u8])) {
+        for (_, _, location) in &self.entries {
+            if let Some(record) = self.file.record(*location) {
+                visit(record);
+            }
         }
     }
 }
@@ -115,4 +227,96 @@ pub struct SideRecord {
     pub exact_hashes: Vec<u64>,
     pub short_text: Option<ShortText>,
     pub long_text: Option<LongText>,
+}
+
+impl SideRecord {
+    pub fn view(&self) -> SideView<'_> {
+        SideView {
+            fingerprint: self.fingerprint,
+            root: self.root,
+            exact_hashes: &self.exact_hashes,
+            short_text: self.short_text.as_ref(),
+            long_text: self.long_text.as_ref(),
+        }
+    }
+}
+
+pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
+    match short {
+        None => {
+            encoder.u8(0);
+        }
+        Some(short) => {
+            encoder
+                .u8(1)
+                .u32s(&short.shingles)
+                .str(&short.letters)
+                .u64(short.number_signature)
+                .u64(short.place_signature);
+        }
+    }
+}
+
+pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
+    if decoder.u8()? == 0 {
+        return Ok(None);
+    }
+    Ok(Some(ShortText {
+        shingles: decoder.u32s()?.into_boxed_slice(),
+        letters: decoder.str()?.into(),
+        number_signature: decoder.u64()?,
+        place_signature: decoder.u64()?,
+    }))
+}
+
+pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
+    match long {
+        None => {
+            encoder.u8(0);
+        }
+        Some(long) => {
+            encoder.u8(1).u32s(&long.sketch);
+            match &long.headline {
+                None => encoder.u8(0),
+                Some(headline) => encoder.u8(1).str(headline),
+            };
+            encoder.str(&long.lead).u32s(&long.numbers);
+        }
+    }
+}
+
+pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
+    if decoder.u8()? == 0 {
+        return Ok(None);
+    }
+    let sketch = decoder.u32s()?.into_boxed_slice();
+    let headline = match decoder.u8()? {
+        0 => None,
+        _ => Some(decoder.str()?.into()),
+    };
+    Ok(Some(LongText {
+        sketch,
+        headline,
+        lead: decoder.str()?.into(),
+        numbers: decoder.u32s()?.into_boxed_slice(),
+    }))
+}
+
+pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
+    encoder
+        .u64(side.fingerprint)
+        .u64(side.root)
+        .u64s(side.exact_hashes);
+    put_short(encoder, side.short_text);
+    put_long(encoder, side.long_text);
+}
+
+pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
+    Ok(SideRecord {
+        fingerprint: decoder.u64()?,
+        root: decoder.u64()?,
+        exact_hashes: decoder.u64s()?,
+        short_text: get_short(decoder)?,
+        long_text: get_long(decoder)?,
+    })
 }

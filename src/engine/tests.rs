@@ -1,5 +1,7 @@
 //! Unit tests of the engine: placement, confirmation and side data.
 
+use std::sync::Arc;
+
 use super::search::MAX_SHORT_CONFIRMATIONS;
 use super::*;
 use crate::fingerprint::FingerprintConfig;
@@ -652,4 +654,74 @@ fn one_confirmed_member_of_a_class_is_enough() {
     let tried = engine.stats().confirmations - before;
     // Without the bound each of the five members would be tried.
     assert!(tried <= 3, "tried {tried}");
+}
+
+#[test]
+fn side_records_live_off_the_heap_and_a_snapshot_outlives_their_expiry() {
+    let directory = std::env::temp_dir().join(format!("neardup-side-test-{}", std::process::id()));
+    let mut engine =
+        engine().with_side_storage(side_file::SideStorage::Directory(directory.clone()));
+    let texts = 3000;
+    for number in 0..texts {
+        engine.add_text(
+            &format!("第{number}期：周末去哪儿玩？这几个公园的秋景美到不想走，快约上朋友出发吧"),
+            0,
+        );
+    }
+    let stats = engine.stats();
+    let nodes = engine.forest().stats().nodes;
+    assert!(nodes > texts * 9 / 10);
+    assert_eq!(stats.side_data_nodes, nodes);
+    assert_eq!(stats.side_file.anonymous_bytes, 0, "{:?}", stats.side_file);
+    assert!(stats.side_file.live_bytes > 100 * nodes as u64);
+    // In RAM: a location per node and the exact-hash map.
+    assert!(
+        stats.side_data_heap_bytes < 80 * nodes,
+        "{} heap bytes",
+        stats.side_data_heap_bytes
+    );
+    // The segment files are unlinked as soon as they are made.
+    let left_behind = std::fs::read_dir(&directory)
+        .map(|entries| entries.count())
+        .unwrap_or(0);
+    assert_eq!(left_behind, 0);
+
+    let snapshot = engine.side_snapshot();
+    let (removed, _) = engine.expire(72 * HOUR, usize::MAX);
+    assert_eq!(removed, nodes);
+    let stats = engine.stats();
+    assert_eq!(stats.side_file.live_bytes, 0);
+    assert!(stats.side_file.segments <= 1, "{:?}", stats.side_file);
+    // The snapshot still reads every record it was given.
+    let mut records = 0;
+    snapshot.for_each_encoded(|record| {
+        let decoded = side_data::decode_record(record).expect("decodes");
+        assert!(decoded.short_text.is_some());
+        records += 1;
+    });
+    assert_eq!(records, nodes);
+    let _ = std::fs::remove_dir(&directory);
+}
+
+#[test]
+fn a_node_that_gains_an_exact_hash_keeps_it_until_it_expires() {
+    let mut engine = engine();
+    let first_text = "周末去哪儿玩？这五个公园的秋景美到不想走";
+    let second_text = "周末去哪儿玩？这五个公园的秋景美到不想走，快约上朋友出发吧";
+    let first = engine.add_text(first_text, 0);
+    // A document stamped onto the same node (backfill) brings its own
+    // exact hash: the node's record is written again with both.
+    let analysis = engine
+        .analyzer()
+        .analyze(&engine.fingerprinter().prepare(second_text));
+    let adopted = engine.adopt(Some(analysis), first.fingerprint, first.root, 1);
+    assert_eq!(adopted.placement, Placement::ExistingNode);
+    assert!(engine.add_text(second_text, 2).exact_hit);
+    assert!(engine.add_text(first_text, 3).exact_hit);
+    let stats = engine.stats();
+    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (1, 2));
+    engine.expire(100 * HOUR, usize::MAX);
+    let stats = engine.stats();
+    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
+    assert_eq!(stats.side_file.live_bytes, 0);
 }

@@ -9,8 +9,9 @@
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::confirm::{LongText, ShortText};
-use crate::engine::{EngineEffect, SideRecord, SideView};
+pub use crate::encoding::{DecodeError, Decoder, Encoder};
+use crate::engine::{EngineEffect, get_long, get_short, put_long, put_short};
+pub use crate::engine::{get_side, put_side};
 use crate::forest::NodeRecord;
 use crate::ledger::{DocumentKey, Effect};
 
@@ -68,125 +69,6 @@ fn le_u32(data: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
 }
 
-/// A malformed payload inside a valid frame (a format error, not a torn write).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("malformed record: {0}")]
-pub struct DecodeError(pub &'static str);
-
-/// Writes values into a payload.
-#[derive(Debug, Default)]
-pub struct Encoder {
-    pub bytes: Vec<u8>,
-}
-
-impl Encoder {
-    pub fn u8(&mut self, value: u8) -> &mut Self {
-        self.bytes.push(value);
-        self
-    }
-    pub fn u32(&mut self, value: u32) -> &mut Self {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
-        self
-    }
-    pub fn u64(&mut self, value: u64) -> &mut Self {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
-        self
-    }
-    pub fn i64(&mut self, value: i64) -> &mut Self {
-        self.bytes.extend_from_slice(&value.to_le_bytes());
-        self
-    }
-    pub fn count(&mut self, length: usize) -> &mut Self {
-        self.u32(u32::try_from(length).unwrap_or(u32::MAX))
-    }
-    pub fn str(&mut self, text: &str) -> &mut Self {
-        self.count(text.len());
-        self.bytes.extend_from_slice(text.as_bytes());
-        self
-    }
-    pub fn u32s(&mut self, values: &[u32]) -> &mut Self {
-        self.count(values.len());
-        for &value in values {
-            self.u32(value);
-        }
-        self
-    }
-    pub fn u64s(&mut self, values: &[u64]) -> &mut Self {
-        self.count(values.len());
-        for &value in values {
-            self.u64(value);
-        }
-        self
-    }
-}
-
-/// Reads values from a payload.
-#[derive(Debug)]
-pub struct Decoder<'a> {
-    data: &'a [u8],
-    position: usize,
-}
-
-impl<'a> Decoder<'a> {
-    pub fn new(data: &'a [u8]) -> Self {
-        Decoder { data, position: 0 }
-    }
-
-    fn take(&mut self, count: usize) -> Result<&'a [u8], DecodeError> {
-        let end = self
-            .position
-            .checked_add(count)
-            .ok_or(DecodeError("length overflow"))?;
-        let bytes = self
-            .data
-            .get(self.position..end)
-            .ok_or(DecodeError("record cut short"))?;
-        self.position = end;
-        Ok(bytes)
-    }
-
-    pub fn u8(&mut self) -> Result<u8, DecodeError> {
-        Ok(self.take(1)?[0])
-    }
-    pub fn u32(&mut self) -> Result<u32, DecodeError> {
-        let bytes = self.take(4)?;
-        Ok(u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
-    }
-    pub fn u64(&mut self) -> Result<u64, DecodeError> {
-        let mut buffer = [0u8; 8];
-        buffer.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(buffer))
-    }
-    pub fn i64(&mut self) -> Result<i64, DecodeError> {
-        let mut buffer = [0u8; 8];
-        buffer.copy_from_slice(self.take(8)?);
-        Ok(i64::from_le_bytes(buffer))
-    }
-    pub fn count(&mut self) -> Result<usize, DecodeError> {
-        let length = self.u32()? as usize;
-        // Every element takes at least one byte: a larger count is damage.
-        if length > self.data.len() - self.position {
-            return Err(DecodeError("list longer than its record"));
-        }
-        Ok(length)
-    }
-    pub fn str(&mut self) -> Result<&'a str, DecodeError> {
-        let length = self.count()?;
-        std::str::from_utf8(self.take(length)?).map_err(|_| DecodeError("text is not UTF-8"))
-    }
-    pub fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
-        let length = self.count()?;
-        (0..length).map(|_| self.u32()).collect()
-    }
-    pub fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
-        let length = self.count()?;
-        (0..length).map(|_| self.u64()).collect()
-    }
-    pub fn is_done(&self) -> bool {
-        self.position == self.data.len()
-    }
-}
-
 const TAG_PLACED: u8 = 1;
 const TAG_FORGOTTEN: u8 = 2;
 const TAG_EXPIRED: u8 = 3;
@@ -195,67 +77,6 @@ const TAG_KEY_REMOVED: u8 = 5;
 const TAG_KEYS_SWEPT: u8 = 6;
 const TAG_SETTLED: u8 = 7;
 const TAG_UNCOUNTED: u8 = 8;
-
-fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
-    match short {
-        None => {
-            encoder.u8(0);
-        }
-        Some(short) => {
-            encoder
-                .u8(1)
-                .u32s(&short.shingles)
-                .str(&short.letters)
-                .u64(short.number_signature)
-                .u64(short.place_signature);
-        }
-    }
-}
-
-fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
-    if decoder.u8()? == 0 {
-        return Ok(None);
-    }
-    Ok(Some(ShortText {
-        shingles: decoder.u32s()?.into_boxed_slice(),
-        letters: decoder.str()?.into(),
-        number_signature: decoder.u64()?,
-        place_signature: decoder.u64()?,
-    }))
-}
-
-fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
-    match long {
-        None => {
-            encoder.u8(0);
-        }
-        Some(long) => {
-            encoder.u8(1).u32s(&long.sketch);
-            match &long.headline {
-                None => encoder.u8(0),
-                Some(headline) => encoder.u8(1).str(headline),
-            };
-            encoder.str(&long.lead).u32s(&long.numbers);
-        }
-    }
-}
-
-fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
-    if decoder.u8()? == 0 {
-        return Ok(None);
-    }
-    let sketch = decoder.u32s()?.into_boxed_slice();
-    let headline = match decoder.u8()? {
-        0 => None,
-        _ => Some(decoder.str()?.into()),
-    };
-    Ok(Some(LongText {
-        sketch,
-        headline,
-        lead: decoder.str()?.into(),
-        numbers: decoder.u32s()?.into_boxed_slice(),
-    }))
-}
 
 /// One effect as a log payload, after its sequence number.
 pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
@@ -369,28 +190,10 @@ pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
     })
 }
 
-pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
-    encoder
-        .u64(side.fingerprint)
-        .u64(side.root)
-        .u64s(side.exact_hashes);
-    put_short(encoder, side.short_text);
-    put_long(encoder, side.long_text);
-}
-
-pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
-    Ok(SideRecord {
-        fingerprint: decoder.u64()?,
-        root: decoder.u64()?,
-        exact_hashes: decoder.u64s()?,
-        short_text: get_short(decoder)?,
-        long_text: get_long(decoder)?,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::{LongText, ShortText};
 
     fn round_trip(effect: Effect) {
         let mut encoder = Encoder::default();

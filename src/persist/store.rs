@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
-use crate::engine::{SideRecord, SideView};
+use crate::engine::SideRecord;
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, Ledger, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
@@ -793,32 +793,34 @@ fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    let mut chunk: Vec<SideView<'_>> = Vec::with_capacity(SIDES_PER_FRAME);
+    // Records are copied as the side file holds them (the same layout).
+    let mut chunk = Encoder::default();
+    let mut chunk_records = 0usize;
     let mut result = Ok(());
     let mut flush_chunk =
-        |chunk: &mut Vec<SideView<'_>>, out: &mut BufWriter<File>| -> io::Result<()> {
-            if chunk.is_empty() {
+        |chunk: &mut Encoder, records: &mut usize, out: &mut BufWriter<File>| -> io::Result<()> {
+            if *records == 0 {
                 return Ok(());
             }
             let mut encoder = Encoder::default();
-            encoder.u8(SNAPSHOT_SIDES).count(chunk.len());
-            for side in chunk.iter() {
-                codec::put_side(&mut encoder, side);
-            }
-            chunk.clear();
+            encoder.u8(SNAPSHOT_SIDES).count(*records);
+            encoder.bytes.extend_from_slice(&chunk.bytes);
+            chunk.bytes.clear();
+            *records = 0;
             frame(out, &encoder.bytes)
         };
-    parts.sides.for_each(|side| {
+    parts.sides.for_each_encoded(|record| {
         if result.is_err() {
             return;
         }
-        chunk.push(side);
-        if chunk.len() == SIDES_PER_FRAME {
-            result = flush_chunk(&mut chunk, &mut out);
+        chunk.bytes.extend_from_slice(record);
+        chunk_records += 1;
+        if chunk_records == SIDES_PER_FRAME {
+            result = flush_chunk(&mut chunk, &mut chunk_records, &mut out);
         }
     });
     result?;
-    flush_chunk(&mut chunk, &mut out)?;
+    flush_chunk(&mut chunk, &mut chunk_records, &mut out)?;
     for chunk in parts.keys.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
