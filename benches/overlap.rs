@@ -21,6 +21,9 @@
 //! checkpoint (what a document costs at that fill), "overall" the rate from
 //! the start. Only engine work is timed (JSON parsing and reading are not).
 
+#[path = "../tests/support/mod.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::Command;
@@ -32,12 +35,6 @@ use neardup::ledger::{DocumentKey, Ledger};
 const WINDOW: usize = 20_000;
 const START_TIME: i64 = 1_700_000_000_000;
 const PURE_ENV: &str = "NEARDUP_OVERLAP_PURE";
-
-fn status_kib(field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with(field))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
 
 fn stream_path(documents: usize) -> Result<(PathBuf, bool), String> {
     if let Ok(path) = std::env::var("NEARDUP_OVERLAP_STREAM") {
@@ -73,7 +70,10 @@ struct Checkpoint {
 }
 
 fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkpoint>, String> {
-    let mut settings = EngineSettings::default();
+    let mut settings = EngineSettings {
+        side_data_dir: std::env::var("NEARDUP_SIDE_DATA_DIR").ok(),
+        ..EngineSettings::default()
+    };
     if pure {
         settings.short_text_search = Some(false);
         settings.long_text_search = Some(false);
@@ -112,7 +112,7 @@ fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkp
             results.push(Checkpoint {
                 documents: done,
                 nodes: ledger.engine().forest().stats().nodes,
-                rss_anon_kib: status_kib("RssAnon:").unwrap_or(0),
+                rss_anon_kib: support::status_kib("RssAnon:").unwrap_or(0),
                 overall_rate: done as f64 / engine_time.as_secs_f64(),
                 window_rate: window_times.len() as f64 / window_total.as_secs_f64(),
                 confirmations: ledger.engine().stats().confirmations,

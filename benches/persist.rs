@@ -19,59 +19,8 @@ mod support;
 use std::time::Instant;
 
 use neardup::config::EngineSettings;
-use neardup::confirm::{LongText, ShortText};
-use neardup::engine::EngineEffect;
-use neardup::ledger::{DocumentKey, Effect, Ledger};
+use neardup::ledger::{Effect, Ledger};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
-
-/// Effects of `count` placements, generated as they are consumed.
-fn effects(count: usize) -> impl Iterator<Item = Effect> {
-    let mut random = support::Xorshift(0x9e37_79b9_7f4a_7c15);
-    let mut roots: Vec<u64> = Vec::new();
-    (0..count).flat_map(move |position| {
-        let fingerprint = random.next();
-        let root = if position % 5 == 4 && !roots.is_empty() {
-            roots[(random.next() % roots.len() as u64) as usize]
-        } else {
-            roots.push(fingerprint);
-            fingerprint
-        };
-        let short = position % 5 < 3;
-        let short_text = short.then(|| {
-            let mut shingles: Vec<u32> = (0..30).map(|_| random.next() as u32).collect();
-            shingles.sort_unstable();
-            ShortText {
-                shingles: shingles.into_boxed_slice(),
-                letters: "周末去哪儿玩这五个公园的秋景美到不想走还有很多地方值得一看看".into(),
-                number_signature: random.next(),
-                place_signature: 0,
-            }
-        });
-        let long_text = (!short).then(|| {
-            let mut sketch: Vec<u32> = (0..64).map(|_| random.next() as u32).collect();
-            sketch.sort_unstable();
-            LongText {
-                sketch: sketch.into_boxed_slice(),
-                headline: Some("港口新航线周一开通每周两班".into()),
-                lead: "港口新航线周一开通每周两班连接本港与东南亚四个港口首航装载集装箱八百余个港务局表示".into(),
-                numbers: vec![1, 2, 3, 4, 5, 6].into_boxed_slice(),
-            }
-        });
-        let exact_hash = Some(random.next());
-        let key = DocumentKey(random.next());
-        [
-            Effect::Engine(EngineEffect::Placed {
-                now: 1_700_000_000_000 + position as i64,
-                fingerprint,
-                root,
-                exact_hash,
-                short_text,
-                long_text,
-            }),
-            Effect::KeyStored { key, fingerprint },
-        ]
-    })
-}
 
 fn directory_bytes(dir: &std::path::Path, prefix: &str) -> u64 {
     std::fs::read_dir(dir)
@@ -126,7 +75,7 @@ fn main() {
     // The log: journaled effects appended and written in batches of 1000.
     let (store, mut ledger, _) = open(&dir);
     let started = Instant::now();
-    let mut generated = effects(nodes);
+    let mut generated = support::synthetic_placements(nodes);
     loop {
         let batch: Vec<Effect> = generated.by_ref().take(1000).collect();
         if batch.is_empty() {

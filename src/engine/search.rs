@@ -47,6 +47,8 @@ impl Engine {
             return Vec::new();
         };
         let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
+        // Roots from the forest (in memory), not from the side records.
+        let forest = &self.forest;
         // (class root, tries, confirmed)
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
@@ -58,7 +60,7 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let root = side_data.root(candidate).unwrap_or(candidate);
+            let root = forest.root_of(candidate).unwrap_or(candidate);
             let class = match classes.iter().position(|(known, _, _)| *known == root) {
                 Some(position) => &mut classes[position],
                 None => {
@@ -103,7 +105,7 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let Some(root) = self.side_data.root(candidate) else {
+            let Some(root) = self.forest.root_of(candidate) else {
                 continue;
             };
             if confirmed_classes.contains(&root) {

@@ -93,11 +93,6 @@ impl SideStore {
         record_texts(self.record(fingerprint)?).ok()
     }
 
-    /// The root named by `fingerprint`'s record.
-    pub(super) fn root(&self, fingerprint: Fingerprint) -> Option<Fingerprint> {
-        record_root(self.record(fingerprint)?)
-    }
-
     /// The whole record of `fingerprint`'s node.
     pub(super) fn decoded(&self, fingerprint: Fingerprint) -> Option<SideRecord> {
         decode_record(self.record(fingerprint)?).ok()

@@ -444,3 +444,66 @@ pub fn demo_sentences(min_chars: usize) -> Vec<String> {
     sentences.dedup();
     sentences
 }
+
+/// Effects of `count` placements with the engine's typical side data,
+/// generated as they are consumed (benches): 60% short texts with 30
+/// bigram hashes and 40 letters, 40% long texts with a 64-value sketch, a
+/// 48-letter lead, a headline and 6 numbers; one node in five a leaf; one
+/// document key per node.
+pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledger::Effect> {
+    use neardup::confirm::{LongText, ShortText};
+    use neardup::engine::EngineEffect;
+    use neardup::ledger::{DocumentKey, Effect};
+    let mut random = Xorshift(0x9e37_79b9_7f4a_7c15);
+    let mut roots: Vec<u64> = Vec::new();
+    (0..count).flat_map(move |position| {
+        let fingerprint = random.next();
+        let root = if position % 5 == 4 && !roots.is_empty() {
+            roots[random.below(roots.len())]
+        } else {
+            roots.push(fingerprint);
+            fingerprint
+        };
+        let short = position % 5 < 3;
+        let short_text = short.then(|| {
+            let mut shingles: Vec<u32> = (0..30).map(|_| random.next() as u32).collect();
+            shingles.sort_unstable();
+            ShortText {
+                shingles: shingles.into_boxed_slice(),
+                letters: "周末去哪儿玩这五个公园的秋景美到不想走还有很多地方值得一看看".into(),
+                number_signature: random.next(),
+                place_signature: 0,
+            }
+        });
+        let long_text = (!short).then(|| {
+            let mut sketch: Vec<u32> = (0..64).map(|_| random.next() as u32).collect();
+            sketch.sort_unstable();
+            LongText {
+                sketch: sketch.into_boxed_slice(),
+                headline: Some("港口新航线周一开通每周两班".into()),
+                lead: "港口新航线周一开通每周两班连接本港与东南亚四个港口首航装载集装箱八百余个港务局表示".into(),
+                numbers: vec![1, 2, 3, 4, 5, 6].into_boxed_slice(),
+            }
+        });
+        let exact_hash = Some(random.next());
+        let key = DocumentKey(random.next());
+        [
+            Effect::Engine(EngineEffect::Placed {
+                now: 1_700_000_000_000 + position as i64,
+                fingerprint,
+                root,
+                exact_hash,
+                short_text,
+                long_text,
+            }),
+            Effect::KeyStored { key, fingerprint },
+        ]
+    })
+}
+
+/// A field of `/proc/self/status` in KiB (`RssAnon:`, `RssFile:`, ...).
+pub fn status_kib(field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with(field))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}

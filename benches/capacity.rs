@@ -1,0 +1,164 @@
+//! `cargo bench --bench capacity -- N [--no-recovery]`: the engine filled to
+//! N nodes with the engine's typical side data, then what it costs there.
+//!
+//! Fills a ledger by replaying synthetic placements (those of the `persist`
+//! bench: 60% short texts, 40% long, one node in five a leaf, one document
+//! key per node), then reports:
+//!
+//! - memory: `RssAnon` (heap and stacks) per node, and the side records
+//!   off the heap (memory-mapped file: disk, not `RssAnon`) per node;
+//! - `place` of real documents (demo sentences, one to four per document,
+//!   analysed outside the timing) into the filled engine: p50 / p99 / max;
+//! - a snapshot of the whole state: bytes per node and time to write;
+//! - recovery from that snapshot (skipped with `--no-recovery`): time, and
+//!   whether every node came back.
+//!
+//! The state directory and the side file go to the system's temporary
+//! directory (`TMPDIR`).
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::time::Instant;
+
+use neardup::config::EngineSettings;
+use neardup::ledger::Ledger;
+use neardup::persist::{FsyncPolicy, Store, StoreOptions};
+
+const PROBES: usize = 20_000;
+
+fn open(dir: &std::path::Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
+    let settings = EngineSettings {
+        retention: Some("never".to_string()),
+        ..EngineSettings::default()
+    };
+    let parts = settings.parts().expect("settings");
+    Store::open(
+        StoreOptions {
+            dir: dir.to_path_buf(),
+            fsync: FsyncPolicy::Never,
+            snapshot_after_log_bytes: u64::MAX,
+            settings_digest: "bench".to_string(),
+        },
+        |snapshot| parts.ledger(snapshot),
+    )
+    .expect("open")
+}
+
+fn memory_line(ledger: &Ledger, nodes: usize, baseline_anon_kib: u64) -> String {
+    let anon = support::status_kib("RssAnon:").unwrap_or(0);
+    let file = support::status_kib("RssFile:").unwrap_or(0);
+    let side = ledger.engine().stats().side_file;
+    let per_node = |bytes: f64| bytes / nodes.max(1) as f64;
+    format!(
+        "RssAnon {:.0} MiB ({:.0} B/node above the empty process), RssFile {:.0} MiB; side records on disk {:.0} B/node mapped, {:.0} B/node live, {} MiB in anonymous memory",
+        anon as f64 / 1024.0,
+        per_node(anon.saturating_sub(baseline_anon_kib) as f64 * 1024.0),
+        file as f64 / 1024.0,
+        per_node(side.mapped_bytes as f64),
+        per_node(side.live_bytes as f64),
+        side.anonymous_bytes >> 20
+    )
+}
+
+fn percentile(sorted: &[f64], share: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * share).round() as usize]
+}
+
+/// Documents of one to four demo sentences, some repeated with a change.
+fn probe_documents() -> Vec<serde_json::Value> {
+    let sentences = support::demo_sentences(8);
+    let mut random = support::Xorshift(0x2545_f491_4f6c_dd1d);
+    (0..PROBES)
+        .map(|number| {
+            let count = 1 + random.below(4);
+            let content: String = (0..count)
+                .map(|_| sentences[random.below(sentences.len())].as_str())
+                .collect();
+            serde_json::json!({"title": format!("第{number}条"), "content": content})
+        })
+        .collect()
+}
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.iter().any(|argument| argument == "--list") {
+        println!("capacity: benchmark");
+        return;
+    }
+    let nodes: usize = arguments
+        .iter()
+        .find_map(|argument| argument.parse().ok())
+        .unwrap_or(1_000_000);
+    let recover = !arguments.iter().any(|argument| argument == "--no-recovery");
+    let dir = std::env::temp_dir().join(format!("neardup-bench-capacity-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let documents = probe_documents();
+    let (store, mut ledger, _) = open(&dir);
+    let analyses: Vec<_> = documents
+        .iter()
+        .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
+        .collect();
+    let baseline_anon_kib = support::status_kib("RssAnon:").unwrap_or(0);
+
+    let started = Instant::now();
+    for effect in support::synthetic_placements(nodes) {
+        ledger.replay(effect);
+    }
+    let fill_seconds = started.elapsed().as_secs_f64();
+    let filled = ledger.engine().forest().stats().nodes;
+    println!(
+        "capacity: {filled} nodes filled in {fill_seconds:.1} s ({:.0} k nodes/s)",
+        filled as f64 / fill_seconds / 1e3
+    );
+    println!("  {}", memory_line(&ledger, filled, baseline_anon_kib));
+
+    let mut times: Vec<f64> = Vec::with_capacity(analyses.len());
+    let now = 1_800_000_000_000;
+    for analysis in analyses {
+        let timer = Instant::now();
+        let placed = ledger.place(analysis, now);
+        times.push(timer.elapsed().as_secs_f64() * 1e6);
+        std::hint::black_box(placed);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "  place into the filled engine ({} documents): p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs",
+        times.len(),
+        percentile(&times, 0.5),
+        percentile(&times, 0.99),
+        times.last().copied().unwrap_or(0.0)
+    );
+
+    let started = Instant::now();
+    let pending = store.begin_snapshot(&ledger).expect("begin snapshot");
+    let paused = started.elapsed().as_secs_f64();
+    let written = store.finish_snapshot(pending, now).expect("snapshot");
+    let total_nodes = ledger.engine().forest().stats().nodes;
+    println!(
+        "  snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s, of which writes paused {:.2} s",
+        written.bytes as f64 / (1 << 20) as f64,
+        written.bytes as f64 / total_nodes as f64,
+        started.elapsed().as_secs_f64(),
+        paused
+    );
+    drop(store);
+    drop(ledger);
+
+    if recover {
+        let started = Instant::now();
+        let (_store, ledger, _) = open(&dir);
+        let recovered = ledger.engine().forest().stats().nodes;
+        println!(
+            "  recovery from the snapshot: {:.1} s, {recovered} of {total_nodes} nodes",
+            started.elapsed().as_secs_f64()
+        );
+        println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
+        assert_eq!(recovered, total_nodes, "every node comes back");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
