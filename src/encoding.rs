@@ -149,6 +149,45 @@ impl<'a> Decoder<'a> {
         )?;
         Ok(())
     }
+    /// Bytes read so far.
+    pub fn position(&self) -> usize {
+        self.position
+    }
+    /// Skips `count` bytes.
+    pub fn skip(&mut self, count: usize) -> Result<(), DecodeError> {
+        self.take(count).map(|_| ())
+    }
+    /// Skips a list written by [`Encoder::u32s`].
+    pub fn skip_u32s(&mut self) -> Result<(), DecodeError> {
+        let length = self.count()?;
+        self.skip(
+            length
+                .checked_mul(4)
+                .ok_or(DecodeError("length overflow"))?,
+        )
+    }
+    /// Skips a string written by [`Encoder::str`] (not checked for UTF-8).
+    pub fn skip_str(&mut self) -> Result<(), DecodeError> {
+        let length = self.count()?;
+        self.skip(length)
+    }
+    /// Reads a list written by [`Encoder::u32s`] into `values` (cleared
+    /// first), reusing its allocation.
+    pub fn u32s_into(&mut self, values: &mut Vec<u32>) -> Result<(), DecodeError> {
+        let length = self.count()?;
+        let bytes = self.take(
+            length
+                .checked_mul(4)
+                .ok_or(DecodeError("length overflow"))?,
+        )?;
+        values.clear();
+        values.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
+        );
+        Ok(())
+    }
     pub fn is_done(&self) -> bool {
         self.position == self.data.len()
     }

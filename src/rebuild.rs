@@ -166,7 +166,7 @@ pub fn assemble(documents: Vec<StampedDocument>, now: Millis) -> (SnapshotState,
         if let Some(mut side) = node.side {
             side.fingerprint = fingerprint;
             side.root = node.root;
-            state.sides.push(side);
+            state.sides.push(&side);
         }
     }
     state.counters = ForestCounters {

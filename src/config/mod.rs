@@ -382,7 +382,7 @@ impl EngineParts {
             forest,
             self.confirmation,
             self.side_storage,
-            snapshot.sides,
+            &snapshot.sides,
         );
         Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))
     }

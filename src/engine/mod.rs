@@ -48,11 +48,11 @@ pub mod side_file;
 mod tests;
 
 pub use analysis::{Analysis, Analyzer};
-use side_data::SideStore;
 pub use side_data::{
-    SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long, put_short,
-    put_side,
+    EncodedSides, SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long,
+    put_short, put_side, skip_side,
 };
+use side_data::{RecordKeys, SideStore};
 use side_file::{SideFileStats, SideStorage};
 
 use crate::candidates::multi_index::FingerprintMap;
@@ -274,34 +274,32 @@ impl Engine {
         forest: Forest,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
-        sides: Vec<SideRecord>,
+        sides: &EncodedSides,
     ) -> Self {
         let mut engine =
             Engine::new(fingerprinter, forest, confirmation).with_side_storage(side_storage);
         engine.side_data.reserve(sides.len());
         engine.fingerprint_of_exact_hash.reserve(sides.len());
-        for record in sides {
-            if !engine.forest.contains(record.fingerprint) {
+        let mut keys = RecordKeys::default();
+        for record in sides.iter() {
+            if keys.read(record).is_err() || !engine.forest.contains(keys.fingerprint) {
                 continue;
             }
-            if let Some(short_text) = &record.short_text
+            let fingerprint = keys.fingerprint;
+            if let Some(shingles) = &keys.shingles
                 && engine.confirmation.short_text_search
             {
-                engine
-                    .short_texts
-                    .insert(record.fingerprint, &short_text.shingles);
+                engine.short_texts.insert(fingerprint, shingles);
             }
-            if let Some(long_text) = &record.long_text {
-                engine
-                    .long_texts
-                    .insert(record.fingerprint, &long_text.sketch);
+            if let Some(sketch) = &keys.sketch {
+                engine.long_texts.insert(fingerprint, sketch);
             }
-            for &exact_hash in &record.exact_hashes {
+            for &exact_hash in &keys.exact_hashes {
                 engine
                     .fingerprint_of_exact_hash
-                    .insert(exact_hash, record.fingerprint);
+                    .insert(exact_hash, fingerprint);
             }
-            engine.side_data.put(record.view());
+            engine.side_data.put_encoded(fingerprint, record);
         }
         engine
     }

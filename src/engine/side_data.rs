@@ -100,13 +100,19 @@ impl SideStore {
 
     /// Stores `side` as its node's record, replacing the one it had.
     pub(super) fn put(&mut self, side: SideView<'_>) {
-        self.buffer.bytes.clear();
-        put_side(&mut self.buffer, &side);
-        let location = self.file.append(&self.buffer.bytes);
-        let previous = match location {
-            Some(location) => self.locations.insert(side.fingerprint, location),
+        let mut buffer = std::mem::take(&mut self.buffer);
+        buffer.bytes.clear();
+        put_side(&mut buffer, &side);
+        self.put_encoded(side.fingerprint, &buffer.bytes);
+        self.buffer = buffer;
+    }
+
+    /// Stores an already encoded record as `fingerprint`'s.
+    pub(super) fn put_encoded(&mut self, fingerprint: Fingerprint, record: &[u8]) {
+        let previous = match self.file.append(record) {
+            Some(location) => self.locations.insert(fingerprint, location),
             // No memory could be had: the node keeps no side data.
-            None => self.locations.remove(&side.fingerprint),
+            None => self.locations.remove(&fingerprint),
         };
         if let Some(previous) = previous {
             self.file.release(previous);
@@ -152,6 +158,118 @@ impl SideStore {
 
     pub(super) fn file_stats(&self) -> SideFileStats {
         self.file.stats()
+    }
+}
+
+/// The length of the side record at `decoder`'s position, which is moved
+/// past it; checks the structure without decoding (no allocation).
+pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+    decoder.skip(16)?;
+    decoder.skip_u64s()?;
+    if decoder.u8()? != 0 {
+        decoder.skip_u32s()?;
+        decoder.skip_str()?;
+        decoder.skip(16)?;
+    }
+    if decoder.u8()? != 0 {
+        decoder.skip_u32s()?;
+        if decoder.u8()? != 0 {
+            decoder.skip_str()?;
+        }
+        decoder.skip_str()?;
+        decoder.skip_u32s()?;
+    }
+    Ok(())
+}
+
+/// What the indexes need of a record, decoded into reused buffers.
+#[derive(Debug, Default)]
+pub(super) struct RecordKeys {
+    pub(super) fingerprint: Fingerprint,
+    pub(super) exact_hashes: Vec<u64>,
+    pub(super) shingles: Option<Vec<u32>>,
+    pub(super) sketch: Option<Vec<u32>>,
+    buffer_shingles: Vec<u32>,
+    buffer_sketch: Vec<u32>,
+}
+
+impl RecordKeys {
+    /// Reads `record`'s fingerprint, exact hashes, shingles and sketch.
+    pub(super) fn read(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        if let Some(shingles) = self.shingles.take() {
+            self.buffer_shingles = shingles;
+        }
+        if let Some(sketch) = self.sketch.take() {
+            self.buffer_sketch = sketch;
+        }
+        let mut decoder = Decoder::new(record);
+        self.fingerprint = decoder.u64()?;
+        decoder.u64()?;
+        self.exact_hashes = decoder.u64s()?;
+        if decoder.u8()? != 0 {
+            let mut shingles = std::mem::take(&mut self.buffer_shingles);
+            decoder.u32s_into(&mut shingles)?;
+            self.shingles = Some(shingles);
+            decoder.skip_str()?;
+            decoder.skip(16)?;
+        }
+        if decoder.u8()? != 0 {
+            let mut sketch = std::mem::take(&mut self.buffer_sketch);
+            decoder.u32s_into(&mut sketch)?;
+            self.sketch = Some(sketch);
+        }
+        Ok(())
+    }
+}
+
+/// Side records encoded one after another, each after its length: a
+/// snapshot's side data on its way to [`crate::engine::Engine::restore`]
+/// without a decoded copy of each (recovery goes from the snapshot's bytes
+/// to the side file's).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct EncodedSides {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl EncodedSides {
+    pub fn push(&mut self, record: &SideRecord) {
+        let mut encoder = Encoder::default();
+        put_side(&mut encoder, &record.view());
+        self.push_encoded(&encoder.bytes);
+    }
+
+    /// Adds a record already encoded by [`put_side`].
+    pub fn push_encoded(&mut self, record: &[u8]) {
+        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
+        self.bytes.extend_from_slice(&length.to_le_bytes());
+        self.bytes.extend_from_slice(record);
+        self.count += 1;
+    }
+
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded records, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut rest = self.bytes.as_slice();
+        std::iter::from_fn(move || {
+            let (length, after) = rest.split_first_chunk::<4>()?;
+            let length = u32::from_le_bytes(*length) as usize;
+            let record = after.get(..length)?;
+            rest = &after[length..];
+            Some(record)
+        })
+    }
+
+    /// The records decoded (those that do not decode are left out).
+    pub fn decoded(&self) -> impl Iterator<Item = SideRecord> + '_ {
+        self.iter().filter_map(|record| decode_record(record).ok())
     }
 }
 

@@ -11,7 +11,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 pub use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::engine::{EngineEffect, get_long, get_short, put_long, put_short};
-pub use crate::engine::{get_side, put_side};
+pub use crate::engine::{get_side, put_side, skip_side};
 use crate::forest::NodeRecord;
 use crate::ledger::{DocumentKey, Effect};
 
@@ -194,6 +194,7 @@ pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
 mod tests {
     use super::*;
     use crate::confirm::{LongText, ShortText};
+    use crate::engine::SideRecord;
 
     fn round_trip(effect: Effect) {
         let mut encoder = Encoder::default();
@@ -201,6 +202,54 @@ mod tests {
         let mut decoder = Decoder::new(&encoder.bytes);
         assert_eq!(get_effect(&mut decoder).expect("decodes"), effect);
         assert!(decoder.is_done());
+    }
+
+    #[test]
+    fn side_records_are_skipped_exactly_and_carried_encoded() {
+        let records = [
+            SideRecord {
+                fingerprint: 1,
+                root: 2,
+                exact_hashes: vec![3, 4],
+                short_text: Some(ShortText {
+                    shingles: vec![5, 6].into_boxed_slice(),
+                    letters: "短文本 twenty".into(),
+                    number_signature: 7,
+                    place_signature: 8,
+                }),
+                long_text: None,
+            },
+            SideRecord {
+                fingerprint: 9,
+                root: 9,
+                exact_hashes: Vec::new(),
+                short_text: None,
+                long_text: Some(LongText {
+                    sketch: vec![10, 11, 12].into_boxed_slice(),
+                    headline: Some("标题".into()),
+                    lead: "导语".into(),
+                    numbers: vec![13].into_boxed_slice(),
+                }),
+            },
+        ];
+        let mut encoder = Encoder::default();
+        let mut sides = crate::engine::EncodedSides::default();
+        for record in &records {
+            put_side(&mut encoder, &record.view());
+            sides.push(record);
+        }
+        let mut decoder = Decoder::new(&encoder.bytes);
+        for _ in &records {
+            skip_side(&mut decoder).expect("skips");
+        }
+        assert!(decoder.is_done());
+        assert_eq!(sides.len(), 2);
+        assert_eq!(sides.decoded().collect::<Vec<_>>(), records.to_vec());
+        // A record cut short is an error, not a wrong length.
+        let cut = &encoder.bytes[..encoder.bytes.len() - 1];
+        let mut decoder = Decoder::new(cut);
+        skip_side(&mut decoder).expect("first is whole");
+        assert!(skip_side(&mut decoder).is_err());
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
-use crate::engine::SideRecord;
+use crate::engine::EncodedSides;
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, Ledger, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
@@ -84,7 +84,7 @@ pub struct SnapshotState {
     pub settings_digest: String,
     pub counters: ForestCounters,
     pub nodes: Vec<NodeRecord>,
-    pub sides: Vec<SideRecord>,
+    pub sides: EncodedSides,
     pub keys: Vec<(DocumentKey, Fingerprint)>,
     /// Placements waiting for the cluster's answer when it was written.
     pub pending: Vec<(Fingerprint, u32)>,
@@ -324,6 +324,7 @@ impl Store {
         let resolution = store.append(ledger.take_journal());
         store.sync(resolution)?;
         store.flush()?;
+        give_back_freed_heap();
         Ok((store, ledger, report))
     }
 
@@ -929,9 +930,9 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             }
             SNAPSHOT_SIDES => {
                 for _ in 0..decoder.count().map_err(malformed)? {
-                    state
-                        .sides
-                        .push(codec::get_side(&mut decoder).map_err(malformed)?);
+                    let start = decoder.position();
+                    codec::skip_side(&mut decoder).map_err(malformed)?;
+                    state.sides.push_encoded(&body[start..decoder.position()]);
                 }
             }
             SNAPSHOT_KEYS => {
@@ -962,6 +963,17 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             }
             _ => return Err("unknown record".to_string()),
         }
+    }
+}
+
+/// Returns the heap freed by recovery (the decoded snapshot and log, as
+/// large as the state itself) to the OS: glibc keeps freed memory below its
+/// heap top otherwise, and the process would stay at its recovery peak.
+fn give_back_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
