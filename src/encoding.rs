@@ -109,7 +109,9 @@ impl<'a> Decoder<'a> {
     }
     pub fn str(&mut self) -> Result<&'a str, DecodeError> {
         let length = self.count()?;
-        std::str::from_utf8(self.take(length)?).map_err(|_| DecodeError("text is not UTF-8"))
+        // SIMD validation: side records are decoded each time their node is
+        // a candidate, and std's check of CJK text showed at 4% of a document.
+        simdutf8::basic::from_utf8(self.take(length)?).map_err(|_| DecodeError("text is not UTF-8"))
     }
     pub fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
         let length = self.count()?;

@@ -683,9 +683,7 @@ fn confirm_candidate(
     let (short, long) = side_data::record_texts(record).ok()?;
     // The root's short text is read only by the short-text rule.
     let root_short_text = match (&short, own.short) {
-        (Some(_), Some(_)) if root != candidate => {
-            side_data.texts(root).and_then(|(short, _)| short)
-        }
+        (Some(_), Some(_)) if root != candidate => side_data.short_text(root),
         _ => None,
     };
     node_confirms(

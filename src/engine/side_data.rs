@@ -43,6 +43,14 @@ pub(super) fn record_texts(
     Ok((get_short(&mut decoder)?, get_long(&mut decoder)?))
 }
 
+/// The short text of an encoded record, the rest left undecoded.
+pub(super) fn record_short_text(record: &[u8]) -> Result<Option<ShortText>, DecodeError> {
+    let mut decoder = Decoder::new(record);
+    decoder.skip(16)?;
+    decoder.skip_u64s()?;
+    get_short(&mut decoder)
+}
+
 /// Decodes a whole record.
 pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
     get_side(&mut Decoder::new(record))
@@ -91,6 +99,11 @@ impl SideStore {
         fingerprint: Fingerprint,
     ) -> Option<(Option<ShortText>, Option<LongText>)> {
         record_texts(self.record(fingerprint)?).ok()
+    }
+
+    /// The short text of `fingerprint`'s node, if it has one.
+    pub(super) fn short_text(&self, fingerprint: Fingerprint) -> Option<ShortText> {
+        record_short_text(self.record(fingerprint)?).ok().flatten()
     }
 
     /// The whole record of `fingerprint`'s node.
