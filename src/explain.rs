@@ -57,7 +57,7 @@ use crate::fingerprint::normalize::is_han;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::fingerprint::{
     Fingerprinter, NormalizeOptions, PreparedText, bigram_jaccard, hamming_distance, jaccard,
-    letters_with_breaks, normalize, shared_count,
+    letters_with_breaks, normalize, places_compatible, shared_count,
 };
 use crate::forest::{Forest, ForestConfig, ForestError, Placement};
 
@@ -284,7 +284,7 @@ fn short_figures(
         fingerprinter.place_signature(first),
         fingerprinter.place_signature(second),
     );
-    let places_differ = first_places != 0 && second_places != 0 && first_places != second_places;
+    let places_differ = !places_compatible(first_places, second_places);
     figures.push(Figure {
         name: "places",
         value: match (first_places, second_places) {
@@ -295,7 +295,7 @@ fn short_figures(
         },
         requirement: requirement_if(
             confirmation.require_same_places,
-            "the same place names when both name any",
+            "no contradicting place names (one text's may add to the other's)",
         ),
         passes: confirmation.require_same_places.then_some(!places_differ),
     });
@@ -352,7 +352,7 @@ fn repost_figures(
         fingerprinter.place_signature(first),
         fingerprinter.place_signature(second),
     );
-    let places_differ = first_places != 0 && second_places != 0 && first_places != second_places;
+    let places_differ = !places_compatible(first_places, second_places);
     figures.push(Figure {
         name: "places",
         value: (if places_differ {
@@ -363,7 +363,7 @@ fn repost_figures(
         .to_string(),
         requirement: requirement_if(
             confirmation.require_same_places,
-            "the same place names when both name any",
+            "no contradicting place names (one text's may add to the other's)",
         ),
         passes: confirmation.require_same_places.then_some(!places_differ),
     });

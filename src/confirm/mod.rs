@@ -12,7 +12,8 @@
 //! once when the node is created ([`crate::engine::Analyzer`]). The rules:
 //!
 //! - short text ([`short`]): bigram Jaccard with the candidate and with its
-//!   root, same numbers, same places when both name any, and close in
+//!   root, same numbers, no contradicting places (one text's places may
+//!   add to the other's), and close in
 //!   reading order ([`edits`]; very short texts only with the same letters);
 //! - long text found by sketch ([`long`]): estimated Jaccard of the bodies,
 //!   similar headlines when both have one, one number set containing the
@@ -58,7 +59,9 @@ pub struct ConfirmationConfig {
     /// ...and both report the same numbers (long texts found by sketch: the
     /// numbers of one are all in the other)...
     pub require_same_numbers: bool,
-    /// ...and, when both name places, the same places.
+    /// ...and, when both name places, no place of one missing from the
+    /// other unless all of the other's places are in it (a repost adds a
+    /// place; another story names another).
     pub require_same_places: bool,
     /// A long text found through its shingle sketch joins only at this
     /// estimated character-5-gram Jaccard similarity or more...

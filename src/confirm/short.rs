@@ -3,7 +3,7 @@
 
 use super::ConfirmationConfig;
 use super::edits::{self, EditSummary};
-use crate::fingerprint::{jaccard, shared_count};
+use crate::fingerprint::{jaccard, places_compatible, shared_count};
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
 /// contained in) a candidate can still join it.
@@ -24,8 +24,8 @@ impl ShortText {
     /// A short candidate (and the root of its class, when that is another
     /// node) is close enough to join: similar bigrams, close to the root too
     /// (a class cannot drift one word at a time), the same numbers, and the
-    /// same places when both name any (a place added by a repost, "【北京】…",
-    /// is not a different place).
+    /// no contradicting places (a place added by a repost, "【北京】…", is
+    /// not a different place: see [`places_compatible`]).
     pub fn confirms(
         &self,
         candidate: &ShortText,
@@ -35,9 +35,7 @@ impl ShortText {
         if config.short_edit_check && config.repost_reading {
             return self.confirms_as_repost(candidate, candidate_root, config);
         }
-        let places_differ = self.place_signature != 0
-            && candidate.place_signature != 0
-            && self.place_signature != candidate.place_signature;
+        let places_differ = !places_compatible(self.place_signature, candidate.place_signature);
         let numbers_differ = self.number_signature != candidate.number_signature;
         let vetoed = (config.require_same_places && places_differ)
             || (config.require_same_numbers && numbers_differ);
@@ -68,9 +66,7 @@ impl ShortText {
         candidate_root: Option<&ShortText>,
         config: &ConfirmationConfig,
     ) -> bool {
-        let places_differ = self.place_signature != 0
-            && candidate.place_signature != 0
-            && self.place_signature != candidate.place_signature;
+        let places_differ = !places_compatible(self.place_signature, candidate.place_signature);
         if config.require_same_places && places_differ {
             return false;
         }

@@ -27,6 +27,7 @@ pub struct Synonyms {
     group_of: HashMap<Box<str>, usize>,
     /// Members of each group (emptied when merged into another).
     members: Vec<Vec<Box<str>>>,
+    senses: HashMap<Box<str>, Vec<u32>>,
 }
 
 impl Synonyms {
@@ -100,8 +101,33 @@ impl Synonyms {
         }
     }
 
+    pub fn with_thesaurus_tab(mut self, text: &str) -> Synonyms {
+        let mut ids: HashMap<&str, u32> = HashMap::new();
+        for line in text.lines() {
+            let mut parts = line.split('\t');
+            let (Some(sense), Some(kind), Some(word)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if kind != "cmn:lemma" {
+                continue;
+            }
+            let next = ids.len() as u32;
+            let id = *ids.entry(sense).or_insert(next);
+            let key = letters_of(word, NormalizeOptions::default());
+            if key.chars().count() < 2 {
+                continue;
+            }
+            let list = self.senses.entry(key).or_default();
+            if !list.contains(&id) {
+                list.push(id);
+            }
+        }
+        self
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.group_of.is_empty()
+        self.group_of.is_empty() && self.senses.is_empty()
     }
 
     /// Number of declared terms.
@@ -116,6 +142,10 @@ impl Synonyms {
             || matches!(
                 (self.group_of.get(left), self.group_of.get(right)),
                 (Some(a), Some(b)) if a == b
+            )
+            || matches!(
+                (self.senses.get(left), self.senses.get(right)),
+                (Some(a), Some(b)) if a.iter().any(|id| b.contains(id))
             )
     }
 }

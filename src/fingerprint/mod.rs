@@ -412,19 +412,21 @@ impl Fingerprinter {
         hashes
     }
 
-    /// Hash of the place names in the text (words jieba tags `ns`), as a
-    /// sorted multiset; 0 when there are none. Short texts that name
-    /// different places are different news however similar the rest
-    /// ("…发布会】北京" / "…发布会】浙江"). Person and organisation tags were
+    /// The set of place names in the text (words jieba tags `ns`) as a
+    /// small Bloom filter ([`places_compatible`] reads it); 0 when there
+    /// are none. Short texts that name different places are different news
+    /// however similar the rest ("…发布会】北京" / "…发布会】浙江"); a repost
+    /// that adds a place (a tag "【北京】", a credit "来自中国新闻网") names
+    /// the original's places and more. Person and organisation tags were
     /// measured too: too unreliable on headlines (they split reposts).
     pub fn place_signature(&self, prepared: &PreparedText) -> u64 {
-        let mut names = Vec::new();
-        tokenize::for_each_tagged_word(&prepared.normalized, &["ns"], |name| names.push(name));
-        if names.is_empty() {
-            return 0;
-        }
-        names.sort_unstable();
-        xxh3_64(names.join(" ").as_bytes())
+        let mut signature = 0;
+        tokenize::for_each_tagged_word(&prepared.normalized, &["ns"], |name| {
+            let hash = xxh3_64(name.as_bytes());
+            signature |=
+                PLACE_SET_MARK | 1 << (hash % PLACE_SET_BITS) | 1 << ((hash >> 8) % PLACE_SET_BITS);
+        });
+        signature
     }
 
     /// The normalised headline of a prepared document, when it has one.
@@ -648,6 +650,32 @@ pub fn bigram_jaccard(left: &str, right: &str) -> f64 {
     common as f64 / (left.len() + right.len() - common) as f64
 }
 
+/// Marks a place signature as a set (top byte); the low
+/// [`PLACE_SET_BITS`] bits are its Bloom filter, two bits per place name.
+const PLACE_SET_MARK: u64 = 0xA5 << 56;
+const PLACE_SET_BITS: u64 = 56;
+
+/// Two place signatures ([`Fingerprinter::place_signature`]) do not
+/// contradict each other: either names no place, or one's places are all
+/// among the other's (a repost adds places; another story names others).
+/// A signature without the set mark is a hash of the whole list, written
+/// into state by earlier versions: it matches only an equal hash and never
+/// vetoes a set (the alignment still sees a swapped place name).
+pub fn places_compatible(ours: u64, theirs: u64) -> bool {
+    let is_set = |signature: u64| signature & (0xFF << 56) == PLACE_SET_MARK;
+    if ours == 0 || theirs == 0 || ours == theirs {
+        return true;
+    }
+    match (is_set(ours), is_set(theirs)) {
+        (true, true) => {
+            let shared = ours & theirs;
+            shared == ours || shared == theirs
+        }
+        (false, false) => false,
+        _ => true,
+    }
+}
+
 /// Number of differing bits.
 pub fn hamming_distance(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()
@@ -808,13 +836,34 @@ mod tests {
     }
 
     #[test]
-    fn places_are_compared_as_a_multiset() {
+    fn places_are_compared_as_sets_one_may_add_to_the_other() {
         let f = fingerprinter();
         let signature = |text: &str| f.place_signature(&f.prepare(text));
+        let compatible = |a: &str, b: &str| places_compatible(signature(a), signature(b));
         assert_eq!(signature("今天天气很好"), 0);
         assert_ne!(signature("北京"), 0);
         assert_eq!(signature("北京和上海"), signature("上海与北京"));
-        assert_ne!(signature("发布会在北京举行"), signature("发布会在上海举行"));
+        assert!(!compatible("发布会在北京举行", "发布会在上海举行"));
+        // A repost's credit or tag adds a place; the original's stay.
+        assert!(compatible(
+            "发布会在北京举行",
+            "发布会在北京举行——来自上海新闻"
+        ));
+        assert!(compatible(
+            "发布会在北京举行——来自上海新闻",
+            "发布会在北京举行"
+        ));
+        assert!(!compatible("北京和上海", "北京和广州"));
+        assert!(compatible("今天天气很好", "发布会在上海举行"));
+    }
+
+    #[test]
+    fn place_hashes_of_earlier_versions_match_only_themselves() {
+        let set = fingerprinter().place_signature(&fingerprinter().prepare("北京"));
+        let legacy = 0x1234_5678_9abc_def0;
+        assert!(places_compatible(legacy, legacy));
+        assert!(!places_compatible(legacy, legacy + 1));
+        assert!(places_compatible(legacy, set) && places_compatible(set, legacy));
     }
 
     #[test]
