@@ -348,7 +348,7 @@ fn config_file_is_read_and_typos_are_rejected() {
 }
 
 #[test]
-fn a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_one_is_refused() {
+fn the_thesaurus_or_a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_file_is_refused() {
     let dir = std::env::temp_dir().join(format!("neardup-synonyms-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let input = concat!(
@@ -362,15 +362,17 @@ fn a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_one_is_refused() {
         args.extend_from_slice(extra);
         roots_by_id(&stdout_lines(&neardup(&args, Some(input.as_bytes()))))
     };
-    let plain = stamp(&[]);
+    let plain = stamp(&["--builtin-thesaurus", "false"]);
     assert_ne!(
         plain["a"], plain["b"],
-        "a swapped verb is a change by default"
+        "a swapped verb is a change without a thesaurus"
     );
+    let builtin = stamp(&[]);
+    assert_eq!(builtin["a"], builtin["b"], "the built-in thesaurus has it");
     let list = dir.join("synonyms.txt");
     std::fs::write(&list, "# house style\n實行, 实施\n").expect("write");
     let path = list.to_str().unwrap_or_default();
-    let declared = stamp(&["--synonyms", path]);
+    let declared = stamp(&["--builtin-thesaurus", "false", "--synonyms", path]);
     assert_eq!(declared["a"], declared["b"]);
     let bad = dir.join("bad.txt");
     std::fs::write(&bad, "实行\n").expect("write");

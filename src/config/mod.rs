@@ -103,6 +103,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_SYNONYMS")]
     pub synonyms: Option<PathBuf>,
 
+    /// With --content-word-check, a word swapped for one of the same sense in the built-in Chinese thesaurus (from the Chinese Open Wordnet) is not a change either; --synonyms adds to it [default: true]
+    #[arg(long, env = "NEARDUP_BUILTIN_THESAURUS")]
+    pub builtin_thesaurus: Option<bool>,
+
     /// Long texts within k join only when their headlines agree too (as for long texts found by shared text) [default: true]
     #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
     pub neighbour_headline_check: Option<bool>,
@@ -208,6 +212,7 @@ impl EngineSettings {
             content_word_check: self.content_word_check.or(fallback.content_word_check),
             repost_reading: self.repost_reading.or(fallback.repost_reading),
             synonyms: self.synonyms.or(fallback.synonyms),
+            builtin_thesaurus: self.builtin_thesaurus.or(fallback.builtin_thesaurus),
             confirm_identical: self.confirm_identical.or(fallback.confirm_identical),
             neighbour_headline_check: self
                 .neighbour_headline_check
@@ -295,12 +300,17 @@ impl EngineSettings {
                 .content_word_check
                 .unwrap_or(defaults.content_word_check),
             repost_reading: self.repost_reading.unwrap_or(defaults.repost_reading),
-            synonyms: match &self.synonyms {
-                None => defaults.synonyms,
-                Some(path) => std::sync::Arc::new(crate::confirm::synonyms::Synonyms::load(
-                    path,
-                    self.fingerprint_config().normalize,
-                )?),
+            synonyms: {
+                use crate::confirm::synonyms::{Synonyms, Thesaurus};
+                let declared = match &self.synonyms {
+                    None => Synonyms::empty(),
+                    Some(path) => Synonyms::load(path, self.fingerprint_config().normalize)?,
+                };
+                std::sync::Arc::new(if self.builtin_thesaurus.unwrap_or(true) {
+                    declared.with_thesaurus(Thesaurus::builtin())
+                } else {
+                    declared
+                })
             },
             confirm_identical_fingerprints: self
                 .confirm_identical

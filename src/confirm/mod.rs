@@ -21,7 +21,8 @@
 //! - long text within k: the number-set containment, the headlines and a
 //!   floor on shared body text.
 //!
-//! User-declared [`synonyms`] relax the content-word check.
+//! [`synonyms`] (the user's and a built-in Chinese thesaurus) relax the
+//! content-word check.
 //!
 //! Consequences: confirmation is pure and reads only the two nodes' texts
 //! (and the candidate's root for short texts), so its cost per candidate is
@@ -104,8 +105,9 @@ pub struct ConfirmationConfig {
     /// inside the span are allowed by its length, never of a fact. Off: the
     /// earlier bounds (bigram Jaccard, at most one edit anywhere).
     pub repost_reading: bool,
-    /// Words the user declared equivalent: swapping one for another is not a
-    /// change of content (see [`crate::confirm::synonyms`]). Empty by default.
+    /// Words declared equivalent (the user's groups, the built-in thesaurus):
+    /// swapping one for another is not a change of content (see
+    /// [`crate::confirm::synonyms`]). By default the built-in thesaurus alone.
     pub synonyms: Arc<Synonyms>,
     /// Long simhash neighbours (not only sketch candidates) join only with
     /// agreeing headlines: one boilerplate body (a disclaimer, a notice)
@@ -142,7 +144,7 @@ impl Default for ConfirmationConfig {
             min_fuzzy_chars: 12,
             content_word_check: true,
             repost_reading: true,
-            synonyms: Arc::new(Synonyms::empty()),
+            synonyms: Arc::new(Synonyms::builtin()),
             neighbour_headline_check: true,
             min_neighbour_jaccard: 0.5,
             confirm_identical_fingerprints: true,

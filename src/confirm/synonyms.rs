@@ -1,4 +1,5 @@
-//! Synonyms the user declares, for the content-word check.
+//! Synonyms for the content-word check: the user's, and a built-in
+//! Chinese thesaurus.
 //!
 //! Motivation: a short reprint may swap a verb for a synonym (实行 / 实施),
 //! and recurring headlines differ by a word in the same place (开幕 /
@@ -13,11 +14,23 @@
 //! texts (width, case, Traditional → Simplified) and compared on their
 //! letters and digits. A term on two lines joins the two groups.
 //!
-//! Consequences: only the comparison of two texts reads it; fingerprints do
-//! not change, so a state written without a list stays valid with one.
+//! The built-in thesaurus ([`Thesaurus::builtin`]) covers general Chinese
+//! near-synonyms a newsroom would not think to list (会见 / 会晤, 实行 /
+//! 实施). It is derived from the Chinese Open Wordnet (licence: a WordNet-style
+//! permissive licence, reproduced at the head of `thesaurus_zh.txt`;
+//! regenerate with `scripts/thesaurus-from-cow`). Its synsets are senses,
+//! not groups: two words are synonyms when they share one, and a word in two
+//! senses does not join them (发生 / 出现 and 出现 / 露面 do not make 发生 /
+//! 露面), or polysemous words would chain the whole vocabulary into one
+//! group. Only words of two or more letters are read. It is on by default
+//! (`--builtin-thesaurus false` turns it off) and the user's file adds to it.
+//!
+//! Consequences: only the comparison of two texts reads either; fingerprints
+//! do not change, so a state written without a list stays valid with one.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Arc, OnceLock};
 
 use crate::fingerprint::{NormalizeOptions, normalize};
 
@@ -27,13 +40,93 @@ pub struct Synonyms {
     group_of: HashMap<Box<str>, usize>,
     /// Members of each group (emptied when merged into another).
     members: Vec<Vec<Box<str>>>,
-    senses: HashMap<Box<str>, Vec<u32>>,
+    /// Word senses to consult after the declared groups.
+    thesaurus: Option<Arc<Thesaurus>>,
+}
+
+/// Words and the senses (synsets) they belong to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Thesaurus {
+    senses_of: HashMap<Box<str>, Box<[u32]>>,
+}
+
+/// The built-in thesaurus's text (see the module doc).
+const BUILTIN_THESAURUS: &str = include_str!("thesaurus_zh.txt");
+
+impl Thesaurus {
+    /// Reads one synset per line, words separated by spaces; `#` starts a
+    /// comment line. Words are normalised like the texts; words of fewer
+    /// than two letters are left out.
+    pub fn parse(text: &str, options: NormalizeOptions) -> Thesaurus {
+        let mut senses_of: HashMap<Box<str>, Vec<u32>> = HashMap::new();
+        let lines = text.lines().filter(|line| !line.starts_with('#'));
+        for (sense, line) in (0u32..).zip(lines) {
+            for word in line.split_whitespace() {
+                let key = letters_of(word, options);
+                if key.chars().count() < 2 {
+                    continue;
+                }
+                let senses = senses_of.entry(key).or_default();
+                if senses.last() != Some(&sense) {
+                    senses.push(sense);
+                }
+            }
+        }
+        Thesaurus {
+            senses_of: senses_of
+                .into_iter()
+                .map(|(word, senses)| (word, senses.into_boxed_slice()))
+                .collect(),
+        }
+    }
+
+    /// The built-in Chinese thesaurus, read once per process.
+    pub fn builtin() -> Arc<Thesaurus> {
+        static BUILTIN: OnceLock<Arc<Thesaurus>> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                Arc::new(Thesaurus::parse(
+                    BUILTIN_THESAURUS,
+                    NormalizeOptions::default(),
+                ))
+            })
+            .clone()
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.senses_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.senses_of.is_empty()
+    }
+
+    /// `left` and `right` share a sense.
+    pub fn share_a_sense(&self, left: &str, right: &str) -> bool {
+        match (self.senses_of.get(left), self.senses_of.get(right)) {
+            // Both lists are short.
+            (Some(ours), Some(theirs)) => ours.iter().any(|sense| theirs.contains(sense)),
+            _ => false,
+        }
+    }
 }
 
 impl Synonyms {
     /// No synonyms: every swapped content word is a change.
     pub fn empty() -> Synonyms {
         Synonyms::default()
+    }
+
+    /// The built-in thesaurus alone (the default).
+    pub fn builtin() -> Synonyms {
+        Synonyms::default().with_thesaurus(Thesaurus::builtin())
+    }
+
+    /// These groups, then `thesaurus`'s senses.
+    pub fn with_thesaurus(mut self, thesaurus: Arc<Thesaurus>) -> Synonyms {
+        self.thesaurus = Some(thesaurus);
+        self
     }
 
     /// Reads a synonyms file (see the module doc).
@@ -101,36 +194,11 @@ impl Synonyms {
         }
     }
 
-    pub fn with_thesaurus_tab(mut self, text: &str) -> Synonyms {
-        let mut ids: HashMap<&str, u32> = HashMap::new();
-        for line in text.lines() {
-            let mut parts = line.split('\t');
-            let (Some(sense), Some(kind), Some(word)) = (parts.next(), parts.next(), parts.next())
-            else {
-                continue;
-            };
-            if kind != "cmn:lemma" {
-                continue;
-            }
-            let next = ids.len() as u32;
-            let id = *ids.entry(sense).or_insert(next);
-            let key = letters_of(word, NormalizeOptions::default());
-            if key.chars().count() < 2 {
-                continue;
-            }
-            let list = self.senses.entry(key).or_default();
-            if !list.contains(&id) {
-                list.push(id);
-            }
-        }
-        self
-    }
-
     pub fn is_empty(&self) -> bool {
-        self.group_of.is_empty() && self.senses.is_empty()
+        self.group_of.is_empty() && self.thesaurus.as_ref().is_none_or(|t| t.is_empty())
     }
 
-    /// Number of declared terms.
+    /// Number of declared terms (the thesaurus aside).
     pub fn len(&self) -> usize {
         self.group_of.len()
     }
@@ -143,10 +211,10 @@ impl Synonyms {
                 (self.group_of.get(left), self.group_of.get(right)),
                 (Some(a), Some(b)) if a == b
             )
-            || matches!(
-                (self.senses.get(left), self.senses.get(right)),
-                (Some(a), Some(b)) if a.iter().any(|id| b.contains(id))
-            )
+            || self
+                .thesaurus
+                .as_ref()
+                .is_some_and(|thesaurus| thesaurus.share_a_sense(left, right))
     }
 }
 
@@ -182,6 +250,36 @@ mod tests {
         assert!(!synonyms.equivalent("开幕", "闭幕"));
         assert!(synonyms.equivalent("开幕", "开幕"));
         assert_eq!(synonyms.len(), 7);
+    }
+
+    #[test]
+    fn thesaurus_senses_do_not_chain() {
+        let thesaurus = Arc::new(Thesaurus::parse(
+            "# comment\n发生 出现\n出现 露面\n会见 會晤 见\n",
+            NormalizeOptions::default(),
+        ));
+        let synonyms = parse("开幕, 揭幕\n")
+            .expect("valid")
+            .with_thesaurus(thesaurus);
+        assert!(synonyms.equivalent("发生", "出现"));
+        assert!(synonyms.equivalent("出现", "露面"));
+        assert!(!synonyms.equivalent("发生", "露面"));
+        // Normalised (Traditional folds to Simplified); one letter is left out.
+        assert!(synonyms.equivalent("会见", "会晤"));
+        assert!(!synonyms.equivalent("会见", "见"));
+        // The user's groups still count.
+        assert!(synonyms.equivalent("开幕", "揭幕"));
+        assert!(!synonyms.equivalent("开幕", "闭幕"));
+    }
+
+    #[test]
+    fn the_builtin_thesaurus_reads_and_keeps_antonyms_apart() {
+        let builtin = Thesaurus::builtin();
+        assert!(builtin.len() > 10_000, "{}", builtin.len());
+        assert!(builtin.share_a_sense("实行", "实施"));
+        for (left, right) in [("开幕", "闭幕"), ("上涨", "下跌"), ("增加", "减少")] {
+            assert!(!builtin.share_a_sense(left, right), "{left} / {right}");
+        }
     }
 
     #[test]
