@@ -304,6 +304,9 @@ impl Side<'_> {
                 (span.end..end, span.end)
             }
         };
+        if self.letters.only_tags_or_repost_marker(&piece) {
+            return EdgePiece::Apart;
+        }
         let han = chars[piece.clone()]
             .iter()
             .filter(|&&c| normalize::is_han(c))
@@ -572,6 +575,9 @@ struct Letters {
     /// `credit[i]`: `chars[i]` is part of a credit line (see
     /// [`mark_credits`]).
     credit: Vec<bool>,
+    /// `tagged[i]`: `chars[i]` begins a word written right after `#` or
+    /// `@` (a hashtag or a mention).
+    tagged: Vec<bool>,
 }
 
 /// Words that open a credit line, compared with whole chunks (letters
@@ -650,9 +656,10 @@ impl Letters {
             capital: Vec::with_capacity(text.len()),
             field_starts: Vec::with_capacity(text.len()),
             credit: Vec::new(),
+            tagged: Vec::with_capacity(text.len()),
         };
         let (mut skipped, mut marked, mut new_field) = (false, false, false);
-        let mut comma = false;
+        let (mut comma, mut tag_sign) = (false, false);
         for c in text.chars() {
             if normalize::is_letter_or_digit(c) {
                 let mut lower = c.to_lowercase();
@@ -663,9 +670,11 @@ impl Letters {
                 comma = false;
                 letters.capital.push(c.is_uppercase());
                 letters.field_starts.push(new_field);
-                (skipped, marked, new_field) = (false, false, false);
+                letters.tagged.push(tag_sign);
+                (skipped, marked, new_field, tag_sign) = (false, false, false, false);
             } else {
                 skipped = true;
+                tag_sign = matches!(c, '#' | '@' | '＃' | '＠');
                 let is_comma = matches!(c, ',' | '，' | '、' | ';' | '；');
                 comma |= is_comma;
                 marked |= !(c.is_whitespace() || is_comma);
@@ -674,6 +683,26 @@ impl Letters {
         }
         mark_credits(&mut letters);
         letters
+    }
+}
+
+/// What a repost glues onto a post's edge to say it is one ("…贯通转发"):
+/// not a clause of the post.
+const REPOST_MARKERS: &[&str] = &["转发", "转发微博", "转载", "repost", "rt"];
+
+impl Letters {
+    /// `piece` holds only hashtags and mentions ("#markets", "@CNN": a
+    /// repost's tags), or is a repost marker ([`REPOST_MARKERS`]).
+    fn only_tags_or_repost_marker(&self, piece: &Range<usize>) -> bool {
+        if piece.is_empty() {
+            return false;
+        }
+        let only_tags = piece
+            .clone()
+            .filter(|&i| i == piece.start || self.breaks[i])
+            .all(|word_start| self.tagged[word_start]);
+        let text: String = self.chars[piece.clone()].iter().collect();
+        only_tags || REPOST_MARKERS.contains(&text.as_str())
     }
 }
 

@@ -239,6 +239,40 @@ fn a_clause_that_continues_the_sentence_is_not_a_comment() {
 }
 
 #[test]
+fn hashtags_mentions_and_glued_repost_markers_at_an_edge_are_not_clauses() {
+    let headline = "CITY COUNCIL APPROVES NEW LIBRARY BUDGET";
+    let clauses = |longer: &str| compare(headline, longer).repost.clauses;
+    assert_eq!(
+        clauses("#local city council approves new library budget #news"),
+        0
+    );
+    assert_eq!(
+        clauses("city council approves new library budget @citydesk"),
+        0
+    );
+    // The same words without the sign continue the sentence.
+    assert_eq!(clauses("local city council approves new library budget"), 1);
+    // Only tags: one plain word among them makes it a clause again.
+    assert_eq!(
+        clauses("#local news city council approves new library budget"),
+        1
+    );
+    let post = "南湖大桥主体结构今天顺利合龙";
+    assert_eq!(
+        compare(post, "南湖大桥主体结构今天顺利合龙转发！！")
+            .repost
+            .clauses,
+        0
+    );
+    assert_eq!(
+        compare(post, "南湖大桥主体结构今天顺利合龙通车在即")
+            .repost
+            .clauses,
+        1
+    );
+}
+
+#[test]
 fn a_swapped_name_or_figure_inside_the_span_is_a_fact() {
     let reading = compare(
         "第十届读书节第一次筹备会今天在市图书馆召开",
