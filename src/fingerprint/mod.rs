@@ -898,6 +898,22 @@ mod tests {
     }
 
     #[test]
+    fn digits_with_a_chinese_magnitude_are_the_number_they_make() {
+        let f = fingerprinter();
+        let signature = |text: &str| f.number_signature(&f.prepare(text));
+        let same = |a: &str, b: &str| assert_eq!(signature(a), signature(b), "{a} / {b}");
+        same("募得善款1亿6千万元", "募得善款1亿6000万元");
+        same("参观者超过3千人", "参观者超过3000人");
+        same("参观者超过3 千人", "参观者超过3000人");
+        same("全长5百米", "全长500米");
+        assert_ne!(
+            signature("募得善款1亿6千万元"),
+            signature("募得善款1亿7000万元")
+        );
+        assert_ne!(signature("参观者超过3千人"), signature("参观者超过300人"));
+    }
+
+    #[test]
     fn english_number_words_and_mixed_fractions_are_numbers() {
         let f = fingerprinter();
         let signature = |text: &str| f.number_signature(&f.prepare(text));

@@ -5,6 +5,8 @@
 //! / "4.1%") are close by every measure of text; their figures tell them
 //! apart. Confirmation ([`crate::confirm`]) compares the figures found here.
 
+use std::borrow::Cow;
+
 /// The numbers of a text, in order: runs of ASCII digits with inner `.`,
 /// `,` or `/` (`3.5`, `1,200`, `1987/88`; full-width digits are ASCII after
 /// NFKC), mixed fractions (`6-1/4`, not the range `11-20`), and numbers
@@ -13,9 +15,12 @@
 /// sessions, batches, ranks or time (`二次`, `三届`, `五名`, `两年`). Any
 /// other lone numeral is not counted: it is part of too many ordinary words
 /// (一些, 统一, 十分). English number words count as the digits they stand
-/// for ("six" is `6`): wire reports write small figures out.
-pub(super) fn numbers_in(text: &str) -> Vec<&str> {
-    let mut numbers: Vec<&str> = english_number_words(text).collect();
+/// for ("six" is `6`): wire reports write small figures out. Digits
+/// followed by 十, 百 or 千 count as the number they make (`6千` is `6000`,
+/// so `1亿6千万` and `1亿6000万` report the same figures), and magnitudes
+/// right after digits (`千万` in `6千万`) are not a number of their own.
+pub(super) fn numbers_in(text: &str) -> Vec<Cow<'_, str>> {
+    let mut numbers: Vec<Cow<'_, str>> = english_number_words(text).map(Cow::Borrowed).collect();
     let mut start = None;
     let mut previous = None;
     for (index, c) in text.char_indices() {
@@ -27,34 +32,61 @@ pub(super) fn numbers_in(text: &str) -> Vec<&str> {
         match (inside_number, start) {
             (true, None) => start = Some(index),
             (false, Some(begin)) => {
-                numbers.push(&text[begin..index]);
+                let next = text[index..].chars().find(|c| !c.is_whitespace());
+                numbers.push(with_magnitude(&text[begin..index], next));
                 start = None;
             }
             _ => {}
         }
     }
     if let Some(begin) = start {
-        numbers.push(&text[begin..]);
+        numbers.push(Cow::Borrowed(&text[begin..]));
     }
     let mut run_start: Option<usize> = None;
     let mut run_chars = 0;
-    let mut after_ordinal = false;
+    let (mut after_ordinal, mut after_digits) = (false, false);
     for (index, c) in text.char_indices().chain([(text.len(), ' ')]) {
         if is_chinese_numeral(c) {
             if run_start.is_none() {
                 run_start = Some(index);
                 run_chars = 0;
                 after_ordinal = previous == Some('第');
+                after_digits = previous.is_some_and(|previous| previous.is_ascii_digit());
             }
             run_chars += 1;
         } else if let Some(begin) = run_start.take()
             && (run_chars >= 2 || after_ordinal || is_counter(c))
+            && !(after_digits && text[begin..index].chars().all(is_magnitude))
         {
-            numbers.push(&text[begin..index]);
+            numbers.push(Cow::Borrowed(&text[begin..index]));
         }
-        previous = Some(c);
+        if !c.is_whitespace() {
+            previous = Some(c);
+        }
     }
     numbers
+}
+
+/// The Chinese numerals that scale the number before them.
+fn is_magnitude(c: char) -> bool {
+    matches!(c, '十' | '百' | '千' | '万' | '亿')
+}
+
+/// `digits` as the number it makes with the character after it (spaces
+/// between are a copy's spacing, not a separation): `6` before
+/// 千 is `6000` (only whole numbers before 十, 百 or 千; 万 and 亿 are
+/// units both ways of writing keep: `1亿6000万`).
+fn with_magnitude(digits: &str, next: Option<char>) -> Cow<'_, str> {
+    let zeros = match next {
+        Some('十') => 1,
+        Some('百') => 2,
+        Some('千') => 3,
+        _ => return Cow::Borrowed(digits),
+    };
+    if !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Cow::Borrowed(digits);
+    }
+    Cow::Owned(format!("{digits}{}", "0".repeat(zeros)))
 }
 
 /// `text` starts with a fraction, digits `/` digits.
