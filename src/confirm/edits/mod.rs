@@ -495,15 +495,15 @@ fn declared_synonyms(
         })
         .last()
         .unwrap_or(0);
+    // Two buffers for all the lookups (up to 16 pairs per gap).
+    let (mut our_word, mut their_word) = (String::new(), String::new());
     (0..=shared_before).any(|before| {
         (0..=shared_after).any(|after| {
-            let ours: String = shorter[ours.start - before..ours.end + after]
-                .iter()
-                .collect();
-            let theirs: String = longer[theirs.start - before..theirs.end + after]
-                .iter()
-                .collect();
-            synonyms.equivalent(&ours, &theirs)
+            our_word.clear();
+            our_word.extend(&shorter[ours.start - before..ours.end + after]);
+            their_word.clear();
+            their_word.extend(&longer[theirs.start - before..theirs.end + after]);
+            synonyms.equivalent(&our_word, &their_word)
         })
     })
 }
