@@ -49,8 +49,9 @@ use serde::Serialize;
 
 use crate::confirm::edits::{self, align};
 use crate::confirm::{
-    ConfirmationConfig, MIN_REPOST_CONTAINMENT, allowed_cut_chars, allowed_unmatched_chars,
-    containment, edits_allow_join, repost_allows_join, short_texts_close,
+    ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, allowed_cut_chars,
+    allowed_unmatched_chars, containment, edits_allow_join, repost_allows_join, short_texts_close,
+    sketch_join_bar,
 };
 use crate::engine::Engine;
 use crate::fingerprint::normalize::is_han;
@@ -413,17 +414,22 @@ fn long_figures(
         &fingerprinter.body_sketch(second),
         SKETCH_SIZE,
     );
+    let sketch_bar = sketch_join_bar(
+        &fingerprinter.body_lead(first, LEAD_CHARS),
+        &fingerprinter.body_lead(second, LEAD_CHARS),
+        confirmation,
+    );
     let floor = if within_k {
         confirmation.min_neighbour_jaccard
     } else {
-        confirmation.min_long_jaccard
+        sketch_bar
     };
     figures.push(Figure {
         name: "body_jaccard",
         value: format!("{body_similarity:.2}"),
         requirement: format!(
             "estimated 5-gram Jaccard of the bodies: ≥ {:.2} within k, ≥ {:.2} when found by sketch",
-            confirmation.min_neighbour_jaccard, confirmation.min_long_jaccard
+            confirmation.min_neighbour_jaccard, sketch_bar
         ),
         passes: Some(body_similarity >= floor),
     });

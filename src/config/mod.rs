@@ -49,6 +49,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_MIN_LONG_JACCARD")]
     pub min_long_jaccard: Option<f64>,
 
+    /// The same when both bodies are Chinese (most letters of their leads are Han characters): a character 5-gram spans more words in Chinese [default: 0.6]
+    #[arg(long, env = "NEARDUP_MIN_LONG_JACCARD_CHINESE")]
+    pub min_long_jaccard_chinese: Option<f64>,
+
     /// Also look short texts up by shingle overlap (MinHash LSH), not only by simhash distance [default: true]
     #[arg(long, env = "NEARDUP_SHORT_TEXT_SEARCH")]
     pub short_text_search: Option<bool>,
@@ -196,6 +200,9 @@ impl EngineSettings {
             headline_field: self.headline_field.or(fallback.headline_field),
             min_headline_jaccard: self.min_headline_jaccard.or(fallback.min_headline_jaccard),
             min_long_jaccard: self.min_long_jaccard.or(fallback.min_long_jaccard),
+            min_long_jaccard_chinese: self
+                .min_long_jaccard_chinese
+                .or(fallback.min_long_jaccard_chinese),
             mode: self.mode.or(fallback.mode),
             short_mode: self.short_mode.or(fallback.short_mode),
             short_chars: self.short_chars.or(fallback.short_chars),
@@ -289,6 +296,9 @@ impl EngineSettings {
                 .unwrap_or(!defaults.require_same_numbers),
             require_same_places: !self.ignore_places.unwrap_or(!defaults.require_same_places),
             min_long_jaccard: self.min_long_jaccard.unwrap_or(defaults.min_long_jaccard),
+            min_long_jaccard_chinese: self
+                .min_long_jaccard_chinese
+                .unwrap_or(defaults.min_long_jaccard_chinese),
             short_text_search: self.short_text_search.unwrap_or(defaults.short_text_search),
             long_text_search: self.long_text_search.unwrap_or(defaults.long_text_search),
             min_headline_jaccard: self

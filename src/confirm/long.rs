@@ -22,6 +22,27 @@ pub struct LongText {
 /// How much of a body's start is kept to recognise a headline taken from it.
 pub const LEAD_CHARS: usize = 48;
 
+/// The body Jaccard a sketch candidate needs, given the two bodies' leads:
+/// [`ConfirmationConfig::min_long_jaccard_chinese`] when both are Chinese,
+/// [`ConfirmationConfig::min_long_jaccard`] otherwise.
+pub fn sketch_join_bar(ours: &str, theirs: &str, config: &ConfirmationConfig) -> f64 {
+    if lead_is_chinese(ours) && lead_is_chinese(theirs) {
+        config.min_long_jaccard_chinese
+    } else {
+        config.min_long_jaccard
+    }
+}
+
+/// Most letters of a body's lead are Han characters.
+pub fn lead_is_chinese(lead: &str) -> bool {
+    let (mut han, mut letters) = (0usize, 0usize);
+    for c in lead.chars() {
+        letters += 1;
+        han += usize::from(normalize::is_han(c));
+    }
+    han * 2 > letters
+}
+
 /// Estimated body Jaccard from which two long texts count as one body
 /// under reworded headlines (see [`LongText::same_body`]). Recurring
 /// reports share their frame but not their facts, and stay below it.
@@ -48,7 +69,7 @@ impl LongText {
         (!config.require_same_numbers || self.numbers_compatible(candidate))
             && self.headlines_agree(candidate, config)
             && estimate_jaccard(&self.sketch, &candidate.sketch, SKETCH_SIZE)
-                >= config.min_long_jaccard
+                >= sketch_join_bar(&self.lead, &candidate.lead, config)
     }
 
     /// Headlines agree when they are similar (character bigrams), or when
@@ -119,4 +140,49 @@ fn one_fact_edited(ours: &str, theirs: &str, synonyms: &Synonyms) -> bool {
 /// True when every element of one sorted set is in the other.
 fn one_contains_the_other(left: &[u32], right: &[u32]) -> bool {
     shared_count(left, right) == left.len().min(right.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long text with this lead and a sketch sharing `shared` of its 64
+    /// smallest values with [`body`]`(lead, 64)`'s.
+    fn body(lead: &str, shared: u32) -> LongText {
+        let sketch: Vec<u32> = (0..shared).chain(1_000..1_000 + (64 - shared)).collect();
+        LongText {
+            sketch: sketch.into_boxed_slice(),
+            headline: None,
+            lead: lead.into(),
+            numbers: Box::default(),
+        }
+    }
+
+    #[test]
+    fn chinese_bodies_join_a_sketch_candidate_at_a_lower_jaccard() {
+        let config = ConfirmationConfig::default();
+        let chinese = "中央电视台焦点访谈已经播出可口可乐承认旗下果汁含有禁用农药";
+        let english = "thecouncilapprovedthebudgetforthenewlibraryonmonday";
+        // 42 of 64 shared: an estimated Jaccard of 0.66.
+        assert!(body(chinese, 42).confirms_sketch_candidate(&body(chinese, 64), &config));
+        assert!(!body(english, 42).confirms_sketch_candidate(&body(english, 64), &config));
+        // One Chinese body and one English: the general bar.
+        assert!(!body(chinese, 42).confirms_sketch_candidate(&body(english, 64), &config));
+        let same_bar = ConfirmationConfig {
+            min_long_jaccard_chinese: 0.7,
+            ..ConfirmationConfig::default()
+        };
+        assert!(!body(chinese, 42).confirms_sketch_candidate(&body(chinese, 64), &same_bar));
+        // 36 of 64 (0.56) stays apart in both scripts.
+        assert!(!body(chinese, 36).confirms_sketch_candidate(&body(chinese, 64), &config));
+    }
+
+    #[test]
+    fn a_lead_is_chinese_when_most_letters_are_han() {
+        assert!(lead_is_chinese("可口可乐承认旗下果汁含有禁用农药"));
+        assert!(lead_is_chinese("ai人工智能大会今天在上海开幕"));
+        assert!(!lead_is_chinese("reaganaskscongresstoact"));
+        assert!(!lead_is_chinese("nasa发射新卫星launchedtoday"));
+        assert!(!lead_is_chinese(""));
+    }
 }
