@@ -28,6 +28,23 @@ fn engine() -> Engine {
 }
 
 #[test]
+fn a_headline_tagged_with_hashtags_joins_and_a_continued_one_does_not() {
+    let headline = "CITY COUNCIL APPROVES NEW LIBRARY BUDGET";
+    let config = ConfirmationConfig::default;
+    assert!(texts_join(
+        config(),
+        &[
+            headline,
+            "#local city council approves new library budget #news"
+        ]
+    ));
+    assert!(!texts_join(
+        config(),
+        &[headline, "local city council approves new library budget"]
+    ));
+}
+
+#[test]
 fn verbatim_reprint_takes_the_exact_fast_path() {
     let mut engine = engine();
     let first = engine.add_text("今天天气很好，我们去公园散步。", 0);

@@ -581,22 +581,29 @@ fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 
 /// character where words may break between two letters: a space where only
 /// whitespace stood, [`BREAK_CONTINUED`] where a comma or semicolon did (the
 /// sentence goes on), [`BREAK_MARKED`] where other punctuation did (a
-/// repost marks what it adds with it).
+/// repost marks what it adds with it), [`BREAK_TAG`] where `#` or `@` did
+/// right before the word (also at the start of a field).
 pub fn letters_with_breaks(text: &str) -> String {
     let mut letters = String::with_capacity(text.len());
     let mut skipped: Option<char> = None;
+    // The last character skipped was `#` or `@`: the word ahead is a tag.
+    let mut tag_sign = false;
     for c in text.chars() {
         if c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c) {
-            if let Some(break_char) = skipped
+            let at_start = letters.is_empty() || letters.ends_with(FIELD_SEPARATOR);
+            if c != FIELD_SEPARATOR && tag_sign {
+                letters.push(BREAK_TAG);
+            } else if let Some(break_char) = skipped
                 && c != FIELD_SEPARATOR
-                && !letters.is_empty()
-                && !letters.ends_with(FIELD_SEPARATOR)
+                && !at_start
             {
                 letters.push(break_char);
             }
             letters.push(c);
             skipped = None;
+            tag_sign = false;
         } else {
+            tag_sign = matches!(c, '#' | '@' | '＃' | '＠');
             let this = if c.is_whitespace() {
                 ' '
             } else if matches!(c, ',' | '，' | '、' | ';' | '；') {
@@ -618,6 +625,10 @@ pub fn letters_with_breaks(text: &str) -> String {
 /// Stands for punctuation that marks something off (a tag, a comment, a
 /// new sentence) in [`letters_with_breaks`].
 pub const BREAK_MARKED: char = '|';
+
+/// Stands for `#` or `@` right before a word (a hashtag or a mention: what
+/// a repost tags a text with) in [`letters_with_breaks`]; a marked break.
+pub const BREAK_TAG: char = '#';
 
 /// Stands for a comma or semicolon in [`letters_with_breaks`].
 pub const BREAK_CONTINUED: char = ',';
@@ -895,6 +906,19 @@ mod tests {
         );
         assert_ne!(signature("连续三年增长"), signature("连续两年增长"));
         assert_eq!(signature("再一次统一认识"), signature("一次统一认识"));
+    }
+
+    #[test]
+    fn letters_keep_their_breaks_and_tag_signs() {
+        assert_eq!(
+            letters_with_breaks("#world news, today: ok"),
+            "#world news,today|ok"
+        );
+        assert_eq!(letters_with_breaks("a #tag and @b"), "a#tag and#b");
+        assert_eq!(
+            letters_with_breaks("转发 #社会新闻# 标题"),
+            "转发#社会新闻|标题"
+        );
     }
 
     #[test]
