@@ -191,6 +191,35 @@ mod tests {
     }
 
     #[test]
+    fn pairs_are_found_at_the_rate_the_shape_promises() {
+        // Shingles are xxh3 hashes in real use; 2 000 pairs of 30 and 30
+        // shingles sharing 20 (Jaccard 0.5): 8 bands of 2 rows find a pair
+        // with probability 1 - (1 - 0.5²)⁸ = 0.90. (The rows' cheap
+        // permutation is as good as independent hashing here.)
+        let hashed = |values: std::ops::Range<u32>| -> Vec<u32> {
+            let mut shingles: Vec<u32> = values
+                .map(|value| xxh3_64_with_seed(&value.to_le_bytes(), 7) as u32)
+                .collect();
+            shingles.sort_unstable();
+            shingles
+        };
+        let pairs = 2_000u32;
+        let found = (0..pairs)
+            .filter(|&pair| {
+                let mut index = ShingleIndex::new(LshShape::default());
+                let base = pair * 1_000;
+                index.insert(1, &hashed(base..base + 30));
+                !index.candidates(&hashed(base + 10..base + 40)).is_empty()
+            })
+            .count();
+        let rate = found as f64 / f64::from(pairs);
+        assert!(
+            (0.87..=0.93).contains(&rate),
+            "found {rate:.3}, expected 0.90"
+        );
+    }
+
+    #[test]
     fn remove_undoes_insert() {
         let mut index = ShingleIndex::new(LshShape::default());
         index.insert(1, &set(0..10));
