@@ -425,16 +425,44 @@ impl Side<'_> {
         other: &Side,
         added: Range<usize>,
     ) -> bool {
-        let changes = |at: usize, added: Range<usize>| {
-            at > 0
-                && at < self.marks.len()
-                && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
-                    || other.has_entity_in(added))
-        };
-        if !changes(point, added.clone()) {
-            return false;
-        }
+        self.insertion_alignments(point, other, added)
+            .into_iter()
+            .all(|(at, added)| {
+                at > 0
+                    && at < self.marks.len()
+                    && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
+                        || other.has_entity_in(added))
+            })
+    }
+
+    /// `added` (of `other`, inserted at `point` of this text) is a clause
+    /// wherever it can be aligned: two or more words, one of them a content
+    /// word ("进一步" inserted before "进入" may be aligned as "一步进",
+    /// which spans three words; it is one adverb).
+    fn added_is_a_clause_wherever_aligned(
+        &self,
+        point: usize,
+        other: &Side,
+        added: Range<usize>,
+    ) -> bool {
+        self.insertion_alignments(point, other, added)
+            .into_iter()
+            .all(|(_, added)| {
+                other.words_in(added.clone()) >= MIN_CLAUSE_WORDS && other.has_content_in(added)
+            })
+    }
+
+    /// Every place `added` (of `other`) can be inserted at in this text with
+    /// the same letters matched: `point`, and the shifts to either side over
+    /// letters the insertion repeats ("讯快" / "快讯").
+    fn insertion_alignments(
+        &self,
+        point: usize,
+        other: &Side,
+        added: Range<usize>,
+    ) -> Vec<(usize, Range<usize>)> {
         let (ours, theirs) = (&self.letters.chars, &other.letters.chars);
+        let mut alignments = vec![(point, added.clone())];
         let (mut at, mut from, mut to) = (point, added.start, added.end);
         while at > 0
             && from > 0
@@ -442,9 +470,7 @@ impl Side<'_> {
             && ours[at - 1] == theirs[from - 1]
         {
             (at, from, to) = (at - 1, from - 1, to - 1);
-            if !changes(at, from..to) {
-                return false;
-            }
+            alignments.push((at, from..to));
         }
         let (mut at, mut from, mut to) = (point, added.start, added.end);
         while at < ours.len()
@@ -453,11 +479,9 @@ impl Side<'_> {
             && ours[at] == theirs[to]
         {
             (at, from, to) = (at + 1, from + 1, to + 1);
-            if !changes(at, from..to) {
-                return false;
-            }
+            alignments.push((at, from..to));
         }
-        true
+        alignments
     }
 }
 
@@ -874,12 +898,18 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
             );
             // Whole words added or dropped are a reprint's fillers ("正式",
             // "进一步", "also"); a clause is not.
-            let clause = |side: &Side, range: &Range<usize>| {
-                side.words_in(range.clone()) >= MIN_CLAUSE_WORDS
-                    && side.has_content_in(range.clone())
-            };
-            let clause_changed = (ours.is_empty() && clause(&longer_side, &theirs))
-                || (theirs.is_empty() && clause(&shorter_side, &ours));
+            let clause_changed = (ours.is_empty()
+                && shorter_side.added_is_a_clause_wherever_aligned(
+                    ours.start,
+                    &longer_side,
+                    theirs.clone(),
+                ))
+                || (theirs.is_empty()
+                    && longer_side.added_is_a_clause_wherever_aligned(
+                        theirs.start,
+                        &shorter_side,
+                        ours.clone(),
+                    ));
             reading.content_changes += usize::from(changed_inside || clause_changed);
             // A name, place or time by its words' tags on either side; a
             // numeral replaced by another, or digits ("一" inside 进一步 is

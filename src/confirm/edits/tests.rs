@@ -273,6 +273,16 @@ fn hashtags_mentions_and_glued_repost_markers_at_an_edge_are_not_clauses() {
 }
 
 #[test]
+fn an_inserted_word_is_judged_where_it_aligns_as_one_word() {
+    // "进一步" before "进入" may be aligned as "一步进", three words; it is one adverb.
+    let adverb = compare("南湖工程进入收尾阶段", "南湖工程进一步进入收尾阶段");
+    assert_eq!(adverb.repost.content_changes, 0, "{adverb:?}");
+    // Words that say more are a clause wherever they align.
+    let clause = compare("南湖工程进入收尾阶段", "南湖工程加快建设并进入收尾阶段");
+    assert_eq!(clause.repost.content_changes, 1, "{clause:?}");
+}
+
+#[test]
 fn a_swapped_name_or_figure_inside_the_span_is_a_fact() {
     let reading = compare(
         "第十届读书节第一次筹备会今天在市图书馆召开",
