@@ -425,14 +425,12 @@ impl Side<'_> {
         other: &Side,
         added: Range<usize>,
     ) -> bool {
-        self.insertion_alignments(point, other, added)
-            .into_iter()
-            .all(|(at, added)| {
-                at > 0
-                    && at < self.marks.len()
-                    && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
-                        || other.has_entity_in(added))
-            })
+        self.at_every_alignment(point, other, added, |at, added| {
+            at > 0
+                && at < self.marks.len()
+                && ((self.content_cut_at(at) && !other.whole_words(added.clone()))
+                    || other.has_entity_in(added))
+        })
     }
 
     /// `added` (of `other`, inserted at `point` of this text) is a clause
@@ -445,24 +443,26 @@ impl Side<'_> {
         other: &Side,
         added: Range<usize>,
     ) -> bool {
-        self.insertion_alignments(point, other, added)
-            .into_iter()
-            .all(|(_, added)| {
-                other.words_in(added.clone()) >= MIN_CLAUSE_WORDS && other.has_content_in(added)
-            })
+        self.at_every_alignment(point, other, added, |_, added| {
+            other.words_in(added.clone()) >= MIN_CLAUSE_WORDS && other.has_content_in(added)
+        })
     }
 
-    /// Every place `added` (of `other`) can be inserted at in this text with
-    /// the same letters matched: `point`, and the shifts to either side over
-    /// letters the insertion repeats ("讯快" / "快讯").
-    fn insertion_alignments(
+    /// `holds` is true at every place `added` (of `other`) can be inserted
+    /// in this text with the same letters matched: `point`, and the shifts
+    /// to either side over letters the insertion repeats ("讯快" / "快讯").
+    /// Stops at the first place where it is false.
+    fn at_every_alignment(
         &self,
         point: usize,
         other: &Side,
         added: Range<usize>,
-    ) -> Vec<(usize, Range<usize>)> {
+        mut holds: impl FnMut(usize, Range<usize>) -> bool,
+    ) -> bool {
+        if !holds(point, added.clone()) {
+            return false;
+        }
         let (ours, theirs) = (&self.letters.chars, &other.letters.chars);
-        let mut alignments = vec![(point, added.clone())];
         let (mut at, mut from, mut to) = (point, added.start, added.end);
         while at > 0
             && from > 0
@@ -470,7 +470,9 @@ impl Side<'_> {
             && ours[at - 1] == theirs[from - 1]
         {
             (at, from, to) = (at - 1, from - 1, to - 1);
-            alignments.push((at, from..to));
+            if !holds(at, from..to) {
+                return false;
+            }
         }
         let (mut at, mut from, mut to) = (point, added.start, added.end);
         while at < ours.len()
@@ -479,9 +481,11 @@ impl Side<'_> {
             && ours[at] == theirs[to]
         {
             (at, from, to) = (at + 1, from + 1, to + 1);
-            alignments.push((at, from..to));
+            if !holds(at, from..to) {
+                return false;
+            }
         }
-        alignments
+        true
     }
 }
 
