@@ -280,27 +280,51 @@ impl Engine {
             Engine::new(fingerprinter, forest, confirmation).with_side_storage(side_storage);
         engine.side_data.reserve(sides.len());
         engine.fingerprint_of_exact_hash.reserve(sides.len());
-        let mut keys = RecordKeys::default();
-        for record in sides.iter() {
-            if keys.read(record).is_err() || !engine.forest.contains(keys.fingerprint) {
-                continue;
+        // The candidate indexes and the rest are independent: one thread
+        // fills the exact-hash map and the side file while this one
+        // rebuilds the indexes, each reading the records in arrival order
+        // (the bounded index buckets keep the newest, so the order matters
+        // and is the same as one pass). The indexes stay on this thread:
+        // their many small bucket lists would otherwise live in another
+        // thread's malloc arena, which holds on to more memory.
+        let Engine {
+            forest,
+            confirmation,
+            fingerprint_of_exact_hash,
+            side_data,
+            short_texts,
+            long_texts,
+            ..
+        } = &mut engine;
+        let (forest, short_text_search) = (&*forest, confirmation.short_text_search);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let mut keys = RecordKeys::default();
+                for record in sides.iter() {
+                    if keys.read(record).is_err() || !forest.contains(keys.fingerprint) {
+                        continue;
+                    }
+                    for &exact_hash in &keys.exact_hashes {
+                        fingerprint_of_exact_hash.insert(exact_hash, keys.fingerprint);
+                    }
+                    side_data.put_encoded(keys.fingerprint, record);
+                }
+            });
+            let mut keys = RecordKeys::default();
+            for record in sides.iter() {
+                if keys.read(record).is_err() || !forest.contains(keys.fingerprint) {
+                    continue;
+                }
+                if let Some(shingles) = &keys.shingles
+                    && short_text_search
+                {
+                    short_texts.insert(keys.fingerprint, shingles);
+                }
+                if let Some(sketch) = &keys.sketch {
+                    long_texts.insert(keys.fingerprint, sketch);
+                }
             }
-            let fingerprint = keys.fingerprint;
-            if let Some(shingles) = &keys.shingles
-                && engine.confirmation.short_text_search
-            {
-                engine.short_texts.insert(fingerprint, shingles);
-            }
-            if let Some(sketch) = &keys.sketch {
-                engine.long_texts.insert(fingerprint, sketch);
-            }
-            for &exact_hash in &keys.exact_hashes {
-                engine
-                    .fingerprint_of_exact_hash
-                    .insert(exact_hash, fingerprint);
-            }
-            engine.side_data.put_encoded(fingerprint, record);
-        }
+        });
         engine
     }
 
