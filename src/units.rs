@@ -18,6 +18,10 @@ use serde_json::Value;
 /// A 64-bit simhash.
 pub type Fingerprint = u64;
 
+/// A node's number where 4 bytes must do for a fingerprint's 8: dense,
+/// handed out by the engine's side store and reused after its node goes.
+pub type NodeId = u32;
+
 /// A point in time: Unix milliseconds of arrival.
 pub type Millis = i64;
 

@@ -1,29 +1,30 @@
-//! A bounded multimap from hash keys to fingerprints, shared by the two
+//! A bounded multimap from hash keys to nodes, shared by the two
 //! extra candidate indexes ([`super::shingle_index`], [`super::sketch_index`]).
 //!
 //! Motivation: both indexes store millions of keys of which most hold one
-//! fingerprint, and a few (keys of boilerplate or very common text) would
+//! node, and a few (keys of boilerplate or very common text) would
 //! otherwise collect thousands and make every lookup slow.
 //!
 //! Design: keys are folded to 32 bits (they are hashes already; two keys
 //! that fold alike share a list, which costs a candidate, never a wrong
-//! join: every candidate is confirmed). A key holding one fingerprint is an
-//! entry of a flat map of 16 bytes; a key holding more has a list, oldest
+//! join: every candidate is confirmed). A key holding one node is an
+//! entry of a flat map of 8 bytes (key, node number); a key holding more has a list, oldest
 //! first, of at most `capacity`, in a second map (few keys have one). What a
 //! full list does with one more is the index's choice ([`Overflow`]), and
 //! the caller decides whether a full key still answers lookups
 //! ([`BoundedBuckets::get`] reports it).
 //!
-//! Consequences: about 26 bytes of heap per key at the map's usual load
-//! (was 62 with 64-bit keys and an inline enum of list or fingerprint).
+//! Consequences: about 13 bytes of heap per key at the map's usual load
+//! (26 when it held 8-byte fingerprints, 62 with 64-bit keys and an inline
+//! enum of list or fingerprint).
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
 use super::multi_index::FingerprintBuildHasher;
-use crate::units::Fingerprint;
+use crate::units::NodeId;
 
-/// What a full list does with one more fingerprint.
+/// What a full list does with one more node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Overflow {
     /// Takes no more: the key is boilerplate, its first holders stay.
@@ -50,13 +51,13 @@ impl BucketKey for u64 {
     }
 }
 
-/// Key → up to `capacity` fingerprints, each at most once per key.
+/// Key → up to `capacity` nodes, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
-    /// Keys that hold exactly one fingerprint.
-    singles: HashMap<u32, Fingerprint, FingerprintBuildHasher>,
+    /// Keys that hold exactly one node.
+    singles: HashMap<u32, NodeId, FingerprintBuildHasher>,
     /// Keys that hold two or more.
-    lists: HashMap<u32, Vec<Fingerprint>, FingerprintBuildHasher>,
+    lists: HashMap<u32, Vec<NodeId>, FingerprintBuildHasher>,
     capacity: usize,
     overflow: Overflow,
     key: PhantomData<K>,
@@ -73,41 +74,41 @@ impl<K: BucketKey> BoundedBuckets<K> {
         }
     }
 
-    /// Add `fingerprint` under `key` unless it is there or the key is full.
-    pub fn insert(&mut self, key: K, fingerprint: Fingerprint) {
+    /// Add `node` under `key` unless it is there or the key is full.
+    pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
         if let Some(stored) = self.lists.get_mut(&key) {
-            if stored.contains(&fingerprint) {
+            if stored.contains(&node) {
             } else if stored.len() < self.capacity {
-                stored.push(fingerprint);
+                stored.push(node);
             } else if self.overflow == Overflow::DropOldest {
                 stored.remove(0);
-                stored.push(fingerprint);
+                stored.push(node);
             }
             return;
         }
         match self.singles.get_mut(&key) {
             None => {
-                self.singles.insert(key, fingerprint);
+                self.singles.insert(key, node);
             }
             Some(stored) => {
-                if *stored == fingerprint {
+                if *stored == node {
                 } else if self.capacity > 1 {
                     let first = *stored;
                     self.singles.remove(&key);
-                    self.lists.insert(key, vec![first, fingerprint]);
+                    self.lists.insert(key, vec![first, node]);
                 } else if self.overflow == Overflow::DropOldest {
-                    *stored = fingerprint;
+                    *stored = node;
                 }
             }
         }
     }
 
-    /// Take `fingerprint` out of `key`; a key left empty is dropped.
-    pub fn remove(&mut self, key: K, fingerprint: Fingerprint) {
+    /// Take `node` out of `key`; a key left empty is dropped.
+    pub fn remove(&mut self, key: K, node: NodeId) {
         let key = key.folded();
         if let Some(stored) = self.lists.get_mut(&key) {
-            stored.retain(|&kept| kept != fingerprint);
+            stored.retain(|&kept| kept != node);
             match stored[..] {
                 [only] => {
                     self.lists.remove(&key);
@@ -120,13 +121,13 @@ impl<K: BucketKey> BoundedBuckets<K> {
             }
             return;
         }
-        if self.singles.get(&key) == Some(&fingerprint) {
+        if self.singles.get(&key) == Some(&node) {
             self.singles.remove(&key);
         }
     }
 
-    /// The fingerprints under `key`, and whether the key is full.
-    pub fn get(&self, key: K) -> (&[Fingerprint], bool) {
+    /// The nodes under `key`, and whether the key is full.
+    pub fn get(&self, key: K) -> (&[NodeId], bool) {
         let key = key.folded();
         if let Some(single) = self.singles.get(&key) {
             return (std::slice::from_ref(single), self.capacity == 1);
@@ -143,12 +144,12 @@ impl<K: BucketKey> BoundedBuckets<K> {
 
     /// Rough heap bytes: map entries plus overflow lists.
     pub fn approx_heap_bytes(&self) -> usize {
-        let singles = self.singles.capacity() * (std::mem::size_of::<(u32, Fingerprint)>() + 1);
-        let lists = self.lists.capacity() * (std::mem::size_of::<(u32, Vec<Fingerprint>)>() + 1);
+        let singles = self.singles.capacity() * (std::mem::size_of::<(u32, NodeId)>() + 1);
+        let lists = self.lists.capacity() * (std::mem::size_of::<(u32, Vec<NodeId>)>() + 1);
         let listed: usize = self
             .lists
             .values()
-            .map(|stored| stored.capacity() * std::mem::size_of::<Fingerprint>())
+            .map(|stored| stored.capacity() * std::mem::size_of::<NodeId>())
             .sum();
         singles + lists + listed
     }
@@ -177,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn removing_an_absent_fingerprint_changes_nothing() {
+    fn removing_an_absent_node_changes_nothing() {
         let mut buckets = BoundedBuckets::new(4, Overflow::Refuse);
         buckets.insert(1u64, 10);
         buckets.remove(1, 11);
@@ -188,8 +189,8 @@ mod tests {
     #[test]
     fn a_full_list_that_drops_its_oldest_keeps_the_newest() {
         let mut buckets = BoundedBuckets::new(3, Overflow::DropOldest);
-        for fingerprint in 1..=5 {
-            buckets.insert(9u64, fingerprint);
+        for node in 1..=5 {
+            buckets.insert(9u64, node);
         }
         assert_eq!(buckets.get(9), (&[3, 4, 5][..], true));
         buckets.remove(9, 1);

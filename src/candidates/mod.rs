@@ -7,8 +7,10 @@
 //! changed word, and a long text edited in the sentence that carries its
 //! simhash. Each has its own search here.
 //!
-//! Design: three indexes, all keyed by fingerprint (the node's id) and all
-//! pure, with no locking (the engine serialises access):
+//! Design: three indexes, all pure, with no locking (the engine serialises
+//! access). The multi-index holds fingerprints (its scan compares them);
+//! the other two hold the engine's 4-byte node numbers
+//! ([`crate::units::NodeId`]), several per node:
 //!
 //! - [`multi_index`]: every fingerprint within Hamming distance `k` (the
 //!   pigeonhole multi-index of the design); the forest owns it.
@@ -27,51 +29,54 @@ pub mod multi_index;
 pub mod shingle_index;
 pub mod sketch_index;
 
-/// The fingerprints of several keys' buckets (each oldest first), each
-/// once: those found under the most keys first (the closest texts), then the
+use crate::units::NodeId;
+
+/// The nodes of several keys' buckets (each oldest first), each once:
+/// those found under the most keys first (the closest texts), then the
 /// newest (the smallest age under any key, 0 = the newest of its bucket),
-/// then by fingerprint so the order is deterministic.
+/// then by `order_key` (the engine's: the fingerprint, so the order does not
+/// depend on which numbers the nodes were given).
 fn rank_by_hits_then_age<'a>(
-    buckets: impl IntoIterator<Item = &'a [crate::units::Fingerprint]>,
-) -> Vec<crate::units::Fingerprint> {
-    // (fingerprint, keys, age)
-    let mut found: Vec<(crate::units::Fingerprint, u32, usize)> = Vec::new();
+    buckets: impl IntoIterator<Item = &'a [NodeId]>,
+    order_key: impl Fn(NodeId) -> u64,
+) -> Vec<NodeId> {
+    // (node, keys, age)
+    let mut found: Vec<(NodeId, u32, usize)> = Vec::new();
     for stored in buckets {
         found.extend(
             stored
                 .iter()
                 .rev()
                 .enumerate()
-                .map(|(age, &fingerprint)| (fingerprint, 1, age)),
+                .map(|(age, &node)| (node, 1, age)),
         );
     }
-    found.sort_unstable_by_key(|&(fingerprint, _, _)| fingerprint);
-    let mut merged: Vec<(crate::units::Fingerprint, u32, usize)> = Vec::with_capacity(found.len());
-    for (fingerprint, hits, age) in found {
+    found.sort_unstable_by_key(|&(node, _, _)| node);
+    let mut merged: Vec<(NodeId, u32, usize)> = Vec::with_capacity(found.len());
+    for (node, hits, age) in found {
         match merged.last_mut() {
-            Some(last) if last.0 == fingerprint => {
+            Some(last) if last.0 == node => {
                 last.1 += hits;
                 last.2 = last.2.min(age);
             }
-            _ => merged.push((fingerprint, hits, age)),
+            _ => merged.push((node, hits, age)),
         }
     }
-    merged.sort_unstable_by_key(|&(fingerprint, hits, age)| {
-        (std::cmp::Reverse(hits), age, fingerprint)
-    });
     merged
-        .into_iter()
-        .map(|(fingerprint, _, _)| fingerprint)
-        .collect()
+        .sort_unstable_by_key(|&(node, hits, age)| (std::cmp::Reverse(hits), age, order_key(node)));
+    merged.into_iter().map(|(node, _, _)| node).collect()
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn candidates_found_under_more_keys_come_first_then_the_newest() {
-        let buckets: [&[u64]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
-        assert_eq!(super::rank_by_hits_then_age(buckets), vec![7, 9, 5, 3]);
-        let ties: [&[u64]; 1] = [&[4, 2, 6]];
-        assert_eq!(super::rank_by_hits_then_age(ties), vec![6, 2, 4]);
+        let buckets: [&[u32]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
+        assert_eq!(
+            super::rank_by_hits_then_age(buckets, u64::from),
+            vec![7, 9, 5, 3]
+        );
+        let ties: [&[u32]; 1] = [&[4, 2, 6]];
+        assert_eq!(super::rank_by_hits_then_age(ties, u64::from), vec![6, 2, 4]);
     }
 }

@@ -11,7 +11,7 @@
 //! `bands × rows` values; each band is hashed to one key, and the text is
 //! stored under every band key. Texts with Jaccard similarity `J` share at
 //! least one band with probability `1 - (1 - J^rows)^bands`. Candidates are
-//! fingerprints (forest nodes); the engine confirms each one by exact
+//! node numbers ([`NodeId`]); the engine confirms each one by exact
 //! Jaccard similarity before it can join, so a false candidate costs time,
 //! never precision.
 //!
@@ -29,7 +29,7 @@
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use crate::candidates::buckets::{BoundedBuckets, Overflow};
-use crate::units::Fingerprint;
+use crate::units::NodeId;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
 pub const MAX_BUCKET: usize = 16;
@@ -50,7 +50,7 @@ impl Default for LshShape {
     }
 }
 
-/// Band key → fingerprints of the short texts stored under it.
+/// Band key → the nodes of the short texts stored under it.
 #[derive(Debug)]
 pub struct ShingleIndex {
     shape: LshShape,
@@ -79,34 +79,34 @@ impl ShingleIndex {
         self.texts == 0
     }
 
-    /// Store `fingerprint` under the band keys of `shingles` (sorted,
+    /// Store `node` under the band keys of `shingles` (sorted,
     /// de-duplicated 32-bit shingle hashes). Empty sets are not stored.
-    pub fn insert(&mut self, fingerprint: Fingerprint, shingles: &[u32]) {
+    pub fn insert(&mut self, node: NodeId, shingles: &[u32]) {
         if shingles.is_empty() {
             return;
         }
         // A full bucket takes no more: candidate lists stay bounded, and the
         // text is still found through its other bands.
         for key in self.band_keys(shingles) {
-            self.buckets.insert(key, fingerprint);
+            self.buckets.insert(key, node);
         }
         self.texts += 1;
     }
 
-    /// Remove what `insert(fingerprint, shingles)` stored.
-    pub fn remove(&mut self, fingerprint: Fingerprint, shingles: &[u32]) {
+    /// Remove what `insert(node, shingles)` stored.
+    pub fn remove(&mut self, node: NodeId, shingles: &[u32]) {
         if shingles.is_empty() {
             return;
         }
         for key in self.band_keys(shingles) {
-            self.buckets.remove(key, fingerprint);
+            self.buckets.remove(key, node);
         }
         self.texts = self.texts.saturating_sub(1);
     }
 
-    /// Fingerprints sharing at least one band with `shingles`, each once:
-    /// those sharing the most bands first, then the newest.
-    pub fn candidates(&self, shingles: &[u32]) -> Vec<Fingerprint> {
+    /// Nodes sharing at least one band with `shingles`, each once: those
+    /// sharing the most bands first, then the newest, then by `order_key`.
+    pub fn candidates(&self, shingles: &[u32], order_key: impl Fn(NodeId) -> u64) -> Vec<NodeId> {
         if shingles.is_empty() {
             return Vec::new();
         }
@@ -114,6 +114,7 @@ impl ShingleIndex {
             self.band_keys(shingles)
                 .into_iter()
                 .map(|key| self.buckets.get(key).0),
+            order_key,
         )
     }
 
@@ -168,8 +169,8 @@ mod tests {
         let mut index = ShingleIndex::new(LshShape::default());
         index.insert(1, &set(0..20));
         index.insert(2, &set(1000..1020));
-        assert_eq!(index.candidates(&set(0..20)), vec![1]);
-        assert!(index.candidates(&set(5000..5020)).is_empty());
+        assert_eq!(index.candidates(&set(0..20), u64::from), vec![1]);
+        assert!(index.candidates(&set(5000..5020), u64::from).is_empty());
         assert_eq!(index.len(), 2);
     }
 
@@ -178,13 +179,13 @@ mod tests {
         let mut index = ShingleIndex::new(LshShape::default());
         // 50 texts; each query shares 18 of 22 shingles (J ≈ 0.69) with its text.
         for text in 0..50u32 {
-            index.insert(u64::from(text), &set(text * 100..text * 100 + 20));
+            index.insert(text, &set(text * 100..text * 100 + 20));
         }
         let found = (0..50u32)
             .filter(|&text| {
                 index
-                    .candidates(&set(text * 100 + 2..text * 100 + 22))
-                    .contains(&u64::from(text))
+                    .candidates(&set(text * 100 + 2..text * 100 + 22), u64::from)
+                    .contains(&text)
             })
             .count();
         assert!(found >= 45, "found {found} of 50");
@@ -209,7 +210,9 @@ mod tests {
                 let mut index = ShingleIndex::new(LshShape::default());
                 let base = pair * 1_000;
                 index.insert(1, &hashed(base..base + 30));
-                !index.candidates(&hashed(base + 10..base + 40)).is_empty()
+                !index
+                    .candidates(&hashed(base + 10..base + 40), u64::from)
+                    .is_empty()
             })
             .count();
         let rate = found as f64 / f64::from(pairs);
@@ -225,9 +228,9 @@ mod tests {
         index.insert(1, &set(0..10));
         index.insert(2, &set(0..10));
         index.remove(1, &set(0..10));
-        assert_eq!(index.candidates(&set(0..10)), vec![2]);
+        assert_eq!(index.candidates(&set(0..10), u64::from), vec![2]);
         index.remove(2, &set(0..10));
-        assert!(index.candidates(&set(0..10)).is_empty());
+        assert!(index.candidates(&set(0..10), u64::from).is_empty());
         assert!(index.is_empty());
         assert_eq!(index.buckets.key_count(), 0);
     }
@@ -238,7 +241,7 @@ mod tests {
         index.insert(1, &set(0..20));
         index.insert(2, &set(0..20));
         index.insert(3, &set(10..30));
-        let found = index.candidates(&set(0..20));
+        let found = index.candidates(&set(0..20), u64::from);
         // 1 and 2 share every band; 2 is newer. 3 shares some, or none.
         assert_eq!(&found[..2], &[2, 1]);
     }
@@ -246,12 +249,12 @@ mod tests {
     #[test]
     fn buckets_are_bounded_and_keep_the_newest() {
         let mut index = ShingleIndex::new(LshShape::default());
-        for fingerprint in 0..(MAX_BUCKET as u64 + 10) {
-            index.insert(fingerprint, &set(0..10));
+        for node in 0..(MAX_BUCKET as u32 + 10) {
+            index.insert(node, &set(0..10));
         }
-        let found = index.candidates(&set(0..10));
+        let found = index.candidates(&set(0..10), u64::from);
         assert_eq!(found.len(), MAX_BUCKET);
-        assert_eq!(found[0], MAX_BUCKET as u64 + 9);
+        assert_eq!(found[0], MAX_BUCKET as u32 + 9);
         assert!(!found.contains(&0));
     }
 
@@ -260,6 +263,6 @@ mod tests {
         let mut index = ShingleIndex::new(LshShape::default());
         index.insert(1, &[]);
         assert!(index.is_empty());
-        assert!(index.candidates(&[]).is_empty());
+        assert!(index.candidates(&[], u64::from).is_empty());
     }
 }

@@ -15,7 +15,7 @@
 //! confirmed by the engine, never trusted as found.
 
 use super::buckets::{BoundedBuckets, Overflow};
-use crate::units::Fingerprint;
+use crate::units::NodeId;
 
 /// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
 /// reprint shares at least one of them with probability ≈ 1 − 0.3⁴ = 0.99
@@ -26,7 +26,7 @@ pub const PROBES: usize = 4;
 /// shingle of boilerplate, not of one story.
 pub const MAX_BUCKET: usize = 64;
 
-/// Smallest sketch hash → fingerprints of the long texts indexed under it.
+/// Smallest sketch hash → the nodes of the long texts indexed under it.
 #[derive(Debug)]
 pub struct SketchIndex {
     buckets: BoundedBuckets<u32>,
@@ -51,31 +51,32 @@ impl SketchIndex {
         self.texts == 0
     }
 
-    /// Index `fingerprint` under the smallest hashes of `sketch`; an empty
+    /// Index `node` under the smallest hashes of `sketch`; an empty
     /// sketch is not indexed.
-    pub fn insert(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+    pub fn insert(&mut self, node: NodeId, sketch: &[u32]) {
         if sketch.is_empty() {
             return;
         }
         for &hash in sketch.iter().take(PROBES) {
-            self.buckets.insert(hash, fingerprint);
+            self.buckets.insert(hash, node);
         }
         self.texts += 1;
     }
 
-    pub fn remove(&mut self, fingerprint: Fingerprint, sketch: &[u32]) {
+    pub fn remove(&mut self, node: NodeId, sketch: &[u32]) {
         if sketch.is_empty() {
             return;
         }
         for &hash in sketch.iter().take(PROBES) {
-            self.buckets.remove(hash, fingerprint);
+            self.buckets.remove(hash, node);
         }
         self.texts = self.texts.saturating_sub(1);
     }
 
-    /// Fingerprints indexed under any of the `PROBES` smallest hashes of
-    /// `sketch`, each once; hashes whose bucket is full are skipped.
-    pub fn candidates(&self, sketch: &[u32]) -> Vec<Fingerprint> {
+    /// Nodes indexed under any of the `PROBES` smallest hashes of `sketch`,
+    /// each once (ranked as the short-text index ranks them); hashes whose
+    /// bucket is full are skipped.
+    pub fn candidates(&self, sketch: &[u32], order_key: impl Fn(NodeId) -> u64) -> Vec<NodeId> {
         super::rank_by_hits_then_age(
             sketch
                 .iter()
@@ -83,6 +84,7 @@ impl SketchIndex {
                 .map(|&hash| self.buckets.get(hash))
                 .filter(|&(_, full)| !full)
                 .map(|(stored, _)| stored),
+            order_key,
         )
     }
 
@@ -101,10 +103,10 @@ mod tests {
         let mut index = SketchIndex::default();
         index.insert(1, &[10, 20, 30]);
         index.insert(2, &[40, 50]);
-        assert_eq!(index.candidates(&[20, 99]), vec![1]);
-        assert!(index.candidates(&[99]).is_empty());
+        assert_eq!(index.candidates(&[20, 99], u64::from), vec![1]);
+        assert!(index.candidates(&[99], u64::from).is_empty());
         index.remove(1, &[10, 20, 30]);
-        assert!(index.candidates(&[20]).is_empty());
+        assert!(index.candidates(&[20], u64::from).is_empty());
         assert_eq!(index.len(), 1);
     }
 
@@ -114,19 +116,22 @@ mod tests {
         index.insert(1, &[10, 20, 30, 40]);
         index.insert(2, &[10, 21, 31, 41]);
         index.insert(3, &[10, 20, 32, 42]);
-        assert_eq!(index.candidates(&[10, 20, 30, 43]), vec![1, 3, 2]);
+        assert_eq!(
+            index.candidates(&[10, 20, 30, 43], u64::from),
+            vec![1, 3, 2]
+        );
     }
 
     #[test]
     fn full_buckets_stop_answering() {
         let mut index = SketchIndex::default();
-        for fingerprint in 0..MAX_BUCKET as u64 {
-            index.insert(fingerprint, &[7, 1000 + fingerprint as u32]);
+        for node in 0..MAX_BUCKET as u32 {
+            index.insert(node, &[7, 1000 + node]);
         }
         assert!(
-            index.candidates(&[7]).is_empty(),
+            index.candidates(&[7], u64::from).is_empty(),
             "a boilerplate hash finds nothing"
         );
-        assert_eq!(index.candidates(&[1003]), vec![3]);
+        assert_eq!(index.candidates(&[1003], u64::from), vec![3]);
     }
 }

@@ -41,6 +41,7 @@
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 mod analysis;
+mod exact_hashes;
 mod search;
 mod side_data;
 pub mod side_file;
@@ -48,6 +49,7 @@ pub mod side_file;
 mod tests;
 
 pub use analysis::{Analysis, Analyzer};
+use exact_hashes::ExactHashes;
 pub use side_data::{
     EncodedSides, SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long,
     put_short, put_side, skip_side,
@@ -55,13 +57,12 @@ pub use side_data::{
 use side_data::{RecordKeys, SideStore};
 use side_file::{SideFileStats, SideStorage};
 
-use crate::candidates::multi_index::FingerprintMap;
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::forest::{Assignment, Forest, Placement};
-use crate::units::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis, NodeId};
 
 /// How many expired nodes placing one document may remove, in the sidecar
 /// and in `stamp` alike: each document adds at most one node, so expiry
@@ -122,10 +123,9 @@ pub struct Engine {
     analyzer: Analyzer,
     forest: Forest,
     confirmation: ConfirmationConfig,
-    /// Keys are xxh3 hashes and fingerprints, already uniform: the cheap
-    /// [`FingerprintMap`] hasher serves both maps.
-    fingerprint_of_exact_hash: FingerprintMap<Fingerprint>,
-    /// Each node's side record, off the heap.
+    /// The exact fast path: text hash → node number.
+    exact_hashes: ExactHashes,
+    /// Each node's number and side record, the record off the heap.
     side_data: SideStore,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
@@ -169,7 +169,7 @@ impl Engine {
             analyzer: Analyzer::new(fingerprinter, &confirmation),
             forest,
             confirmation,
-            fingerprint_of_exact_hash: FingerprintMap::default(),
+            exact_hashes: ExactHashes::default(),
             side_data: SideStore::new(SideStorage::default()),
             short_texts: ShingleIndex::new(LshShape::default()),
             long_texts: SketchIndex::default(),
@@ -182,17 +182,7 @@ impl Engine {
     /// system's temporary directory). Call before the first document: the
     /// records already stored are dropped.
     pub fn with_side_storage(mut self, storage: SideStorage) -> Self {
-        let records: Vec<SideRecord> = self
-            .side_data
-            .fingerprints()
-            .collect::<Vec<_>>()
-            .into_iter()
-            .filter_map(|fingerprint| self.side_data.decoded(fingerprint))
-            .collect();
-        self.side_data = SideStore::new(storage);
-        for record in &records {
-            self.side_data.put(record.view());
-        }
+        self.side_data.move_to(storage);
         self
     }
 
@@ -279,52 +269,89 @@ impl Engine {
         let mut engine =
             Engine::new(fingerprinter, forest, confirmation).with_side_storage(side_storage);
         engine.side_data.reserve(sides.len());
-        engine.fingerprint_of_exact_hash.reserve(sides.len());
-        // The candidate indexes and the rest are independent: one thread
-        // fills the exact-hash map and the side file while this one
-        // rebuilds the indexes, each reading the records in arrival order
-        // (the bounded index buckets keep the newest, so the order matters
-        // and is the same as one pass). The indexes stay on this thread:
-        // their many small bucket lists would otherwise live in another
-        // thread's malloc arena, which holds on to more memory.
+        engine.exact_hashes.reserve(sides.len());
+        // Numbers first, in arrival order (one pass, no record stored yet).
+        let mut keys = RecordKeys::default();
+        let ids: Vec<Option<NodeId>> = sides
+            .iter()
+            .map(|record| {
+                if keys.read(record).is_err() || !engine.forest.contains(keys.fingerprint) {
+                    return None;
+                }
+                engine.side_data.claim(keys.fingerprint)
+            })
+            .collect();
+        // Then the candidate indexes and the rest, which are independent:
+        // one thread stores the records and fills the exact-hash table
+        // while this one rebuilds the indexes, each reading the records in
+        // arrival order (the bounded index buckets keep the newest, so the
+        // order matters and is the same as one pass). The indexes stay on
+        // this thread: their many small bucket lists would otherwise live in
+        // another thread's malloc arena, which holds on to more memory.
         let Engine {
-            forest,
             confirmation,
-            fingerprint_of_exact_hash,
+            exact_hashes,
             side_data,
             short_texts,
             long_texts,
             ..
         } = &mut engine;
-        let (forest, short_text_search) = (&*forest, confirmation.short_text_search);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
+        let short_text_search = confirmation.short_text_search;
+        let unstored = std::thread::scope(|scope| {
+            let storing = scope.spawn(|| {
                 let mut keys = RecordKeys::default();
-                for record in sides.iter() {
-                    if keys.read(record).is_err() || !forest.contains(keys.fingerprint) {
+                let mut unstored = Vec::new();
+                for (record, id) in sides.iter().zip(&ids) {
+                    let Some(id) = *id else { continue };
+                    if !side_data.put_at(id, record) {
+                        unstored.push(id);
+                        continue;
+                    }
+                    if keys.read(record).is_err() {
                         continue;
                     }
                     for &exact_hash in &keys.exact_hashes {
-                        fingerprint_of_exact_hash.insert(exact_hash, keys.fingerprint);
+                        exact_hashes.insert(exact_hash, id, |node| {
+                            side_data.holds_exact_hash(node, exact_hash)
+                        });
                     }
-                    side_data.put_encoded(keys.fingerprint, record);
                 }
+                unstored
             });
             let mut keys = RecordKeys::default();
-            for record in sides.iter() {
-                if keys.read(record).is_err() || !forest.contains(keys.fingerprint) {
+            for (record, id) in sides.iter().zip(&ids) {
+                let Some(id) = *id else { continue };
+                if keys.read(record).is_err() {
                     continue;
                 }
                 if let Some(shingles) = &keys.shingles
                     && short_text_search
                 {
-                    short_texts.insert(keys.fingerprint, shingles);
+                    short_texts.insert(id, shingles);
                 }
                 if let Some(sketch) = &keys.sketch {
-                    long_texts.insert(keys.fingerprint, sketch);
+                    long_texts.insert(id, sketch);
                 }
             }
+            match storing.join() {
+                Ok(unstored) => unstored,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
         });
+        // A node whose record found no space is no candidate: nothing could
+        // confirm it. (`unstored` is in number order, as they were claimed.)
+        for (record, id) in sides.iter().zip(&ids) {
+            let Some(id) = *id else { continue };
+            if unstored.binary_search(&id).is_err() || keys.read(record).is_err() {
+                continue;
+            }
+            if let Some(shingles) = &keys.shingles {
+                short_texts.remove(id, shingles);
+            }
+            if let Some(sketch) = &keys.sketch {
+                long_texts.remove(id, sketch);
+            }
+        }
         engine
     }
 
@@ -373,7 +400,11 @@ impl Engine {
     /// The exact fast path alone: places the text if the same normalised
     /// text was seen before.
     fn place_exact(&mut self, exact_hash: u64, now: Millis) -> Option<Placed> {
-        let &fingerprint = self.fingerprint_of_exact_hash.get(&exact_hash)?;
+        let side_data = &self.side_data;
+        let id = self.exact_hashes.get(exact_hash, |node| {
+            side_data.holds_exact_hash(node, exact_hash)
+        })?;
+        let fingerprint = side_data.fingerprint(id);
         self.stats.exact_hits += 1;
         let assignment = self.forest.assign(fingerprint, now);
         self.record(|| EngineEffect::Placed {
@@ -595,23 +626,33 @@ impl Engine {
             return;
         }
         if new_node {
-            if let Some(short_text) = own_short_text {
-                if self.confirmation.short_text_search {
-                    self.short_texts.insert(fingerprint, &short_text.shingles);
-                }
-                side.short_text = Some(short_text);
-            }
-            if let Some(long_text) = own_long_text {
-                self.long_texts.insert(fingerprint, &long_text.sketch);
-                side.long_text = Some(long_text);
-            }
+            side.short_text = own_short_text;
+            side.long_text = own_long_text;
         }
         if add_hash {
             side.exact_hashes.push(exact_hash);
-            self.fingerprint_of_exact_hash
-                .insert(exact_hash, fingerprint);
         }
-        self.side_data.put(side.view());
+        // A node whose record found no space is no candidate: nothing could
+        // confirm it.
+        let Some(id) = self.side_data.put(side.view()) else {
+            return;
+        };
+        if new_node {
+            if let Some(short_text) = &side.short_text
+                && self.confirmation.short_text_search
+            {
+                self.short_texts.insert(id, &short_text.shingles);
+            }
+            if let Some(long_text) = &side.long_text {
+                self.long_texts.insert(id, &long_text.sketch);
+            }
+        }
+        if add_hash {
+            let side_data = &self.side_data;
+            self.exact_hashes.insert(exact_hash, id, |node| {
+                side_data.holds_exact_hash(node, exact_hash)
+            });
+        }
     }
 
     /// Expire up to about `max_removals` nodes (see [`Forest::expire`]) and
@@ -655,23 +696,23 @@ impl Engine {
 
     fn drop_side_data(&mut self, removed: &[Fingerprint]) {
         for &fingerprint in removed {
-            if let Some(side) = self.side_data.remove(fingerprint) {
-                if let Some(short_text) = &side.short_text {
-                    self.short_texts.remove(fingerprint, &short_text.shingles);
-                }
-                if let Some(long_text) = &side.long_text {
-                    self.long_texts.remove(fingerprint, &long_text.sketch);
-                }
-                for exact_hash in &side.exact_hashes {
-                    self.fingerprint_of_exact_hash.remove(exact_hash);
-                }
+            let Some((id, Some(side))) = self.side_data.remove(fingerprint) else {
+                continue;
+            };
+            if let Some(short_text) = &side.short_text {
+                self.short_texts.remove(id, &short_text.shingles);
+            }
+            if let Some(long_text) = &side.long_text {
+                self.long_texts.remove(id, &long_text.sketch);
+            }
+            for &exact_hash in &side.exact_hashes {
+                self.exact_hashes.remove(exact_hash, id);
             }
         }
     }
 
     fn side_data_heap_bytes(&self) -> usize {
-        let map_entry = |key: usize, value: usize| key + value + 1;
-        self.side_data.heap_bytes() + self.fingerprint_of_exact_hash.capacity() * map_entry(8, 8)
+        self.side_data.heap_bytes() + self.exact_hashes.heap_bytes()
     }
 
     fn candidate_index_heap_bytes(&self) -> usize {
@@ -683,7 +724,7 @@ impl Engine {
         let candidate_index_heap_bytes = self.candidate_index_heap_bytes();
         EngineStats {
             side_data_nodes: self.side_data.len(),
-            exact_hash_entries: self.fingerprint_of_exact_hash.len(),
+            exact_hash_entries: self.exact_hashes.len(),
             approx_heap_bytes: side_data_heap_bytes + candidate_index_heap_bytes,
             side_data_heap_bytes,
             candidate_index_heap_bytes,

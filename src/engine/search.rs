@@ -53,7 +53,10 @@ impl Engine {
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
         let mut confirmed = Vec::new();
-        for candidate in self.short_texts.candidates(&own_short.shingles) {
+        let ranked = self
+            .short_texts
+            .candidates(&own_short.shingles, |node| side_data.fingerprint(node));
+        for candidate in ranked.into_iter().map(|node| side_data.fingerprint(node)) {
             if tries == MAX_SHORT_CONFIRMATIONS {
                 break;
             }
@@ -98,7 +101,11 @@ impl Engine {
         let mut confirmed_classes: Vec<Fingerprint> = Vec::new();
         let mut confirmed = Vec::new();
         let mut tries = 0;
-        for candidate in self.long_texts.candidates(&own_long.sketch) {
+        let side_data = &self.side_data;
+        let ranked = self
+            .long_texts
+            .candidates(&own_long.sketch, |node| side_data.fingerprint(node));
+        for candidate in ranked.into_iter().map(|node| side_data.fingerprint(node)) {
             if tries == MAX_LONG_CONFIRMATIONS {
                 break;
             }

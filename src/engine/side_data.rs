@@ -15,8 +15,13 @@
 //! Consequences: a candidate's texts are decoded (a few small allocations)
 //! each time it is tried.
 
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
 use super::side_file::{SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage};
-use crate::candidates::multi_index::FingerprintMap;
+
+use crate::candidates::multi_index::FingerprintBuildHasher;
 use crate::confirm::{LongText, ShortText};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::forest::NodeRecord;
@@ -56,11 +61,33 @@ pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
     get_side(&mut Decoder::new(record))
 }
 
-/// Every node's side record: its location in RAM, the record in the
-/// [`SideFile`].
+/// A node's number in the [`SideStore`]: dense and reused after its node
+/// goes, so the candidate indexes and the exact-hash table keep 4 bytes per
+/// entry where a fingerprint takes 8 (they hold several entries per node).
+pub(super) type NodeId = u32;
+
+/// One node's place in the store: its fingerprint and its record's location
+/// ([`NOWHERE`] when the record could not be stored, [`FREE`] when the slot
+/// waits for reuse).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    fingerprint: Fingerprint,
+    location: SideLocation,
+}
+
+const NOWHERE: SideLocation = SideLocation::NOWHERE;
+const FREE: SideLocation = SideLocation::FREE;
+
+/// Every node's side record: a slot in RAM (16 bytes, found by fingerprint
+/// through a table of 4-byte numbers), the record in the [`SideFile`].
 #[derive(Debug, Default)]
 pub(super) struct SideStore {
-    locations: FingerprintMap<SideLocation>,
+    /// Node numbers, hashed by their slot's fingerprint.
+    ids: HashTable<NodeId>,
+    slots: Vec<Slot>,
+    /// Numbers of freed slots, reused before the slots grow.
+    free: Vec<NodeId>,
+    hasher: FingerprintBuildHasher,
     file: SideFile,
     /// Reused to encode records.
     buffer: Encoder,
@@ -69,27 +96,54 @@ pub(super) struct SideStore {
 impl SideStore {
     pub(super) fn new(storage: SideStorage) -> Self {
         SideStore {
-            locations: FingerprintMap::default(),
             file: SideFile::new(storage),
-            buffer: Encoder::default(),
+            ..SideStore::default()
         }
     }
 
     pub(super) fn reserve(&mut self, nodes: usize) {
-        self.locations.reserve(nodes);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.ids
+            .reserve(nodes, |&id| hasher.hash_one(slots[id as usize].fingerprint));
+        self.slots.reserve(nodes);
     }
 
+    /// Nodes with a number (a record, or one that could not be stored).
     pub(super) fn len(&self) -> usize {
-        self.locations.len()
+        self.ids.len()
     }
 
+    /// The number of `fingerprint`'s node, if it has one.
+    pub(super) fn id(&self, fingerprint: Fingerprint) -> Option<NodeId> {
+        let slots = &self.slots;
+        self.ids
+            .find(self.hasher.hash_one(fingerprint), |&id| {
+                slots[id as usize].fingerprint == fingerprint
+            })
+            .copied()
+    }
+
+    /// The fingerprint of node `id` (of a freed slot: the last one it held).
+    pub(super) fn fingerprint(&self, id: NodeId) -> Fingerprint {
+        self.slots
+            .get(id as usize)
+            .map_or(Fingerprint::MAX, |slot| slot.fingerprint)
+    }
+
+    /// Whether `fingerprint`'s node has a stored record.
     pub(super) fn contains(&self, fingerprint: Fingerprint) -> bool {
-        self.locations.contains_key(&fingerprint)
+        self.id(fingerprint)
+            .is_some_and(|id| self.slots[id as usize].location != NOWHERE)
     }
 
     /// The encoded record of `fingerprint`'s node.
     pub(super) fn record(&self, fingerprint: Fingerprint) -> Option<&[u8]> {
-        self.file.record(*self.locations.get(&fingerprint)?)
+        self.record_of(self.id(fingerprint)?)
+    }
+
+    /// The encoded record of node `id`.
+    pub(super) fn record_of(&self, id: NodeId) -> Option<&[u8]> {
+        self.file.record(self.slots.get(id as usize)?.location)
     }
 
     /// The texts of `fingerprint`'s node (`None` without a record; a record
@@ -111,36 +165,122 @@ impl SideStore {
         decode_record(self.record(fingerprint)?).ok()
     }
 
-    /// Stores `side` as its node's record, replacing the one it had.
-    pub(super) fn put(&mut self, side: SideView<'_>) {
+    /// Stores `side` as its node's record, replacing the one it had. The
+    /// node's number, or `None` when the record could not be stored.
+    pub(super) fn put(&mut self, side: SideView<'_>) -> Option<NodeId> {
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.bytes.clear();
         put_side(&mut buffer, &side);
-        self.put_encoded(side.fingerprint, &buffer.bytes);
+        let id = self.put_encoded(side.fingerprint, &buffer.bytes);
         self.buffer = buffer;
+        id
     }
 
-    /// Stores an already encoded record as `fingerprint`'s.
-    pub(super) fn put_encoded(&mut self, fingerprint: Fingerprint, record: &[u8]) {
-        let previous = match self.file.append(record) {
-            Some(location) => self.locations.insert(fingerprint, location),
-            // No memory could be had: the node keeps no side data.
-            None => self.locations.remove(&fingerprint),
+    /// Stores an already encoded record as `fingerprint`'s; see [`Self::put`].
+    pub(super) fn put_encoded(
+        &mut self,
+        fingerprint: Fingerprint,
+        record: &[u8],
+    ) -> Option<NodeId> {
+        let id = self.claim(fingerprint)?;
+        self.put_at(id, record).then_some(id)
+    }
+
+    /// The number of `fingerprint`'s node, given one if it has none yet
+    /// (its record [`NOWHERE`] until [`Self::put_at`]); `None` when all
+    /// numbers are taken.
+    pub(super) fn claim(&mut self, fingerprint: Fingerprint) -> Option<NodeId> {
+        let hash = self.hasher.hash_one(fingerprint);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        let entry = self.ids.entry(
+            hash,
+            |&id| slots[id as usize].fingerprint == fingerprint,
+            |&id| hasher.hash_one(slots[id as usize].fingerprint),
+        );
+        let vacant = match entry {
+            hashbrown::hash_table::Entry::Occupied(occupied) => return Some(*occupied.get()),
+            hashbrown::hash_table::Entry::Vacant(vacant) => vacant,
         };
-        if let Some(previous) = previous {
+        let slot = Slot {
+            fingerprint,
+            location: NOWHERE,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = slot;
+                id
+            }
+            None => {
+                let id = NodeId::try_from(self.slots.len()).ok()?;
+                self.slots.push(slot);
+                id
+            }
+        };
+        vacant.insert(id);
+        Some(id)
+    }
+
+    /// Stores `record` as node `id`'s (a number from [`Self::claim`]),
+    /// releasing the one it had; `false` when no space could be had (the
+    /// node then keeps no record).
+    pub(super) fn put_at(&mut self, id: NodeId, record: &[u8]) -> bool {
+        let location = self.file.append(record).unwrap_or(NOWHERE);
+        let Some(slot) = self.slots.get_mut(id as usize) else {
+            return false;
+        };
+        let previous = std::mem::replace(&mut slot.location, location);
+        if previous != NOWHERE && previous != FREE {
             self.file.release(previous);
         }
+        location != NOWHERE
     }
 
-    /// Removes the record of `fingerprint`'s node and returns it.
-    pub(super) fn remove(&mut self, fingerprint: Fingerprint) -> Option<SideRecord> {
-        let location = self.locations.remove(&fingerprint)?;
+    /// Removes `fingerprint`'s node: its number (now free) and its record,
+    /// decoded (`None` when it had none or it does not decode).
+    pub(super) fn remove(
+        &mut self,
+        fingerprint: Fingerprint,
+    ) -> Option<(NodeId, Option<SideRecord>)> {
+        let slots = &self.slots;
+        let (id, _) = self
+            .ids
+            .find_entry(self.hasher.hash_one(fingerprint), |&id| {
+                slots[id as usize].fingerprint == fingerprint
+            })
+            .ok()?
+            .remove();
+        let location = std::mem::replace(&mut self.slots[id as usize].location, FREE);
+        self.free.push(id);
         let record = self
             .file
             .record(location)
             .and_then(|record| decode_record(record).ok());
-        self.file.release(location);
-        record
+        if location != NOWHERE {
+            self.file.release(location);
+        }
+        Some((id, record))
+    }
+
+    /// Whether node `id`'s record lists `exact_hash`.
+    pub(super) fn holds_exact_hash(&self, id: NodeId, exact_hash: u64) -> bool {
+        self.record_of(id)
+            .is_some_and(|record| record_has_exact_hash(record, exact_hash))
+    }
+
+    /// Keeps the records in `storage` from now on, each node keeping its
+    /// number (a record that cannot be copied is lost, as when it could not
+    /// be stored).
+    pub(super) fn move_to(&mut self, storage: SideStorage) {
+        let previous = std::mem::replace(&mut self.file, SideFile::new(storage));
+        for slot in &mut self.slots {
+            if slot.location == FREE || slot.location == NOWHERE {
+                continue;
+            }
+            slot.location = previous
+                .record(slot.location)
+                .and_then(|record| self.file.append(record))
+                .unwrap_or(NOWHERE);
+        }
     }
 
     /// The nodes' record locations and the segments that hold them; cheap
@@ -148,23 +288,25 @@ impl SideStore {
     pub(super) fn snapshot(&self) -> SideSnapshot {
         SideSnapshot {
             entries: self
-                .locations
-                .iter()
-                .map(|(&fingerprint, &location)| (0, fingerprint, location))
+                .stored_slots()
+                .map(|slot| (0, slot.fingerprint, slot.location))
                 .collect(),
             file: self.file.reader(),
         }
     }
 
-    /// Fingerprints of the nodes with a record.
-    pub(super) fn fingerprints(&self) -> impl Iterator<Item = Fingerprint> + '_ {
-        self.locations.keys().copied()
+    fn stored_slots(&self) -> impl Iterator<Item = &Slot> + '_ {
+        self.slots
+            .iter()
+            .filter(|slot| slot.location != FREE && slot.location != NOWHERE)
     }
 
-    /// Heap bytes: the location map and the segment table (the records are
-    /// in [`Self::file_stats`]).
+    /// Heap bytes: the number table, the slots and the segment table (the
+    /// records are in [`Self::file_stats`]).
     pub(super) fn heap_bytes(&self) -> usize {
-        self.locations.capacity() * (8 + std::mem::size_of::<SideLocation>() + 1)
+        self.ids.allocation_size()
+            + self.slots.len() * std::mem::size_of::<Slot>()
+            + self.free.capacity() * std::mem::size_of::<NodeId>()
             + self.file.heap_bytes()
             + self.buffer.bytes.capacity()
     }
@@ -172,6 +314,18 @@ impl SideStore {
     pub(super) fn file_stats(&self) -> SideFileStats {
         self.file.stats()
     }
+}
+
+/// Whether an encoded record lists `exact_hash` (without allocating).
+pub(super) fn record_has_exact_hash(record: &[u8], exact_hash: u64) -> bool {
+    let mut decoder = Decoder::new(record);
+    if decoder.skip(16).is_err() {
+        return false;
+    }
+    let Ok(count) = decoder.count() else {
+        return false;
+    };
+    (0..count).any(|_| matches!(decoder.u64(), Ok(hash) if hash == exact_hash))
 }
 
 /// The length of the side record at `decoder`'s position, which is moved

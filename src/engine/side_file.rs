@@ -68,6 +68,20 @@ pub struct SideLocation {
     offset: u32,
 }
 
+impl SideLocation {
+    /// No record: no segment has this number, so reading it finds nothing.
+    pub const NOWHERE: SideLocation = SideLocation {
+        segment: u32::MAX,
+        offset: u32::MAX,
+    };
+    /// Also no record; a second value for callers that tell two kinds of
+    /// "none" apart.
+    pub const FREE: SideLocation = SideLocation {
+        segment: u32::MAX,
+        offset: u32::MAX - 1,
+    };
+}
+
 /// One mapped region. Written only past the end of what has been handed
 /// out (by the owning [`SideFile`], which `&mut` makes the only writer);
 /// read only at records already written.

@@ -1,0 +1,138 @@
+//! The exact fast path's table: the hash of a normalised text → the node
+//! that holds it.
+//!
+//! Motivation: every distinct text leaves an entry, so the table has about
+//! as many entries as the forest has nodes; a map of 64-bit hash → 64-bit
+//! fingerprint costs 16 bytes an entry before its slack.
+//!
+//! Design: an entry is 8 bytes, the hash's high 32 bits (its tag) and the
+//! node's number ([`NodeId`]). The table places an entry by its tag (hashed
+//! with a per-instance seed), so it can grow without the full hash. A
+//! lookup takes an entry only when the caller confirms that the node's side
+//! record lists the full hash: two texts whose hashes share a tag cost a
+//! record read, never a wrong join. A hash has at most one entry; a node
+//! that adds a hash another node holds takes it over (the text placed last
+//! wins, as with a map).
+//!
+//! Consequences: a hit reads the node's side record (memory-mapped) once.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::candidates::multi_index::FingerprintBuildHasher;
+use crate::units::NodeId;
+
+/// Exact-text hash → node number, 8 bytes an entry.
+#[derive(Debug, Default)]
+pub(super) struct ExactHashes {
+    /// `(tag, node)`: the tag is the hash's high half.
+    table: HashTable<(u32, NodeId)>,
+    hasher: FingerprintBuildHasher,
+}
+
+fn tag_of(exact_hash: u64) -> u32 {
+    (exact_hash >> 32) as u32
+}
+
+impl ExactHashes {
+    fn place(&self, tag: u32) -> u64 {
+        self.hasher.hash_one(tag)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub(super) fn reserve(&mut self, additional: usize) {
+        let hasher = self.hasher;
+        self.table
+            .reserve(additional, |&(tag, _)| hasher.hash_one(tag));
+    }
+
+    /// The node holding `exact_hash`; `holds(node)` says whether a node's
+    /// record lists it.
+    pub(super) fn get(&self, exact_hash: u64, holds: impl Fn(NodeId) -> bool) -> Option<NodeId> {
+        let tag = tag_of(exact_hash);
+        self.table
+            .find(self.place(tag), |&(stored, node)| {
+                stored == tag && holds(node)
+            })
+            .map(|&(_, node)| node)
+    }
+
+    /// Makes `node` the holder of `exact_hash`, taking it from the node that
+    /// held it (`holds` as for [`Self::get`]).
+    pub(super) fn insert(&mut self, exact_hash: u64, node: NodeId, holds: impl Fn(NodeId) -> bool) {
+        let tag = tag_of(exact_hash);
+        let hasher = self.hasher;
+        let entry = self.table.entry(
+            self.place(tag),
+            |&(stored, other)| stored == tag && (other == node || holds(other)),
+            |&(stored, _)| hasher.hash_one(stored),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(mut occupied) => occupied.get_mut().1 = node,
+            hashbrown::hash_table::Entry::Vacant(vacant) => {
+                vacant.insert((tag, node));
+            }
+        }
+    }
+
+    /// Forgets `node` as the holder of `exact_hash` (nothing when another
+    /// node holds it now).
+    pub(super) fn remove(&mut self, exact_hash: u64, node: NodeId) {
+        let tag = tag_of(exact_hash);
+        if let Ok(entry) = self
+            .table
+            .find_entry(self.place(tag), |&entry| entry == (tag, node))
+        {
+            entry.remove();
+        }
+    }
+
+    /// Heap bytes of the table.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.table.allocation_size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hash_is_found_only_through_a_node_that_holds_it() {
+        let mut table = ExactHashes::default();
+        let first: u64 = 0x1234_5678_0000_0001;
+        let same_tag: u64 = 0x1234_5678_0000_0002;
+        // Node 1 holds `first`; node 2 holds `same_tag`.
+        let holds =
+            |node: NodeId, hash: u64| (node, hash) == (1, first) || (node, hash) == (2, same_tag);
+        table.insert(first, 1, |node| holds(node, first));
+        table.insert(same_tag, 2, |node| holds(node, same_tag));
+        assert_eq!(table.len(), 2);
+        assert_eq!(table.get(first, |node| holds(node, first)), Some(1));
+        assert_eq!(table.get(same_tag, |node| holds(node, same_tag)), Some(2));
+        let unknown = 0x1234_5678_0000_0003;
+        assert_eq!(table.get(unknown, |node| holds(node, unknown)), None);
+        table.remove(first, 1);
+        assert_eq!(table.get(first, |node| holds(node, first)), None);
+        assert_eq!(table.get(same_tag, |node| holds(node, same_tag)), Some(2));
+    }
+
+    #[test]
+    fn the_last_node_to_add_a_hash_holds_it() {
+        let mut table = ExactHashes::default();
+        let hash = 0xfeed_0000_0000_0000;
+        table.insert(hash, 1, |node| node == 1);
+        table.insert(hash, 2, |node| node == 1 || node == 2);
+        assert_eq!(table.len(), 1);
+        assert_eq!(table.get(hash, |node| node == 1 || node == 2), Some(2));
+        // The old holder going does not take the hash from the new one.
+        table.remove(hash, 1);
+        assert_eq!(table.get(hash, |node| node == 2), Some(2));
+        table.remove(hash, 2);
+        assert_eq!(table.len(), 0);
+    }
+}
