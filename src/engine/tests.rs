@@ -745,3 +745,36 @@ fn a_node_that_gains_an_exact_hash_keeps_it_until_it_expires() {
     assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
     assert_eq!(stats.side_file.live_bytes, 0);
 }
+
+#[test]
+fn a_number_freed_by_expiry_is_reused_without_the_old_nodes_entries() {
+    let mut engine = engine();
+    let expiring = "周末去哪儿玩？这五个公园的秋景美到不想走";
+    engine.add_text(expiring, 0);
+    engine.add_text("明天全市大部分地区有小到中雨，出门记得带伞", 30 * HOUR);
+    let (removed, _) = engine.expire(50 * HOUR, usize::MAX);
+    assert_eq!(removed, 1);
+    // This node takes the expired node's number.
+    engine.add_text("新款手机发布会定于下周三举行，售价尚未公布", 50 * HOUR);
+    let before = engine.stats();
+    // The expired text's repost finds no candidate: its old index entries
+    // left with it, so none points at the node holding its number now.
+    let repost = engine.add_text(&format!("转发：{expiring}"), 51 * HOUR);
+    assert_eq!(repost.placement, Placement::NewRoot);
+    assert_eq!(engine.stats().confirmations, before.confirmations);
+    assert!(!engine.add_text(expiring, 52 * HOUR).exact_hit);
+}
+
+#[test]
+fn side_records_moved_to_other_storage_keep_their_nodes_findable() {
+    let mut engine = engine();
+    let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+    let mut engine = engine.with_side_storage(side_file::SideStorage::Memory);
+    let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 1);
+    assert_eq!(repost.root, original.root);
+    assert!(
+        engine
+            .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 2)
+            .exact_hit
+    );
+}

@@ -11,8 +11,9 @@
 //!
 //! # Design
 //!
-//! - Nodes live in one hash map `fingerprint → Node` (40 bytes: root, born, arrival,
-//!   touched, document count, slot in the root's leaf list). Only roots that
+//! - Nodes live in one table `fingerprint → Node` (40 bytes: root, born, arrival,
+//!   touched, document count, slot in the root's leaf list), slots in a vector
+//!   found through 4-byte numbers ([`node_table`]). Only roots that
 //!   have leaves get a second entry (leaf list and class document total), so
 //!   the many singleton classes cost nothing extra. The slot makes removing a
 //!   single expired leaf O(1) even in a class of 100 000 leaves.
@@ -73,6 +74,7 @@ use crate::candidates::multi_index::{
     DEFAULT_MAX_DISTANCE, FingerprintMap, IndexError, MultiIndex, approx_map_heap_bytes,
 };
 use crate::units::{Fingerprint, Millis};
+use node_table::NodeTable;
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -263,7 +265,7 @@ struct Tree {
 #[derive(Debug)]
 pub struct Forest {
     config: ForestConfig,
-    nodes: FingerprintMap<Node>,
+    nodes: NodeTable,
     trees: FingerprintMap<Tree>,
     index: MultiIndex,
     /// Min-heap of `(time ≤ touched, fingerprint)`, lazily updated; empty when
@@ -315,7 +317,7 @@ impl Forest {
         }
         Ok(Self {
             config,
-            nodes: FingerprintMap::default(),
+            nodes: NodeTable::default(),
             trees: FingerprintMap::default(),
             index: MultiIndex::new(config.max_distance)?,
             expiry_queue: BinaryHeap::new(),
@@ -532,7 +534,7 @@ impl Forest {
     /// Approximate heap memory held by the forest and its index, in bytes
     /// (constant time: capacities are tracked as they change).
     pub fn approx_heap_bytes(&self) -> usize {
-        let nodes = approx_map_heap_bytes(self.nodes.capacity(), size_of::<(Fingerprint, Node)>());
+        let nodes = self.nodes.heap_bytes();
         let trees = approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>());
         let leaves = self.leaf_capacity * size_of::<Fingerprint>();
         let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
@@ -925,6 +927,7 @@ impl Forest {
     }
 }
 
+mod node_table;
 mod records;
 #[cfg(test)]
 mod tests;
