@@ -8,15 +8,17 @@
 //! Design: keys are folded to 32 bits (they are hashes already; two keys
 //! that fold alike share a list, which costs a candidate, never a wrong
 //! join: every candidate is confirmed). A key holding one node is an
-//! entry of a flat map of 8 bytes (key, node number); a key holding more has a list, oldest
-//! first, of at most `capacity`, in a second map (few keys have one). What a
-//! full list does with one more is the index's choice ([`Overflow`]), and
-//! the caller decides whether a full key still answers lookups
+//! entry of a flat map of 8 bytes (key, node number); a key holding more
+//! has a list, oldest first, of at most `capacity`, in blocks of a shared
+//! arena found through a second map (fewer keys have one). What a full list
+//! does with one more is the index's choice ([`Overflow`]), and the caller
+//! decides whether a full key still answers lookups
 //! ([`BoundedBuckets::get`] reports it).
 //!
-//! Consequences: about 13 bytes of heap per key at the map's usual load
-//! (26 when it held 8-byte fingerprints, 62 with 64-bit keys and an inline
-//! enum of list or fingerprint).
+//! Consequences: about 13 bytes of heap per single key at the map's usual
+//! load (26 when it held 8-byte fingerprints, 62 with 64-bit keys and an
+//! inline enum of list or fingerprint); a list costs a 12-byte entry and
+//! its block (4, 8, 16, … places of 4 bytes), with no allocation of its own.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -51,24 +53,140 @@ impl BucketKey for u64 {
     }
 }
 
+/// Smallest block of a list: most keys that hold several nodes hold a few.
+const FIRST_BLOCK: usize = 4;
+
+/// Where a key's list is: block `block` of its class's storage, of which
+/// the first `len` places are used (oldest first).
+#[derive(Debug, Clone, Copy)]
+struct ListPlace {
+    block: u32,
+    len: u16,
+    class: u8,
+}
+
+/// The lists' nodes in blocks of a few sizes (4, 8, 16, … up to the
+/// capacity), one vector per size: a list is a 12-byte map entry and a
+/// block, where a `Vec` per key took a 32-byte entry and an allocation of
+/// its own. A list that outgrows its block moves to a block of the next
+/// size; freed blocks are reused.
+#[derive(Debug)]
+struct ListArena {
+    sizes: Vec<usize>,
+    storage: Vec<Vec<NodeId>>,
+    free: Vec<Vec<u32>>,
+}
+
+impl ListArena {
+    fn new(capacity: usize) -> Self {
+        let mut sizes = Vec::new();
+        let mut size = FIRST_BLOCK.min(capacity);
+        loop {
+            sizes.push(size);
+            if size >= capacity {
+                break;
+            }
+            size = (size * 2).min(capacity);
+        }
+        ListArena {
+            storage: vec![Vec::new(); sizes.len()],
+            free: vec![Vec::new(); sizes.len()],
+            sizes,
+        }
+    }
+
+    fn block_range(&self, class: u8, block: u32) -> std::ops::Range<usize> {
+        let size = self.sizes[usize::from(class)];
+        let start = block as usize * size;
+        start..start + size
+    }
+
+    fn nodes(&self, place: ListPlace) -> &[NodeId] {
+        let range = self.block_range(place.class, place.block);
+        &self.storage[usize::from(place.class)][range.start..range.start + usize::from(place.len)]
+    }
+
+    fn block_mut(&mut self, place: ListPlace) -> &mut [NodeId] {
+        let range = self.block_range(place.class, place.block);
+        &mut self.storage[usize::from(place.class)][range]
+    }
+
+    /// A free block of `class`, with `len` 0.
+    fn allocate(&mut self, class: u8) -> ListPlace {
+        let index = usize::from(class);
+        let block = match self.free[index].pop() {
+            Some(block) => block,
+            None => {
+                let storage = &mut self.storage[index];
+                let block = storage.len() / self.sizes[index];
+                storage.resize(storage.len() + self.sizes[index], 0);
+                // Blocks of one size number far fewer than 2^32 in any
+                // memory this runs in.
+                u32::try_from(block).unwrap_or(u32::MAX)
+            }
+        };
+        ListPlace {
+            block,
+            len: 0,
+            class,
+        }
+    }
+
+    fn release(&mut self, place: ListPlace) {
+        self.free[usize::from(place.class)].push(place.block);
+    }
+
+    /// Appends `node` to a list that is not full, moving it to a larger
+    /// block when its own is full.
+    fn push(&mut self, mut place: ListPlace, node: NodeId) -> ListPlace {
+        if usize::from(place.len) == self.sizes[usize::from(place.class)] {
+            let mut larger = self.allocate(place.class + 1);
+            let len = usize::from(place.len);
+            let from = self.block_range(place.class, place.block);
+            let to = self.block_range(larger.class, larger.block);
+            let (smaller_classes, larger_classes) =
+                self.storage.split_at_mut(usize::from(larger.class));
+            larger_classes[0][to][..len]
+                .copy_from_slice(&smaller_classes[usize::from(place.class)][from][..len]);
+            larger.len = place.len;
+            self.release(place);
+            place = larger;
+        }
+        let len = usize::from(place.len);
+        self.block_mut(place)[len] = node;
+        place.len += 1;
+        place
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let stored: usize = self.storage.iter().map(Vec::len).sum();
+        let free: usize = self.free.iter().map(Vec::capacity).sum();
+        (stored + free) * size_of::<NodeId>()
+    }
+}
+
 /// Key → up to `capacity` nodes, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
     /// Keys that hold exactly one node.
     singles: HashMap<u32, NodeId, FingerprintBuildHasher>,
-    /// Keys that hold two or more.
-    lists: HashMap<u32, Vec<NodeId>, FingerprintBuildHasher>,
+    /// Keys that hold two or more: where their list is in `arena`.
+    lists: HashMap<u32, ListPlace, FingerprintBuildHasher>,
+    arena: ListArena,
     capacity: usize,
     overflow: Overflow,
     key: PhantomData<K>,
 }
 
 impl<K: BucketKey> BoundedBuckets<K> {
+    /// Keys that take up to `capacity` nodes (1 to 65 535).
     pub fn new(capacity: usize, overflow: Overflow) -> Self {
+        let capacity = capacity.clamp(1, usize::from(u16::MAX));
         BoundedBuckets {
             singles: HashMap::default(),
             lists: HashMap::default(),
-            capacity: capacity.max(1),
+            arena: ListArena::new(capacity),
+            capacity,
             overflow,
             key: PhantomData,
         }
@@ -77,13 +195,16 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Add `node` under `key` unless it is there or the key is full.
     pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
-        if let Some(stored) = self.lists.get_mut(&key) {
+        if let Some(place) = self.lists.get_mut(&key) {
+            let stored = self.arena.nodes(*place);
             if stored.contains(&node) {
             } else if stored.len() < self.capacity {
-                stored.push(node);
+                *place = self.arena.push(*place, node);
             } else if self.overflow == Overflow::DropOldest {
-                stored.remove(0);
-                stored.push(node);
+                let len = usize::from(place.len);
+                let block = self.arena.block_mut(*place);
+                block.copy_within(1..len, 0);
+                block[len - 1] = node;
             }
             return;
         }
@@ -96,7 +217,10 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 } else if self.capacity > 1 {
                     let first = *stored;
                     self.singles.remove(&key);
-                    self.lists.insert(key, vec![first, node]);
+                    let place = self.arena.allocate(0);
+                    let place = self.arena.push(place, first);
+                    let place = self.arena.push(place, node);
+                    self.lists.insert(key, place);
                 } else if self.overflow == Overflow::DropOldest {
                     *stored = node;
                 }
@@ -107,17 +231,27 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Take `node` out of `key`; a key left empty is dropped.
     pub fn remove(&mut self, key: K, node: NodeId) {
         let key = key.folded();
-        if let Some(stored) = self.lists.get_mut(&key) {
-            stored.retain(|&kept| kept != node);
-            match stored[..] {
-                [only] => {
-                    self.lists.remove(&key);
+        if let Some(place) = self.lists.get_mut(&key) {
+            let Some(position) = self
+                .arena
+                .nodes(*place)
+                .iter()
+                .position(|&kept| kept == node)
+            else {
+                return;
+            };
+            let len = usize::from(place.len);
+            let block = self.arena.block_mut(*place);
+            block.copy_within(position + 1..len, position);
+            place.len -= 1;
+            let place = *place;
+            if place.len <= 1 {
+                let only = self.arena.nodes(place).first().copied();
+                self.arena.release(place);
+                self.lists.remove(&key);
+                if let Some(only) = only {
                     self.singles.insert(key, only);
                 }
-                [] => {
-                    self.lists.remove(&key);
-                }
-                _ => {}
             }
             return;
         }
@@ -133,7 +267,10 @@ impl<K: BucketKey> BoundedBuckets<K> {
             return (std::slice::from_ref(single), self.capacity == 1);
         }
         match self.lists.get(&key) {
-            Some(stored) => (stored, stored.len() >= self.capacity),
+            Some(&place) => {
+                let stored = self.arena.nodes(place);
+                (stored, stored.len() >= self.capacity)
+            }
             None => (&[], false),
         }
     }
@@ -142,16 +279,11 @@ impl<K: BucketKey> BoundedBuckets<K> {
         self.singles.len() + self.lists.len()
     }
 
-    /// Rough heap bytes: map entries plus overflow lists.
+    /// Rough heap bytes: the two maps and the lists' blocks.
     pub fn approx_heap_bytes(&self) -> usize {
-        let singles = self.singles.capacity() * (std::mem::size_of::<(u32, NodeId)>() + 1);
-        let lists = self.lists.capacity() * (std::mem::size_of::<(u32, Vec<NodeId>)>() + 1);
-        let listed: usize = self
-            .lists
-            .values()
-            .map(|stored| stored.capacity() * std::mem::size_of::<NodeId>())
-            .sum();
-        singles + lists + listed
+        let singles = self.singles.capacity() * (size_of::<(u32, NodeId)>() + 1);
+        let lists = self.lists.capacity() * (size_of::<(u32, ListPlace)>() + 1);
+        singles + lists + self.arena.heap_bytes()
     }
 }
 
@@ -199,5 +331,61 @@ mod tests {
         single.insert(1u64, 10);
         single.insert(1, 11);
         assert_eq!(single.get(1), (&[11][..], true));
+    }
+
+    /// The lists as a plain map of vectors would keep them.
+    #[derive(Default)]
+    struct Model {
+        lists: HashMap<u32, Vec<NodeId>>,
+    }
+
+    impl Model {
+        fn insert(&mut self, key: u32, node: NodeId, capacity: usize, overflow: Overflow) {
+            let stored = self.lists.entry(key).or_default();
+            if stored.contains(&node) {
+            } else if stored.len() < capacity {
+                stored.push(node);
+            } else if overflow == Overflow::DropOldest {
+                stored.remove(0);
+                stored.push(node);
+            }
+        }
+
+        fn remove(&mut self, key: u32, node: NodeId) {
+            if let Some(stored) = self.lists.get_mut(&key) {
+                stored.retain(|&kept| kept != node);
+                if stored.is_empty() {
+                    self.lists.remove(&key);
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn buckets_keep_what_a_map_of_lists_keeps(
+            capacity in 1usize..20,
+            drop_oldest in proptest::bool::ANY,
+            operations in proptest::collection::vec((proptest::bool::weighted(0.7), 0u32..6, 0u32..24), 0..400),
+        ) {
+            let overflow = if drop_oldest { Overflow::DropOldest } else { Overflow::Refuse };
+            let mut buckets = BoundedBuckets::new(capacity, overflow);
+            let mut model = Model::default();
+            for (insert, key, node) in operations {
+                if insert {
+                    buckets.insert(key, node);
+                    model.insert(key, node, capacity, overflow);
+                } else {
+                    buckets.remove(key, node);
+                    model.remove(key, node);
+                }
+                for key in 0..6u32 {
+                    let expected = model.lists.get(&key).cloned().unwrap_or_default();
+                    let full = expected.len() >= capacity;
+                    proptest::prop_assert_eq!(buckets.get(key), (&expected[..], full));
+                }
+                proptest::prop_assert_eq!(buckets.key_count(), model.lists.len());
+            }
+        }
     }
 }
