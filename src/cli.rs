@@ -471,6 +471,9 @@ fn log_recovery(
         nodes = stats.nodes,
         documents = stats.documents,
         elapsed_ms = elapsed.as_millis() as u64,
+        snapshot_read_ms = report.snapshot_read.as_millis() as u64,
+        state_build_ms = report.state_build.as_millis() as u64,
+        log_replay_ms = report.log_replay.as_millis() as u64,
         "state recovered"
     );
 }

@@ -107,6 +107,12 @@ pub struct RecoveryReport {
     /// Placements forwarded before the stop whose answer never came back:
     /// uncounted, nodes kept.
     pub in_doubt: u64,
+    /// Time spent reading and checking the snapshot.
+    pub snapshot_read: std::time::Duration,
+    /// Time spent building the state from it (forest, indexes, side file).
+    pub state_build: std::time::Duration,
+    /// Time spent replaying the log after it.
+    pub log_replay: std::time::Duration,
 }
 
 /// A snapshot taken but not yet written (see [`Store::begin_snapshot`]).
@@ -291,7 +297,9 @@ impl Store {
             }
         }
         let mut report = RecoveryReport::default();
+        let started = std::time::Instant::now();
         let snapshot = read_newest_snapshot(&dir, &mut report)?;
+        report.snapshot_read = started.elapsed();
         if let Some(snapshot) = &snapshot {
             report.snapshot_seq = Some(snapshot.last_seq);
             report.settings_changed = snapshot.settings_digest != options.settings_digest;
@@ -301,8 +309,12 @@ impl Store {
             .snapshot_seq
             .and_then(|seq| fs::metadata(dir.join(file_name("snapshot-", seq))).ok())
             .map_or(0, |metadata| metadata.len());
+        let started = std::time::Instant::now();
         let mut ledger = build(snapshot)?;
+        report.state_build = started.elapsed();
+        let started = std::time::Instant::now();
         let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
+        report.log_replay = started.elapsed();
         ledger.enable_journal();
         report.in_doubt = ledger.resolve_in_doubt();
         let segment = create_segment(&dir, last_seq + 1)?;
