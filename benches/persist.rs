@@ -70,7 +70,7 @@ fn main() {
     }
     let dir = std::env::temp_dir().join(format!("neardup-bench-persist-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let effect_count = nodes * 2;
+    let effect_count = nodes * 3;
 
     // The log: journaled effects appended and written in batches of 1000.
     let (store, mut ledger, _) = open(&dir);

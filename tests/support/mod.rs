@@ -496,6 +496,11 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
                 short_text,
                 long_text,
             }),
+            // The cluster's answer, as the sidecar logs it: the placement
+            // is settled and the key holds the fingerprint (without the
+            // first, every placement would stay "in doubt" and recovery
+            // would take each back).
+            Effect::Settled { fingerprint },
             Effect::KeyStored { key, fingerprint },
         ]
     })
