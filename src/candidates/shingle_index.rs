@@ -54,17 +54,21 @@ impl Default for LshShape {
 #[derive(Debug)]
 pub struct ShingleIndex {
     shape: LshShape,
+    /// Each row's seed ([`row_seed`]), computed once.
+    row_seeds: Box<[u64]>,
     buckets: BoundedBuckets<u64>,
     texts: usize,
 }
 
 impl ShingleIndex {
     pub fn new(shape: LshShape) -> Self {
+        let shape = LshShape {
+            bands: shape.bands.max(1),
+            rows: shape.rows.max(1),
+        };
         ShingleIndex {
-            shape: LshShape {
-                bands: shape.bands.max(1),
-                rows: shape.rows.max(1),
-            },
+            shape,
+            row_seeds: (0..shape.bands * shape.rows).map(row_seed).collect(),
             buckets: BoundedBuckets::new(MAX_BUCKET, Overflow::DropOldest),
             texts: 0,
         }
@@ -127,8 +131,7 @@ impl ShingleIndex {
         (0..bands)
             .map(|band| {
                 let mut key = band as u64;
-                for row in 0..rows {
-                    let seed = row_seed(band * rows + row);
+                for &seed in &self.row_seeds[band * rows..(band + 1) * rows] {
                     let minimum = shingles
                         .iter()
                         .map(|&shingle| permuted(shingle, seed))
