@@ -396,14 +396,14 @@ impl EngineParts {
                 .with_side_storage(self.side_storage),
             ));
         };
-        let forest = Forest::restore(self.forest, &snapshot.nodes, snapshot.counters)?;
+        let (nodes, counters) = (&snapshot.nodes, snapshot.counters);
         let engine = Engine::restore(
             self.fingerprinter,
-            forest,
+            || Forest::restore(self.forest, nodes, counters),
             self.confirmation,
             self.side_storage,
             &snapshot.sides,
-        );
+        )?;
         Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))
     }
 }

@@ -61,7 +61,7 @@ use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
-use crate::forest::{Assignment, Forest, Placement};
+use crate::forest::{Assignment, Forest, ForestError, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// How many expired nodes placing one document may remove, in the sidecar
@@ -256,50 +256,52 @@ impl Engine {
             .collect()
     }
 
-    /// An engine with this forest and side data (from a snapshot); the
-    /// candidate indexes and the exact-hash map are rebuilt from the side
-    /// data, in arrival order.
+    /// An engine with the forest `build_forest` makes and this side data
+    /// (from a snapshot); the candidate indexes and the exact-hash table are
+    /// rebuilt from the side data, in arrival order. Side records of nodes
+    /// the forest does not hold are dropped.
+    ///
+    /// Recovery time is this function at scale, so its independent parts
+    /// run on two threads. A second thread numbers the nodes, then stores
+    /// the records in the side file and fills the exact-hash table. This
+    /// one builds the forest meanwhile, then rebuilds the candidate indexes
+    /// with those numbers, reading the records in arrival order (the bounded
+    /// index buckets keep the newest, so the order matters and is the same
+    /// as one pass). The forest and the indexes stay on this thread: their
+    /// many small bucket lists would otherwise live in another thread's
+    /// malloc arena, which holds on to more memory.
+    ///
+    /// # Errors
+    ///
+    /// Whatever `build_forest` returns.
     pub fn restore(
         fingerprinter: Fingerprinter,
-        forest: Forest,
+        build_forest: impl FnOnce() -> Result<Forest, ForestError>,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
-    ) -> Self {
-        let mut engine =
-            Engine::new(fingerprinter, forest, confirmation).with_side_storage(side_storage);
-        engine.side_data.reserve(sides.len());
-        engine.exact_hashes.reserve(sides.len());
-        // Numbers first, in arrival order (one pass, no record stored yet).
-        let mut keys = RecordKeys::default();
-        let ids: Vec<Option<NodeId>> = sides
-            .iter()
-            .map(|record| {
-                if keys.read(record).is_err() || !engine.forest.contains(keys.fingerprint) {
-                    return None;
-                }
-                engine.side_data.claim(keys.fingerprint)
-            })
-            .collect();
-        // Then the candidate indexes and the rest, which are independent:
-        // one thread stores the records and fills the exact-hash table
-        // while this one rebuilds the indexes, each reading the records in
-        // arrival order (the bounded index buckets keep the newest, so the
-        // order matters and is the same as one pass). The indexes stay on
-        // this thread: their many small bucket lists would otherwise live in
-        // another thread's malloc arena, which holds on to more memory.
-        let Engine {
-            confirmation,
-            exact_hashes,
-            side_data,
-            short_texts,
-            long_texts,
-            ..
-        } = &mut engine;
+    ) -> Result<Self, ForestError> {
+        let mut side_data = SideStore::new(side_storage);
+        side_data.reserve(sides.len());
+        let mut exact_hashes = ExactHashes::default();
+        exact_hashes.reserve(sides.len());
+        let mut short_texts = ShingleIndex::new(LshShape::default());
+        let mut long_texts = SketchIndex::default();
         let short_text_search = confirmation.short_text_search;
-        let unstored = std::thread::scope(|scope| {
+        let (numbers_sender, numbers_receiver) = std::sync::mpsc::channel();
+        let (forest, orphans, unstored) = std::thread::scope(|scope| {
             let storing = scope.spawn(|| {
                 let mut keys = RecordKeys::default();
+                let ids: Vec<Option<NodeId>> = sides
+                    .iter()
+                    .map(|record| {
+                        keys.read(record).ok()?;
+                        side_data.claim(keys.fingerprint)
+                    })
+                    .collect();
+                // The receiver only goes away if this thread's partner
+                // panicked, which the scope reports.
+                let _ = numbers_sender.send(ids.clone());
                 let mut unstored = Vec::new();
                 for (record, id) in sides.iter().zip(&ids) {
                     let Some(id) = *id else { continue };
@@ -318,33 +320,50 @@ impl Engine {
                 }
                 unstored
             });
-            let mut keys = RecordKeys::default();
-            for (record, id) in sides.iter().zip(&ids) {
-                let Some(id) = *id else { continue };
-                if keys.read(record).is_err() {
-                    continue;
-                }
-                if let Some(shingles) = &keys.shingles
-                    && short_text_search
-                {
-                    short_texts.insert(id, shingles);
-                }
-                if let Some(sketch) = &keys.sketch {
-                    long_texts.insert(id, sketch);
+            let forest = build_forest();
+            let mut orphans = Vec::new();
+            if let (Ok(forest), Ok(ids)) = (&forest, numbers_receiver.recv()) {
+                let mut keys = RecordKeys::default();
+                for (record, id) in sides.iter().zip(&ids) {
+                    let Some(id) = *id else { continue };
+                    if keys.read(record).is_err() {
+                        continue;
+                    }
+                    if !forest.contains(keys.fingerprint) {
+                        orphans.push(keys.fingerprint);
+                        continue;
+                    }
+                    if let Some(shingles) = &keys.shingles
+                        && short_text_search
+                    {
+                        short_texts.insert(id, shingles);
+                    }
+                    if let Some(sketch) = &keys.sketch {
+                        long_texts.insert(id, sketch);
+                    }
                 }
             }
             match storing.join() {
-                Ok(unstored) => unstored,
+                Ok(unstored) => (forest, orphans, unstored),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         });
         // A node whose record found no space is no candidate: nothing could
         // confirm it. (`unstored` is in number order, as they were claimed.)
-        for (record, id) in sides.iter().zip(&ids) {
-            let Some(id) = *id else { continue };
-            if unstored.binary_search(&id).is_err() || keys.read(record).is_err() {
+        let mut keys = RecordKeys::default();
+        for record in sides.iter() {
+            if unstored.is_empty() {
+                break;
+            }
+            if keys.read(record).is_err() {
                 continue;
             }
+            let Some(id) = side_data
+                .id(keys.fingerprint)
+                .filter(|id| unstored.binary_search(id).is_ok())
+            else {
+                continue;
+            };
             if let Some(shingles) = &keys.shingles {
                 short_texts.remove(id, shingles);
             }
@@ -352,7 +371,15 @@ impl Engine {
                 long_texts.remove(id, sketch);
             }
         }
-        engine
+        let mut engine = Engine::new(fingerprinter, forest?, confirmation);
+        engine.side_data = side_data;
+        engine.exact_hashes = exact_hashes;
+        engine.short_texts = short_texts;
+        engine.long_texts = long_texts;
+        // Records of nodes the forest does not hold (a snapshot that
+        // disagrees with itself) go: nothing could place them.
+        engine.drop_side_data(&orphans);
+        Ok(engine)
     }
 
     pub fn fingerprinter(&self) -> &Fingerprinter {

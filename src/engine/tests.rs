@@ -778,3 +778,34 @@ fn side_records_moved_to_other_storage_keep_their_nodes_findable() {
             .exact_hit
     );
 }
+
+#[test]
+fn a_restored_engine_finds_what_it_held_and_drops_records_of_unknown_nodes() {
+    let mut engine = engine();
+    let text = "周末去哪儿玩？这五个公园的秋景美到不想走";
+    let original = engine.add_text(text, 0);
+    let mut sides = EncodedSides::default();
+    for record in engine.side_records() {
+        sides.push(&record);
+    }
+    let restore = |forest: Forest| {
+        Engine::restore(
+            engine.fingerprinter().clone(),
+            || Ok(forest),
+            ConfirmationConfig::default(),
+            side_file::SideStorage::Memory,
+            &sides,
+        )
+        .expect("the forest is given")
+    };
+    let mut restored = restore(engine.forest().clone());
+    assert_eq!(restored.stats().side_data_nodes, 1);
+    assert!(restored.add_text(text, 1).exact_hit);
+    let repost = restored.add_text(&format!("转发：{text}"), 2);
+    assert_eq!(repost.root, original.root);
+    // A forest without the node: its record, exact hash and index entries go.
+    let mut orphaned = restore(Forest::new(ForestConfig::default()).expect("valid"));
+    let stats = orphaned.stats();
+    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
+    assert!(!orphaned.add_text(text, 1).exact_hit);
+}
