@@ -263,13 +263,12 @@ impl Engine {
     ///
     /// Recovery time is this function at scale, so its independent parts
     /// run on two threads. A second thread numbers the nodes, then stores
-    /// the records in the side file and fills the exact-hash table. This
-    /// one builds the forest meanwhile, then rebuilds the candidate indexes
-    /// with those numbers, reading the records in arrival order (the bounded
-    /// index buckets keep the newest, so the order matters and is the same
-    /// as one pass). The forest and the indexes stay on this thread: their
-    /// many small bucket lists would otherwise live in another thread's
-    /// malloc arena, which holds on to more memory.
+    /// the records in the side file, fills the exact-hash table and rebuilds
+    /// the long-text sketch index. This one builds the forest meanwhile,
+    /// then rebuilds the short-text LSH (the larger index) with those
+    /// numbers. Each reads the records in arrival order (the bounded index
+    /// buckets keep the newest, so the order matters and is the same as one
+    /// pass). At 10 M nodes the LSH was the long pole.
     ///
     /// # Errors
     ///
@@ -317,6 +316,9 @@ impl Engine {
                             side_data.holds_exact_hash(node, exact_hash)
                         });
                     }
+                    if let Some(sketch) = &keys.sketch {
+                        long_texts.insert(id, sketch);
+                    }
                 }
                 unstored
             });
@@ -337,9 +339,6 @@ impl Engine {
                         && short_text_search
                     {
                         short_texts.insert(id, shingles);
-                    }
-                    if let Some(sketch) = &keys.sketch {
-                        long_texts.insert(id, sketch);
                     }
                 }
             }
