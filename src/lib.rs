@@ -44,6 +44,8 @@ pub mod candidates;
 pub mod confirm;
 
 pub mod forest;
+/// Values keyed by fingerprint in numbered slots (forest nodes, side records).
+pub mod slots;
 
 pub mod engine;
 

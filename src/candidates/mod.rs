@@ -62,9 +62,13 @@ fn rank_by_hits_then_age<'a>(
             _ => merged.push((node, hits, age)),
         }
     }
-    merged
-        .sort_unstable_by_key(|&(node, hits, age)| (std::cmp::Reverse(hits), age, order_key(node)));
-    merged.into_iter().map(|(node, _, _)| node).collect()
+    // The order key once per node, not once per comparison.
+    let mut ranked: Vec<(std::cmp::Reverse<u32>, usize, u64, NodeId)> = merged
+        .into_iter()
+        .map(|(node, hits, age)| (std::cmp::Reverse(hits), age, order_key(node), node))
+        .collect();
+    ranked.sort_unstable();
+    ranked.into_iter().map(|(_, _, _, node)| node).collect()
 }
 
 #[cfg(test)]

@@ -291,7 +291,7 @@ impl Engine {
         let (forest, orphans, unstored) = std::thread::scope(|scope| {
             let storing = scope.spawn(|| {
                 let mut keys = RecordKeys::default();
-                let ids: Vec<Option<NodeId>> = sides
+                let ids: std::sync::Arc<[Option<NodeId>]> = sides
                     .iter()
                     .map(|record| {
                         keys.read(record).ok()?;
@@ -300,9 +300,9 @@ impl Engine {
                     .collect();
                 // The receiver only goes away if this thread's partner
                 // panicked, which the scope reports.
-                let _ = numbers_sender.send(ids.clone());
+                let _ = numbers_sender.send(std::sync::Arc::clone(&ids));
                 let mut unstored = Vec::new();
-                for (record, id) in sides.iter().zip(&ids) {
+                for (record, id) in sides.iter().zip(ids.iter()) {
                     let Some(id) = *id else { continue };
                     if !side_data.put_at(id, record) {
                         unstored.push(id);
@@ -326,7 +326,7 @@ impl Engine {
             let mut orphans = Vec::new();
             if let (Ok(forest), Ok(ids)) = (&forest, numbers_receiver.recv()) {
                 let mut keys = RecordKeys::default();
-                for (record, id) in sides.iter().zip(&ids) {
+                for (record, id) in sides.iter().zip(ids.iter()) {
                     let Some(id) = *id else { continue };
                     if keys.read(record).is_err() {
                         continue;
@@ -348,26 +348,23 @@ impl Engine {
             }
         });
         // A node whose record found no space is no candidate: nothing could
-        // confirm it. (`unstored` is in number order, as they were claimed.)
-        let mut keys = RecordKeys::default();
-        for record in sides.iter() {
-            if unstored.is_empty() {
-                break;
-            }
-            if keys.read(record).is_err() {
-                continue;
-            }
-            let Some(id) = side_data
-                .id(keys.fingerprint)
-                .filter(|id| unstored.binary_search(id).is_ok())
-            else {
-                continue;
-            };
-            if let Some(shingles) = &keys.shingles {
-                short_texts.remove(id, shingles);
-            }
-            if let Some(sketch) = &keys.sketch {
-                long_texts.remove(id, sketch);
+        // confirm it. The storing thread left it out of the sketch index;
+        // its LSH entries go here. (`unstored` is in number order.)
+        if !unstored.is_empty() {
+            let mut keys = RecordKeys::default();
+            for record in sides.iter() {
+                if keys.read(record).is_err() {
+                    continue;
+                }
+                let Some(id) = side_data
+                    .id(keys.fingerprint)
+                    .filter(|id| unstored.binary_search(id).is_ok())
+                else {
+                    continue;
+                };
+                if let Some(shingles) = &keys.shingles {
+                    short_texts.remove(id, shingles);
+                }
             }
         }
         let mut engine = Engine::new(fingerprinter, forest?, confirmation);
@@ -769,7 +766,26 @@ fn confirm_candidate(
     found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
-    let record = side_data.record(candidate)?;
+    confirm_record(
+        side_data,
+        candidate,
+        side_data.record(candidate)?,
+        own,
+        found_by,
+        config,
+    )
+}
+
+/// [`confirm_candidate`] with the candidate's record already at hand (found
+/// by its number).
+fn confirm_record(
+    side_data: &SideStore,
+    candidate: Fingerprint,
+    record: &[u8],
+    own: NodeTexts<'_>,
+    found_by: FoundBy,
+    config: &ConfirmationConfig,
+) -> Option<bool> {
     let root = side_data::record_root(record)?;
     let (short, long) = side_data::record_texts(record).ok()?;
     // The root's short text is read only by the short-text rule.

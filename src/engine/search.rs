@@ -7,7 +7,8 @@
 //! alignment. Bounding the tries keeps a document's cost flat (see
 //! `docs/decisions.md`, "A document tries a bounded number of candidates").
 
-use super::{Engine, FoundBy, NodeTexts, confirm_candidate, count_confirmation};
+use super::side_data::record_texts;
+use super::{Engine, FoundBy, NodeTexts, confirm_record, count_confirmation};
 use crate::units::Fingerprint;
 
 /// How many short-text candidates one document may try to confirm. On a
@@ -56,7 +57,8 @@ impl Engine {
         let ranked = self
             .short_texts
             .candidates(&own_short.shingles, |node| side_data.fingerprint(node));
-        for candidate in ranked.into_iter().map(|node| side_data.fingerprint(node)) {
+        for node in ranked {
+            let candidate = side_data.fingerprint(node);
             if tries == MAX_SHORT_CONFIRMATIONS {
                 break;
             }
@@ -77,7 +79,16 @@ impl Engine {
             }
             class.1 += 1;
             tries += 1;
-            let verdict = confirm_candidate(side_data, candidate, own, FoundBy::SharedText, config);
+            let verdict = side_data.record_of(node).and_then(|record| {
+                confirm_record(
+                    side_data,
+                    candidate,
+                    record,
+                    own,
+                    FoundBy::SharedText,
+                    config,
+                )
+            });
             if count_confirmation(stats, verdict) {
                 class.2 = true;
                 confirmed.push(candidate);
@@ -105,7 +116,8 @@ impl Engine {
         let ranked = self
             .long_texts
             .candidates(&own_long.sketch, |node| side_data.fingerprint(node));
-        for candidate in ranked.into_iter().map(|node| side_data.fingerprint(node)) {
+        for node in ranked {
+            let candidate = side_data.fingerprint(node);
             if tries == MAX_LONG_CONFIRMATIONS {
                 break;
             }
@@ -118,7 +130,10 @@ impl Engine {
             if confirmed_classes.contains(&root) {
                 continue;
             }
-            let Some((_, Some(theirs))) = self.side_data.texts(candidate) else {
+            let texts = side_data
+                .record_of(node)
+                .and_then(|record| record_texts(record).ok());
+            let Some((_, Some(theirs))) = texts else {
                 continue;
             };
             tries += 1;

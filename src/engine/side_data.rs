@@ -15,17 +15,13 @@
 //! Consequences: a candidate's texts are decoded (a few small allocations)
 //! each time it is tried.
 
-use std::hash::BuildHasher;
-
-use hashbrown::HashTable;
-
 use super::side_file::{SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage};
 
-use crate::candidates::multi_index::FingerprintBuildHasher;
 use crate::confirm::{LongText, ShortText};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::forest::NodeRecord;
-use crate::units::Fingerprint;
+use crate::slots::FingerprintSlots;
+use crate::units::{Fingerprint, NodeId};
 
 /// Byte offset of the root in a record (after the fingerprint).
 const ROOT_OFFSET: usize = 8;
@@ -61,33 +57,17 @@ pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
     get_side(&mut Decoder::new(record))
 }
 
-/// A node's number in the [`SideStore`]: dense and reused after its node
-/// goes, so the candidate indexes and the exact-hash table keep 4 bytes per
-/// entry where a fingerprint takes 8 (they hold several entries per node).
-pub(super) type NodeId = u32;
-
-/// One node's place in the store: its fingerprint and its record's location
-/// ([`NOWHERE`] when the record could not be stored, [`FREE`] when the slot
-/// waits for reuse).
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    fingerprint: Fingerprint,
-    location: SideLocation,
-}
-
+/// The location of a node whose record could not be stored.
 const NOWHERE: SideLocation = SideLocation::NOWHERE;
-const FREE: SideLocation = SideLocation::FREE;
 
-/// Every node's side record: a slot in RAM (16 bytes, found by fingerprint
-/// through a table of 4-byte numbers), the record in the [`SideFile`].
+/// Every node's side record: a numbered slot in RAM (its record's
+/// location, 16 bytes with the fingerprint), the record in the
+/// [`SideFile`].
 #[derive(Debug, Default)]
 pub(super) struct SideStore {
-    /// Node numbers, hashed by their slot's fingerprint.
-    ids: HashTable<NodeId>,
-    slots: Vec<Slot>,
-    /// Numbers of freed slots, reused before the slots grow.
-    free: Vec<NodeId>,
-    hasher: FingerprintBuildHasher,
+    /// Fingerprint → record location ([`NOWHERE`] when it could not be
+    /// stored); the slot numbers are the nodes' [`NodeId`]s.
+    nodes: FingerprintSlots<SideLocation>,
     file: SideFile,
     /// Reused to encode records.
     buffer: Encoder,
@@ -102,57 +82,42 @@ impl SideStore {
     }
 
     pub(super) fn reserve(&mut self, nodes: usize) {
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        self.ids
-            .reserve(nodes, |&id| hasher.hash_one(slots[id as usize].fingerprint));
-        self.slots.reserve(nodes);
+        self.nodes.reserve(nodes);
     }
 
     /// Nodes with a number (a record, or one that could not be stored).
     pub(super) fn len(&self) -> usize {
-        self.ids.len()
+        self.nodes.len()
     }
 
     /// The number of `fingerprint`'s node, if it has one.
     pub(super) fn id(&self, fingerprint: Fingerprint) -> Option<NodeId> {
-        let slots = &self.slots;
-        self.ids
-            .find(self.hasher.hash_one(fingerprint), |&id| {
-                slots[id as usize].fingerprint == fingerprint
-            })
-            .copied()
+        self.nodes.number(fingerprint)
     }
 
-    /// The fingerprint of node `id` (of a freed slot: the last one it held).
+    /// The fingerprint of node `id` (`Fingerprint::MAX` for a number no
+    /// node has).
     pub(super) fn fingerprint(&self, id: NodeId) -> Fingerprint {
-        self.slots
-            .get(id as usize)
-            .map_or(Fingerprint::MAX, |slot| slot.fingerprint)
+        self.nodes
+            .at(id)
+            .map_or(Fingerprint::MAX, |(fingerprint, _)| fingerprint)
     }
 
     /// Whether `fingerprint`'s node has a stored record.
     pub(super) fn contains(&self, fingerprint: Fingerprint) -> bool {
-        self.id(fingerprint)
-            .is_some_and(|id| self.slots[id as usize].location != NOWHERE)
+        self.nodes
+            .get(fingerprint)
+            .is_some_and(|&location| location != NOWHERE)
     }
 
     /// The encoded record of `fingerprint`'s node.
     pub(super) fn record(&self, fingerprint: Fingerprint) -> Option<&[u8]> {
-        self.record_of(self.id(fingerprint)?)
+        self.file.record(*self.nodes.get(fingerprint)?)
     }
 
     /// The encoded record of node `id`.
     pub(super) fn record_of(&self, id: NodeId) -> Option<&[u8]> {
-        self.file.record(self.slots.get(id as usize)?.location)
-    }
-
-    /// The texts of `fingerprint`'s node (`None` without a record; a record
-    /// that does not decode counts as none).
-    pub(super) fn texts(
-        &self,
-        fingerprint: Fingerprint,
-    ) -> Option<(Option<ShortText>, Option<LongText>)> {
-        record_texts(self.record(fingerprint)?).ok()
+        self.file.record(*self.nodes.at(id)?.1)
     }
 
     /// The short text of `fingerprint`'s node, if it has one.
@@ -190,34 +155,7 @@ impl SideStore {
     /// (its record [`NOWHERE`] until [`Self::put_at`]); `None` when all
     /// numbers are taken.
     pub(super) fn claim(&mut self, fingerprint: Fingerprint) -> Option<NodeId> {
-        let hash = self.hasher.hash_one(fingerprint);
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        let entry = self.ids.entry(
-            hash,
-            |&id| slots[id as usize].fingerprint == fingerprint,
-            |&id| hasher.hash_one(slots[id as usize].fingerprint),
-        );
-        let vacant = match entry {
-            hashbrown::hash_table::Entry::Occupied(occupied) => return Some(*occupied.get()),
-            hashbrown::hash_table::Entry::Vacant(vacant) => vacant,
-        };
-        let slot = Slot {
-            fingerprint,
-            location: NOWHERE,
-        };
-        let id = match self.free.pop() {
-            Some(id) => {
-                self.slots[id as usize] = slot;
-                id
-            }
-            None => {
-                let id = NodeId::try_from(self.slots.len()).ok()?;
-                self.slots.push(slot);
-                id
-            }
-        };
-        vacant.insert(id);
-        Some(id)
+        self.nodes.number_or_insert(fingerprint, || NOWHERE).ok()
     }
 
     /// Stores `record` as node `id`'s (a number from [`Self::claim`]),
@@ -225,11 +163,11 @@ impl SideStore {
     /// node then keeps no record).
     pub(super) fn put_at(&mut self, id: NodeId, record: &[u8]) -> bool {
         let location = self.file.append(record).unwrap_or(NOWHERE);
-        let Some(slot) = self.slots.get_mut(id as usize) else {
+        let Some(stored) = self.nodes.at_mut(id) else {
             return false;
         };
-        let previous = std::mem::replace(&mut slot.location, location);
-        if previous != NOWHERE && previous != FREE {
+        let previous = std::mem::replace(stored, location);
+        if previous != NOWHERE {
             self.file.release(previous);
         }
         location != NOWHERE
@@ -241,16 +179,7 @@ impl SideStore {
         &mut self,
         fingerprint: Fingerprint,
     ) -> Option<(NodeId, Option<SideRecord>)> {
-        let slots = &self.slots;
-        let (id, _) = self
-            .ids
-            .find_entry(self.hasher.hash_one(fingerprint), |&id| {
-                slots[id as usize].fingerprint == fingerprint
-            })
-            .ok()?
-            .remove();
-        let location = std::mem::replace(&mut self.slots[id as usize].location, FREE);
-        self.free.push(id);
+        let (id, location) = self.nodes.remove(fingerprint)?;
         let record = self
             .file
             .record(location)
@@ -272,12 +201,13 @@ impl SideStore {
     /// be stored).
     pub(super) fn move_to(&mut self, storage: SideStorage) {
         let previous = std::mem::replace(&mut self.file, SideFile::new(storage));
-        for slot in &mut self.slots {
-            if slot.location == FREE || slot.location == NOWHERE {
+        let ids: Vec<NodeId> = self.nodes.iter().map(|(id, _, _)| id).collect();
+        for id in ids {
+            let Some(location) = self.nodes.at_mut(id) else {
                 continue;
-            }
-            slot.location = previous
-                .record(slot.location)
+            };
+            *location = previous
+                .record(*location)
                 .and_then(|record| self.file.append(record))
                 .unwrap_or(NOWHERE);
         }
@@ -288,27 +218,19 @@ impl SideStore {
     pub(super) fn snapshot(&self) -> SideSnapshot {
         SideSnapshot {
             entries: self
-                .stored_slots()
-                .map(|slot| (0, slot.fingerprint, slot.location))
+                .nodes
+                .iter()
+                .filter(|&(_, _, &location)| location != NOWHERE)
+                .map(|(_, fingerprint, &location)| (0, fingerprint, location))
                 .collect(),
             file: self.file.reader(),
         }
     }
 
-    fn stored_slots(&self) -> impl Iterator<Item = &Slot> + '_ {
-        self.slots
-            .iter()
-            .filter(|slot| slot.location != FREE && slot.location != NOWHERE)
-    }
-
-    /// Heap bytes: the number table, the slots and the segment table (the
-    /// records are in [`Self::file_stats`]).
+    /// Heap bytes: the numbered slots and the segment table (the records
+    /// are in [`Self::file_stats`]).
     pub(super) fn heap_bytes(&self) -> usize {
-        self.ids.allocation_size()
-            + self.slots.len() * std::mem::size_of::<Slot>()
-            + self.free.capacity() * std::mem::size_of::<NodeId>()
-            + self.file.heap_bytes()
-            + self.buffer.bytes.capacity()
+        self.nodes.heap_bytes() + self.file.heap_bytes() + self.buffer.bytes.capacity()
     }
 
     pub(super) fn file_stats(&self) -> SideFileStats {

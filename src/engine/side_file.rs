@@ -74,12 +74,6 @@ impl SideLocation {
         segment: u32::MAX,
         offset: u32::MAX,
     };
-    /// Also no record; a second value for callers that tell two kinds of
-    /// "none" apart.
-    pub const FREE: SideLocation = SideLocation {
-        segment: u32::MAX,
-        offset: u32::MAX - 1,
-    };
 }
 
 /// One mapped region. Written only past the end of what has been handed

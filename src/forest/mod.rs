@@ -13,7 +13,7 @@
 //!
 //! - Nodes live in one table `fingerprint → Node` (40 bytes: root, born, arrival,
 //!   touched, document count, slot in the root's leaf list), slots in a vector
-//!   found through 4-byte numbers ([`node_table`]). Only roots that
+//!   found through 4-byte numbers ([`crate::slots`]). Only roots that
 //!   have leaves get a second entry (leaf list and class document total), so
 //!   the many singleton classes cost nothing extra. The slot makes removing a
 //!   single expired leaf O(1) even in a class of 100 000 leaves.
@@ -75,8 +75,8 @@ use thiserror::Error;
 use crate::candidates::multi_index::{
     DEFAULT_MAX_DISTANCE, FingerprintMap, IndexError, MultiIndex, approx_map_heap_bytes,
 };
+use crate::slots::FingerprintSlots;
 use crate::units::{Fingerprint, Millis};
-use node_table::NodeTable;
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -267,7 +267,7 @@ struct Tree {
 #[derive(Debug)]
 pub struct Forest {
     config: ForestConfig,
-    nodes: NodeTable,
+    nodes: FingerprintSlots<Node>,
     trees: FingerprintMap<Tree>,
     index: MultiIndex,
     /// Min-heap of `(time ≤ touched, fingerprint)`, lazily updated; empty when
@@ -319,7 +319,7 @@ impl Forest {
         }
         Ok(Self {
             config,
-            nodes: NodeTable::default(),
+            nodes: FingerprintSlots::default(),
             trees: FingerprintMap::default(),
             index: MultiIndex::new(config.max_distance)?,
             expiry_queue: BinaryHeap::new(),
@@ -354,7 +354,7 @@ impl Forest {
 
     /// Whether `fingerprint` is a node.
     pub fn contains(&self, fingerprint: Fingerprint) -> bool {
-        self.nodes.contains_key(&fingerprint)
+        self.nodes.contains(fingerprint)
     }
 
     /// The index of all node fingerprints (for "within `k`" queries).
@@ -420,14 +420,14 @@ impl Forest {
         } = self;
         candidate_roots.clear();
         for extra in extra_candidates {
-            if let Some(extra_node) = nodes.get(extra)
+            if let Some(extra_node) = nodes.get(*extra)
                 && !candidate_roots.contains(&extra_node.root)
             {
                 candidate_roots.push(extra_node.root);
             }
         }
         index.for_each_within(fingerprint, |candidate, _distance| {
-            let Some(candidate_node) = nodes.get(&candidate) else {
+            let Some(candidate_node) = nodes.get(candidate) else {
                 return;
             };
             let root = candidate_node.root;
@@ -456,17 +456,17 @@ impl Forest {
 
     /// The root of `fingerprint`'s class, if it is a node.
     pub fn root_of(&self, fingerprint: Fingerprint) -> Option<Fingerprint> {
-        self.nodes.get(&fingerprint).map(|node| node.root)
+        self.nodes.get(fingerprint).map(|node| node.root)
     }
 
     /// The root of `fingerprint`'s class, touching the node and its root (a
     /// lookup through a node keeps its class alive).
     pub fn reach_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Fingerprint> {
-        let node = self.nodes.get_mut(&fingerprint)?;
+        let node = self.nodes.get_mut(fingerprint)?;
         node.touch(now);
         let root = node.root;
         if root != fingerprint
-            && let Some(root_node) = self.nodes.get_mut(&root)
+            && let Some(root_node) = self.nodes.get_mut(root)
         {
             root_node.touch(now);
         }
@@ -476,7 +476,7 @@ impl Forest {
     /// A copy of one node.
     pub fn node(&self, fingerprint: Fingerprint) -> Option<NodeView> {
         self.nodes
-            .get(&fingerprint)
+            .get(fingerprint)
             .map(|node| node.view(fingerprint))
     }
 
@@ -501,7 +501,7 @@ impl Forest {
 
     /// Documents in the class named by `root`; `None` if `root` is not a root.
     pub fn class_documents(&self, root: Fingerprint) -> Option<u64> {
-        let root_node = self.nodes.get(&root).filter(|node| node.root == root)?;
+        let root_node = self.nodes.get(root).filter(|node| node.root == root)?;
         Some(
             self.trees
                 .get(&root)
@@ -511,7 +511,7 @@ impl Forest {
 
     /// Number of leaves under `root`; `None` if `root` is not a root.
     pub fn leaf_count(&self, root: Fingerprint) -> Option<usize> {
-        self.nodes.get(&root).filter(|node| node.root == root)?;
+        self.nodes.get(root).filter(|node| node.root == root)?;
         Some(self.trees.get(&root).map_or(0, |tree| tree.leaves.len()))
     }
 
@@ -519,7 +519,7 @@ impl Forest {
     pub fn iter_nodes(&self) -> impl Iterator<Item = NodeView> + '_ {
         self.nodes
             .iter()
-            .map(|(&fingerprint, node)| node.view(fingerprint))
+            .map(|(_, fingerprint, node)| node.view(fingerprint))
     }
 
     /// Counters for monitoring.
@@ -561,7 +561,7 @@ impl Forest {
     /// and its class's counts drop by one. The node itself stays until it
     /// expires. `false` if there is no such node or its count is already zero.
     pub fn forget_document(&mut self, fingerprint: Fingerprint) -> bool {
-        let Some(node) = self.nodes.get_mut(&fingerprint) else {
+        let Some(node) = self.nodes.get_mut(fingerprint) else {
             return false;
         };
         if node.documents == 0 {
@@ -590,7 +590,7 @@ impl Forest {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
-        let root_is_a_root = self.nodes.get(&root).is_some_and(|node| node.root == root);
+        let root_is_a_root = self.nodes.get(root).is_some_and(|node| node.root == root);
         if root == fingerprint || !root_is_a_root {
             self.add_root(fingerprint, now)
         } else {
@@ -603,7 +603,7 @@ impl Forest {
     pub fn remove_nodes(&mut self, fingerprints: &[Fingerprint]) -> Vec<Fingerprint> {
         let mut removed = Vec::new();
         for &fingerprint in fingerprints {
-            let Some(node) = self.nodes.get(&fingerprint).copied() else {
+            let Some(node) = self.nodes.get(fingerprint).copied() else {
                 continue;
             };
             if node.root == fingerprint {
@@ -632,7 +632,7 @@ impl Forest {
     /// to. Returns the fingerprints removed (zero, one or two).
     pub fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> Vec<Fingerprint> {
         let mut removed = Vec::new();
-        let Some(node) = self.nodes.get(&fingerprint).copied() else {
+        let Some(node) = self.nodes.get(fingerprint).copied() else {
             return removed;
         };
         if node.documents != 0 {
@@ -646,7 +646,7 @@ impl Forest {
         }
         self.remove_leaf(fingerprint, node, &mut removed);
         let root = node.root;
-        if let Some(root_node) = self.nodes.get(&root)
+        if let Some(root_node) = self.nodes.get(root)
             && root_node.documents == 0
             && !self.trees.contains_key(&root)
         {
@@ -683,7 +683,7 @@ impl Forest {
                 break true;
             }
             queue_pops_left -= 1;
-            match self.nodes.get(&fingerprint).copied() {
+            match self.nodes.get(fingerprint).copied() {
                 Some(node) if node.touched == queued_time => {
                     if removed.len() >= max_removals {
                         break true;
@@ -721,7 +721,7 @@ impl Forest {
     /// Rule 1: counts one more document on an existing node; `None` if
     /// `fingerprint` is not a node.
     fn count_existing(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Assignment> {
-        let node = self.nodes.get_mut(&fingerprint)?;
+        let node = self.nodes.get_mut(fingerprint)?;
         node.touch(now);
         let counted = node.documents < u32::MAX;
         if counted {
@@ -731,7 +731,7 @@ impl Forest {
         let own_documents = u64::from(node.documents);
         let root = node.root;
         if root != fingerprint
-            && let Some(root_node) = self.nodes.get_mut(&root)
+            && let Some(root_node) = self.nodes.get_mut(root)
         {
             root_node.touch(now);
         }
@@ -757,7 +757,7 @@ impl Forest {
             let leaf_count = self.trees.get(&root).map_or(0, |tree| tree.leaves.len());
             let (born, arrival) = self
                 .nodes
-                .get(&root)
+                .get(root)
                 .map_or((Millis::MAX, u64::MAX), |node| (node.born, node.arrival));
             (Reverse(leaf_count), born, arrival, root)
         };
@@ -768,6 +768,12 @@ impl Forest {
             .unwrap_or_default()
     }
 
+    /// Stores a new node. Its slot number would run out only past 2^32
+    /// nodes, some 200 GB of forest: beyond any memory this runs in.
+    fn put_node(&mut self, fingerprint: Fingerprint, node: Node) {
+        let _ = self.nodes.insert(fingerprint, node);
+    }
+
     fn take_arrival(&mut self) -> u64 {
         self.next_arrival += 1;
         self.next_arrival
@@ -775,7 +781,7 @@ impl Forest {
 
     fn add_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
         let arrival = self.take_arrival();
-        self.nodes.insert(
+        self.put_node(
             fingerprint,
             Node {
                 root: fingerprint,
@@ -802,7 +808,7 @@ impl Forest {
         now: Millis,
         placement: Placement,
     ) -> Assignment {
-        let root_documents = match self.nodes.get_mut(&root) {
+        let root_documents = match self.nodes.get_mut(root) {
             Some(root_node) => {
                 root_node.touch(now);
                 u64::from(root_node.documents)
@@ -820,7 +826,7 @@ impl Forest {
         tree.class_documents += 1;
         let class_documents = tree.class_documents;
         let arrival = self.take_arrival();
-        self.nodes.insert(
+        self.put_node(
             fingerprint,
             Node {
                 root,
@@ -849,7 +855,7 @@ impl Forest {
 
     /// Removes a root and all of its leaves.
     fn remove_tree(&mut self, root: Fingerprint, removed: &mut Vec<Fingerprint>) {
-        let Some(root_node) = self.nodes.remove(&root) else {
+        let Some(root_node) = self.nodes.remove(root).map(|(_, node)| node) else {
             return;
         };
         self.index.remove(root);
@@ -860,7 +866,7 @@ impl Forest {
             class_documents = tree.class_documents;
             self.leaf_capacity -= tree.leaves.capacity();
             for leaf in tree.leaves {
-                if self.nodes.remove(&leaf).is_some() {
+                if self.nodes.remove(leaf).map(|(_, node)| node).is_some() {
                     self.index.remove(leaf);
                     removed.push(leaf);
                 }
@@ -871,7 +877,7 @@ impl Forest {
 
     /// Removes one leaf; its root stays.
     fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut Vec<Fingerprint>) {
-        if self.nodes.remove(&leaf).is_none() {
+        if self.nodes.remove(leaf).map(|(_, node)| node).is_none() {
             return;
         }
         self.index.remove(leaf);
@@ -891,7 +897,7 @@ impl Forest {
         if let Some(slot) = slot {
             tree.leaves.swap_remove(slot);
             if let Some(&moved) = tree.leaves.get(slot)
-                && let Some(moved_node) = self.nodes.get_mut(&moved)
+                && let Some(moved_node) = self.nodes.get_mut(moved)
             {
                 moved_node.leaf_slot = u32::try_from(slot).unwrap_or(ROOT_SLOT);
             }
@@ -916,7 +922,7 @@ impl Forest {
             self.expiry_queue = self
                 .nodes
                 .iter()
-                .map(|(&fingerprint, node)| Reverse((node.touched, fingerprint)))
+                .map(|(_, fingerprint, node)| Reverse((node.touched, fingerprint)))
                 .collect();
         }
         if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {
@@ -929,7 +935,6 @@ impl Forest {
     }
 }
 
-mod node_table;
 mod records;
 #[cfg(test)]
 mod tests;

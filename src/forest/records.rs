@@ -12,7 +12,7 @@ impl Forest {
     pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {
         self.nodes
             .iter()
-            .map(|(&fingerprint, node)| NodeRecord {
+            .map(|(_, fingerprint, node)| NodeRecord {
                 fingerprint,
                 root: node.root,
                 born: node.born,
@@ -83,11 +83,15 @@ impl Forest {
                 documents: record.documents,
                 leaf_slot,
             };
-            if forest.nodes.insert(record.fingerprint, node).is_some() {
-                return Err(ForestError::Damaged(format!(
-                    "fingerprint {:016x} appears twice",
-                    record.fingerprint
-                )));
+            match forest.nodes.insert(record.fingerprint, node) {
+                Ok(None) => {}
+                Ok(Some(_)) => {
+                    return Err(ForestError::Damaged(format!(
+                        "fingerprint {:016x} appears twice",
+                        record.fingerprint
+                    )));
+                }
+                Err(error) => return Err(ForestError::Damaged(error.to_string())),
             }
             forest.index.insert_absent(record.fingerprint);
             forest.document_count += u64::from(record.documents);
@@ -98,12 +102,12 @@ impl Forest {
             }
         }
         for (root, tree) in forest.trees.iter_mut() {
-            let root_documents = forest.nodes.get(root).map_or(0, |node| node.documents);
+            let root_documents = forest.nodes.get(*root).map_or(0, |node| node.documents);
             tree.class_documents = u64::from(root_documents)
                 + tree
                     .leaves
                     .iter()
-                    .filter_map(|leaf| forest.nodes.get(leaf))
+                    .filter_map(|&leaf| forest.nodes.get(leaf))
                     .map(|node| u64::from(node.documents))
                     .sum::<u64>();
         }

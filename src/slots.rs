@@ -1,0 +1,314 @@
+//! Values keyed by fingerprint, each in a numbered slot: a map that costs
+//! its entries and 4 bytes of table per entry, and whose entries have
+//! numbers other structures can hold instead of the 8-byte fingerprint.
+//!
+//! Motivation: the forest's nodes and the engine's side records are both
+//! one value per fingerprint, millions of them. A std map keeps each
+//! entry in a power-of-two table at most 7/8 full: right after it doubles,
+//! half of it is empty, and hashing spreads the entries so every page of it
+//! is touched. And the candidate indexes hold several entries per node, so
+//! 4 bytes instead of 8 in each counts more than once.
+//!
+//! Design: the values with their fingerprints in one vector of slots, found
+//! through a `hashbrown` table of 4-byte slot numbers hashed by the slot's
+//! fingerprint (seeded, like every fingerprint map). The vector grows by
+//! reallocation, and a large block grows in place or by remapping, so
+//! capacity it has not used yet costs address space, not memory. A bit per
+//! slot says whether it is in use; a removed value's slot is reused, so a
+//! number names one value from its insertion to its removal.
+//! [`FingerprintSlots::shrink_to`] packs the slots and renumbers them: only
+//! for owners whose numbers stay inside.
+//!
+//! Consequences: a lookup reads the table, then the slot (two cache misses
+//! where a map had one), and a table that grows rehashes by reading every
+//! slot. Numbers are `u32`: a table holds fewer than 2^32 values.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::candidates::multi_index::FingerprintBuildHasher;
+use crate::units::Fingerprint;
+
+/// All 2^32 − 1 numbers are in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("no slot number left")]
+pub struct NoNumberLeft;
+
+/// Fingerprint → value, each in a numbered slot; see the module docs.
+#[derive(Debug, Clone)]
+pub struct FingerprintSlots<T> {
+    /// Slot numbers, hashed by their slot's fingerprint.
+    numbers: HashTable<u32>,
+    slots: Vec<(Fingerprint, T)>,
+    /// One bit per slot: in use.
+    used: Vec<u64>,
+    /// Numbers of slots not in use, reused before the slots grow.
+    vacant: Vec<u32>,
+    hasher: FingerprintBuildHasher,
+}
+
+impl<T> Default for FingerprintSlots<T> {
+    fn default() -> Self {
+        FingerprintSlots {
+            numbers: HashTable::new(),
+            slots: Vec::new(),
+            used: Vec::new(),
+            vacant: Vec::new(),
+            hasher: FingerprintBuildHasher::default(),
+        }
+    }
+}
+
+impl<T: Copy> FingerprintSlots<T> {
+    pub fn len(&self) -> usize {
+        self.numbers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.numbers.is_empty()
+    }
+
+    /// Values the table holds without growing.
+    pub fn capacity(&self) -> usize {
+        self.numbers.capacity()
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.numbers.reserve(additional, |&number| {
+            hasher.hash_one(slots[number as usize].0)
+        });
+        self.slots
+            .reserve(additional.saturating_sub(self.vacant.len()));
+    }
+
+    /// The number of `fingerprint`'s slot.
+    pub fn number(&self, fingerprint: Fingerprint) -> Option<u32> {
+        let slots = &self.slots;
+        self.numbers
+            .find(self.hasher.hash_one(fingerprint), |&number| {
+                slots[number as usize].0 == fingerprint
+            })
+            .copied()
+    }
+
+    pub fn contains(&self, fingerprint: Fingerprint) -> bool {
+        self.number(fingerprint).is_some()
+    }
+
+    pub fn get(&self, fingerprint: Fingerprint) -> Option<&T> {
+        let number = self.number(fingerprint)?;
+        Some(&self.slots[number as usize].1)
+    }
+
+    pub fn get_mut(&mut self, fingerprint: Fingerprint) -> Option<&mut T> {
+        let number = self.number(fingerprint)?;
+        Some(&mut self.slots[number as usize].1)
+    }
+
+    fn is_used(&self, number: u32) -> bool {
+        let number = number as usize;
+        self.used
+            .get(number / 64)
+            .is_some_and(|word| word & (1 << (number % 64)) != 0)
+    }
+
+    fn mark(&mut self, number: u32, used: bool) {
+        let number = number as usize;
+        if self.used.len() <= number / 64 {
+            self.used.resize(number / 64 + 1, 0);
+        }
+        let bit = 1 << (number % 64);
+        if used {
+            self.used[number / 64] |= bit;
+        } else {
+            self.used[number / 64] &= !bit;
+        }
+    }
+
+    /// The fingerprint and value in slot `number`, if it is in use.
+    pub fn at(&self, number: u32) -> Option<(Fingerprint, &T)> {
+        if !self.is_used(number) {
+            return None;
+        }
+        let (fingerprint, value) = self.slots.get(number as usize)?;
+        Some((*fingerprint, value))
+    }
+
+    /// The value in slot `number`, if it is in use.
+    pub fn at_mut(&mut self, number: u32) -> Option<&mut T> {
+        if !self.is_used(number) {
+            return None;
+        }
+        self.slots.get_mut(number as usize).map(|(_, value)| value)
+    }
+
+    /// The number of `fingerprint`'s slot, filled with `value()` if it had
+    /// none.
+    ///
+    /// # Errors
+    ///
+    /// [`NoNumberLeft`] when a new slot would need a number past `u32`.
+    pub fn number_or_insert(
+        &mut self,
+        fingerprint: Fingerprint,
+        value: impl FnOnce() -> T,
+    ) -> Result<u32, NoNumberLeft> {
+        let hash = self.hasher.hash_one(fingerprint);
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        let entry = self.numbers.entry(
+            hash,
+            |&number| slots[number as usize].0 == fingerprint,
+            |&number| hasher.hash_one(slots[number as usize].0),
+        );
+        let vacant_entry = match entry {
+            hashbrown::hash_table::Entry::Occupied(occupied) => return Ok(*occupied.get()),
+            hashbrown::hash_table::Entry::Vacant(vacant_entry) => vacant_entry,
+        };
+        let slot = (fingerprint, value());
+        let number = match self.vacant.pop() {
+            Some(number) => {
+                self.slots[number as usize] = slot;
+                number
+            }
+            None => {
+                let number = u32::try_from(self.slots.len())
+                    .ok()
+                    .filter(|&number| number != u32::MAX)
+                    .ok_or(NoNumberLeft)?;
+                self.slots.push(slot);
+                number
+            }
+        };
+        vacant_entry.insert(number);
+        self.mark(number, true);
+        Ok(number)
+    }
+
+    /// Sets `fingerprint`'s value; returns the one it replaced.
+    ///
+    /// # Errors
+    ///
+    /// [`NoNumberLeft`], as for [`Self::number_or_insert`].
+    pub fn insert(
+        &mut self,
+        fingerprint: Fingerprint,
+        value: T,
+    ) -> Result<Option<T>, NoNumberLeft> {
+        let mut inserted = false;
+        let number = self.number_or_insert(fingerprint, || {
+            inserted = true;
+            value
+        })?;
+        if inserted {
+            return Ok(None);
+        }
+        let slot = &mut self.slots[number as usize].1;
+        Ok(Some(std::mem::replace(slot, value)))
+    }
+
+    /// Takes `fingerprint`'s value out; its slot number is free for reuse.
+    pub fn remove(&mut self, fingerprint: Fingerprint) -> Option<(u32, T)> {
+        let slots = &self.slots;
+        let (number, _) = self
+            .numbers
+            .find_entry(self.hasher.hash_one(fingerprint), |&number| {
+                slots[number as usize].0 == fingerprint
+            })
+            .ok()?
+            .remove();
+        self.mark(number, false);
+        self.vacant.push(number);
+        Some((number, self.slots[number as usize].1))
+    }
+
+    /// Every slot in use: its number, fingerprint and value, in number order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
+        self.slots
+            .iter()
+            .zip(0u32..)
+            .filter(|&(_, number)| self.is_used(number))
+            .map(|((fingerprint, value), number)| (number, *fingerprint, value))
+    }
+
+    /// Packs the values into fresh storage sized for `capacity`. This
+    /// renumbers them: only for owners whose numbers stay inside.
+    pub fn shrink_to(&mut self, capacity: usize) {
+        let mut packed = FingerprintSlots {
+            hasher: self.hasher,
+            ..FingerprintSlots::default()
+        };
+        packed.reserve(capacity.max(self.len()));
+        for (_, fingerprint, &value) in self.iter() {
+            // Fewer values than before: a number is always left.
+            let _ = packed.insert(fingerprint, value);
+        }
+        *self = packed;
+    }
+
+    /// Heap bytes: the number table, the slots in use or waiting for reuse
+    /// (capacity past them is address space the vector has not touched),
+    /// the bits and the free list.
+    pub fn heap_bytes(&self) -> usize {
+        self.numbers.allocation_size()
+            + self.slots.len() * size_of::<(Fingerprint, T)>()
+            + self.used.len() * size_of::<u64>()
+            + self.vacant.capacity() * size_of::<u32>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn slots_keep_what_a_map_keeps_and_numbers_name_one_value(
+            operations in proptest::collection::vec(
+                (0u8..3, 0u64..40, proptest::num::u32::ANY), 0..400),
+        ) {
+            let mut slots = FingerprintSlots::default();
+            let mut model: HashMap<Fingerprint, u32> = HashMap::new();
+            for (operation, fingerprint, value) in operations {
+                match operation {
+                    0 => {
+                        let replaced = slots.insert(fingerprint, value).expect("numbers left");
+                        proptest::prop_assert_eq!(replaced, model.insert(fingerprint, value));
+                    }
+                    1 => {
+                        let removed = slots.remove(fingerprint).map(|(_, value)| value);
+                        proptest::prop_assert_eq!(removed, model.remove(&fingerprint));
+                    }
+                    _ => slots.shrink_to(0),
+                }
+                proptest::prop_assert_eq!(slots.len(), model.len());
+                for (&fingerprint, value) in &model {
+                    proptest::prop_assert_eq!(slots.get(fingerprint), Some(value));
+                    let number = slots.number(fingerprint).expect("a number");
+                    proptest::prop_assert_eq!(slots.at(number), Some((fingerprint, value)));
+                }
+                let mut listed: Vec<(Fingerprint, u32)> =
+                    slots.iter().map(|(_, fingerprint, &value)| (fingerprint, value)).collect();
+                listed.sort_unstable();
+                let mut expected: Vec<(Fingerprint, u32)> =
+                    model.iter().map(|(&fingerprint, &value)| (fingerprint, value)).collect();
+                expected.sort_unstable();
+                proptest::prop_assert_eq!(listed, expected);
+            }
+        }
+    }
+
+    #[test]
+    fn a_removed_values_number_is_reused_and_no_longer_names_it() {
+        let mut slots = FingerprintSlots::default();
+        let first = slots.number_or_insert(7, || 'a').expect("numbers left");
+        assert_eq!(slots.number_or_insert(7, || 'z'), Ok(first));
+        assert_eq!(slots.remove(7), Some((first, 'a')));
+        assert_eq!(slots.at(first), None);
+        assert_eq!(slots.number_or_insert(9, || 'b'), Ok(first));
+        assert_eq!(slots.at(first), Some((9, &'b')));
+    }
+}
