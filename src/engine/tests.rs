@@ -7,7 +7,7 @@ use super::*;
 use crate::fingerprint::FingerprintConfig;
 use crate::forest::ForestConfig;
 
-const HOUR: Millis = 3_600_000;
+pub(super) const HOUR: Millis = 3_600_000;
 
 fn engine_with(confirmation: ConfirmationConfig) -> Engine {
     let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
@@ -23,7 +23,7 @@ fn texts_join(confirmation: ConfirmationConfig, texts: &[&str]) -> bool {
     (1..texts.len()).all(|index| engine.add_text(texts[index], index as Millis).root == root)
 }
 
-fn engine() -> Engine {
+pub(super) fn engine() -> Engine {
     engine_with(ConfirmationConfig::default())
 }
 
@@ -512,27 +512,6 @@ fn unrelated_short_texts_are_separate() {
 }
 
 #[test]
-fn expiry_drops_side_data_with_the_nodes() {
-    let mut engine = engine();
-    let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
-    assert_eq!(engine.stats().side_data_nodes, 1);
-    let (removed, _) = engine.expire(72 * HOUR, 100);
-    assert_eq!(removed, 1);
-    let stats = engine.stats();
-    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
-    // The repost now starts a class of its own: nothing stale was found.
-    let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 72 * HOUR);
-    assert_eq!(repost.placement, Placement::NewRoot);
-    assert_ne!(repost.root, original.root);
-    // And the original text is fingerprinted again, not found by exact hash.
-    assert!(
-        !engine
-            .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 72 * HOUR)
-            .exact_hit
-    );
-}
-
-#[test]
 fn analysis_outside_the_engine_places_like_add_text() {
     let mut direct = engine();
     let mut split = engine();
@@ -674,138 +653,4 @@ fn one_confirmed_member_of_a_class_is_enough() {
     let tried = engine.stats().confirmations - before;
     // Without the bound each of the five members would be tried.
     assert!(tried <= 3, "tried {tried}");
-}
-
-#[test]
-fn side_records_live_off_the_heap_and_a_snapshot_outlives_their_expiry() {
-    let directory = std::env::temp_dir().join(format!("neardup-side-test-{}", std::process::id()));
-    let mut engine =
-        engine().with_side_storage(side_file::SideStorage::Directory(directory.clone()));
-    let texts = 3000;
-    for number in 0..texts {
-        engine.add_text(
-            &format!("第{number}期：周末去哪儿玩？这几个公园的秋景美到不想走，快约上朋友出发吧"),
-            0,
-        );
-    }
-    let stats = engine.stats();
-    let nodes = engine.forest().stats().nodes;
-    assert!(nodes > texts * 9 / 10);
-    assert_eq!(stats.side_data_nodes, nodes);
-    assert_eq!(stats.side_file.anonymous_bytes, 0, "{:?}", stats.side_file);
-    assert!(stats.side_file.live_bytes > 100 * nodes as u64);
-    // In RAM: a location per node and the exact-hash map.
-    assert!(
-        stats.side_data_heap_bytes < 80 * nodes,
-        "{} heap bytes",
-        stats.side_data_heap_bytes
-    );
-    // The segment files are unlinked as soon as they are made.
-    let left_behind = std::fs::read_dir(&directory)
-        .map(|entries| entries.count())
-        .unwrap_or(0);
-    assert_eq!(left_behind, 0);
-
-    let snapshot = engine.side_snapshot();
-    let (removed, _) = engine.expire(72 * HOUR, usize::MAX);
-    assert_eq!(removed, nodes);
-    let stats = engine.stats();
-    assert_eq!(stats.side_file.live_bytes, 0);
-    assert!(stats.side_file.segments <= 1, "{:?}", stats.side_file);
-    // The snapshot still reads every record it was given.
-    let mut records = 0;
-    snapshot.for_each_encoded(|record| {
-        let decoded = side_data::decode_record(record).expect("decodes");
-        assert!(decoded.short_text.is_some());
-        records += 1;
-    });
-    assert_eq!(records, nodes);
-    let _ = std::fs::remove_dir(&directory);
-}
-
-#[test]
-fn a_node_that_gains_an_exact_hash_keeps_it_until_it_expires() {
-    let mut engine = engine();
-    let first_text = "周末去哪儿玩？这五个公园的秋景美到不想走";
-    let second_text = "周末去哪儿玩？这五个公园的秋景美到不想走，快约上朋友出发吧";
-    let first = engine.add_text(first_text, 0);
-    // A document stamped onto the same node (backfill) brings its own
-    // exact hash: the node's record is written again with both.
-    let analysis = engine
-        .analyzer()
-        .analyze(&engine.fingerprinter().prepare(second_text));
-    let adopted = engine.adopt(Some(analysis), first.fingerprint, first.root, 1);
-    assert_eq!(adopted.placement, Placement::ExistingNode);
-    assert!(engine.add_text(second_text, 2).exact_hit);
-    assert!(engine.add_text(first_text, 3).exact_hit);
-    let stats = engine.stats();
-    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (1, 2));
-    engine.expire(100 * HOUR, usize::MAX);
-    let stats = engine.stats();
-    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
-    assert_eq!(stats.side_file.live_bytes, 0);
-}
-
-#[test]
-fn a_number_freed_by_expiry_is_reused_without_the_old_nodes_entries() {
-    let mut engine = engine();
-    let expiring = "周末去哪儿玩？这五个公园的秋景美到不想走";
-    engine.add_text(expiring, 0);
-    engine.add_text("明天全市大部分地区有小到中雨，出门记得带伞", 30 * HOUR);
-    let (removed, _) = engine.expire(50 * HOUR, usize::MAX);
-    assert_eq!(removed, 1);
-    // This node takes the expired node's number.
-    engine.add_text("新款手机发布会定于下周三举行，售价尚未公布", 50 * HOUR);
-    let before = engine.stats();
-    // The expired text's repost finds no candidate: its old index entries
-    // left with it, so none points at the node holding its number now.
-    let repost = engine.add_text(&format!("转发：{expiring}"), 51 * HOUR);
-    assert_eq!(repost.placement, Placement::NewRoot);
-    assert_eq!(engine.stats().confirmations, before.confirmations);
-    assert!(!engine.add_text(expiring, 52 * HOUR).exact_hit);
-}
-
-#[test]
-fn side_records_moved_to_other_storage_keep_their_nodes_findable() {
-    let mut engine = engine();
-    let original = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
-    let mut engine = engine.with_side_storage(side_file::SideStorage::Memory);
-    let repost = engine.add_text("转发：周末去哪儿玩？这五个公园的秋景美到不想走", 1);
-    assert_eq!(repost.root, original.root);
-    assert!(
-        engine
-            .add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 2)
-            .exact_hit
-    );
-}
-
-#[test]
-fn a_restored_engine_finds_what_it_held_and_drops_records_of_unknown_nodes() {
-    let mut engine = engine();
-    let text = "周末去哪儿玩？这五个公园的秋景美到不想走";
-    let original = engine.add_text(text, 0);
-    let mut sides = EncodedSides::default();
-    for record in engine.side_records() {
-        sides.push(&record);
-    }
-    let restore = |forest: Forest| {
-        Engine::restore(
-            engine.fingerprinter().clone(),
-            || Ok(forest),
-            ConfirmationConfig::default(),
-            side_file::SideStorage::Memory,
-            &sides,
-        )
-        .expect("the forest is given")
-    };
-    let mut restored = restore(engine.forest().clone());
-    assert_eq!(restored.stats().side_data_nodes, 1);
-    assert!(restored.add_text(text, 1).exact_hit);
-    let repost = restored.add_text(&format!("转发：{text}"), 2);
-    assert_eq!(repost.root, original.root);
-    // A forest without the node: its record, exact hash and index entries go.
-    let mut orphaned = restore(Forest::new(ForestConfig::default()).expect("valid"));
-    let stats = orphaned.stats();
-    assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
-    assert!(!orphaned.add_text(text, 1).exact_hit);
 }
