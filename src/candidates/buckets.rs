@@ -21,6 +21,7 @@
 //! its block (4, 8, 16, … places of 4 bytes), with no allocation of its own.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
 use super::multi_index::FingerprintBuildHasher;
@@ -130,6 +131,21 @@ impl ListArena {
             len: 0,
             class,
         }
+    }
+
+    /// A block of the smallest class that holds `nodes`, holding them.
+    fn allocate_holding(&mut self, nodes: &[NodeId]) -> ListPlace {
+        let class = self
+            .sizes
+            .iter()
+            .position(|&size| size >= nodes.len())
+            .unwrap_or(self.sizes.len() - 1);
+        // Classes number a handful (4, 8, … up to a capacity below 2^16).
+        let mut place = self.allocate(u8::try_from(class).unwrap_or(u8::MAX));
+        let len = nodes.len().min(self.sizes[usize::from(place.class)]);
+        self.block_mut(place)[..len].copy_from_slice(&nodes[..len]);
+        place.len = u16::try_from(len).unwrap_or(u16::MAX);
+        place
     }
 
     fn release(&mut self, place: ListPlace) {
@@ -275,6 +291,56 @@ impl<K: BucketKey> BoundedBuckets<K> {
         }
     }
 
+    /// Buckets built from `entries` (key, node), given in insertion order:
+    /// what inserting them one by one into `BoundedBuckets::new(capacity,
+    /// overflow)` leaves. Recovery fills tens of millions of keys: one at
+    /// a time, each was two probes of a growing map at a random place. Here
+    /// the entries are sorted by key, each key's list is made once, at its
+    /// final size, and the single-node keys (most) go into a map reserved
+    /// for them in the order of their place in it, so its memory is
+    /// written front to back.
+    pub fn from_entries(capacity: usize, overflow: Overflow, entries: BucketEntries<K>) -> Self {
+        let mut buckets = BoundedBuckets::new(capacity, overflow);
+        let mut packed = entries.packed;
+        // The high half is the folded key, the low half the node.
+        sort_stably_by(&mut packed, |entry| (entry >> 32) as u32);
+        let mut singles: Vec<u64> = Vec::new();
+        let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
+        for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
+            let key = (run[0] >> 32) as u32;
+            list.clear();
+            for &entry in run {
+                let node = entry as NodeId;
+                if list.contains(&node) {
+                } else if list.len() < buckets.capacity {
+                    list.push(node);
+                } else if overflow == Overflow::DropOldest {
+                    list.remove(0);
+                    list.push(node);
+                }
+            }
+            if let [only] = list[..] {
+                singles.push(u64::from(key) << 32 | u64::from(only));
+            } else {
+                let place = buckets.arena.allocate_holding(&list);
+                buckets.lists.insert(key, place);
+            }
+        }
+        drop(packed);
+        let hasher = *buckets.singles.hasher();
+        // hashbrown places a key by the low bits of its hash.
+        sort_stably_by(&mut singles, |single| {
+            hasher.hash_one((single >> 32) as u32) as u32
+        });
+        buckets.singles.reserve(singles.len());
+        for single in singles {
+            buckets
+                .singles
+                .insert((single >> 32) as u32, single as NodeId);
+        }
+        buckets
+    }
+
     pub fn key_count(&self) -> usize {
         self.singles.len() + self.lists.len()
     }
@@ -284,6 +350,63 @@ impl<K: BucketKey> BoundedBuckets<K> {
         let singles = self.singles.capacity() * (size_of::<(u32, NodeId)>() + 1);
         let lists = self.lists.capacity() * (size_of::<(u32, ListPlace)>() + 1);
         singles + lists + self.arena.heap_bytes()
+    }
+}
+
+/// Entries for [`BoundedBuckets::from_entries`], in insertion order.
+#[derive(Debug)]
+pub struct BucketEntries<K> {
+    /// Folded key in the high half, node in the low half.
+    packed: Vec<u64>,
+    key: PhantomData<K>,
+}
+
+impl<K> Default for BucketEntries<K> {
+    fn default() -> Self {
+        BucketEntries {
+            packed: Vec::new(),
+            key: PhantomData,
+        }
+    }
+}
+
+impl<K: BucketKey> BucketEntries<K> {
+    pub fn push(&mut self, key: K, node: NodeId) {
+        self.packed
+            .push(u64::from(key.folded()) << 32 | u64::from(node));
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.packed.reserve(additional);
+    }
+}
+
+/// Sorts by `digits`, keeping the order of equal ones (a radix sort, a
+/// byte per pass: tens of millions of entries in well under a second,
+/// where a comparison sort took seconds).
+fn sort_stably_by(values: &mut Vec<u64>, digits: impl Fn(u64) -> u32) {
+    let mut sorted = vec![0u64; values.len()];
+    for shift in [0u32, 8, 16, 24] {
+        let digit = |value: u64| ((digits(value) >> shift) & 0xff) as usize;
+        let mut starts = [0usize; 256];
+        for &value in values.iter() {
+            starts[digit(value)] += 1;
+        }
+        if starts.contains(&values.len()) {
+            continue;
+        }
+        let mut total = 0;
+        for start in &mut starts {
+            let count = *start;
+            *start = total;
+            total += count;
+        }
+        for &value in values.iter() {
+            let slot = &mut starts[digit(value)];
+            sorted[*slot] = value;
+            *slot += 1;
+        }
+        std::mem::swap(values, &mut sorted);
     }
 }
 
@@ -361,7 +484,45 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_radix_sort_orders_by_the_high_half_and_keeps_ties_in_order() {
+        let mut values: Vec<u64> = (0..5_000u64)
+            .map(|index| {
+                // 8 high halves spread over every byte, each many times.
+                let group = index.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 61;
+                (group.wrapping_mul(0x9e37_79b9_7f4a_7c15) & 0xffff_ffff_0000_0000) | index
+            })
+            .collect();
+        let mut expected = values.clone();
+        expected.sort_by_key(|value| value >> 32);
+        sort_stably_by(&mut values, |value| (value >> 32) as u32);
+        assert_eq!(values, expected);
+    }
+
     proptest::proptest! {
+        #[test]
+        fn buckets_built_at_once_are_those_built_one_by_one(
+            capacity in 1usize..20,
+            drop_oldest in proptest::bool::ANY,
+            entries in proptest::collection::vec((0u64..8, 0u32..30), 0..300),
+        ) {
+            let overflow = if drop_oldest { Overflow::DropOldest } else { Overflow::Refuse };
+            let mut one_by_one = BoundedBuckets::new(capacity, overflow);
+            let mut collected = BucketEntries::default();
+            for &(key, node) in &entries {
+                // Keys far apart in their high bits: the sort's every byte counts.
+                let key = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                one_by_one.insert(key, node);
+                collected.push(key, node);
+            }
+            let at_once = BoundedBuckets::from_entries(capacity, overflow, collected);
+            for key in 0..8u64 {
+                let key = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                proptest::prop_assert_eq!(at_once.get(key), one_by_one.get(key));
+            }
+            proptest::prop_assert_eq!(at_once.key_count(), one_by_one.key_count());
+        }
+
         #[test]
         fn buckets_keep_what_a_map_of_lists_keeps(
             capacity in 1usize..20,

@@ -481,6 +481,40 @@ impl MultiIndex {
         self.fingerprint_count += 1;
     }
 
+    /// Stores many fingerprints the caller knows are absent and distinct
+    /// (recovery): a direct table's buckets are counted first and each
+    /// grown once to its size, where one by one each grew by a quarter
+    /// (some sixteen copies per bucket on the way to 10 M fingerprints).
+    pub(crate) fn insert_all_absent(&mut self, fingerprints: &[u64]) {
+        for (block, table) in self.blocks.iter().zip(&mut self.tables) {
+            if let BlockTable::Direct(buckets) = table {
+                let mut counts = vec![0u32; buckets.len()];
+                for &fingerprint in fingerprints {
+                    if let Some(count) = counts.get_mut(block.value(fingerprint) as usize) {
+                        *count += 1;
+                    }
+                }
+                for (bucket, &count) in buckets.iter_mut().zip(&counts) {
+                    if count > 0 {
+                        let before = bucket.capacity();
+                        bucket.reserve_exact(count as usize);
+                        self.bucket_words += bucket.capacity() - before;
+                    }
+                }
+            } else {
+                table.reserve(fingerprints.len());
+            }
+            for &fingerprint in fingerprints {
+                table.insert(
+                    block.value(fingerprint),
+                    fingerprint,
+                    &mut self.bucket_words,
+                );
+            }
+        }
+        self.fingerprint_count += fingerprints.len();
+    }
+
     /// Removes `fingerprint`; `false` if it was not present.
     pub fn remove(&mut self, fingerprint: u64) -> bool {
         let mut removed = false;
@@ -779,6 +813,36 @@ mod tests {
             let copy_recounted: usize = copy.tables.iter().map(BlockTable::bucket_words).sum();
             assert_eq!(copy.bucket_words, copy_recounted);
             assert_eq!(copy.len(), index.len());
+        }
+    }
+
+    #[test]
+    fn fingerprints_stored_at_once_are_found_as_if_stored_one_by_one() {
+        for max_distance in [1, 3] {
+            let fingerprints: Vec<u64> = (0..3000u64)
+                .map(|seed| (seed % 40).wrapping_mul(FOLD_MULTIPLIER) ^ (seed / 40))
+                .collect();
+            let mut one_by_one = MultiIndex::new(max_distance).unwrap();
+            for &fingerprint in &fingerprints {
+                one_by_one.insert(fingerprint);
+            }
+            let mut at_once = MultiIndex::new(max_distance).unwrap();
+            at_once.insert(u64::MAX);
+            at_once.insert_all_absent(&fingerprints);
+            assert_eq!(at_once.len(), fingerprints.len() + 1);
+            for &query in fingerprints.iter().step_by(11) {
+                let mut expected = sorted(one_by_one.within(query));
+                if (query ^ u64::MAX).count_ones() <= max_distance {
+                    expected.push((u64::MAX, (query ^ u64::MAX).count_ones()));
+                    expected.sort_unstable();
+                }
+                assert_eq!(sorted(at_once.within(query)), expected);
+            }
+            let recounted: usize = at_once.tables.iter().map(BlockTable::bucket_words).sum();
+            assert_eq!(at_once.bucket_words, recounted);
+            at_once.insert(1);
+            let recounted: usize = at_once.tables.iter().map(BlockTable::bucket_words).sum();
+            assert_eq!(at_once.bucket_words, recounted);
         }
     }
 

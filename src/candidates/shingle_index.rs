@@ -28,7 +28,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::candidates::buckets::{BoundedBuckets, Overflow};
+use crate::candidates::buckets::{BoundedBuckets, BucketEntries, Overflow};
 use crate::units::NodeId;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
@@ -79,6 +79,15 @@ impl ShingleIndex {
         self.texts
     }
 
+    /// An index built from many texts at once (recovery): the same as
+    /// inserting them in the order [`ShingleIndexBuilder::add`] is called.
+    pub fn builder(shape: LshShape) -> ShingleIndexBuilder {
+        ShingleIndexBuilder {
+            index: ShingleIndex::new(shape),
+            entries: BucketEntries::default(),
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.texts == 0
     }
@@ -127,21 +136,61 @@ impl ShingleIndex {
     }
 
     fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
+        let mut keys = Vec::with_capacity(self.shape.bands);
+        self.band_keys_into(shingles, &mut keys);
+        keys
+    }
+
+    fn band_keys_into(&self, shingles: &[u32], keys: &mut Vec<u64>) {
         let LshShape { bands, rows } = self.shape;
-        (0..bands)
-            .map(|band| {
-                let mut key = band as u64;
-                for &seed in &self.row_seeds[band * rows..(band + 1) * rows] {
-                    let minimum = shingles
-                        .iter()
-                        .map(|&shingle| permuted(shingle, seed))
-                        .min()
-                        .unwrap_or(0);
-                    key = xxh3_64_with_seed(&minimum.to_le_bytes(), key);
-                }
-                key
-            })
-            .collect()
+        keys.clear();
+        keys.extend((0..bands).map(|band| {
+            let mut key = band as u64;
+            for &seed in &self.row_seeds[band * rows..(band + 1) * rows] {
+                let minimum = shingles
+                    .iter()
+                    .map(|&shingle| permuted(shingle, seed))
+                    .min()
+                    .unwrap_or(0);
+                key = xxh3_64_with_seed(&minimum.to_le_bytes(), key);
+            }
+            key
+        }));
+    }
+}
+
+/// Collects texts for [`ShingleIndex::builder`].
+#[derive(Debug)]
+pub struct ShingleIndexBuilder {
+    /// Empty: its shape and row seeds compute the band keys.
+    index: ShingleIndex,
+    entries: BucketEntries<u64>,
+}
+
+impl ShingleIndexBuilder {
+    /// Room for `texts` more texts.
+    pub fn reserve(&mut self, texts: usize) {
+        self.entries
+            .reserve(texts.saturating_mul(self.index.shape.bands));
+    }
+
+    /// As [`ShingleIndex::insert`] would store it.
+    pub fn add(&mut self, node: NodeId, shingles: &[u32], keys: &mut Vec<u64>) {
+        if shingles.is_empty() {
+            return;
+        }
+        self.index.band_keys_into(shingles, keys);
+        for &key in keys.iter() {
+            self.entries.push(key, node);
+        }
+        self.index.texts += 1;
+    }
+
+    pub fn build(self) -> ShingleIndex {
+        ShingleIndex {
+            buckets: BoundedBuckets::from_entries(MAX_BUCKET, Overflow::DropOldest, self.entries),
+            ..self.index
+        }
     }
 }
 
@@ -259,6 +308,30 @@ mod tests {
         assert_eq!(found.len(), MAX_BUCKET);
         assert_eq!(found[0], MAX_BUCKET as u32 + 9);
         assert!(!found.contains(&0));
+    }
+
+    #[test]
+    fn an_index_built_at_once_answers_as_one_built_text_by_text() {
+        let texts: Vec<(NodeId, Vec<u32>)> = (0..400u32)
+            .map(|node| (node, set(node % 37..node % 37 + 12 + node % 5)))
+            .collect();
+        let mut one_by_one = ShingleIndex::new(LshShape::default());
+        let mut builder = ShingleIndex::builder(LshShape::default());
+        builder.reserve(texts.len());
+        let mut keys = Vec::new();
+        for (node, shingles) in &texts {
+            one_by_one.insert(*node, shingles);
+            builder.add(*node, shingles, &mut keys);
+        }
+        builder.add(999, &[], &mut keys);
+        let at_once = builder.build();
+        assert_eq!(at_once.len(), one_by_one.len());
+        for (_, shingles) in &texts {
+            assert_eq!(
+                at_once.candidates(shingles, u64::from),
+                one_by_one.candidates(shingles, u64::from)
+            );
+        }
     }
 
     #[test]

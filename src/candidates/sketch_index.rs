@@ -14,7 +14,7 @@
 //! Consequences: `probes` index entries per long node. Candidates are
 //! confirmed by the engine, never trusted as found.
 
-use super::buckets::{BoundedBuckets, Overflow};
+use super::buckets::{BoundedBuckets, BucketEntries, Overflow};
 use crate::units::NodeId;
 
 /// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
@@ -63,6 +63,12 @@ impl SketchIndex {
         self.texts += 1;
     }
 
+    /// An index built from many sketches at once (recovery): the same as
+    /// inserting them in the order [`SketchIndexBuilder::add`] is called.
+    pub fn builder() -> SketchIndexBuilder {
+        SketchIndexBuilder::default()
+    }
+
     pub fn remove(&mut self, node: NodeId, sketch: &[u32]) {
         if sketch.is_empty() {
             return;
@@ -94,6 +100,33 @@ impl SketchIndex {
     }
 }
 
+/// Collects sketches for [`SketchIndex::builder`].
+#[derive(Debug, Default)]
+pub struct SketchIndexBuilder {
+    entries: BucketEntries<u32>,
+    texts: usize,
+}
+
+impl SketchIndexBuilder {
+    /// As [`SketchIndex::insert`] would index it.
+    pub fn add(&mut self, node: NodeId, sketch: &[u32]) {
+        if sketch.is_empty() {
+            return;
+        }
+        for &hash in sketch.iter().take(PROBES) {
+            self.entries.push(hash, node);
+        }
+        self.texts += 1;
+    }
+
+    pub fn build(self) -> SketchIndex {
+        SketchIndex {
+            buckets: BoundedBuckets::from_entries(MAX_BUCKET, Overflow::Refuse, self.entries),
+            texts: self.texts,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +153,28 @@ mod tests {
             index.candidates(&[10, 20, 30, 43], u64::from),
             vec![1, 3, 2]
         );
+    }
+
+    #[test]
+    fn an_index_built_at_once_answers_as_one_built_sketch_by_sketch() {
+        let sketches: Vec<Vec<u32>> = (0..300u32)
+            .map(|node| (0..6).map(|probe| (node * 7 + probe * 13) % 90).collect())
+            .collect();
+        let mut one_by_one = SketchIndex::default();
+        let mut builder = SketchIndex::builder();
+        for (node, sketch) in (0u32..).zip(&sketches) {
+            one_by_one.insert(node, sketch);
+            builder.add(node, sketch);
+        }
+        builder.add(999, &[]);
+        let at_once = builder.build();
+        assert_eq!(at_once.len(), one_by_one.len());
+        for sketch in &sketches {
+            assert_eq!(
+                at_once.candidates(sketch, u64::from),
+                one_by_one.candidates(sketch, u64::from)
+            );
+        }
     }
 
     #[test]

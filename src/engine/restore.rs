@@ -49,6 +49,7 @@ impl Engine {
         exact_hashes.reserve(sides.len());
         let mut short_texts = ShingleIndex::new(LshShape::default());
         let mut long_texts = SketchIndex::default();
+        let long_texts_built = &mut long_texts;
         let short_text_search = confirmation.short_text_search;
         let (numbers_sender, numbers_receiver) = std::sync::mpsc::channel();
         let (forest, orphans, unstored) = std::thread::scope(|scope| {
@@ -64,14 +65,13 @@ impl Engine {
                 // The receiver only goes away if this thread's partner
                 // panicked, which the scope reports.
                 let _ = numbers_sender.send(std::sync::Arc::clone(&ids));
-                let mut unstored = Vec::new();
+                let mut unstored = side_data.put_all_at(&ids, sides);
+                unstored.sort_unstable();
+                unstored.dedup();
+                let mut long_texts = SketchIndex::builder();
                 for (record, id) in sides.iter().zip(ids.iter()) {
                     let Some(id) = *id else { continue };
-                    if !side_data.put_at(id, record) {
-                        unstored.push(id);
-                        continue;
-                    }
-                    if keys.read(record).is_err() {
+                    if unstored.binary_search(&id).is_ok() || keys.read(record).is_err() {
                         continue;
                     }
                     for &exact_hash in &keys.exact_hashes {
@@ -80,15 +80,21 @@ impl Engine {
                         });
                     }
                     if let Some(sketch) = &keys.sketch {
-                        long_texts.insert(id, sketch);
+                        long_texts.add(id, sketch);
                     }
                 }
+                *long_texts_built = long_texts.build();
                 unstored
             });
             let forest = build_forest();
             let mut orphans = Vec::new();
             if let (Ok(forest), Ok(ids)) = (&forest, numbers_receiver.recv()) {
                 let mut keys = RecordKeys::default();
+                let mut band_keys = Vec::new();
+                let mut builder = ShingleIndex::builder(LshShape::default());
+                if short_text_search {
+                    builder.reserve(sides.len());
+                }
                 for (record, id) in sides.iter().zip(ids.iter()) {
                     let Some(id) = *id else { continue };
                     if keys.read(record).is_err() {
@@ -101,9 +107,10 @@ impl Engine {
                     if let Some(shingles) = &keys.shingles
                         && short_text_search
                     {
-                        short_texts.insert(id, shingles);
+                        builder.add(id, shingles, &mut band_keys);
                     }
                 }
+                short_texts = builder.build();
             }
             match storing.join() {
                 Ok(unstored) => (forest, orphans, unstored),

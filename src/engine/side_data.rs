@@ -15,7 +15,9 @@
 //! Consequences: a candidate's texts are decoded (a few small allocations)
 //! each time it is tried.
 
-use super::side_file::{SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage};
+use super::side_file::{
+    MAX_SEGMENT_BYTES, SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage,
+};
 
 use crate::confirm::{LongText, ShortText};
 use crate::encoding::{DecodeError, Decoder, Encoder};
@@ -163,7 +165,57 @@ impl SideStore {
     /// node then keeps no record).
     pub(super) fn put_at(&mut self, id: NodeId, record: &[u8]) -> bool {
         let location = self.file.append(record).unwrap_or(NOWHERE);
+        self.locate(id, location)
+    }
+
+    /// Stores `sides` as the records of the nodes `ids` gives them (the
+    /// same order; a record without a number is not kept), in blocks of
+    /// [`MAX_SEGMENT_BYTES`] written in one go; each replaces the one its
+    /// node had. The numbers of nodes whose record could not be stored,
+    /// in the order of `ids`.
+    pub(super) fn put_all_at(
+        &mut self,
+        ids: &[Option<NodeId>],
+        sides: &EncodedSides,
+    ) -> Vec<NodeId> {
+        let mut unstored = Vec::new();
+        let mut ids = ids.iter().copied();
+        for (block, records) in sides.blocks(MAX_SEGMENT_BYTES) {
+            let block_ids = ids.by_ref().take(records);
+            match self.file.append_block(block) {
+                Some(locations) => {
+                    for (id, location) in block_ids.zip(locations) {
+                        match id {
+                            Some(id) => {
+                                if !self.locate(id, location) {
+                                    unstored.push(id);
+                                }
+                            }
+                            None => self.file.release(location),
+                        }
+                    }
+                }
+                None => {
+                    for (id, record) in block_ids.zip(EncodedSides::records_in(block)) {
+                        if let Some(id) = id
+                            && !self.put_at(id, record)
+                        {
+                            unstored.push(id);
+                        }
+                    }
+                }
+            }
+        }
+        unstored
+    }
+
+    /// Makes `location` node `id`'s record, releasing the one it had;
+    /// `false` when it is [`NOWHERE`] or `id` is no node's number.
+    fn locate(&mut self, id: NodeId, location: SideLocation) -> bool {
         let Some(stored) = self.nodes.at_mut(id) else {
+            if location != NOWHERE {
+                self.file.release(location);
+            }
             return false;
         };
         let previous = std::mem::replace(stored, location);
@@ -346,7 +398,38 @@ impl EncodedSides {
 
     /// The encoded records, in order.
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        Self::records_in(&self.bytes)
+    }
+
+    /// The records, in order, in blocks of at most `max_bytes` (or one
+    /// record, if larger), each with its count; a block is records as the
+    /// side file lays them out.
+    pub(super) fn blocks(&self, max_bytes: usize) -> impl Iterator<Item = (&[u8], usize)> + '_ {
         let mut rest = self.bytes.as_slice();
+        std::iter::from_fn(move || {
+            let mut end = 0;
+            let mut records = 0;
+            while let Some(length) = rest.get(end..end + 4) {
+                let length = u32::from_le_bytes(length.try_into().ok()?) as usize;
+                let next = end + 4 + length;
+                if next > rest.len() || (records > 0 && next > max_bytes) {
+                    break;
+                }
+                end = next;
+                records += 1;
+            }
+            if records == 0 {
+                return None;
+            }
+            let (block, after) = rest.split_at(end);
+            rest = after;
+            Some((block, records))
+        })
+    }
+
+    /// The records of a block of them.
+    fn records_in(bytes: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
+        let mut rest = bytes;
         std::iter::from_fn(move || {
             let (length, after) = rest.split_first_chunk::<4>()?;
             let length = u32::from_le_bytes(*length) as usize;

@@ -107,6 +107,27 @@ impl Segment {
         ))
     }
 
+    /// A segment holding `contents`, written to its file in one go
+    /// (buffered writes, no page faults on the mapping), and whether it is
+    /// anonymous memory.
+    fn create_holding(storage: &SideStorage, contents: &[u8]) -> Option<(Segment, bool)> {
+        if let SideStorage::Directory(directory) = storage {
+            match map_new_file_holding(directory, contents) {
+                Ok(map) => return Some((Segment { map }, false)),
+                Err(error) => tracing::warn!(
+                    directory = %directory.display(),
+                    %error,
+                    "side data segment kept in memory: its file could not be created"
+                ),
+            }
+        }
+        let map = MmapOptions::new().len(contents.len()).map_anon().ok()?;
+        let segment = Segment {
+            map: MmapRaw::from(map),
+        };
+        segment.write(0, contents).then_some((segment, true))
+    }
+
     fn len(&self) -> usize {
         self.map.len()
     }
@@ -149,6 +170,24 @@ impl Segment {
 
 /// Creates, reserves, maps and unlinks a file of `size` bytes.
 fn map_new_file(directory: &Path, size: usize) -> std::io::Result<MmapRaw> {
+    map_new_file_with(directory, size, |_| Ok(()))
+}
+
+/// Creates, reserves and unlinks a file holding `contents`, and maps it.
+fn map_new_file_holding(directory: &Path, contents: &[u8]) -> std::io::Result<MmapRaw> {
+    use std::os::unix::fs::FileExt;
+    map_new_file_with(directory, contents.len(), |file| {
+        file.write_all_at(contents, 0)
+    })
+}
+
+/// Creates and reserves a file of `size` bytes, has `fill` write it, maps
+/// and unlinks it.
+fn map_new_file_with(
+    directory: &Path,
+    size: usize,
+    fill: impl FnOnce(&File) -> std::io::Result<()>,
+) -> std::io::Result<MmapRaw> {
     static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
     std::fs::create_dir_all(directory)?;
     let path = directory.join(format!(
@@ -161,7 +200,9 @@ fn map_new_file(directory: &Path, size: usize) -> std::io::Result<MmapRaw> {
         .write(true)
         .create_new(true)
         .open(&path)?;
-    let mapped = reserve(&file, size).and_then(|()| MmapOptions::new().len(size).map_raw(&file));
+    let mapped = reserve(&file, size)
+        .and_then(|()| fill(&file))
+        .and_then(|()| MmapOptions::new().len(size).map_raw(&file));
     let unlinked = std::fs::remove_file(&path);
     let map = mapped?;
     unlinked?;
@@ -256,15 +297,63 @@ impl SideFile {
         })
     }
 
+    /// Stores `block`, records laid out as this file lays them out (each
+    /// after its length, 4 bytes little-endian), as a segment of its own
+    /// written in one go: recovery stores millions of records, and one by
+    /// one through the mapping each new page was a fault the kernel zeroed
+    /// before the copy. The records' locations in order; `None` when the
+    /// block is not such records or no memory at all could be had (nothing
+    /// is stored then).
+    pub fn append_block(&mut self, block: &[u8]) -> Option<Vec<SideLocation>> {
+        let mut offsets = Vec::new();
+        let mut offset = 0;
+        while offset < block.len() {
+            let length = block.get(offset..offset + LENGTH_BYTES)?;
+            let length = u32::from_le_bytes(length.try_into().ok()?) as usize;
+            offsets.push(u32::try_from(offset).ok()?);
+            offset += LENGTH_BYTES + length;
+        }
+        if offset != block.len() {
+            return None;
+        }
+        if block.is_empty() {
+            return Some(Vec::new());
+        }
+        let (segment, anonymous) = Segment::create_holding(&self.storage, block)?;
+        self.add_segment(segment, anonymous);
+        self.cursor = block.len();
+        let segment_id = u32::try_from(self.segments.len() - 1).ok()?;
+        let usage = self.usage.last_mut()?;
+        usage.live_records = offsets.len() as u64;
+        usage.live_bytes = block.len() as u64;
+        self.stats.live_bytes += block.len() as u64;
+        Some(
+            offsets
+                .into_iter()
+                .map(|offset| SideLocation {
+                    segment: segment_id,
+                    offset,
+                })
+                .collect(),
+        )
+    }
+
     fn open_segment(&mut self, needed: usize) -> Option<()> {
         let previous = self.segments.last().and_then(Option::as_ref);
         let grown = previous.map_or(FIRST_SEGMENT_BYTES, |segment| {
             (segment.len() * 2).min(MAX_SEGMENT_BYTES)
         });
         let size = grown.max(needed);
+        let (segment, anonymous) = Segment::create(&self.storage, size)?;
+        self.add_segment(segment, anonymous);
+        self.cursor = 0;
+        Some(())
+    }
+
+    /// Makes `segment` the one written to.
+    fn add_segment(&mut self, segment: Segment, anonymous: bool) {
         // The segment being left may already be empty.
         let last = self.segments.len().checked_sub(1);
-        let (segment, anonymous) = Segment::create(&self.storage, size)?;
         self.stats.segments += 1;
         self.stats.mapped_bytes += segment.len() as u64;
         if anonymous {
@@ -278,11 +367,9 @@ impl SideFile {
             anonymous,
             ..SegmentUse::default()
         });
-        self.cursor = 0;
         if let Some(last) = last {
             self.give_back_if_unused(last);
         }
-        Some(())
     }
 
     /// The record at `location`.
@@ -389,6 +476,43 @@ mod tests {
             for (record, location) in records.iter().zip(&locations) {
                 assert_eq!(file.record(*location), Some(record.as_slice()));
             }
+        }
+    }
+
+    #[test]
+    fn a_block_of_records_reads_back_between_appends_and_is_given_back() {
+        for storage in storages() {
+            let mut file = SideFile::new(storage);
+            let before = file.append(b"before").expect("appended");
+            let records: Vec<Vec<u8>> = (0..500u32)
+                .map(|index| vec![(index % 251) as u8; index as usize % 90])
+                .collect();
+            let mut block = Vec::new();
+            for record in &records {
+                block.extend_from_slice(&(record.len() as u32).to_le_bytes());
+                block.extend_from_slice(record);
+            }
+            let locations = file.append_block(&block).expect("stored");
+            let after = file.append(b"after").expect("appended");
+            assert_eq!(locations.len(), records.len());
+            for (record, location) in records.iter().zip(&locations) {
+                assert_eq!(file.record(*location), Some(record.as_slice()));
+            }
+            assert_eq!(file.record(before), Some(&b"before"[..]));
+            assert_eq!(file.record(after), Some(&b"after"[..]));
+            assert_eq!(file.stats().segments, 3);
+            for location in locations {
+                file.release(location);
+            }
+            assert_eq!(
+                file.stats().segments,
+                2,
+                "the block's segment is given back"
+            );
+            assert_eq!(file.append_block(&[]), Some(Vec::new()));
+            assert_eq!(file.append_block(&block[..block.len() - 1]), None);
+            assert_eq!(file.append_block(&[1, 0]), None);
+            assert_eq!(file.stats().segments, 2);
         }
     }
 

@@ -4,7 +4,7 @@
 use std::cmp::Reverse;
 
 use super::{Forest, ForestConfig, ForestCounters, ForestError, Node, NodeRecord, ROOT_SLOT};
-use crate::candidates::multi_index::FingerprintMap;
+use crate::units::Fingerprint;
 
 impl Forest {
     /// Every node, in no particular order (sort by arrival later, outside
@@ -53,18 +53,7 @@ impl Forest {
     ) -> Result<Self, ForestError> {
         let mut forest = Forest::new(config)?;
         forest.reserve(records.len());
-        let is_root: FingerprintMap<()> = records
-            .iter()
-            .filter(|record| record.root == record.fingerprint)
-            .map(|record| (record.fingerprint, ()))
-            .collect();
         for record in records {
-            if record.root != record.fingerprint && !is_root.contains_key(&record.root) {
-                return Err(ForestError::Damaged(format!(
-                    "leaf {:016x} names {:016x}, which is not a root",
-                    record.fingerprint, record.root
-                )));
-            }
             let leaf_slot = if record.root == record.fingerprint {
                 forest.root_count += 1;
                 ROOT_SLOT
@@ -93,7 +82,6 @@ impl Forest {
                 }
                 Err(error) => return Err(ForestError::Damaged(error.to_string())),
             }
-            forest.index.insert_absent(record.fingerprint);
             forest.document_count += u64::from(record.documents);
             if forest.config.retention.is_some() {
                 forest
@@ -101,6 +89,25 @@ impl Forest {
                     .push(Reverse((record.touched, record.fingerprint)));
             }
         }
+        // Every class's root must be a root: checked once per class, after
+        // all nodes are in (a map of the roots first cost a second table of
+        // every node).
+        for (root, tree) in &forest.trees {
+            if forest
+                .nodes
+                .get(*root)
+                .is_none_or(|node| node.root != *root)
+            {
+                return Err(ForestError::Damaged(format!(
+                    "leaf {:016x} names {:016x}, which is not a root",
+                    tree.leaves.first().copied().unwrap_or(*root),
+                    root
+                )));
+            }
+        }
+        let fingerprints: Vec<Fingerprint> =
+            records.iter().map(|record| record.fingerprint).collect();
+        forest.index.insert_all_absent(&fingerprints);
         for (root, tree) in forest.trees.iter_mut() {
             let root_documents = forest.nodes.get(*root).map_or(0, |node| node.documents);
             tree.class_documents = u64::from(root_documents)
