@@ -1,6 +1,8 @@
-//! The state files of format version 1, committed in
-//! `tests/fixtures/state-v1/` (a snapshot and the log after it): later
-//! versions must load them. Regenerate only for a new format version:
+//! The state files of every snapshot format version, committed in
+//! `tests/fixtures/state-v<N>/` (a snapshot and the log after it): later
+//! versions must load them all. Version 1 stores side records bare,
+//! version 2 each after its length (recovery maps them in place). Write the
+//! current version's only when it is new:
 //! `cargo test --release --test state_format -- --ignored`.
 
 use std::path::{Path, PathBuf};
@@ -34,8 +36,8 @@ const TEXTS: [(&str, &str); 6] = [
     ),
 ];
 
-fn fixture_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/state-v1")
+fn fixture_dir(version: u32) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/state-v{version}"))
 }
 
 fn options(dir: &Path) -> StoreOptions {
@@ -67,7 +69,7 @@ fn place(ledger: &mut Ledger, id: &str, text: &str, now: i64) -> u64 {
 #[test]
 #[ignore = "writes the committed fixture"]
 fn write_fixture() {
-    let dir = fixture_dir();
+    let dir = fixture_dir(neardup::persist::SNAPSHOT_FORMAT_VERSION);
     let _ = std::fs::remove_dir_all(&dir);
     let (store, mut ledger, _) = open(&dir);
     // Four documents before the snapshot, two after it (in the log).
@@ -102,10 +104,20 @@ fn write_fixture() {
 
 #[test]
 fn version_1_state_still_loads() {
-    let copy = std::env::temp_dir().join(format!("neardup-state-v1-{}", std::process::id()));
+    state_loads(1);
+}
+
+#[test]
+fn version_2_state_loads() {
+    state_loads(2);
+}
+
+fn state_loads(version: u32) {
+    let copy =
+        std::env::temp_dir().join(format!("neardup-state-v{version}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&copy);
     std::fs::create_dir_all(&copy).expect("copy dir");
-    for entry in std::fs::read_dir(fixture_dir()).expect("fixture") {
+    for entry in std::fs::read_dir(fixture_dir(version)).expect("fixture") {
         let entry = entry.expect("entry");
         std::fs::copy(entry.path(), copy.join(entry.file_name())).expect("copy");
     }
@@ -122,7 +134,7 @@ fn version_1_state_still_loads() {
             .unwrap_or_else(|| panic!("{id} is tracked"));
         ledger.engine().forest().root_of(fingerprint)
     };
-    // Fingerprints and roots as written by version 1.
+    // Fingerprints and roots as written by version 1 (unchanged since).
     assert_eq!(root("a1"), Some(0x691c_765d_3b5b_e42e));
     assert_eq!(root("a2"), Some(0x691c_765d_3b5b_e42e));
     assert_eq!(

@@ -301,9 +301,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// written front to back.
     pub fn from_entries(capacity: usize, overflow: Overflow, entries: BucketEntries<K>) -> Self {
         let mut buckets = BoundedBuckets::new(capacity, overflow);
-        let mut packed = entries.packed;
         // The high half is the folded key, the low half the node.
-        sort_stably_by(&mut packed, |entry| (entry >> 32) as u32);
+        let packed = sort_stably_by(entries.parts, |entry| (entry >> 32) as u32);
         let mut singles: Vec<u64> = Vec::new();
         let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
         for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
@@ -329,7 +328,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
         drop(packed);
         let hasher = *buckets.singles.hasher();
         // hashbrown places a key by the low bits of its hash.
-        sort_stably_by(&mut singles, |single| {
+        let singles = sort_stably_by(vec![singles], |single| {
             hasher.hash_one((single >> 32) as u32) as u32
         });
         buckets.singles.reserve(singles.len());
@@ -356,15 +355,16 @@ impl<K: BucketKey> BoundedBuckets<K> {
 /// Entries for [`BoundedBuckets::from_entries`], in insertion order.
 #[derive(Debug)]
 pub struct BucketEntries<K> {
-    /// Folded key in the high half, node in the low half.
-    packed: Vec<u64>,
+    /// Folded key in the high half, node in the low half; in parts, one
+    /// after another (entries collected apart are joined without a copy).
+    parts: Vec<Vec<u64>>,
     key: PhantomData<K>,
 }
 
 impl<K> Default for BucketEntries<K> {
     fn default() -> Self {
         BucketEntries {
-            packed: Vec::new(),
+            parts: Vec::new(),
             key: PhantomData,
         }
     }
@@ -372,42 +372,81 @@ impl<K> Default for BucketEntries<K> {
 
 impl<K: BucketKey> BucketEntries<K> {
     pub fn push(&mut self, key: K, node: NodeId) {
-        self.packed
+        self.last_part()
             .push(u64::from(key.folded()) << 32 | u64::from(node));
     }
 
     pub fn reserve(&mut self, additional: usize) {
-        self.packed.reserve(additional);
+        self.last_part().reserve(additional);
+    }
+
+    fn last_part(&mut self) -> &mut Vec<u64> {
+        if self.parts.is_empty() {
+            self.parts.push(Vec::new());
+        }
+        let last = self.parts.len() - 1;
+        &mut self.parts[last]
+    }
+
+    /// The entries of `parts`, one after another (nothing is copied).
+    pub fn concat(parts: Vec<BucketEntries<K>>) -> Self {
+        BucketEntries {
+            parts: parts.into_iter().flat_map(|part| part.parts).collect(),
+            key: PhantomData,
+        }
     }
 }
 
-/// Sorts by `digits`, keeping the order of equal ones (a radix sort, a
-/// byte per pass: tens of millions of entries in well under a second,
-/// where a comparison sort took seconds).
-fn sort_stably_by(values: &mut Vec<u64>, digits: impl Fn(u64) -> u32) {
-    let mut sorted = vec![0u64; values.len()];
-    for shift in [0u32, 8, 16, 24] {
-        let digit = |value: u64| ((digits(value) >> shift) & 0xff) as usize;
+/// The values of `parts`, one after another, sorted by `digits`, keeping
+/// the order of equal ones (a radix sort, a byte per pass: tens of
+/// millions of entries in well under a second, where a comparison sort
+/// took seconds). The first pass reads the parts, so joining them costs no
+/// copy of its own.
+fn sort_stably_by(parts: Vec<Vec<u64>>, digits: impl Fn(u64) -> u32) -> Vec<u64> {
+    let total = parts.iter().map(Vec::len).sum();
+    let digit = |value: u64, shift: u32| ((digits(value) >> shift) & 0xff) as usize;
+    let starts_of = |counts: [usize; 256]| {
         let mut starts = [0usize; 256];
-        for &value in values.iter() {
-            starts[digit(value)] += 1;
-        }
-        if starts.contains(&values.len()) {
-            continue;
-        }
         let mut total = 0;
-        for start in &mut starts {
-            let count = *start;
+        for (start, count) in starts.iter_mut().zip(counts) {
             *start = total;
             total += count;
         }
-        for &value in values.iter() {
-            let slot = &mut starts[digit(value)];
+        starts
+    };
+    let mut counts = [0usize; 256];
+    for part in &parts {
+        for &value in part {
+            counts[digit(value, 0)] += 1;
+        }
+    }
+    let mut starts = starts_of(counts);
+    let mut values = vec![0u64; total];
+    for part in parts {
+        for value in part {
+            let slot = &mut starts[digit(value, 0)];
+            values[*slot] = value;
+            *slot += 1;
+        }
+    }
+    let mut sorted = vec![0u64; total];
+    for shift in [8u32, 16, 24] {
+        let mut counts = [0usize; 256];
+        for &value in &values {
+            counts[digit(value, shift)] += 1;
+        }
+        if counts.contains(&total) {
+            continue;
+        }
+        let mut starts = starts_of(counts);
+        for &value in &values {
+            let slot = &mut starts[digit(value, shift)];
             sorted[*slot] = value;
             *slot += 1;
         }
-        std::mem::swap(values, &mut sorted);
+        std::mem::swap(&mut values, &mut sorted);
     }
+    values
 }
 
 #[cfg(test)]
@@ -495,8 +534,11 @@ mod tests {
             .collect();
         let mut expected = values.clone();
         expected.sort_by_key(|value| value >> 32);
-        sort_stably_by(&mut values, |value| (value >> 32) as u32);
-        assert_eq!(values, expected);
+        let second = values.split_off(1234);
+        let sorted = sort_stably_by(vec![values, Vec::new(), second], |value| {
+            (value >> 32) as u32
+        });
+        assert_eq!(sorted, expected);
     }
 
     proptest::proptest! {

@@ -56,8 +56,34 @@ pub struct ShingleIndex {
     shape: LshShape,
     /// Each row's seed ([`row_seed`]), computed once.
     row_seeds: Box<[u64]>,
-    buckets: BoundedBuckets<u64>,
+    /// Band keys in two halves by their top bit ([`half_of`]): one map
+    /// each, so recovery builds them on two threads.
+    buckets: [BoundedBuckets<u64>; 2],
     texts: usize,
+}
+
+/// Which half of the buckets holds `key`.
+fn half_of(key: u64) -> usize {
+    (key >> 63) as usize
+}
+
+/// One half of a [`ShingleIndex`]'s buckets, built apart
+/// ([`ShingleIndexBuilder::take_halves`]).
+#[derive(Debug)]
+pub struct ShingleBuckets(BoundedBuckets<u64>);
+
+/// The entries of one half, to be built into [`ShingleBuckets`].
+#[derive(Debug, Default)]
+pub struct ShingleBucketsBuilder(BucketEntries<u64>);
+
+impl ShingleBucketsBuilder {
+    pub fn build(self) -> ShingleBuckets {
+        ShingleBuckets(BoundedBuckets::from_entries(
+            MAX_BUCKET,
+            Overflow::DropOldest,
+            self.0,
+        ))
+    }
 }
 
 impl ShingleIndex {
@@ -69,7 +95,10 @@ impl ShingleIndex {
         ShingleIndex {
             shape,
             row_seeds: (0..shape.bands * shape.rows).map(row_seed).collect(),
-            buckets: BoundedBuckets::new(MAX_BUCKET, Overflow::DropOldest),
+            buckets: [
+                BoundedBuckets::new(MAX_BUCKET, Overflow::DropOldest),
+                BoundedBuckets::new(MAX_BUCKET, Overflow::DropOldest),
+            ],
             texts: 0,
         }
     }
@@ -84,7 +113,7 @@ impl ShingleIndex {
     pub fn builder(shape: LshShape) -> ShingleIndexBuilder {
         ShingleIndexBuilder {
             index: ShingleIndex::new(shape),
-            entries: BucketEntries::default(),
+            halves: Default::default(),
         }
     }
 
@@ -101,7 +130,7 @@ impl ShingleIndex {
         // A full bucket takes no more: candidate lists stay bounded, and the
         // text is still found through its other bands.
         for key in self.band_keys(shingles) {
-            self.buckets.insert(key, node);
+            self.buckets[half_of(key)].insert(key, node);
         }
         self.texts += 1;
     }
@@ -112,7 +141,7 @@ impl ShingleIndex {
             return;
         }
         for key in self.band_keys(shingles) {
-            self.buckets.remove(key, node);
+            self.buckets[half_of(key)].remove(key, node);
         }
         self.texts = self.texts.saturating_sub(1);
     }
@@ -126,13 +155,16 @@ impl ShingleIndex {
         super::rank_by_hits_then_age(
             self.band_keys(shingles)
                 .into_iter()
-                .map(|key| self.buckets.get(key).0),
+                .map(|key| self.buckets[half_of(key)].get(key).0),
             order_key,
         )
     }
 
     pub fn approx_heap_bytes(&self) -> usize {
-        self.buckets.approx_heap_bytes()
+        self.buckets
+            .iter()
+            .map(BoundedBuckets::approx_heap_bytes)
+            .sum()
     }
 
     fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
@@ -164,14 +196,56 @@ impl ShingleIndex {
 pub struct ShingleIndexBuilder {
     /// Empty: its shape and row seeds compute the band keys.
     index: ShingleIndex,
-    entries: BucketEntries<u64>,
+    halves: [ShingleBucketsBuilder; 2],
 }
 
 impl ShingleIndexBuilder {
     /// Room for `texts` more texts.
     pub fn reserve(&mut self, texts: usize) {
-        self.entries
-            .reserve(texts.saturating_mul(self.index.shape.bands));
+        // Band keys are hashes: about half fall in each half.
+        let entries = texts.saturating_mul(self.index.shape.bands) / 2;
+        for half in &mut self.halves {
+            half.0.reserve(entries);
+        }
+    }
+
+    /// The texts of `parts`, one after another (each part's entries copied
+    /// once); `None` for no parts.
+    pub fn concat(parts: Vec<ShingleIndexBuilder>) -> Option<ShingleIndexBuilder> {
+        let texts = parts.iter().map(|part| part.index.texts).sum();
+        let mut firsts = Vec::with_capacity(parts.len());
+        let mut seconds = Vec::with_capacity(parts.len());
+        let mut index = None;
+        for part in parts {
+            let [first, second] = part.halves;
+            firsts.push(first.0);
+            seconds.push(second.0);
+            index.get_or_insert(part.index);
+        }
+        let mut index = index?;
+        index.texts = texts;
+        Some(ShingleIndexBuilder {
+            index,
+            halves: [
+                ShingleBucketsBuilder(BucketEntries::concat(firsts)),
+                ShingleBucketsBuilder(BucketEntries::concat(seconds)),
+            ],
+        })
+    }
+
+    /// The two halves' entries, to be built apart (on two threads) and
+    /// given back to [`Self::assemble`].
+    pub fn take_halves(&mut self) -> [ShingleBucketsBuilder; 2] {
+        std::mem::take(&mut self.halves)
+    }
+
+    /// The index of these texts, from the halves [`Self::take_halves`]
+    /// gave, built.
+    pub fn assemble(self, halves: [ShingleBuckets; 2]) -> ShingleIndex {
+        ShingleIndex {
+            buckets: halves.map(|half| half.0),
+            ..self.index
+        }
     }
 
     /// As [`ShingleIndex::insert`] would store it.
@@ -181,16 +255,14 @@ impl ShingleIndexBuilder {
         }
         self.index.band_keys_into(shingles, keys);
         for &key in keys.iter() {
-            self.entries.push(key, node);
+            self.halves[half_of(key)].0.push(key, node);
         }
         self.index.texts += 1;
     }
 
-    pub fn build(self) -> ShingleIndex {
-        ShingleIndex {
-            buckets: BoundedBuckets::from_entries(MAX_BUCKET, Overflow::DropOldest, self.entries),
-            ..self.index
-        }
+    pub fn build(mut self) -> ShingleIndex {
+        let halves = self.take_halves().map(ShingleBucketsBuilder::build);
+        self.assemble(halves)
     }
 }
 
@@ -284,7 +356,10 @@ mod tests {
         index.remove(2, &set(0..10));
         assert!(index.candidates(&set(0..10), u64::from).is_empty());
         assert!(index.is_empty());
-        assert_eq!(index.buckets.key_count(), 0);
+        assert_eq!(
+            index.buckets[0].key_count() + index.buckets[1].key_count(),
+            0
+        );
     }
 
     #[test]

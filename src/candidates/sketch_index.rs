@@ -108,6 +108,16 @@ pub struct SketchIndexBuilder {
 }
 
 impl SketchIndexBuilder {
+    /// The sketches of `parts`, one after another (each part's entries
+    /// copied once).
+    pub fn concat(parts: Vec<SketchIndexBuilder>) -> SketchIndexBuilder {
+        let texts = parts.iter().map(|part| part.texts).sum();
+        SketchIndexBuilder {
+            entries: BucketEntries::concat(parts.into_iter().map(|part| part.entries).collect()),
+            texts,
+        }
+    }
+
     /// As [`SketchIndex::insert`] would index it.
     pub fn add(&mut self, node: NodeId, sketch: &[u32]) {
         if sketch.is_empty() {

@@ -16,7 +16,8 @@
 //! each time it is tried.
 
 use super::side_file::{
-    MAX_SEGMENT_BYTES, SideFile, SideFileReader, SideFileStats, SideLocation, SideStorage,
+    MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileReader, SideFileStats, SideLocation,
+    SideStorage,
 };
 
 use crate::confirm::{LongText, ShortText};
@@ -169,9 +170,10 @@ impl SideStore {
     }
 
     /// Stores `sides` as the records of the nodes `ids` gives them (the
-    /// same order; a record without a number is not kept), in blocks of
-    /// [`MAX_SEGMENT_BYTES`] written in one go; each replaces the one its
-    /// node had. The numbers of nodes whose record could not be stored,
+    /// same order; a record without a number is not kept), each replacing
+    /// the one its node had: records of a mapped snapshot are adopted
+    /// where they are (unless the records are to be kept in memory), the
+    /// others written in blocks of [`MAX_SEGMENT_BYTES`] in one go. The numbers of nodes whose record could not be stored,
     /// in the order of `ids`.
     pub(super) fn put_all_at(
         &mut self,
@@ -180,9 +182,19 @@ impl SideStore {
     ) -> Vec<NodeId> {
         let mut unstored = Vec::new();
         let mut ids = ids.iter().copied();
-        for (block, records) in sides.blocks(MAX_SEGMENT_BYTES) {
+        for (chunk, records) in sides.chunks(MAX_SEGMENT_BYTES) {
             let block_ids = ids.by_ref().take(records);
-            match self.file.append_block(block) {
+            let stored = match &chunk {
+                SidesChunk::Bytes(block) => self.file.append_block(block),
+                SidesChunk::Mapped(file, range) if self.file.keeps_files() => {
+                    self.file.adopt(file, range.clone())
+                }
+                SidesChunk::Mapped(file, range) => file
+                    .bytes()
+                    .get(range.clone())
+                    .and_then(|block| self.file.append_block(block)),
+            };
+            match stored {
                 Some(locations) => {
                     for (id, location) in block_ids.zip(locations) {
                         match id {
@@ -196,6 +208,12 @@ impl SideStore {
                     }
                 }
                 None => {
+                    let block = match &chunk {
+                        SidesChunk::Bytes(block) => block,
+                        SidesChunk::Mapped(file, range) => {
+                            file.bytes().get(range.clone()).unwrap_or(&[])
+                        }
+                    };
                     for (id, record) in block_ids.zip(EncodedSides::records_in(block)) {
                         if let Some(id) = id
                             && !self.put_at(id, record)
@@ -335,6 +353,16 @@ pub(super) struct RecordKeys {
 }
 
 impl RecordKeys {
+    /// Reads `record`'s fingerprint and exact hashes only (they come
+    /// first), leaving the rest as it was.
+    pub(super) fn read_exact_hashes(&mut self, record: &[u8]) -> Result<(), DecodeError> {
+        let mut decoder = Decoder::new(record);
+        self.fingerprint = decoder.u64()?;
+        decoder.u64()?;
+        self.exact_hashes = decoder.u64s()?;
+        Ok(())
+    }
+
     /// Reads `record`'s fingerprint, exact hashes, shingles and sketch.
     pub(super) fn read(&mut self, record: &[u8]) -> Result<(), DecodeError> {
         if let Some(shingles) = self.shingles.take() {
@@ -367,11 +395,61 @@ impl RecordKeys {
 /// snapshot's side data on its way to [`crate::engine::Engine::restore`]
 /// without a decoded copy of each (recovery goes from the snapshot's bytes
 /// to the side file's).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone)]
 pub struct EncodedSides {
-    bytes: Vec<u8>,
+    blocks: Vec<SidesBlock>,
     count: usize,
 }
+
+/// Records as the side file lays them out (each after its length, 4
+/// bytes little-endian).
+#[derive(Debug, Clone)]
+enum SidesBlock {
+    Owned(Vec<u8>),
+    /// A range of a mapped snapshot, adopted where it is by the side file.
+    Mapped(MappedFile, std::ops::Range<usize>),
+}
+
+impl SidesBlock {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            SidesBlock::Owned(bytes) => bytes,
+            SidesBlock::Mapped(file, range) => file.bytes().get(range.clone()).unwrap_or(&[]),
+        }
+    }
+}
+
+/// Consecutive records of an [`EncodedSides`]: records `first..first +
+/// records`, in slices of whole records.
+#[derive(Debug, Default)]
+pub(super) struct RecordRun<'a> {
+    pub(super) first: usize,
+    pub(super) records: usize,
+    slices: Vec<&'a [u8]>,
+}
+
+impl<'a> RecordRun<'a> {
+    pub(super) fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        self.slices
+            .iter()
+            .flat_map(|slice| EncodedSides::records_in(slice))
+    }
+}
+
+/// Part of an [`EncodedSides`] for [`SideStore::put_all_at`].
+pub(super) enum SidesChunk<'a> {
+    Bytes(&'a [u8]),
+    Mapped(&'a MappedFile, std::ops::Range<usize>),
+}
+
+impl PartialEq for EncodedSides {
+    /// The same records in the same order, wherever they are held.
+    fn eq(&self, other: &Self) -> bool {
+        self.count == other.count && self.iter().eq(other.iter())
+    }
+}
+
+impl Eq for EncodedSides {}
 
 impl EncodedSides {
     pub fn push(&mut self, record: &SideRecord) {
@@ -382,10 +460,40 @@ impl EncodedSides {
 
     /// Adds a record already encoded by [`put_side`].
     pub fn push_encoded(&mut self, record: &[u8]) {
-        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
-        self.bytes.extend_from_slice(&length.to_le_bytes());
-        self.bytes.extend_from_slice(record);
-        self.count += 1;
+        if !matches!(self.blocks.last(), Some(SidesBlock::Owned(_))) {
+            self.blocks.push(SidesBlock::Owned(Vec::new()));
+        }
+        if let Some(SidesBlock::Owned(bytes)) = self.blocks.last_mut() {
+            let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
+            bytes.extend_from_slice(&length.to_le_bytes());
+            bytes.extend_from_slice(record);
+            self.count += 1;
+        }
+    }
+
+    /// Adds the records in `range` of `file`, laid out as the side file
+    /// lays them out; `false` (nothing added) unless the range is exactly
+    /// `records` whole records.
+    pub fn push_mapped(
+        &mut self,
+        file: &MappedFile,
+        range: std::ops::Range<usize>,
+        records: usize,
+    ) -> bool {
+        let Some(bytes) = file.bytes().get(range.clone()) else {
+            return false;
+        };
+        if Self::records_in(bytes).count() != records
+            || Self::records_in(bytes)
+                .map(|record| record.len() + 4)
+                .sum::<usize>()
+                != bytes.len()
+        {
+            return false;
+        }
+        self.blocks.push(SidesBlock::Mapped(file.clone(), range));
+        self.count += records;
+        true
     }
 
     pub fn len(&self) -> usize {
@@ -398,14 +506,42 @@ impl EncodedSides {
 
     /// The encoded records, in order.
     pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        Self::records_in(&self.bytes)
+        self.blocks
+            .iter()
+            .flat_map(|block| Self::records_in(block.bytes()))
     }
 
-    /// The records, in order, in blocks of at most `max_bytes` (or one
-    /// record, if larger), each with its count; a block is records as the
-    /// side file lays them out.
-    pub(super) fn blocks(&self, max_bytes: usize) -> impl Iterator<Item = (&[u8], usize)> + '_ {
-        let mut rest = self.bytes.as_slice();
+    /// The records, in order, in chunks each with its count: mapped
+    /// blocks as they are, owned ones cut at `max_bytes` (or one record,
+    /// if larger).
+    pub(super) fn chunks(
+        &self,
+        max_bytes: usize,
+    ) -> impl Iterator<Item = (SidesChunk<'_>, usize)> + '_ {
+        self.blocks.iter().flat_map(move |block| {
+            let owned = match block {
+                SidesBlock::Owned(bytes) => Some(Self::cut(bytes, max_bytes)),
+                SidesBlock::Mapped(..) => None,
+            };
+            let mapped = match block {
+                SidesBlock::Mapped(file, range) => Some((
+                    SidesChunk::Mapped(file, range.clone()),
+                    Self::records_in(block.bytes()).count(),
+                )),
+                SidesBlock::Owned(_) => None,
+            };
+            owned
+                .into_iter()
+                .flatten()
+                .map(|(bytes, records)| (SidesChunk::Bytes(bytes), records))
+                .chain(mapped)
+        })
+    }
+
+    /// `bytes` in blocks of whole records of at most `max_bytes` (or one
+    /// record, if larger), each with its count.
+    fn cut(bytes: &[u8], max_bytes: usize) -> impl Iterator<Item = (&[u8], usize)> + '_ {
+        let mut rest = bytes;
         std::iter::from_fn(move || {
             let mut end = 0;
             let mut records = 0;
@@ -428,7 +564,7 @@ impl EncodedSides {
     }
 
     /// The records of a block of them.
-    fn records_in(bytes: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
+    pub(super) fn records_in(bytes: &[u8]) -> impl Iterator<Item = &[u8]> + '_ {
         let mut rest = bytes;
         std::iter::from_fn(move || {
             let (length, after) = rest.split_first_chunk::<4>()?;
@@ -437,6 +573,37 @@ impl EncodedSides {
             rest = &after[length..];
             Some(record)
         })
+    }
+
+    /// The records in runs of `records_per_run` (the last may be shorter),
+    /// for work split between threads.
+    pub(super) fn runs(&self, records_per_run: usize) -> Vec<RecordRun<'_>> {
+        let records_per_run = records_per_run.max(1);
+        let mut runs = Vec::new();
+        let mut current = RecordRun::default();
+        for block in &self.blocks {
+            let bytes = block.bytes();
+            let mut start = 0;
+            let mut end = 0;
+            for record in Self::records_in(bytes) {
+                end += 4 + record.len();
+                current.records += 1;
+                if current.records == records_per_run {
+                    current.slices.push(&bytes[start..end]);
+                    start = end;
+                    let first = current.first + current.records;
+                    runs.push(std::mem::take(&mut current));
+                    current.first = first;
+                }
+            }
+            if end > start {
+                current.slices.push(&bytes[start..end]);
+            }
+        }
+        if current.records > 0 {
+            runs.push(current);
+        }
+        runs
     }
 
     /// The records decoded (those that do not decode are left out).

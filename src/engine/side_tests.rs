@@ -4,6 +4,7 @@
 use super::tests::{HOUR, engine};
 use super::*;
 use crate::forest::ForestConfig;
+use crate::units::NodeId;
 
 #[test]
 fn expiry_drops_side_data_with_the_nodes() {
@@ -158,4 +159,110 @@ fn a_restored_engine_finds_what_it_held_and_drops_records_of_unknown_nodes() {
     let stats = orphaned.stats();
     assert_eq!((stats.side_data_nodes, stats.exact_hash_entries), (0, 0));
     assert!(!orphaned.add_text(text, 1).exact_hit);
+}
+
+#[test]
+fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
+    let mut engine = engine();
+    // Short texts sharing phrases (so band buckets fill past their bound
+    // and drop their oldest) and long ones sharing sentences.
+    let phrases = ["今晚八点", "城市马拉松", "地铁新线", "暴雨预警", "公园秋景"];
+    for index in 0..240usize {
+        let text = if index % 3 == 0 {
+            format!(
+                "{}开幕，{}。今年共有{index}支队伍报名参加，组委会表示将增加志愿者和补给站。",
+                phrases[index % 5],
+                phrases[(index / 5) % 5]
+            )
+        } else {
+            format!("{}{}第{index}期", phrases[index % 2], phrases[2])
+        };
+        engine.add_text(&text, index as i64);
+    }
+    let records = engine.side_records();
+    let mut sides = EncodedSides::default();
+    for record in &records {
+        sides.push(record);
+    }
+    for records_per_run in [1, 7, 1000] {
+        let restored = Engine::restore_in_runs(
+            engine.fingerprinter().clone(),
+            || Ok(engine.forest().clone()),
+            ConfirmationConfig::default(),
+            side_file::SideStorage::Memory,
+            &sides,
+            records_per_run,
+        )
+        .expect("the forest is given");
+        let as_fingerprints = |engine: &Engine, ids: Vec<NodeId>| -> Vec<Fingerprint> {
+            ids.into_iter()
+                .map(|id| engine.side_data.fingerprint(id))
+                .collect()
+        };
+        let mut full_buckets = 0;
+        for record in &records {
+            if let Some(short_text) = &record.short_text {
+                full_buckets += usize::from(
+                    engine
+                        .short_texts
+                        .candidates(&short_text.shingles, u64::from)
+                        .len()
+                        >= crate::candidates::shingle_index::MAX_BUCKET,
+                );
+                let order = |id| u64::from(id);
+                assert_eq!(
+                    as_fingerprints(
+                        &restored,
+                        restored.short_texts.candidates(&short_text.shingles, order)
+                    ),
+                    as_fingerprints(
+                        &engine,
+                        engine.short_texts.candidates(&short_text.shingles, order)
+                    ),
+                );
+            }
+            if let Some(long_text) = &record.long_text {
+                let order = |id| u64::from(id);
+                assert_eq!(
+                    as_fingerprints(
+                        &restored,
+                        restored.long_texts.candidates(&long_text.sketch, order)
+                    ),
+                    as_fingerprints(
+                        &engine,
+                        engine.long_texts.candidates(&long_text.sketch, order)
+                    ),
+                );
+            }
+        }
+        assert!(full_buckets > 0, "some bucket drops its oldest");
+        assert_eq!(
+            restored.stats().exact_hash_entries,
+            engine.stats().exact_hash_entries
+        );
+        assert_eq!(
+            restored.stats().side_data_nodes,
+            engine.stats().side_data_nodes
+        );
+    }
+}
+
+#[test]
+fn records_split_into_runs_keep_their_order_across_blocks() {
+    let mut sides = EncodedSides::default();
+    for index in 0..10u8 {
+        sides.push_encoded(&[index; 3]);
+    }
+    for records_per_run in [1, 3, 4, 10, 11] {
+        let runs = sides.runs(records_per_run);
+        let mut seen = Vec::new();
+        for run in &runs {
+            assert_eq!(run.first, seen.len());
+            let records: Vec<&[u8]> = run.iter().collect();
+            assert_eq!(records.len(), run.records);
+            seen.extend(records);
+        }
+        let all: Vec<&[u8]> = sides.iter().collect();
+        assert_eq!(seen, all, "runs of {records_per_run}");
+    }
 }

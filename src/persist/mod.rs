@@ -28,8 +28,9 @@
 //!   and the segments after it are kept as a fallback; older ones are
 //!   deleted, so disk use stays bounded by about two snapshots plus the log
 //!   since the previous one, and shrinks as expiry removes nodes.
-//! - Recovery: the newest readable snapshot, then every logged effect after
-//!   it, in sequence. A frame cut short or failing its checksum ends the log:
+//! - Recovery: the newest readable snapshot (mapped: its side records
+//!   become read-only segments of the side file where they are, since
+//!   snapshot format 2), then every logged effect after it, in sequence. A frame cut short or failing its checksum ends the log:
 //!   it is reported, the file is cut there, and nothing after it is replayed
 //!   (a later segment after a damaged one would leave a gap).
 //! - The state directory is locked (an OS file lock), so two sidecars never
@@ -47,5 +48,6 @@ pub mod codec;
 pub mod store;
 
 pub use store::{
-    FsyncPolicy, RecoveryReport, SnapshotState, Store, StoreHealth, StoreOptions, is_out_of_space,
+    FORMAT_VERSION, FsyncPolicy, RecoveryReport, SNAPSHOT_FORMAT_VERSION, SnapshotState, Store,
+    StoreHealth, StoreOptions, is_out_of_space,
 };

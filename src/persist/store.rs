@@ -2,7 +2,7 @@
 //! module documentation of [`crate::persist`].
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -10,16 +10,22 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::codec::{self, Decoder, Encoder, Frame, MAX_FRAME};
+use super::codec::{self, Decoder, Encoder, Frame};
 use crate::engine::EncodedSides;
+use crate::engine::side_file::MappedFile;
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, Ledger, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
-/// Version of both file formats; a reader refuses newer ones.
+/// Version of the log format; a reader refuses newer ones.
 pub const FORMAT_VERSION: u32 = 1;
+/// Version of the snapshot format written; a reader reads this and
+/// version 1 and refuses newer ones. Version 2 stores each side record
+/// after its length, as the side file lays records out, so recovery maps
+/// them where they are instead of copying them (version 1: without).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
 const LOG_HEADER_LEN: usize = 16 + 4 + 8;
 
 const SNAPSHOT_HEADER: u8 = b'H';
@@ -29,7 +35,9 @@ const SNAPSHOT_KEYS: u8 = b'K';
 const SNAPSHOT_PENDING: u8 = b'P';
 const SNAPSHOT_END: u8 = b'E';
 const NODES_PER_FRAME: usize = 4096;
-const SIDES_PER_FRAME: usize = 512;
+/// A frame of side records is cut once it holds this many bytes: each
+/// becomes one read-only segment of the side file at recovery.
+const SIDE_BYTES_PER_FRAME: usize = 8 << 20;
 const KEYS_PER_FRAME: usize = 8192;
 
 /// When written frames are forced to disk.
@@ -785,7 +793,7 @@ fn write_snapshot(
         out.write_all(&framed)
     };
     out.write_all(SNAPSHOT_MAGIC)?;
-    out.write_all(&FORMAT_VERSION.to_le_bytes())?;
+    out.write_all(&SNAPSHOT_FORMAT_VERSION.to_le_bytes())?;
     let mut header = Encoder::default();
     header
         .u8(SNAPSHOT_HEADER)
@@ -806,7 +814,8 @@ fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    // Records are copied as the side file holds them (the same layout).
+    // Records are copied as the side file holds them: the same layout,
+    // each after its length.
     let mut chunk = Encoder::default();
     let mut chunk_records = 0usize;
     let mut result = Ok(());
@@ -826,11 +835,13 @@ fn write_snapshot(
         if result.is_err() {
             return;
         }
-        chunk.bytes.extend_from_slice(record);
-        chunk_records += 1;
-        if chunk_records == SIDES_PER_FRAME {
+        if chunk_records > 0 && chunk.bytes.len() + 4 + record.len() > SIDE_BYTES_PER_FRAME {
             result = flush_chunk(&mut chunk, &mut chunk_records, &mut out);
         }
+        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
+        chunk.bytes.extend_from_slice(&length.to_le_bytes());
+        chunk.bytes.extend_from_slice(record);
+        chunk_records += 1;
     });
     result?;
     flush_chunk(&mut chunk, &mut chunk_records, &mut out)?;
@@ -875,46 +886,43 @@ fn read_newest_snapshot(
     Ok(None)
 }
 
-/// Reads one snapshot file, checking every frame and the totals.
+/// Reads one snapshot file, checking every frame and the totals. The file
+/// is mapped: the side records of a version-2 snapshot stay where they
+/// are (in [`EncodedSides`] as ranges of the mapping), everything else is
+/// decoded.
 pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
-    let file = File::open(path).map_err(|error| error.to_string())?;
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut magic = [0u8; 20];
-    reader
-        .read_exact(&mut magic)
-        .map_err(|_| "file too short".to_string())?;
-    if &magic[..16] != SNAPSHOT_MAGIC {
+    let file = MappedFile::open(path).map_err(|error| match error.kind() {
+        io::ErrorKind::InvalidInput => "file too short".to_string(),
+        _ => error.to_string(),
+    })?;
+    let data = file.bytes();
+    let Some((magic, version)) = data.get(..20).map(|start| start.split_at(16)) else {
+        return Err("file too short".to_string());
+    };
+    if magic != SNAPSHOT_MAGIC {
         return Err("not a neardup snapshot".to_string());
     }
-    let version = u32::from_le_bytes([magic[16], magic[17], magic[18], magic[19]]);
-    if version != FORMAT_VERSION {
+    let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
+    if version != 1 && version != SNAPSHOT_FORMAT_VERSION {
         return Err(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
+            "format version {version}, this build reads 1 to {SNAPSHOT_FORMAT_VERSION}"
         ));
     }
     let mut state = SnapshotState::default();
     let mut expected = (0u64, 0u64, 0u64);
     let mut saw_header = false;
-    let mut payload = Vec::new();
+    let mut offset = 20;
     loop {
-        let mut header = [0u8; 8];
-        reader
-            .read_exact(&mut header)
-            .map_err(|_| "snapshot ends without its end record".to_string())?;
-        let length = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
-        if length > MAX_FRAME {
-            return Err("frame length out of range".to_string());
-        }
-        payload.resize(length, 0);
-        reader
-            .read_exact(&mut payload)
-            .map_err(|_| "frame cut short".to_string())?;
-        let mut framed = Vec::with_capacity(length + 8);
-        framed.extend_from_slice(&header);
-        framed.extend_from_slice(&payload);
-        let Frame::Valid(body, _) = codec::read_frame(&framed, 0) else {
-            return Err("checksum mismatch".to_string());
+        let (body, next) = match codec::read_frame(data, offset) {
+            Frame::Valid(body, next) => (body, next),
+            Frame::End | Frame::Damaged("frame header cut short") => {
+                return Err("snapshot ends without its end record".to_string());
+            }
+            Frame::Damaged(reason) => return Err(reason.to_string()),
         };
+        // The frame's payload starts after its 8-byte header.
+        let body_start = offset + 8;
+        offset = next;
         let mut decoder = Decoder::new(body);
         let malformed = |error: codec::DecodeError| error.to_string();
         match decoder.u8().map_err(malformed)? {
@@ -940,11 +948,21 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                         .push(codec::get_node(&mut decoder).map_err(malformed)?);
                 }
             }
-            SNAPSHOT_SIDES => {
+            SNAPSHOT_SIDES if version == 1 => {
                 for _ in 0..decoder.count().map_err(malformed)? {
                     let start = decoder.position();
                     codec::skip_side(&mut decoder).map_err(malformed)?;
                     state.sides.push_encoded(&body[start..decoder.position()]);
+                }
+            }
+            SNAPSHOT_SIDES => {
+                let records = decoder.count().map_err(malformed)?;
+                let records_start = body_start + decoder.position();
+                if !state
+                    .sides
+                    .push_mapped(&file, records_start..body_start + body.len(), records)
+                {
+                    return Err("side records do not match their count".to_string());
                 }
             }
             SNAPSHOT_KEYS => {
