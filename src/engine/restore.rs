@@ -260,13 +260,16 @@ fn index_run(
     indexes
 }
 
+/// A run's LSH entries and the records the forest does not hold.
+type ShortTextsOfRun = (ShingleIndexBuilder, Vec<Fingerprint>);
+
 /// Runs of records handed out to whichever thread asks next, and what
 /// each added, kept in run order (the indexes keep the newest of a full
 /// bucket, so entries must come in arrival order).
 struct RunIndexing {
     next: AtomicUsize,
     runs: usize,
-    short_texts: Mutex<Vec<Option<(ShingleIndexBuilder, Vec<Fingerprint>)>>>,
+    short_texts: Mutex<Vec<Option<ShortTextsOfRun>>>,
     long_texts: Mutex<Vec<Option<SketchIndexBuilder>>>,
 }
 
@@ -294,7 +297,7 @@ impl RunIndexing {
         }
     }
 
-    fn take_short_texts(&self) -> Vec<(ShingleIndexBuilder, Vec<Fingerprint>)> {
+    fn take_short_texts(&self) -> Vec<ShortTextsOfRun> {
         std::mem::take(&mut *self.short_texts.lock())
             .into_iter()
             .flatten()

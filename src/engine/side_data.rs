@@ -393,8 +393,9 @@ impl RecordKeys {
 
 /// Side records encoded one after another, each after its length: a
 /// snapshot's side data on its way to [`crate::engine::Engine::restore`]
-/// without a decoded copy of each (recovery goes from the snapshot's bytes
-/// to the side file's).
+/// without a decoded copy of each. Blocks read from a version-2 snapshot
+/// are ranges of the mapped file, which the side file adopts where they
+/// are; others are owned bytes, which it copies.
 #[derive(Debug, Default, Clone)]
 pub struct EncodedSides {
     blocks: Vec<SidesBlock>,
