@@ -45,6 +45,7 @@ pub mod confirm;
 
 pub mod forest;
 /// Values keyed by fingerprint in numbered slots (forest nodes, side records).
+pub mod radix;
 pub mod slots;
 
 pub mod engine;

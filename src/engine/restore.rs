@@ -10,9 +10,10 @@
 //! are in the mapped snapshot file (no copy); the candidate indexes are
 //! built from their entries sorted by key ([`ShingleIndex::builder`],
 //! [`SketchIndex::builder`]); the forest's multi-index sizes each bucket
-//! once. The rest (numbering, the forest's node table, the exact-hash
-//! table) is one insert per node. The work is shared by two threads; see
-//! [`Engine::restore`].
+//! once; the side store's numbers and the forest's node table are filled
+//! in the order of their table ([`crate::slots::FingerprintSlots::number_all`]).
+//! The exact-hash table is still one insert per node. The work is shared by
+//! two threads; see [`Engine::restore`].
 //!
 //! Consequences: the snapshot file stays mapped (and its disk space held,
 //! after it is deleted) while any of its records lives; at 10 M nodes
@@ -25,7 +26,7 @@ use parking_lot::Mutex;
 
 use super::Engine;
 use super::exact_hashes::ExactHashes;
-use super::side_data::{EncodedSides, RecordKeys, RecordRun, SideStore};
+use super::side_data::{EncodedSides, RecordKeys, RecordRun, SideStore, record_fingerprint};
 use super::side_file::SideStorage;
 use crate::candidates::shingle_index::{
     LshShape, ShingleBucketsBuilder, ShingleIndex, ShingleIndexBuilder,
@@ -113,13 +114,10 @@ impl Engine {
             );
             let storing = scope.spawn(move || {
                 let mut keys = RecordKeys::default();
-                let ids: Arc<[Option<NodeId>]> = sides
-                    .iter()
-                    .map(|record| {
-                        keys.read_exact_hashes(record).ok()?;
-                        side_data.claim(keys.fingerprint)
-                    })
-                    .collect();
+                let fingerprints: Vec<Option<Fingerprint>> =
+                    sides.iter().map(record_fingerprint).collect();
+                let ids: Arc<[Option<NodeId>]> = side_data.claim_all(&fingerprints).into();
+                drop(fingerprints);
                 let _ = numbers_sender.send(Arc::clone(&ids));
                 let mut unstored = side_data.put_all_at(&ids, sides);
                 unstored.sort_unstable();

@@ -161,6 +161,32 @@ impl SideStore {
         self.nodes.number_or_insert(fingerprint, || NOWHERE).ok()
     }
 
+    /// [`Self::claim`] for each fingerprint in order, on an empty store at
+    /// once ([`FingerprintSlots::number_all`]); `None` stays `None`.
+    pub(super) fn claim_all(
+        &mut self,
+        fingerprints: &[Option<Fingerprint>],
+    ) -> Vec<Option<NodeId>> {
+        let entries: Vec<(Fingerprint, SideLocation)> = fingerprints
+            .iter()
+            .flatten()
+            .map(|&fingerprint| (fingerprint, NOWHERE))
+            .collect();
+        match self.nodes.number_all(entries) {
+            Ok(numbers) => {
+                let mut numbers = numbers.into_iter();
+                fingerprints
+                    .iter()
+                    .map(|fingerprint| fingerprint.and_then(|_| numbers.next()))
+                    .collect()
+            }
+            Err(_) => fingerprints
+                .iter()
+                .map(|fingerprint| fingerprint.and_then(|fingerprint| self.claim(fingerprint)))
+                .collect(),
+        }
+    }
+
     /// Stores `record` as node `id`'s (a number from [`Self::claim`]),
     /// releasing the one it had; `false` when no space could be had (the
     /// node then keeps no record).
@@ -350,6 +376,13 @@ pub(super) struct RecordKeys {
     pub(super) sketch: Option<Vec<u32>>,
     buffer_shingles: Vec<u32>,
     buffer_sketch: Vec<u32>,
+}
+
+/// The fingerprint of an encoded record (its first field).
+pub(super) fn record_fingerprint(record: &[u8]) -> Option<Fingerprint> {
+    Some(Fingerprint::from_le_bytes(
+        record.get(..8)?.try_into().ok()?,
+    ))
 }
 
 impl RecordKeys {

@@ -53,6 +53,7 @@ impl Forest {
     ) -> Result<Self, ForestError> {
         let mut forest = Forest::new(config)?;
         forest.reserve(records.len());
+        let mut nodes = Vec::with_capacity(records.len());
         for record in records {
             let leaf_slot = if record.root == record.fingerprint {
                 forest.root_count += 1;
@@ -72,21 +73,28 @@ impl Forest {
                 documents: record.documents,
                 leaf_slot,
             };
-            match forest.nodes.insert(record.fingerprint, node) {
-                Ok(None) => {}
-                Ok(Some(_)) => {
-                    return Err(ForestError::Damaged(format!(
-                        "fingerprint {:016x} appears twice",
-                        record.fingerprint
-                    )));
-                }
-                Err(error) => return Err(ForestError::Damaged(error.to_string())),
-            }
+            nodes.push((record.fingerprint, node));
             forest.document_count += u64::from(record.documents);
             if forest.config.retention.is_some() {
                 forest
                     .expiry_queue
                     .push(Reverse((record.touched, record.fingerprint)));
+            }
+        }
+        // All at once: the node table written in its own order.
+        let numbers = forest
+            .nodes
+            .number_all(nodes)
+            .map_err(|error| ForestError::Damaged(error.to_string()))?;
+        if forest.nodes.len() != records.len() {
+            let mut seen = vec![false; records.len()];
+            for (record, &number) in records.iter().zip(&numbers) {
+                if std::mem::replace(&mut seen[number as usize], true) {
+                    return Err(ForestError::Damaged(format!(
+                        "fingerprint {:016x} appears twice",
+                        record.fingerprint
+                    )));
+                }
             }
         }
         // Every class's root must be a root: checked once per class, after

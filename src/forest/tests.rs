@@ -424,3 +424,45 @@ fn class_view_lists_root_first() {
     assert_eq!(forest.iter_nodes().count(), 2);
     assert!(forest.stats().approx_heap_bytes > 0);
 }
+
+#[test]
+fn a_forest_restored_from_its_records_is_the_same_and_damage_is_refused() {
+    let mut original = forest_with_retention(None);
+    for (index, fingerprint) in [0u64, 0b1, 0b11, 1 << 40, (1 << 40) | 0b1, u64::MAX]
+        .into_iter()
+        .enumerate()
+    {
+        original.assign(fingerprint, index as Millis);
+    }
+    let records = original.node_records();
+    let restored =
+        Forest::restore(original.config, &records, original.counters()).expect("whole records");
+    assert_eq!(restored.node_records(), records);
+    let counts = |stats: ForestStats| (stats.nodes, stats.roots, stats.documents);
+    assert_eq!(counts(restored.stats()), counts(original.stats()));
+    for record in &records {
+        assert_eq!(restored.root_of(record.fingerprint), Some(record.root));
+        assert_eq!(
+            restored.within(record.fingerprint),
+            original.within(record.fingerprint)
+        );
+    }
+    let mut twice = records.clone();
+    twice.push(records[0]);
+    let refused = Forest::restore(original.config, &twice, original.counters());
+    assert!(
+        matches!(&refused, Err(ForestError::Damaged(reason)) if reason.contains("appears twice")),
+        "{refused:?}"
+    );
+    let leaf = records
+        .iter()
+        .position(|record| record.root != record.fingerprint)
+        .expect("a leaf");
+    let mut orphaned = records.clone();
+    orphaned[leaf].root = 0x5555;
+    let refused = Forest::restore(original.config, &orphaned, original.counters());
+    assert!(
+        matches!(&refused, Err(ForestError::Damaged(reason)) if reason.contains("not a root")),
+        "{refused:?}"
+    );
+}
