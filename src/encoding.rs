@@ -126,20 +126,26 @@ impl<'a> Decoder<'a> {
             .collect())
     }
     pub fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
+        let mut values = Vec::new();
+        self.u64s_into(&mut values)?;
+        Ok(values)
+    }
+    /// Reads a list written by [`Encoder::u64s`] into `values` (cleared
+    /// first), reusing its allocation.
+    pub fn u64s_into(&mut self, values: &mut Vec<u64>) -> Result<(), DecodeError> {
         let length = self.count()?;
         let bytes = self.take(
             length
                 .checked_mul(8)
                 .ok_or(DecodeError("length overflow"))?,
         )?;
-        Ok(bytes
-            .chunks_exact(8)
-            .map(|chunk| {
-                let mut buffer = [0u8; 8];
-                buffer.copy_from_slice(chunk);
-                u64::from_le_bytes(buffer)
-            })
-            .collect())
+        values.clear();
+        values.extend(bytes.chunks_exact(8).map(|chunk| {
+            let mut buffer = [0u8; 8];
+            buffer.copy_from_slice(chunk);
+            u64::from_le_bytes(buffer)
+        }));
+        Ok(())
     }
     /// Skips a list written by [`Encoder::u64s`].
     pub fn skip_u64s(&mut self) -> Result<(), DecodeError> {

@@ -377,10 +377,6 @@ impl<K: BucketKey> BucketEntries<K> {
             .push(u64::from(key.folded()) << 32 | u64::from(node));
     }
 
-    pub fn reserve(&mut self, additional: usize) {
-        self.last_part().reserve(additional);
-    }
-
     fn last_part(&mut self) -> &mut Vec<u64> {
         if self.parts.is_empty() {
             self.parts.push(Vec::new());

@@ -200,15 +200,6 @@ pub struct ShingleIndexBuilder {
 }
 
 impl ShingleIndexBuilder {
-    /// Room for `texts` more texts.
-    pub fn reserve(&mut self, texts: usize) {
-        // Band keys are hashes: about half fall in each half.
-        let entries = texts.saturating_mul(self.index.shape.bands) / 2;
-        for half in &mut self.halves {
-            half.0.reserve(entries);
-        }
-    }
-
     /// The texts of `parts`, one after another (each part's entries copied
     /// once); `None` for no parts.
     pub fn concat(parts: Vec<ShingleIndexBuilder>) -> Option<ShingleIndexBuilder> {
@@ -392,7 +383,6 @@ mod tests {
             .collect();
         let mut one_by_one = ShingleIndex::new(LshShape::default());
         let mut builder = ShingleIndex::builder(LshShape::default());
-        builder.reserve(texts.len());
         let mut keys = Vec::new();
         for (node, shingles) in &texts {
             one_by_one.insert(*node, shingles);

@@ -84,7 +84,6 @@ impl Engine {
         records_per_run: usize,
     ) -> Result<Self, ForestError> {
         let mut side_data = SideStore::new(side_storage);
-        side_data.reserve(sides.len());
         let mut exact_hashes = ExactHashes::default();
         exact_hashes.reserve(sides.len());
         let short_text_search = confirmation.short_text_search;
@@ -154,16 +153,21 @@ impl Engine {
             // Ends when the storing thread is done indexing runs (it sends
             // nothing: its sender is dropped).
             let _ = storing_done_indexing.recv();
-            let (short_texts, orphans): (Vec<_>, Vec<_>) =
-                indexing.take_short_texts().into_iter().unzip();
-            let orphans: Vec<Fingerprint> = orphans.into_iter().flatten().collect();
+            let mut short_texts = Vec::new();
+            let mut long_texts = Vec::new();
+            let mut orphans = Vec::new();
+            for run in indexing.take() {
+                short_texts.push(run.short_texts);
+                long_texts.push(run.long_texts);
+                orphans.extend(run.orphans);
+            }
             let mut short_texts = ShingleIndexBuilder::concat(short_texts)
                 .unwrap_or_else(|| ShingleIndex::builder(LshShape::default()));
             // The LSH's two halves are built on the two threads.
             let [first_half, second_half] = short_texts.take_halves();
             let _ = second_half_sender.send(second_half);
             let first_half = first_half.build();
-            let long_texts = SketchIndexBuilder::concat(indexing.take_long_texts()).build();
+            let long_texts = SketchIndexBuilder::concat(long_texts).build();
             let (second_half, unstored) = match storing.join() {
                 Ok(built) => built,
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -258,17 +262,13 @@ fn index_run(
     indexes
 }
 
-/// A run's LSH entries and the records the forest does not hold.
-type ShortTextsOfRun = (ShingleIndexBuilder, Vec<Fingerprint>);
-
 /// Runs of records handed out to whichever thread asks next, and what
 /// each added, kept in run order (the indexes keep the newest of a full
 /// bucket, so entries must come in arrival order).
 struct RunIndexing {
     next: AtomicUsize,
     runs: usize,
-    short_texts: Mutex<Vec<Option<ShortTextsOfRun>>>,
-    long_texts: Mutex<Vec<Option<SketchIndexBuilder>>>,
+    indexed: Mutex<Vec<Option<RunIndexes>>>,
 }
 
 impl RunIndexing {
@@ -276,8 +276,7 @@ impl RunIndexing {
         RunIndexing {
             next: AtomicUsize::new(0),
             runs,
-            short_texts: Mutex::new((0..runs).map(|_| None).collect()),
-            long_texts: Mutex::new((0..runs).map(|_| None).collect()),
+            indexed: Mutex::new((0..runs).map(|_| None).collect()),
         }
     }
 
@@ -287,23 +286,14 @@ impl RunIndexing {
     }
 
     fn finish(&self, run: usize, indexes: RunIndexes) {
-        if let Some(slot) = self.short_texts.lock().get_mut(run) {
-            *slot = Some((indexes.short_texts, indexes.orphans));
-        }
-        if let Some(slot) = self.long_texts.lock().get_mut(run) {
-            *slot = Some(indexes.long_texts);
+        if let Some(slot) = self.indexed.lock().get_mut(run) {
+            *slot = Some(indexes);
         }
     }
 
-    fn take_short_texts(&self) -> Vec<ShortTextsOfRun> {
-        std::mem::take(&mut *self.short_texts.lock())
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-
-    fn take_long_texts(&self) -> Vec<SketchIndexBuilder> {
-        std::mem::take(&mut *self.long_texts.lock())
+    /// What every run added, in run order.
+    fn take(&self) -> Vec<RunIndexes> {
+        std::mem::take(&mut *self.indexed.lock())
             .into_iter()
             .flatten()
             .collect()

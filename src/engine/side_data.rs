@@ -17,7 +17,7 @@
 
 use super::side_file::{
     MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileReader, SideFileStats, SideLocation,
-    SideStorage,
+    SideStorage, record_offsets,
 };
 
 use crate::confirm::{LongText, ShortText};
@@ -82,10 +82,6 @@ impl SideStore {
             file: SideFile::new(storage),
             ..SideStore::default()
         }
-    }
-
-    pub(super) fn reserve(&mut self, nodes: usize) {
-        self.nodes.reserve(nodes);
     }
 
     /// Nodes with a number (a record, or one that could not be stored).
@@ -208,45 +204,30 @@ impl SideStore {
     ) -> Vec<NodeId> {
         let mut unstored = Vec::new();
         let mut ids = ids.iter().copied();
-        for (chunk, records) in sides.chunks(MAX_SEGMENT_BYTES) {
-            let block_ids = ids.by_ref().take(records);
-            let stored = match &chunk {
-                SidesChunk::Bytes(block) => self.file.append_block(block),
-                SidesChunk::Mapped(file, range) if self.file.keeps_files() => {
-                    self.file.adopt(file, range.clone())
-                }
-                SidesChunk::Mapped(file, range) => file
-                    .bytes()
-                    .get(range.clone())
-                    .and_then(|block| self.file.append_block(block)),
+        for chunk in sides.chunks(MAX_SEGMENT_BYTES) {
+            let chunk_ids = ids.by_ref().take(chunk.records);
+            let stored = match chunk.mapped {
+                Some((file, range)) if self.file.keeps_files() => self.file.adopt(file, range),
+                _ => self.file.append_block(chunk.bytes),
             };
-            match stored {
-                Some(locations) => {
-                    for (id, location) in block_ids.zip(locations) {
-                        match id {
-                            Some(id) => {
-                                if !self.locate(id, location) {
-                                    unstored.push(id);
-                                }
-                            }
-                            None => self.file.release(location),
-                        }
+            let Some(locations) = stored else {
+                for (id, record) in chunk_ids.zip(EncodedSides::records_in(chunk.bytes)) {
+                    if let Some(id) = id
+                        && !self.put_at(id, record)
+                    {
+                        unstored.push(id);
                     }
                 }
-                None => {
-                    let block = match &chunk {
-                        SidesChunk::Bytes(block) => block,
-                        SidesChunk::Mapped(file, range) => {
-                            file.bytes().get(range.clone()).unwrap_or(&[])
-                        }
-                    };
-                    for (id, record) in block_ids.zip(EncodedSides::records_in(block)) {
-                        if let Some(id) = id
-                            && !self.put_at(id, record)
-                        {
+                continue;
+            };
+            for (id, location) in chunk_ids.zip(locations) {
+                match id {
+                    Some(id) => {
+                        if !self.locate(id, location) {
                             unstored.push(id);
                         }
                     }
+                    None => self.file.release(location),
                 }
             }
         }
@@ -392,7 +373,7 @@ impl RecordKeys {
         let mut decoder = Decoder::new(record);
         self.fingerprint = decoder.u64()?;
         decoder.u64()?;
-        self.exact_hashes = decoder.u64s()?;
+        decoder.u64s_into(&mut self.exact_hashes)?;
         Ok(())
     }
 
@@ -407,7 +388,7 @@ impl RecordKeys {
         let mut decoder = Decoder::new(record);
         self.fingerprint = decoder.u64()?;
         decoder.u64()?;
-        self.exact_hashes = decoder.u64s()?;
+        decoder.u64s_into(&mut self.exact_hashes)?;
         if decoder.u8()? != 0 {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
             decoder.u32s_into(&mut shingles)?;
@@ -440,15 +421,16 @@ pub struct EncodedSides {
 #[derive(Debug, Clone)]
 enum SidesBlock {
     Owned(Vec<u8>),
-    /// A range of a mapped snapshot, adopted where it is by the side file.
-    Mapped(MappedFile, std::ops::Range<usize>),
+    /// A range of a mapped snapshot holding this many records, adopted
+    /// where it is by the side file.
+    Mapped(MappedFile, std::ops::Range<usize>, usize),
 }
 
 impl SidesBlock {
     fn bytes(&self) -> &[u8] {
         match self {
             SidesBlock::Owned(bytes) => bytes,
-            SidesBlock::Mapped(file, range) => file.bytes().get(range.clone()).unwrap_or(&[]),
+            SidesBlock::Mapped(file, range, _) => file.bytes().get(range.clone()).unwrap_or(&[]),
         }
     }
 }
@@ -470,10 +452,12 @@ impl<'a> RecordRun<'a> {
     }
 }
 
-/// Part of an [`EncodedSides`] for [`SideStore::put_all_at`].
-pub(super) enum SidesChunk<'a> {
-    Bytes(&'a [u8]),
-    Mapped(&'a MappedFile, std::ops::Range<usize>),
+/// Part of an [`EncodedSides`] for [`SideStore::put_all_at`]: whole
+/// records, and where they are if in a mapped file.
+pub(super) struct SidesChunk<'a> {
+    bytes: &'a [u8],
+    records: usize,
+    mapped: Option<(&'a MappedFile, std::ops::Range<usize>)>,
 }
 
 impl PartialEq for EncodedSides {
@@ -514,18 +498,16 @@ impl EncodedSides {
         range: std::ops::Range<usize>,
         records: usize,
     ) -> bool {
-        let Some(bytes) = file.bytes().get(range.clone()) else {
-            return false;
-        };
-        if Self::records_in(bytes).count() != records
-            || Self::records_in(bytes)
-                .map(|record| record.len() + 4)
-                .sum::<usize>()
-                != bytes.len()
-        {
+        let whole = file
+            .bytes()
+            .get(range.clone())
+            .and_then(record_offsets)
+            .is_some_and(|offsets| offsets.len() == records);
+        if !whole {
             return false;
         }
-        self.blocks.push(SidesBlock::Mapped(file.clone(), range));
+        self.blocks
+            .push(SidesBlock::Mapped(file.clone(), range, records));
         self.count += records;
         true
     }
@@ -545,31 +527,29 @@ impl EncodedSides {
             .flat_map(|block| Self::records_in(block.bytes()))
     }
 
-    /// The records, in order, in chunks each with its count: mapped
-    /// blocks as they are, owned ones cut at `max_bytes` (or one record,
-    /// if larger).
-    pub(super) fn chunks(
-        &self,
-        max_bytes: usize,
-    ) -> impl Iterator<Item = (SidesChunk<'_>, usize)> + '_ {
-        self.blocks.iter().flat_map(move |block| {
-            let owned = match block {
-                SidesBlock::Owned(bytes) => Some(Self::cut(bytes, max_bytes)),
-                SidesBlock::Mapped(..) => None,
-            };
-            let mapped = match block {
-                SidesBlock::Mapped(file, range) => Some((
-                    SidesChunk::Mapped(file, range.clone()),
-                    Self::records_in(block.bytes()).count(),
-                )),
-                SidesBlock::Owned(_) => None,
-            };
-            owned
-                .into_iter()
-                .flatten()
-                .map(|(bytes, records)| (SidesChunk::Bytes(bytes), records))
-                .chain(mapped)
-        })
+    /// The records, in order, in chunks: mapped blocks as they are, owned
+    /// ones cut at `max_bytes` (or one record, if larger).
+    pub(super) fn chunks(&self, max_bytes: usize) -> Vec<SidesChunk<'_>> {
+        let mut chunks = Vec::new();
+        for block in &self.blocks {
+            match block {
+                SidesBlock::Owned(bytes) => {
+                    chunks.extend(
+                        Self::cut(bytes, max_bytes).map(|(bytes, records)| SidesChunk {
+                            bytes,
+                            records,
+                            mapped: None,
+                        }),
+                    );
+                }
+                SidesBlock::Mapped(file, range, records) => chunks.push(SidesChunk {
+                    bytes: block.bytes(),
+                    records: *records,
+                    mapped: Some((file, range.clone())),
+                }),
+            }
+        }
+        chunks
     }
 
     /// `bytes` in blocks of whole records of at most `max_bytes` (or one

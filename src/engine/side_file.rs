@@ -520,7 +520,7 @@ impl SideFile {
 
 /// Where each record of `block` (records after their lengths) starts;
 /// `None` unless the block is exactly whole records.
-fn record_offsets(block: &[u8]) -> Option<Vec<u32>> {
+pub(super) fn record_offsets(block: &[u8]) -> Option<Vec<u32>> {
     let mut offsets = Vec::new();
     let mut offset = 0;
     while offset < block.len() {

@@ -194,46 +194,39 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
             records_per_run,
         )
         .expect("the forest is given");
-        let as_fingerprints = |engine: &Engine, ids: Vec<NodeId>| -> Vec<Fingerprint> {
-            ids.into_iter()
-                .map(|id| engine.side_data.fingerprint(id))
-                .collect()
+        // A node's candidates, named by fingerprint (numbers are the
+        // engines' own), from the short-text and the long-text index.
+        let found = |engine: &Engine, record: &SideRecord| -> [Vec<Fingerprint>; 2] {
+            let named = |ids: Vec<NodeId>| -> Vec<Fingerprint> {
+                ids.into_iter()
+                    .map(|id| engine.side_data.fingerprint(id))
+                    .collect()
+            };
+            [
+                record
+                    .short_text
+                    .as_ref()
+                    .map_or_else(Vec::new, |short_text| {
+                        named(
+                            engine
+                                .short_texts
+                                .candidates(&short_text.shingles, u64::from),
+                        )
+                    }),
+                record
+                    .long_text
+                    .as_ref()
+                    .map_or_else(Vec::new, |long_text| {
+                        named(engine.long_texts.candidates(&long_text.sketch, u64::from))
+                    }),
+            ]
         };
         let mut full_buckets = 0;
         for record in &records {
-            if let Some(short_text) = &record.short_text {
-                full_buckets += usize::from(
-                    engine
-                        .short_texts
-                        .candidates(&short_text.shingles, u64::from)
-                        .len()
-                        >= crate::candidates::shingle_index::MAX_BUCKET,
-                );
-                let order = |id| u64::from(id);
-                assert_eq!(
-                    as_fingerprints(
-                        &restored,
-                        restored.short_texts.candidates(&short_text.shingles, order)
-                    ),
-                    as_fingerprints(
-                        &engine,
-                        engine.short_texts.candidates(&short_text.shingles, order)
-                    ),
-                );
-            }
-            if let Some(long_text) = &record.long_text {
-                let order = |id| u64::from(id);
-                assert_eq!(
-                    as_fingerprints(
-                        &restored,
-                        restored.long_texts.candidates(&long_text.sketch, order)
-                    ),
-                    as_fingerprints(
-                        &engine,
-                        engine.long_texts.candidates(&long_text.sketch, order)
-                    ),
-                );
-            }
+            let expected = found(&engine, record);
+            full_buckets +=
+                usize::from(expected[0].len() >= crate::candidates::shingle_index::MAX_BUCKET);
+            assert_eq!(found(&restored, record), expected);
         }
         assert!(full_buckets > 0, "some bucket drops its oldest");
         assert_eq!(
