@@ -45,6 +45,7 @@
 //! counts once.
 
 pub mod codec;
+pub mod snapshot;
 pub mod store;
 
 pub use store::{

@@ -1,0 +1,265 @@
+//! The snapshot file: the whole state as of one sequence number, written
+//! once and read back at recovery.
+//!
+//! Motivation: a snapshot bounds recovery to itself plus the log after it;
+//! at 10 M nodes it is 4 GB, most of it side records, so how it is read
+//! decides recovery time.
+//!
+//! Design: magic, format version, then checksummed frames (header, nodes,
+//! side records, keys, pending placements, end). Version 2 stores each side
+//! record after its length, the side file's layout, and is read mapped: the
+//! side records stay where they are, as ranges of the mapping the side file
+//! adopts; everything else is decoded. Version 1 (records bare) still loads,
+//! by copying them.
+//!
+//! Consequences: a snapshot must never change while mapped (nothing of
+//! neardup's edits one: it is written under a temporary name, renamed, and
+//! deleted).
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use super::codec::{self, Decoder, Encoder, Frame};
+use crate::engine::EncodedSides;
+use crate::engine::side_file::MappedFile;
+use crate::forest::{ForestCounters, NodeRecord};
+use crate::ledger::{DocumentKey, SnapshotParts};
+use crate::units::{Fingerprint, Millis};
+
+const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
+/// Version of the snapshot format written; a reader reads this and
+/// version 1 and refuses newer ones. Version 2 stores each side record
+/// after its length, as the side file lays records out, so recovery maps
+/// them where they are instead of copying them (version 1: without).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
+
+const SNAPSHOT_HEADER: u8 = b'H';
+const SNAPSHOT_NODES: u8 = b'N';
+const SNAPSHOT_SIDES: u8 = b'S';
+const SNAPSHOT_KEYS: u8 = b'K';
+const SNAPSHOT_PENDING: u8 = b'P';
+const SNAPSHOT_END: u8 = b'E';
+const NODES_PER_FRAME: usize = 4096;
+/// A frame of side records is cut once it holds this many bytes: each
+/// becomes one read-only segment of the side file at recovery.
+const SIDE_BYTES_PER_FRAME: usize = 8 << 20;
+const KEYS_PER_FRAME: usize = 8192;
+
+/// A snapshot as read back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotState {
+    /// Sequence number of the last effect it includes.
+    pub last_seq: u64,
+    pub created: Millis,
+    pub settings_digest: String,
+    pub counters: ForestCounters,
+    pub nodes: Vec<NodeRecord>,
+    pub sides: EncodedSides,
+    pub keys: Vec<(DocumentKey, Fingerprint)>,
+    /// Placements waiting for the cluster's answer when it was written.
+    pub pending: Vec<(Fingerprint, u32)>,
+}
+
+pub(super) fn write_snapshot(
+    path: &Path,
+    parts: &SnapshotParts,
+    last_seq: u64,
+    now: Millis,
+    settings_digest: &str,
+) -> io::Result<u64> {
+    let file = File::create(path)?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut written = 0u64;
+    let mut frame = |out: &mut BufWriter<File>, payload: &[u8]| -> io::Result<()> {
+        let mut framed = Vec::with_capacity(payload.len() + 8);
+        codec::put_frame(&mut framed, payload);
+        written += framed.len() as u64;
+        out.write_all(&framed)
+    };
+    out.write_all(SNAPSHOT_MAGIC)?;
+    out.write_all(&SNAPSHOT_FORMAT_VERSION.to_le_bytes())?;
+    let mut header = Encoder::default();
+    header
+        .u8(SNAPSHOT_HEADER)
+        .u64(last_seq)
+        .i64(now)
+        .str(settings_digest)
+        .u64(parts.counters.next_arrival)
+        .u64(parts.counters.expired_nodes)
+        .u64(parts.nodes.len() as u64)
+        .u64(parts.sides.len() as u64)
+        .u64(parts.keys.len() as u64);
+    frame(&mut out, &header.bytes)?;
+    for chunk in parts.nodes.chunks(NODES_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_NODES).count(chunk.len());
+        for node in chunk {
+            codec::put_node(&mut encoder, node);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    // Records are copied as the side file holds them: the same layout,
+    // each after its length.
+    let mut chunk = Encoder::default();
+    let mut chunk_records = 0usize;
+    let mut result = Ok(());
+    let mut flush_chunk =
+        |chunk: &mut Encoder, records: &mut usize, out: &mut BufWriter<File>| -> io::Result<()> {
+            if *records == 0 {
+                return Ok(());
+            }
+            let mut encoder = Encoder::default();
+            encoder.u8(SNAPSHOT_SIDES).count(*records);
+            encoder.bytes.extend_from_slice(&chunk.bytes);
+            chunk.bytes.clear();
+            *records = 0;
+            frame(out, &encoder.bytes)
+        };
+    parts.sides.for_each_encoded(|record| {
+        if result.is_err() {
+            return;
+        }
+        if chunk_records > 0 && chunk.bytes.len() + 4 + record.len() > SIDE_BYTES_PER_FRAME {
+            result = flush_chunk(&mut chunk, &mut chunk_records, &mut out);
+        }
+        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
+        chunk.bytes.extend_from_slice(&length.to_le_bytes());
+        chunk.bytes.extend_from_slice(record);
+        chunk_records += 1;
+    });
+    result?;
+    flush_chunk(&mut chunk, &mut chunk_records, &mut out)?;
+    for chunk in parts.keys.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
+        for (key, fingerprint) in chunk {
+            encoder.u64(key.0).u64(*fingerprint);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in parts.pending.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_PENDING).count(chunk.len());
+        for (fingerprint, count) in chunk {
+            encoder.u64(*fingerprint).u32(*count);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    let mut end = Encoder::default();
+    end.u8(SNAPSHOT_END).u64(last_seq);
+    frame(&mut out, &end.bytes)?;
+    let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.sync_all()?;
+    Ok(written + 20)
+}
+
+/// Reads one snapshot file, checking every frame and the totals. The file
+/// is mapped: the side records of a version-2 snapshot stay where they
+/// are (in [`EncodedSides`] as ranges of the mapping), everything else is
+/// decoded.
+pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
+    let file = MappedFile::open(path).map_err(|error| match error.kind() {
+        io::ErrorKind::InvalidInput => "file too short".to_string(),
+        _ => error.to_string(),
+    })?;
+    let data = file.bytes();
+    let Some((magic, version)) = data.get(..20).map(|start| start.split_at(16)) else {
+        return Err("file too short".to_string());
+    };
+    if magic != SNAPSHOT_MAGIC {
+        return Err("not a neardup snapshot".to_string());
+    }
+    let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
+    if version != 1 && version != SNAPSHOT_FORMAT_VERSION {
+        return Err(format!(
+            "format version {version}, this build reads 1 to {SNAPSHOT_FORMAT_VERSION}"
+        ));
+    }
+    let mut state = SnapshotState::default();
+    let mut expected = (0u64, 0u64, 0u64);
+    let mut saw_header = false;
+    let mut offset = 20;
+    loop {
+        let (body, next) = match codec::read_frame(data, offset) {
+            Frame::Valid(body, next) => (body, next),
+            Frame::End | Frame::Damaged("frame header cut short") => {
+                return Err("snapshot ends without its end record".to_string());
+            }
+            Frame::Damaged(reason) => return Err(reason.to_string()),
+        };
+        // The frame's payload starts after its 8-byte header.
+        let body_start = offset + 8;
+        offset = next;
+        let mut decoder = Decoder::new(body);
+        let malformed = |error: codec::DecodeError| error.to_string();
+        match decoder.u8().map_err(malformed)? {
+            SNAPSHOT_HEADER => {
+                state.last_seq = decoder.u64().map_err(malformed)?;
+                state.created = decoder.i64().map_err(malformed)?;
+                state.settings_digest = decoder.str().map_err(malformed)?.to_string();
+                state.counters = ForestCounters {
+                    next_arrival: decoder.u64().map_err(malformed)?,
+                    expired_nodes: decoder.u64().map_err(malformed)?,
+                };
+                expected = (
+                    decoder.u64().map_err(malformed)?,
+                    decoder.u64().map_err(malformed)?,
+                    decoder.u64().map_err(malformed)?,
+                );
+                saw_header = true;
+            }
+            SNAPSHOT_NODES => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    state
+                        .nodes
+                        .push(codec::get_node(&mut decoder).map_err(malformed)?);
+                }
+            }
+            SNAPSHOT_SIDES if version == 1 => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let start = decoder.position();
+                    codec::skip_side(&mut decoder).map_err(malformed)?;
+                    state.sides.push_encoded(&body[start..decoder.position()]);
+                }
+            }
+            SNAPSHOT_SIDES => {
+                let records = decoder.count().map_err(malformed)?;
+                let records_start = body_start + decoder.position();
+                if !state
+                    .sides
+                    .push_mapped(&file, records_start..body_start + body.len(), records)
+                {
+                    return Err("side records do not match their count".to_string());
+                }
+            }
+            SNAPSHOT_KEYS => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let key = DocumentKey(decoder.u64().map_err(malformed)?);
+                    state.keys.push((key, decoder.u64().map_err(malformed)?));
+                }
+            }
+            SNAPSHOT_PENDING => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let fingerprint = decoder.u64().map_err(malformed)?;
+                    state
+                        .pending
+                        .push((fingerprint, decoder.u32().map_err(malformed)?));
+                }
+            }
+            SNAPSHOT_END => {
+                let last_seq = decoder.u64().map_err(malformed)?;
+                let counts = (
+                    state.nodes.len() as u64,
+                    state.sides.len() as u64,
+                    state.keys.len() as u64,
+                );
+                if !saw_header || last_seq != state.last_seq || counts != expected {
+                    return Err("totals do not match the header".to_string());
+                }
+                return Ok(state);
+            }
+            _ => return Err("unknown record".to_string()),
+        }
+    }
+}
