@@ -4,7 +4,8 @@
 //! distinct documents put together from a shared pool of sentences, 60 %
 //! short). At each checkpoint it prints documents per second, anonymous
 //! resident memory (`RssAnon`: heap and stacks, not file pages) and its
-//! growth per node since the previous checkpoint.
+//! growth per node since the previous checkpoint, and the allocator's own
+//! count of bytes in use and freed but held (fragmentation).
 //!
 //! ```text
 //! cargo bench --bench overlap -- 100000 500000
@@ -67,6 +68,17 @@ struct Checkpoint {
     parts: [f64; 4],
     /// Side records off the heap, bytes per node: mapped (disk) and live.
     side_file: [f64; 2],
+    /// The allocator's own count: bytes handed out (in use) and bytes freed
+    /// but still held, so `RssAnon` splits into data and fragmentation.
+    allocator: [u64; 2],
+}
+
+/// glibc's count of bytes in use (arena and mapped chunks) and of free
+/// bytes it keeps in its arenas.
+fn allocator_bytes() -> [u64; 2] {
+    // SAFETY: mallinfo2 only reads the allocator's counters.
+    let info = unsafe { libc::mallinfo2() };
+    [(info.uordblks + info.hblkhd) as u64, info.fordblks as u64]
 }
 
 fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkpoint>, String> {
@@ -113,6 +125,7 @@ fn run(checkpoints: &[usize], pure: bool, stream: &PathBuf) -> Result<Vec<Checkp
                 documents: done,
                 nodes: ledger.engine().forest().stats().nodes,
                 rss_anon_kib: support::status_kib("RssAnon:").unwrap_or(0),
+                allocator: allocator_bytes(),
                 overall_rate: done as f64 / engine_time.as_secs_f64(),
                 window_rate: window_times.len() as f64 / window_total.as_secs_f64(),
                 confirmations: ledger.engine().stats().confirmations,
@@ -193,6 +206,17 @@ fn main() {
         let [forest, side, indexes, keys] = checkpoint.parts;
         println!(
             "  estimated heap per node: forest {forest:.0} B, side data {side:.0} B, candidate indexes {indexes:.0} B, ledger {keys:.0} B"
+        );
+        let [in_use, free_held] = checkpoint.allocator;
+        let heap_growth = previous.map(|before| {
+            let bytes = in_use as f64 - before.allocator[0] as f64;
+            bytes / (checkpoint.nodes - before.nodes).max(1) as f64
+        });
+        println!(
+            "  allocator: {:.1} MiB in use{}, {:.1} MiB freed but held",
+            in_use as f64 / 1048576.0,
+            heap_growth.map_or(String::new(), |bytes| format!(" (growth {bytes:.0} B/node)")),
+            free_held as f64 / 1048576.0,
         );
         let [mapped, live] = checkpoint.side_file;
         println!(

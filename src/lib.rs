@@ -44,7 +44,11 @@ pub mod candidates;
 pub mod confirm;
 
 pub mod forest;
-/// Values keyed by fingerprint in numbered slots (forest nodes, side records).
+
+// Tables the core shares: numbered slots (forest nodes, side records), a
+// compact hash table (LSH keys, exact hashes, document keys), a radix sort
+// (recovery's bulk builds).
+pub mod compact_table;
 pub mod radix;
 pub mod slots;
 

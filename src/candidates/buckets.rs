@@ -20,11 +20,11 @@
 //! inline enum of list or fingerprint); a list costs a 12-byte entry and
 //! its block (4, 8, 16, … places of 4 bytes), with no allocation of its own.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
 use super::multi_index::FingerprintBuildHasher;
+use crate::compact_table::{CompactTable, TableEntry};
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
@@ -182,13 +182,132 @@ impl ListArena {
     }
 }
 
+/// A key holding one node: 8 bytes in [`KeyTable`].
+#[derive(Debug, Clone, Copy)]
+struct Single {
+    key: u32,
+    node: NodeId,
+}
+
+impl TableEntry for Single {
+    // No node has the last number (see `slots`).
+    const VACANT: Self = Single {
+        key: 0,
+        node: NodeId::MAX,
+    };
+    fn is_vacant(&self) -> bool {
+        self.node == NodeId::MAX
+    }
+}
+
+/// A key holding a list (of two or more): 12 bytes in [`KeyTable`].
+#[derive(Debug, Clone, Copy)]
+struct KeyList {
+    key: u32,
+    place: ListPlace,
+}
+
+impl TableEntry for KeyList {
+    // A stored list holds two or more.
+    const VACANT: Self = KeyList {
+        key: 0,
+        place: ListPlace {
+            block: 0,
+            len: 0,
+            class: 0,
+        },
+    };
+    fn is_vacant(&self) -> bool {
+        self.place.len == 0
+    }
+}
+
+trait Keyed: TableEntry {
+    fn key(&self) -> u32;
+}
+
+impl Keyed for Single {
+    fn key(&self) -> u32 {
+        self.key
+    }
+}
+
+impl Keyed for KeyList {
+    fn key(&self) -> u32 {
+        self.key
+    }
+}
+
+/// Folded key → one entry, in a [`CompactTable`] placed by a seeded hash
+/// of the key.
+#[derive(Debug)]
+struct KeyTable<E> {
+    table: CompactTable<E>,
+    hasher: FingerprintBuildHasher,
+}
+
+impl<E> Default for KeyTable<E> {
+    fn default() -> Self {
+        KeyTable {
+            table: CompactTable::default(),
+            hasher: FingerprintBuildHasher::default(),
+        }
+    }
+}
+
+impl<E: Keyed> KeyTable<E> {
+    fn hash(&self, key: u32) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn get(&self, key: u32) -> Option<&E> {
+        self.table.find(self.hash(key), |entry| entry.key() == key)
+    }
+
+    fn get_mut(&mut self, key: u32) -> Option<&mut E> {
+        let hash = self.hash(key);
+        self.table.find_mut(hash, |entry| entry.key() == key)
+    }
+
+    /// Adds an entry whose key is not in the table.
+    fn insert(&mut self, entry: E) {
+        let hasher = self.hasher;
+        self.table.insert(self.hash(entry.key()), entry, |entry| {
+            hasher.hash_one(entry.key())
+        });
+    }
+
+    fn remove(&mut self, key: u32) -> Option<E> {
+        let hasher = self.hasher;
+        self.table.remove(
+            self.hash(key),
+            |entry| entry.key() == key,
+            |entry| hasher.hash_one(entry.key()),
+        )
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        let hasher = self.hasher;
+        self.table
+            .reserve(additional, |entry| hasher.hash_one(entry.key()));
+    }
+
+    fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    fn allocation_size(&self) -> usize {
+        self.table.allocation_size()
+    }
+}
+
 /// Key → up to `capacity` nodes, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
     /// Keys that hold exactly one node.
-    singles: HashMap<u32, NodeId, FingerprintBuildHasher>,
+    singles: KeyTable<Single>,
     /// Keys that hold two or more: where their list is in `arena`.
-    lists: HashMap<u32, ListPlace, FingerprintBuildHasher>,
+    lists: KeyTable<KeyList>,
     arena: ListArena,
     capacity: usize,
     overflow: Overflow,
@@ -200,8 +319,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
     pub fn new(capacity: usize, overflow: Overflow) -> Self {
         let capacity = capacity.clamp(1, usize::from(u16::MAX));
         BoundedBuckets {
-            singles: HashMap::default(),
-            lists: HashMap::default(),
+            singles: KeyTable::default(),
+            lists: KeyTable::default(),
             arena: ListArena::new(capacity),
             capacity,
             overflow,
@@ -212,7 +331,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Add `node` under `key` unless it is there or the key is full.
     pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
-        if let Some(place) = self.lists.get_mut(&key) {
+        if let Some(list) = self.lists.get_mut(key) {
+            let place = &mut list.place;
             let stored = self.arena.nodes(*place);
             if stored.contains(&node) {
             } else if stored.len() < self.capacity {
@@ -225,21 +345,19 @@ impl<K: BucketKey> BoundedBuckets<K> {
             }
             return;
         }
-        match self.singles.get_mut(&key) {
-            None => {
-                self.singles.insert(key, node);
-            }
-            Some(stored) => {
-                if *stored == node {
+        match self.singles.get_mut(key) {
+            None => self.singles.insert(Single { key, node }),
+            Some(single) => {
+                if single.node == node {
                 } else if self.capacity > 1 {
-                    let first = *stored;
-                    self.singles.remove(&key);
+                    let first = single.node;
+                    self.singles.remove(key);
                     let place = self.arena.allocate(0);
                     let place = self.arena.push(place, first);
                     let place = self.arena.push(place, node);
-                    self.lists.insert(key, place);
+                    self.lists.insert(KeyList { key, place });
                 } else if self.overflow == Overflow::DropOldest {
-                    *stored = node;
+                    single.node = node;
                 }
             }
         }
@@ -248,7 +366,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Take `node` out of `key`; a key left empty is dropped.
     pub fn remove(&mut self, key: K, node: NodeId) {
         let key = key.folded();
-        if let Some(place) = self.lists.get_mut(&key) {
+        if let Some(list) = self.lists.get_mut(key) {
+            let place = &mut list.place;
             let Some(position) = self
                 .arena
                 .nodes(*place)
@@ -265,27 +384,31 @@ impl<K: BucketKey> BoundedBuckets<K> {
             if place.len <= 1 {
                 let only = self.arena.nodes(place).first().copied();
                 self.arena.release(place);
-                self.lists.remove(&key);
+                self.lists.remove(key);
                 if let Some(only) = only {
-                    self.singles.insert(key, only);
+                    self.singles.insert(Single { key, node: only });
                 }
             }
             return;
         }
-        if self.singles.get(&key) == Some(&node) {
-            self.singles.remove(&key);
+        if self
+            .singles
+            .get(key)
+            .is_some_and(|single| single.node == node)
+        {
+            self.singles.remove(key);
         }
     }
 
     /// The nodes under `key`, and whether the key is full.
     pub fn get(&self, key: K) -> (&[NodeId], bool) {
         let key = key.folded();
-        if let Some(single) = self.singles.get(&key) {
-            return (std::slice::from_ref(single), self.capacity == 1);
+        if let Some(single) = self.singles.get(key) {
+            return (std::slice::from_ref(&single.node), self.capacity == 1);
         }
-        match self.lists.get(&key) {
-            Some(&place) => {
-                let stored = self.arena.nodes(place);
+        match self.lists.get(key) {
+            Some(list) => {
+                let stored = self.arena.nodes(list.place);
                 (stored, stored.len() >= self.capacity)
             }
             None => (&[], false),
@@ -323,20 +446,21 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 singles.push(u64::from(key) << 32 | u64::from(only));
             } else {
                 let place = buckets.arena.allocate_holding(&list);
-                buckets.lists.insert(key, place);
+                buckets.lists.insert(KeyList { key, place });
             }
         }
         drop(packed);
-        let hasher = *buckets.singles.hasher();
-        // hashbrown places a key by the low bits of its hash.
+        // The table places a key by its hash's high bits.
+        let hasher = buckets.singles.hasher;
         let singles = sort_stably_by(vec![singles], |single| {
-            hasher.hash_one((single >> 32) as u32) as u32
+            (hasher.hash_one((single >> 32) as u32) >> 32) as u32
         });
         buckets.singles.reserve(singles.len());
         for single in singles {
-            buckets
-                .singles
-                .insert((single >> 32) as u32, single as NodeId);
+            buckets.singles.insert(Single {
+                key: (single >> 32) as u32,
+                node: single as NodeId,
+            });
         }
         buckets
     }
@@ -347,9 +471,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
 
     /// Rough heap bytes: the two maps and the lists' blocks.
     pub fn approx_heap_bytes(&self) -> usize {
-        let singles = self.singles.capacity() * (size_of::<(u32, NodeId)>() + 1);
-        let lists = self.lists.capacity() * (size_of::<(u32, ListPlace)>() + 1);
-        singles + lists + self.arena.heap_bytes()
+        self.singles.allocation_size() + self.lists.allocation_size() + self.arena.heap_bytes()
     }
 }
 
@@ -396,6 +518,8 @@ impl<K: BucketKey> BucketEntries<K> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     #[test]
