@@ -215,7 +215,9 @@ fn main() {
         println!(
             "  allocator: {:.1} MiB in use{}, {:.1} MiB freed but held",
             in_use as f64 / 1048576.0,
-            heap_growth.map_or(String::new(), |bytes| format!(" (growth {bytes:.0} B/node)")),
+            heap_growth.map_or(String::new(), |bytes| format!(
+                " (growth {bytes:.0} B/node)"
+            )),
             free_held as f64 / 1048576.0,
         );
         let [mapped, live] = checkpoint.side_file;
