@@ -27,6 +27,8 @@
 //! elsewhere to compare, like [`crate::slots`]' numbers). The caller gives
 //! the hash of every entry when the table grows or shifts entries back.
 
+use crate::radix::sort_stably_by;
+
 /// An entry of a [`CompactTable`]: small, `Copy`, and with one value that
 /// stands for an empty place.
 pub trait TableEntry: Copy {
@@ -150,6 +152,53 @@ impl<T: TableEntry> CompactTable<T> {
         }
         self.reserve(1, hasher);
         self.place_new(hash, entry);
+    }
+
+    /// Adds many entries at once (recovery): the table sized once, then the
+    /// entries placed in the order of their places, so it is written front
+    /// to back where one insert at a time went to a random place each. An
+    /// entry `same` as one already placed replaces it (the later wins, as a
+    /// map's `extend` does).
+    pub fn insert_all(
+        &mut self,
+        entries: &[T],
+        same: impl Fn(&T, &T) -> bool,
+        hasher: impl Fn(&T) -> u64,
+    ) {
+        self.reserve(entries.len(), &hasher);
+        let Ok(count) = u32::try_from(entries.len()) else {
+            for entry in entries {
+                self.place_or_replace(hasher(entry), *entry, &same);
+            }
+            return;
+        };
+        // The place's bits (the hash's high half) above the entry's index.
+        let order: Vec<u64> = (0..count)
+            .zip(entries)
+            .map(|(index, entry)| hasher(entry) >> 32 << 32 | u64::from(index))
+            .collect();
+        for packed in sort_stably_by(vec![order], |packed| (packed >> 32) as u32) {
+            let entry = entries[(packed as u32) as usize];
+            self.place_or_replace(hasher(&entry), entry, &same);
+        }
+    }
+
+    /// Puts `entry` in the place of one `same` as it on its walk, or in the
+    /// first vacant place; the table has room.
+    fn place_or_replace(&mut self, hash: u64, entry: T, same: impl Fn(&T, &T) -> bool) {
+        if entry.is_vacant() {
+            return;
+        }
+        let mut place = home(hash, self.places.len());
+        while !self.places[place].is_vacant() {
+            if same(&self.places[place], &entry) {
+                self.places[place] = entry;
+                return;
+            }
+            place = self.next(place);
+        }
+        self.places[place] = entry;
+        self.len += 1;
     }
 
     /// Puts an entry into the first vacant place from its hash's place;
@@ -365,6 +414,36 @@ mod tests {
                 table.find(spread_hash(key), |pair| pair.key == key),
                 Some(&Pair { key, value: key })
             );
+        }
+    }
+
+    #[test]
+    fn entries_added_at_once_are_found_as_if_added_one_by_one() {
+        for hash in [crowded_hash as fn(u32) -> u64, spread_hash] {
+            let hasher = |pair: &Pair| hash(pair.key);
+            let same = |a: &Pair, b: &Pair| a.key == b.key;
+            let mut at_once = CompactTable::<Pair>::default();
+            at_once.insert(hash(7), Pair { key: 7, value: 1 }, hasher);
+            // Key 3 twice: the later wins, as with a map.
+            let entries: Vec<Pair> = (0..500u32)
+                .map(|key| Pair {
+                    key,
+                    value: key * 2,
+                })
+                .chain([Pair { key: 3, value: 99 }])
+                .collect();
+            at_once.insert_all(&entries, same, hasher);
+            assert_eq!(at_once.len(), 500);
+            assert!(at_once.len() <= at_once.capacity());
+            for key in 0..500u32 {
+                let expected = if key == 3 { 99 } else { key * 2 };
+                assert_eq!(
+                    at_once
+                        .find(hash(key), |pair| pair.key == key)
+                        .map(|pair| pair.value),
+                    Some(expected)
+                );
+            }
         }
     }
 

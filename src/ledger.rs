@@ -137,10 +137,22 @@ impl DocumentKeys {
             .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
     }
 
-    fn reserve(&mut self, additional: usize) {
+    /// Sets many keys at once (a snapshot's); a key given twice keeps the
+    /// later fingerprint.
+    fn insert_all(&mut self, keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>) {
+        let entries: Vec<KeyEntry> = keys
+            .into_iter()
+            .map(|(key, fingerprint)| KeyEntry {
+                key: kept_key(key),
+                fingerprint,
+            })
+            .collect();
         let hasher = self.hasher;
-        self.table
-            .reserve(additional, |entry| hasher.hash_one(entry.key));
+        self.table.insert_all(
+            &entries,
+            |a, b| a.key == b.key,
+            |entry| hasher.hash_one(entry.key),
+        );
     }
 
     fn len(&self) -> usize {
@@ -234,11 +246,7 @@ impl Ledger {
         pending: impl IntoIterator<Item = (Fingerprint, u32)>,
     ) -> Self {
         let mut ledger = Ledger::new(engine);
-        let keys = keys.into_iter();
-        ledger.fingerprint_of_key.reserve(keys.size_hint().0);
-        for (key, fingerprint) in keys {
-            ledger.fingerprint_of_key.insert(key, fingerprint);
-        }
+        ledger.fingerprint_of_key.insert_all(keys);
         ledger.pending.extend(pending);
         ledger
     }
@@ -588,6 +596,45 @@ mod tests {
         // Deleting an unknown key changes nothing.
         ledger.deleted(DocumentKey::new("news", "404"));
         assert_eq!(ledger.stats().deleted, 1);
+    }
+
+    #[test]
+    fn the_key_that_marks_an_empty_place_is_still_a_key() {
+        let mut ledger = ledger(None);
+        let marker = DocumentKey(u64::MAX);
+        let placed = place(&mut ledger, ORIGINAL, 0);
+        ledger.stored(marker, placed.fingerprint);
+        assert_eq!(ledger.fingerprint_of(marker), Some(placed.fingerprint));
+        assert_eq!(ledger.stats().keys, 1);
+        // A retry under it counts once; a delete finds it.
+        let again = place(&mut ledger, ORIGINAL, 1);
+        ledger.stored(marker, again.fingerprint);
+        assert_eq!(documents(&ledger), 1);
+        ledger.deleted(marker);
+        assert_eq!(ledger.fingerprint_of(marker), None);
+        assert_eq!(documents(&ledger), 0);
+    }
+
+    #[test]
+    fn keys_are_swept_with_their_nodes_and_the_rest_stay() {
+        let mut ledger = ledger(Some(10));
+        let mut kept = Vec::new();
+        for id in 0..200 {
+            let text = format!("{OTHER} 第{id}版");
+            let now = if id % 2 == 0 { 0 } else { 100 };
+            let placed = place(&mut ledger, &text, now);
+            let key = DocumentKey::new("news", &id.to_string());
+            ledger.stored(key, placed.fingerprint);
+            if id % 2 == 1 {
+                kept.push((key, placed.fingerprint));
+            }
+        }
+        while ledger.expire(105, 1000).1 {}
+        ledger.sweep_keys();
+        assert_eq!(ledger.stats().keys, kept.len());
+        for (key, fingerprint) in kept {
+            assert_eq!(ledger.fingerprint_of(key), Some(fingerprint));
+        }
     }
 
     #[test]
