@@ -32,6 +32,9 @@
 
 pub mod units;
 
+/// What the process asks of glibc's allocator (large blocks mapped apart).
+pub mod allocator;
+
 pub mod encoding;
 
 // The data path, stage by stage.

@@ -7,6 +7,7 @@ use clap::Parser;
 
 fn main() -> ExitCode {
     ignore_file_size_signal();
+    neardup::allocator::keep_large_blocks_mapped();
     let cli = neardup::cli::Cli::parse();
     match neardup::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

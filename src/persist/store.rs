@@ -310,7 +310,7 @@ impl Store {
         let resolution = store.append(ledger.take_journal());
         store.sync(resolution)?;
         store.flush()?;
-        give_back_freed_heap();
+        crate::allocator::give_back_freed_heap();
         Ok((store, ledger, report))
     }
 
@@ -757,17 +757,6 @@ fn read_newest_snapshot(
         }
     }
     Ok(None)
-}
-
-/// Returns the heap freed by recovery (the decoded snapshot and log, as
-/// large as the state itself) to the OS: glibc keeps freed memory below its
-/// heap top otherwise, and the process would stay at its recovery peak.
-fn give_back_freed_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 #[cfg(test)]
