@@ -27,7 +27,11 @@
 //! elsewhere to compare, like [`crate::slots`]' numbers). The caller gives
 //! the hash of every entry when the table grows or shifts entries back.
 
+use std::hash::{BuildHasher, Hash};
+
+use crate::candidates::multi_index::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
+use crate::units::NodeId;
 
 /// An entry of a [`CompactTable`]: small, `Copy`, and with one value that
 /// stands for an empty place.
@@ -297,6 +301,147 @@ impl<T: TableEntry> CompactTable<T> {
     }
 }
 
+/// An entry found by a key of its own (a hash already, or close to one).
+pub trait KeyedEntry: TableEntry {
+    type Key: Copy + Eq + Hash;
+    fn key(&self) -> Self::Key;
+}
+
+/// A key and a node number: 8 bytes (candidate keys holding one node, the
+/// exact fast path's hash tags).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyNode {
+    pub key: u32,
+    pub node: NodeId,
+}
+
+impl TableEntry for KeyNode {
+    // No node has the last number (see `slots`).
+    const VACANT: Self = KeyNode {
+        key: 0,
+        node: NodeId::MAX,
+    };
+    fn is_vacant(&self) -> bool {
+        self.node == NodeId::MAX
+    }
+}
+
+impl KeyedEntry for KeyNode {
+    type Key = u32;
+    fn key(&self) -> u32 {
+        self.key
+    }
+}
+
+/// A [`CompactTable`] of keyed entries, each placed by a hash of its key
+/// seeded per table (crafted keys cannot aim at one place).
+#[derive(Debug, Clone)]
+pub struct KeyedTable<E> {
+    table: CompactTable<E>,
+    hasher: FingerprintBuildHasher,
+}
+
+impl<E> Default for KeyedTable<E> {
+    fn default() -> Self {
+        KeyedTable {
+            table: CompactTable::default(),
+            hasher: FingerprintBuildHasher::default(),
+        }
+    }
+}
+
+impl<E: KeyedEntry> KeyedTable<E> {
+    fn hash(&self, key: E::Key) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// The entry of `key` that `eq` accepts (several may share a key).
+    pub fn find(&self, key: E::Key, mut eq: impl FnMut(&E) -> bool) -> Option<&E> {
+        self.table
+            .find(self.hash(key), |entry| entry.key() == key && eq(entry))
+    }
+
+    /// As [`Self::find`], to change the entry in place (not its key).
+    pub fn find_mut(&mut self, key: E::Key, mut eq: impl FnMut(&E) -> bool) -> Option<&mut E> {
+        let hash = self.hash(key);
+        self.table
+            .find_mut(hash, |entry| entry.key() == key && eq(entry))
+    }
+
+    pub fn get(&self, key: E::Key) -> Option<&E> {
+        self.find(key, |_| true)
+    }
+
+    pub fn get_mut(&mut self, key: E::Key) -> Option<&mut E> {
+        self.find_mut(key, |_| true)
+    }
+
+    /// Adds `entry` without looking for one of the same key.
+    pub fn insert(&mut self, entry: E) {
+        let hasher = self.hasher;
+        self.table.insert(self.hash(entry.key()), entry, |entry| {
+            hasher.hash_one(entry.key())
+        });
+    }
+
+    /// Takes out the entry of `key` that `eq` accepts.
+    pub fn remove_if(&mut self, key: E::Key, mut eq: impl FnMut(&E) -> bool) -> Option<E> {
+        let hasher = self.hasher;
+        self.table.remove(
+            self.hash(key),
+            |entry| entry.key() == key && eq(entry),
+            |entry| hasher.hash_one(entry.key()),
+        )
+    }
+
+    pub fn remove(&mut self, key: E::Key) -> Option<E> {
+        self.remove_if(key, |_| true)
+    }
+
+    /// Adds many entries at once, in the order of their places (see
+    /// [`CompactTable::insert_all`]); of entries with one key the last
+    /// stays.
+    pub fn insert_all(&mut self, entries: &[E]) {
+        let hasher = self.hasher;
+        self.table.insert_all(
+            entries,
+            |a, b| a.key() == b.key(),
+            |entry| hasher.hash_one(entry.key()),
+        );
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        let hasher = self.hasher;
+        self.table
+            .reserve(additional, |entry| hasher.hash_one(entry.key()));
+    }
+
+    /// Keeps the entries `keep` accepts.
+    pub fn retain(&mut self, keep: impl FnMut(&E) -> bool) {
+        let hasher = self.hasher;
+        self.table
+            .retain(keep, |entry| hasher.hash_one(entry.key()));
+    }
+
+    /// The entries, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &E> {
+        self.table.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Bytes of its one allocation.
+    pub fn allocation_size(&self) -> usize {
+        self.table.allocation_size()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
@@ -305,21 +450,7 @@ mod tests {
 
     use super::*;
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    struct Pair {
-        key: u32,
-        value: u32,
-    }
-
-    impl TableEntry for Pair {
-        const VACANT: Self = Pair {
-            key: 0,
-            value: u32::MAX,
-        };
-        fn is_vacant(&self) -> bool {
-            self.value == u32::MAX
-        }
-    }
+    type Pair = KeyNode;
 
     /// Few distinct hashes, so walks are long, wrap around the end and
     /// shifts move entries past other keys' places.
@@ -354,14 +485,14 @@ mod tests {
             match *step {
                 Step::Insert(key, value) => {
                     match table.find_mut(hash(key), |pair| pair.key == key) {
-                        Some(pair) => pair.value = value,
-                        None => table.insert(hash(key), Pair { key, value }, hasher),
+                        Some(pair) => pair.node = value,
+                        None => table.insert(hash(key), Pair { key, node: value }, hasher),
                     }
                     model.insert(key, value);
                 }
                 Step::Remove(key) => {
                     let removed = table.remove(hash(key), |pair| pair.key == key, hasher);
-                    prop_assert_eq!(removed.map(|pair| pair.value), model.remove(&key));
+                    prop_assert_eq!(removed.map(|pair| pair.node), model.remove(&key));
                 }
                 Step::Retain(divisor) => {
                     table.retain(|pair| pair.key % divisor != 0, hasher);
@@ -373,11 +504,11 @@ mod tests {
             for key in 0..64 {
                 let found = table
                     .find(hash(key), |pair| pair.key == key)
-                    .map(|pair| pair.value);
+                    .map(|pair| pair.node);
                 prop_assert_eq!(found, model.get(&key).copied());
             }
             let mut listed: Vec<(u32, u32)> =
-                table.iter().map(|pair| (pair.key, pair.value)).collect();
+                table.iter().map(|pair| (pair.key, pair.node)).collect();
             listed.sort_unstable();
             let mut expected: Vec<(u32, u32)> = model.iter().map(|(&k, &v)| (k, v)).collect();
             expected.sort_unstable();
@@ -400,7 +531,7 @@ mod tests {
         let hasher = |pair: &Pair| spread_hash(pair.key);
         let mut lowest_fill = 1.0f64;
         for key in 0..200_000u32 {
-            table.insert(spread_hash(key), Pair { key, value: key }, hasher);
+            table.insert(spread_hash(key), Pair { key, node: key }, hasher);
             let places = table.places.len() as f64;
             let fill = table.len() as f64 / places;
             assert!(fill <= 0.85 + 1e-9);
@@ -412,7 +543,7 @@ mod tests {
         for key in (0..200_000u32).step_by(7) {
             assert_eq!(
                 table.find(spread_hash(key), |pair| pair.key == key),
-                Some(&Pair { key, value: key })
+                Some(&Pair { key, node: key })
             );
         }
     }
@@ -423,14 +554,11 @@ mod tests {
             let hasher = |pair: &Pair| hash(pair.key);
             let same = |a: &Pair, b: &Pair| a.key == b.key;
             let mut at_once = CompactTable::<Pair>::default();
-            at_once.insert(hash(7), Pair { key: 7, value: 1 }, hasher);
+            at_once.insert(hash(7), Pair { key: 7, node: 1 }, hasher);
             // Key 3 twice: the later wins, as with a map.
             let entries: Vec<Pair> = (0..500u32)
-                .map(|key| Pair {
-                    key,
-                    value: key * 2,
-                })
-                .chain([Pair { key: 3, value: 99 }])
+                .map(|key| Pair { key, node: key * 2 })
+                .chain([Pair { key: 3, node: 99 }])
                 .collect();
             at_once.insert_all(&entries, same, hasher);
             assert_eq!(at_once.len(), 500);
@@ -440,7 +568,7 @@ mod tests {
                 assert_eq!(
                     at_once
                         .find(hash(key), |pair| pair.key == key)
-                        .map(|pair| pair.value),
+                        .map(|pair| pair.node),
                     Some(expected)
                 );
             }
@@ -452,12 +580,19 @@ mod tests {
         let mut table = CompactTable::<Pair>::default();
         let hasher = |pair: &Pair| crowded_hash(pair.key);
         for value in 0..5 {
-            table.insert(crowded_hash(3), Pair { key: 3, value }, hasher);
+            table.insert(
+                crowded_hash(3),
+                Pair {
+                    key: 3,
+                    node: value,
+                },
+                hasher,
+            );
         }
         let mut seen = Vec::new();
         table.for_each_match(crowded_hash(3), |pair| {
             if pair.key == 3 {
-                seen.push(pair.value)
+                seen.push(pair.node)
             }
         });
         seen.sort_unstable();

@@ -28,10 +28,7 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use std::hash::BuildHasher;
-
-use crate::candidates::multi_index::FingerprintBuildHasher;
-use crate::compact_table::{CompactTable, TableEntry};
+use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::units::{Fingerprint, Millis};
 
@@ -50,7 +47,7 @@ impl DocumentKey {
 }
 
 /// A key and the fingerprint its document was placed at: 16 bytes in a
-/// [`CompactTable`] (57–85 % full), where a std map spent 17 bytes a place
+/// [`KeyedTable`] (57–85 % full), where a std map spent 17 bytes a place
 /// at 44–88 %.
 #[derive(Debug, Clone, Copy)]
 struct KeyEntry {
@@ -81,60 +78,32 @@ fn kept_key(key: DocumentKey) -> u64 {
     }
 }
 
+impl KeyedEntry for KeyEntry {
+    type Key = u64;
+    fn key(&self) -> u64 {
+        self.key
+    }
+}
+
 /// Document key → fingerprint.
 #[derive(Debug, Default)]
 struct DocumentKeys {
-    table: CompactTable<KeyEntry>,
-    hasher: FingerprintBuildHasher,
+    table: KeyedTable<KeyEntry>,
 }
 
 impl DocumentKeys {
     fn get(&self, key: DocumentKey) -> Option<Fingerprint> {
-        let key = kept_key(key);
-        self.table
-            .find(self.hasher.hash_one(key), |entry| entry.key == key)
-            .map(|entry| entry.fingerprint)
+        self.table.get(kept_key(key)).map(|entry| entry.fingerprint)
     }
 
     /// Sets `key`'s fingerprint; returns the one it had.
     fn insert(&mut self, key: DocumentKey, fingerprint: Fingerprint) -> Option<Fingerprint> {
         let key = kept_key(key);
-        let hash = self.hasher.hash_one(key);
-        if let Some(entry) = self.table.find_mut(hash, |entry| entry.key == key) {
+        if let Some(entry) = self.table.get_mut(key) {
             return Some(std::mem::replace(&mut entry.fingerprint, fingerprint));
         }
-        let hasher = self.hasher;
-        self.table
-            .insert(hash, KeyEntry { key, fingerprint }, |entry| {
-                hasher.hash_one(entry.key)
-            });
+        self.table.insert(KeyEntry { key, fingerprint });
         None
-    }
-
-    fn remove(&mut self, key: DocumentKey) -> Option<Fingerprint> {
-        let key = kept_key(key);
-        let hasher = self.hasher;
-        self.table
-            .remove(
-                self.hasher.hash_one(key),
-                |entry| entry.key == key,
-                |entry| hasher.hash_one(entry.key),
-            )
-            .map(|entry| entry.fingerprint)
-    }
-
-    fn retain(&mut self, mut keep: impl FnMut(Fingerprint) -> bool) {
-        let hasher = self.hasher;
-        self.table.retain(
-            |entry| keep(entry.fingerprint),
-            |entry| hasher.hash_one(entry.key),
-        );
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (DocumentKey, Fingerprint)> + '_ {
-        self.table
-            .iter()
-            .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
     }
 
     /// Sets many keys at once (a snapshot's); a key given twice keeps the
@@ -147,12 +116,23 @@ impl DocumentKeys {
                 fingerprint,
             })
             .collect();
-        let hasher = self.hasher;
-        self.table.insert_all(
-            &entries,
-            |a, b| a.key == b.key,
-            |entry| hasher.hash_one(entry.key),
-        );
+        self.table.insert_all(&entries);
+    }
+
+    fn remove(&mut self, key: DocumentKey) -> Option<Fingerprint> {
+        self.table
+            .remove(kept_key(key))
+            .map(|entry| entry.fingerprint)
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(Fingerprint) -> bool) {
+        self.table.retain(|entry| keep(entry.fingerprint));
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (DocumentKey, Fingerprint)> + '_ {
+        self.table
+            .iter()
+            .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
     }
 
     fn len(&self) -> usize {

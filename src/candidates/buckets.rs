@@ -21,11 +21,9 @@
 //! list or fingerprint); a list costs a 12-byte entry and its block (4, 8,
 //! 16, … places of 4 bytes), with no allocation of its own.
 
-use std::hash::BuildHasher;
 use std::marker::PhantomData;
 
-use super::multi_index::FingerprintBuildHasher;
-use crate::compact_table::{CompactTable, TableEntry};
+use crate::compact_table::{KeyNode, KeyedEntry, KeyedTable, TableEntry};
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
@@ -183,25 +181,7 @@ impl ListArena {
     }
 }
 
-/// A key holding one node: 8 bytes in [`KeyTable`].
-#[derive(Debug, Clone, Copy)]
-struct Single {
-    key: u32,
-    node: NodeId,
-}
-
-impl TableEntry for Single {
-    // No node has the last number (see `slots`).
-    const VACANT: Self = Single {
-        key: 0,
-        node: NodeId::MAX,
-    };
-    fn is_vacant(&self) -> bool {
-        self.node == NodeId::MAX
-    }
-}
-
-/// A key holding a list (of two or more): 12 bytes in [`KeyTable`].
+/// A key holding a list (of two or more): 12 bytes in its table.
 #[derive(Debug, Clone, Copy)]
 struct KeyList {
     key: u32,
@@ -223,82 +203,10 @@ impl TableEntry for KeyList {
     }
 }
 
-trait Keyed: TableEntry {
-    fn key(&self) -> u32;
-}
-
-impl Keyed for Single {
+impl KeyedEntry for KeyList {
+    type Key = u32;
     fn key(&self) -> u32 {
         self.key
-    }
-}
-
-impl Keyed for KeyList {
-    fn key(&self) -> u32 {
-        self.key
-    }
-}
-
-/// Folded key → one entry, in a [`CompactTable`] placed by a seeded hash
-/// of the key.
-#[derive(Debug)]
-struct KeyTable<E> {
-    table: CompactTable<E>,
-    hasher: FingerprintBuildHasher,
-}
-
-impl<E> Default for KeyTable<E> {
-    fn default() -> Self {
-        KeyTable {
-            table: CompactTable::default(),
-            hasher: FingerprintBuildHasher::default(),
-        }
-    }
-}
-
-impl<E: Keyed> KeyTable<E> {
-    fn hash(&self, key: u32) -> u64 {
-        self.hasher.hash_one(key)
-    }
-
-    fn get(&self, key: u32) -> Option<&E> {
-        self.table.find(self.hash(key), |entry| entry.key() == key)
-    }
-
-    fn get_mut(&mut self, key: u32) -> Option<&mut E> {
-        let hash = self.hash(key);
-        self.table.find_mut(hash, |entry| entry.key() == key)
-    }
-
-    /// Adds an entry whose key is not in the table.
-    fn insert(&mut self, entry: E) {
-        let hasher = self.hasher;
-        self.table.insert(self.hash(entry.key()), entry, |entry| {
-            hasher.hash_one(entry.key())
-        });
-    }
-
-    fn remove(&mut self, key: u32) -> Option<E> {
-        let hasher = self.hasher;
-        self.table.remove(
-            self.hash(key),
-            |entry| entry.key() == key,
-            |entry| hasher.hash_one(entry.key()),
-        )
-    }
-
-    fn reserve(&mut self, additional: usize) {
-        let hasher = self.hasher;
-        self.table
-            .reserve(additional, |entry| hasher.hash_one(entry.key()));
-    }
-
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    fn allocation_size(&self) -> usize {
-        self.table.allocation_size()
     }
 }
 
@@ -306,9 +214,9 @@ impl<E: Keyed> KeyTable<E> {
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
     /// Keys that hold exactly one node.
-    singles: KeyTable<Single>,
+    singles: KeyedTable<KeyNode>,
     /// Keys that hold two or more: where their list is in `arena`.
-    lists: KeyTable<KeyList>,
+    lists: KeyedTable<KeyList>,
     arena: ListArena,
     capacity: usize,
     overflow: Overflow,
@@ -320,8 +228,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
     pub fn new(capacity: usize, overflow: Overflow) -> Self {
         let capacity = capacity.clamp(1, usize::from(u16::MAX));
         BoundedBuckets {
-            singles: KeyTable::default(),
-            lists: KeyTable::default(),
+            singles: KeyedTable::default(),
+            lists: KeyedTable::default(),
             arena: ListArena::new(capacity),
             capacity,
             overflow,
@@ -347,7 +255,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
             return;
         }
         match self.singles.get_mut(key) {
-            None => self.singles.insert(Single { key, node }),
+            None => self.singles.insert(KeyNode { key, node }),
             Some(single) => {
                 if single.node == node {
                 } else if self.capacity > 1 {
@@ -387,7 +295,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 self.arena.release(place);
                 self.lists.remove(key);
                 if let Some(only) = only {
-                    self.singles.insert(Single { key, node: only });
+                    self.singles.insert(KeyNode { key, node: only });
                 }
             }
             return;
@@ -428,7 +336,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
         let mut buckets = BoundedBuckets::new(capacity, overflow);
         // The high half is the folded key, the low half the node.
         let packed = sort_stably_by(entries.parts, |entry| (entry >> 32) as u32);
-        let mut singles: Vec<u64> = Vec::new();
+        let mut singles: Vec<KeyNode> = Vec::new();
         let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
         for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
             let key = (run[0] >> 32) as u32;
@@ -444,25 +352,14 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 }
             }
             if let [only] = list[..] {
-                singles.push(u64::from(key) << 32 | u64::from(only));
+                singles.push(KeyNode { key, node: only });
             } else {
                 let place = buckets.arena.allocate_holding(&list);
                 buckets.lists.insert(KeyList { key, place });
             }
         }
         drop(packed);
-        // The table places a key by its hash's high bits.
-        let hasher = buckets.singles.hasher;
-        let singles = sort_stably_by(vec![singles], |single| {
-            (hasher.hash_one((single >> 32) as u32) >> 32) as u32
-        });
-        buckets.singles.reserve(singles.len());
-        for single in singles {
-            buckets.singles.insert(Single {
-                key: (single >> 32) as u32,
-                node: single as NodeId,
-            });
-        }
+        buckets.singles.insert_all(&singles);
         buckets
     }
 

@@ -14,39 +14,19 @@
 //! that adds a hash another node holds takes it over (the text placed last
 //! wins, as with a map).
 //!
-//! The table is a [`CompactTable`] (57–85 % full, 9.4–14 bytes an entry).
+//! The table is a [`crate::compact_table::KeyedTable`] (57–85 % full,
+//! 9.4–14 bytes an entry).
 //!
 //! Consequences: a hit reads the node's side record (memory-mapped) once.
 
-use std::hash::BuildHasher;
-
-use crate::candidates::multi_index::FingerprintBuildHasher;
-use crate::compact_table::{CompactTable, TableEntry};
+use crate::compact_table::{KeyNode, KeyedTable};
 use crate::units::NodeId;
 
-/// One entry: the hash's high half (its tag) and the node holding it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Holder {
-    tag: u32,
-    node: NodeId,
-}
-
-impl TableEntry for Holder {
-    // No node has the last number (see `slots`).
-    const VACANT: Self = Holder {
-        tag: 0,
-        node: NodeId::MAX,
-    };
-    fn is_vacant(&self) -> bool {
-        self.node == NodeId::MAX
-    }
-}
-
-/// Exact-text hash → node number, 8 bytes an entry.
+/// Exact-text hash → node number, 8 bytes an entry: the hash's high half
+/// (its tag) as the key.
 #[derive(Debug, Default)]
 pub(super) struct ExactHashes {
-    table: CompactTable<Holder>,
-    hasher: FingerprintBuildHasher,
+    table: KeyedTable<KeyNode>,
 }
 
 fn tag_of(exact_hash: u64) -> u32 {
@@ -54,60 +34,40 @@ fn tag_of(exact_hash: u64) -> u32 {
 }
 
 impl ExactHashes {
-    fn place(&self, tag: u32) -> u64 {
-        self.hasher.hash_one(tag)
-    }
-
     pub(super) fn len(&self) -> usize {
         self.table.len()
     }
 
     pub(super) fn reserve(&mut self, additional: usize) {
-        let hasher = self.hasher;
-        self.table
-            .reserve(additional, |holder| hasher.hash_one(holder.tag));
+        self.table.reserve(additional);
     }
 
     /// The node holding `exact_hash`; `holds(node)` says whether a node's
     /// record lists it.
     pub(super) fn get(&self, exact_hash: u64, holds: impl Fn(NodeId) -> bool) -> Option<NodeId> {
-        let tag = tag_of(exact_hash);
         self.table
-            .find(self.place(tag), |holder| {
-                holder.tag == tag && holds(holder.node)
-            })
+            .find(tag_of(exact_hash), |holder| holds(holder.node))
             .map(|holder| holder.node)
     }
 
     /// Makes `node` the holder of `exact_hash`, taking it from the node that
     /// held it (`holds` as for [`Self::get`]).
     pub(super) fn insert(&mut self, exact_hash: u64, node: NodeId, holds: impl Fn(NodeId) -> bool) {
-        let tag = tag_of(exact_hash);
-        let place = self.place(tag);
-        let held = self.table.find_mut(place, |holder| {
-            holder.tag == tag && (holder.node == node || holds(holder.node))
-        });
-        match held {
+        let key = tag_of(exact_hash);
+        match self
+            .table
+            .find_mut(key, |holder| holder.node == node || holds(holder.node))
+        {
             Some(holder) => holder.node = node,
-            None => {
-                let hasher = self.hasher;
-                self.table.insert(place, Holder { tag, node }, |holder| {
-                    hasher.hash_one(holder.tag)
-                });
-            }
+            None => self.table.insert(KeyNode { key, node }),
         }
     }
 
     /// Forgets `node` as the holder of `exact_hash` (nothing when another
     /// node holds it now).
     pub(super) fn remove(&mut self, exact_hash: u64, node: NodeId) {
-        let tag = tag_of(exact_hash);
-        let hasher = self.hasher;
-        self.table.remove(
-            self.place(tag),
-            |&holder| holder == Holder { tag, node },
-            |holder| hasher.hash_one(holder.tag),
-        );
+        self.table
+            .remove_if(tag_of(exact_hash), |holder| holder.node == node);
     }
 
     /// Heap bytes of the table.
