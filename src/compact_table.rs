@@ -29,7 +29,7 @@
 
 use std::hash::{BuildHasher, Hash};
 
-use crate::candidates::multi_index::FingerprintBuildHasher;
+use crate::hashing::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 

@@ -37,6 +37,14 @@ pub mod allocator;
 
 pub mod encoding;
 
+// Hashing and tables the core shares: the seeded hasher, numbered slots
+// (forest nodes, side records), a compact hash table (candidate keys, exact
+// hashes, document keys), a radix sort (recovery's bulk builds).
+pub mod compact_table;
+pub mod hashing;
+pub mod radix;
+pub mod slots;
+
 // The data path, stage by stage.
 pub mod bulk;
 
@@ -47,13 +55,6 @@ pub mod candidates;
 pub mod confirm;
 
 pub mod forest;
-
-// Tables the core shares: numbered slots (forest nodes, side records), a
-// compact hash table (LSH keys, exact hashes, document keys), a radix sort
-// (recovery's bulk builds).
-pub mod compact_table;
-pub mod radix;
-pub mod slots;
 
 pub mod engine;
 

@@ -27,7 +27,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use crate::candidates::multi_index::FingerprintBuildHasher;
+use crate::hashing::FingerprintBuildHasher;
 use crate::units::Fingerprint;
 
 /// All 2^32 − 1 numbers are in use.

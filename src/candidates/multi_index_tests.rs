@@ -1,6 +1,9 @@
 //! Unit tests of the multi-index.
 
 use super::*;
+use std::hash::BuildHasher;
+
+use crate::hashing::FOLD_MULTIPLIER;
 
 fn brute_force_within(stored: &[u64], query: u64, max_distance: u32) -> Vec<(u64, u32)> {
     let mut found: Vec<(u64, u32)> = stored
