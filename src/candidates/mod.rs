@@ -26,6 +26,7 @@
 
 pub mod buckets;
 pub mod multi_index;
+mod packed_buckets;
 pub mod shingle_index;
 pub mod sketch_index;
 

@@ -48,6 +48,8 @@ use std::collections::hash_map::Entry;
 
 use thiserror::Error;
 
+use super::packed_buckets::{PackedBucket, PackedBuckets};
+
 /// Largest supported Hamming distance. With `k = 16` the 17 blocks are 3 or 4
 /// bits wide, beyond which the index stops being selective.
 pub const MAX_SUPPORTED_DISTANCE: u32 = 16;
@@ -176,39 +178,62 @@ impl HashedBucket {
 /// One table of the multi-index.
 #[derive(Debug, Clone)]
 enum BlockTable {
-    /// Indexed directly by the block value.
-    Direct(Vec<Vec<u64>>),
-    /// Keyed by the block value.
+    /// Indexed directly by the block value, entries without the block's
+    /// bits ([`PackedBuckets`]).
+    Packed(PackedBuckets),
+    /// Keyed by the block value, entries whole.
     Hashed(FingerprintMap<HashedBucket>),
+}
+
+/// One table's bucket for a query.
+#[derive(Debug, Clone, Copy)]
+enum BucketView<'a> {
+    Packed(PackedBucket<'a>),
+    Whole(&'a [u64]),
+}
+
+impl BucketView<'_> {
+    /// The bucket's first byte (to start its cache miss early).
+    fn first_byte(&self) -> u8 {
+        match self {
+            Self::Packed(bucket) => bucket.bytes.first().copied().unwrap_or(0),
+            Self::Whole(fingerprints) => fingerprints.first().map_or(0, |&word| word as u8),
+        }
+    }
 }
 
 impl BlockTable {
     fn for_block(block: Block) -> Self {
         if block.width <= DIRECT_TABLE_MAX_BITS {
-            Self::Direct(vec![Vec::new(); 1usize << block.width])
+            Self::Packed(PackedBuckets::new(block.shift, block.width))
         } else {
             Self::Hashed(FingerprintMap::default())
         }
     }
 
-    fn bucket(&self, block_value: u64) -> &[u64] {
+    fn bucket(&self, block_value: u64) -> BucketView<'_> {
         match self {
-            Self::Direct(buckets) => buckets
-                .get(block_value as usize)
-                .map_or(&[][..], Vec::as_slice),
+            Self::Packed(buckets) => BucketView::Packed(buckets.bucket(block_value)),
+            Self::Hashed(buckets) => BucketView::Whole(
+                buckets
+                    .get(&block_value)
+                    .map_or(&[][..], HashedBucket::as_slice),
+            ),
+        }
+    }
+
+    fn contains(&self, block_value: u64, fingerprint: u64) -> bool {
+        match self {
+            Self::Packed(buckets) => buckets.contains(block_value, buckets.rest_of(fingerprint)),
             Self::Hashed(buckets) => buckets
                 .get(&block_value)
-                .map_or(&[][..], HashedBucket::as_slice),
+                .is_some_and(|bucket| bucket.as_slice().contains(&fingerprint)),
         }
     }
 
     fn insert(&mut self, block_value: u64, fingerprint: u64, bucket_words: &mut usize) {
         match self {
-            Self::Direct(buckets) => {
-                if let Some(bucket) = buckets.get_mut(block_value as usize) {
-                    push_lean(bucket, fingerprint, bucket_words);
-                }
-            }
+            Self::Packed(buckets) => buckets.insert(block_value, buckets.rest_of(fingerprint)),
             Self::Hashed(buckets) => match buckets.entry(block_value) {
                 Entry::Vacant(vacant) => {
                     vacant.insert(HashedBucket::One(fingerprint));
@@ -232,9 +257,7 @@ impl BlockTable {
 
     fn remove(&mut self, block_value: u64, fingerprint: u64, bucket_words: &mut usize) -> bool {
         match self {
-            Self::Direct(buckets) => buckets
-                .get_mut(block_value as usize)
-                .is_some_and(|bucket| remove_lean(bucket, fingerprint, bucket_words)),
+            Self::Packed(buckets) => buckets.remove(block_value, buckets.rest_of(fingerprint)),
             Self::Hashed(buckets) => {
                 let Entry::Occupied(mut occupied) = buckets.entry(block_value) else {
                     return false;
@@ -268,11 +291,11 @@ impl BlockTable {
         }
     }
 
-    /// Total capacity of the table's bucket vectors, in fingerprints (a full
-    /// scan; the index keeps a running total instead).
+    /// Total capacity of a hashed table's bucket vectors, in fingerprints (a
+    /// full scan; the index keeps a running total instead).
     fn bucket_words(&self) -> usize {
         match self {
-            Self::Direct(buckets) => buckets.iter().map(Vec::capacity).sum(),
+            Self::Packed(_) => 0,
             Self::Hashed(buckets) => buckets
                 .values()
                 .map(|bucket| match bucket {
@@ -283,10 +306,11 @@ impl BlockTable {
         }
     }
 
-    /// Heap bytes of the table itself, not counting bucket contents.
+    /// Heap bytes of the table, not counting a hashed table's bucket
+    /// vectors.
     fn approx_table_heap_bytes(&self) -> usize {
         match self {
-            Self::Direct(buckets) => buckets.capacity() * size_of::<Vec<u64>>(),
+            Self::Packed(buckets) => buckets.heap_bytes(),
             Self::Hashed(buckets) => {
                 approx_map_heap_bytes(buckets.capacity(), size_of::<(u64, HashedBucket)>())
             }
@@ -380,9 +404,7 @@ impl MultiIndex {
         let (Some(block), Some(table)) = (self.blocks.first(), self.tables.first()) else {
             return false;
         };
-        table
-            .bucket(block.value(fingerprint))
-            .contains(&fingerprint)
+        table.contains(block.value(fingerprint), fingerprint)
     }
 
     /// Stores `fingerprint`; `false` if it was already present.
@@ -409,28 +431,15 @@ impl MultiIndex {
     }
 
     /// Stores many fingerprints the caller knows are absent and distinct
-    /// (recovery): a direct table's buckets are counted first and each
-    /// grown once to its size, where one by one each grew by a quarter
-    /// (some sixteen copies per bucket on the way to 10 M fingerprints).
+    /// (recovery): a packed table is laid out once at its size, where one
+    /// by one each insert moved half a group.
     pub(crate) fn insert_all_absent(&mut self, fingerprints: &[u64]) {
         for (block, table) in self.blocks.iter().zip(&mut self.tables) {
-            if let BlockTable::Direct(buckets) = table {
-                let mut counts = vec![0u32; buckets.len()];
-                for &fingerprint in fingerprints {
-                    if let Some(count) = counts.get_mut(block.value(fingerprint) as usize) {
-                        *count += 1;
-                    }
-                }
-                for (bucket, &count) in buckets.iter_mut().zip(&counts) {
-                    if count > 0 {
-                        let before = bucket.capacity();
-                        bucket.reserve_exact(count as usize);
-                        self.bucket_words += bucket.capacity() - before;
-                    }
-                }
-            } else {
-                table.reserve(fingerprints.len());
+            if let BlockTable::Packed(buckets) = table {
+                buckets.insert_all(fingerprints);
+                continue;
             }
+            table.reserve(fingerprints.len());
             for &fingerprint in fingerprints {
                 table.insert(
                     block.value(fingerprint),
@@ -462,30 +471,94 @@ impl MultiIndex {
     /// within `max_distance` of `fingerprint` (including `fingerprint` itself,
     /// at distance 0, when stored). Order is unspecified.
     pub fn for_each_within(&self, fingerprint: u64, mut report: impl FnMut(u64, u32)) {
-        // Look every bucket up before scanning any, and touch the first word of
+        // Look every bucket up before scanning any, and touch the first byte of
         // each: the cache misses then overlap instead of queueing one after
         // another (they are most of a query's time at millions of entries).
-        let mut buckets: [&[u64]; MAX_BLOCK_COUNT] = [&[]; MAX_BLOCK_COUNT];
+        let mut buckets = [BucketView::Whole(&[]); MAX_BLOCK_COUNT];
         for ((bucket, block), table) in buckets.iter_mut().zip(&self.blocks).zip(&self.tables) {
             *bucket = table.bucket(block.value(fingerprint));
         }
         let buckets = &buckets[..self.blocks.len()];
-        let first_words = buckets
+        let first_bytes = buckets
             .iter()
-            .filter_map(|bucket| bucket.first())
-            .fold(0, |folded, &word| folded ^ word);
-        std::hint::black_box(first_words);
+            .fold(0, |folded, bucket| folded ^ bucket.first_byte());
+        std::hint::black_box(first_bytes);
 
-        for (block_index, bucket) in buckets.iter().enumerate() {
-            // A branch-free pass over fixed-size chunks (which the compiler
-            // vectorises) finds the rare chunks that hold a neighbour.
-            let (chunks, remainder) = bucket.as_chunks::<SCAN_CHUNK>();
-            for chunk in chunks {
-                if self.chunk_has_neighbour(chunk, fingerprint) {
-                    self.report_within(chunk, fingerprint, block_index, &mut report);
+        for (block_index, (bucket, table)) in buckets.iter().zip(&self.tables).enumerate() {
+            match (bucket, table) {
+                (BucketView::Packed(bucket), BlockTable::Packed(packed)) => {
+                    let block_value = self.blocks[block_index].value(fingerprint);
+                    let query_rest = packed.rest_of(fingerprint);
+                    let mut report_rest = |rest: u64| {
+                        let candidate = packed.fingerprint_of(block_value, rest);
+                        self.report_within(
+                            std::slice::from_ref(&candidate),
+                            fingerprint,
+                            block_index,
+                            &mut report,
+                        );
+                    };
+                    match packed.entry_bytes() {
+                        6 => self.scan_packed::<6>(bucket, packed, query_rest, &mut report_rest),
+                        7 => self.scan_packed::<7>(bucket, packed, query_rest, &mut report_rest),
+                        _ => self.scan_packed::<8>(bucket, packed, query_rest, &mut report_rest),
+                    }
+                }
+                (BucketView::Whole(bucket), _) => {
+                    // A branch-free pass over fixed-size chunks (which the
+                    // compiler vectorises) finds the rare chunks that hold a
+                    // neighbour.
+                    let (chunks, remainder) = bucket.as_chunks::<SCAN_CHUNK>();
+                    for chunk in chunks {
+                        if self.chunk_has_neighbour(chunk, fingerprint) {
+                            self.report_within(chunk, fingerprint, block_index, &mut report);
+                        }
+                    }
+                    self.report_within(remainder, fingerprint, block_index, &mut report);
+                }
+                (BucketView::Packed(_), BlockTable::Hashed(_)) => {}
+            }
+        }
+    }
+
+    /// Calls `report_rest(entry)` for every entry of a packed bucket within
+    /// `max_distance` of `query_rest` (and maybe for a few others of the
+    /// same chunk), `ENTRY_BYTES` being the table's entry size: a chunk's
+    /// words are loaded at fixed offsets and tested without branches.
+    fn scan_packed<const ENTRY_BYTES: usize>(
+        &self,
+        bucket: &PackedBucket<'_>,
+        packed: &PackedBuckets,
+        query_rest: u64,
+        report_rest: &mut impl FnMut(u64),
+    ) {
+        let rest_mask = packed.rest_mask();
+        let full_chunks = bucket.count / SCAN_CHUNK;
+        let chunk_bytes = SCAN_CHUNK * ENTRY_BYTES;
+        for chunk_index in 0..full_chunks {
+            let start = chunk_index * chunk_bytes;
+            let Some(window) = bucket
+                .bytes
+                .get(start..start + chunk_bytes + 8 - ENTRY_BYTES)
+            else {
+                break;
+            };
+            let rests: [u64; SCAN_CHUNK] = std::array::from_fn(|index| {
+                let at = index * ENTRY_BYTES;
+                window
+                    .get(at..at + 8)
+                    .and_then(|bytes| bytes.try_into().ok())
+                    .map_or(u64::MAX, u64::from_le_bytes)
+                    & rest_mask
+            });
+            if self.chunk_has_neighbour(&rests, query_rest) {
+                for rest in rests {
+                    report_rest(rest);
                 }
             }
-            self.report_within(remainder, fingerprint, block_index, &mut report);
+        }
+        for index in full_chunks * SCAN_CHUNK..bucket.count {
+            report_rest(bucket.word(ENTRY_BYTES, index) & rest_mask);
         }
     }
 

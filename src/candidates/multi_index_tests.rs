@@ -164,6 +164,14 @@ fn bucket_capacity_is_tracked_exactly() {
         }
         let recounted: usize = index.tables.iter().map(BlockTable::bucket_words).sum();
         assert_eq!(index.bucket_words, recounted);
+        for table in &index.tables {
+            if let BlockTable::Packed(packed) = table {
+                assert_eq!(
+                    packed.tracked_capacity_bytes(),
+                    packed.recount_capacity_bytes()
+                );
+            }
+        }
         let copy = index.clone();
         let copy_recounted: usize = copy.tables.iter().map(BlockTable::bucket_words).sum();
         assert_eq!(copy.bucket_words, copy_recounted);
