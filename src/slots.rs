@@ -15,9 +15,9 @@
 //! reallocation, and a large block grows in place or by remapping, so
 //! capacity it has not used yet costs address space, not memory. A bit per
 //! slot says whether it is in use; a removed value's slot is reused, so a
-//! number names one value from its insertion to its removal.
-//! [`FingerprintSlots::shrink_to`] packs the slots and renumbers them: only
-//! for owners whose numbers stay inside.
+//! number names one value from its insertion to its removal, and no
+//! value is ever renumbered ([`FingerprintSlots::release_spare`] gives back
+//! the free slots at the end only), so other structures can hold numbers.
 //!
 //! Consequences: a lookup reads the table, then the slot (two cache misses
 //! where a map had one), and a table that grows rehashes by reading every
@@ -312,19 +312,34 @@ impl<T: Copy> FingerprintSlots<T> {
             .map(|((fingerprint, value), number)| (number, *fingerprint, value))
     }
 
-    /// Packs the values into fresh storage sized for `capacity`. This
-    /// renumbers them: only for owners whose numbers stay inside.
-    pub fn shrink_to(&mut self, capacity: usize) {
-        let mut packed = FingerprintSlots {
-            hasher: self.hasher,
-            ..FingerprintSlots::default()
-        };
-        packed.reserve(capacity.max(self.len()));
-        for (_, fingerprint, &value) in self.iter() {
-            // Fewer values than before: a number is always left.
-            let _ = packed.insert(fingerprint, value);
+    /// Gives back memory after many removals, every value keeping its
+    /// number: the number table shrinks to hold `capacity` (at least the
+    /// values), the free slots at the end of the vector go, and the other
+    /// free numbers are reused lowest first from now on, so that later
+    /// removals can free the end too.
+    pub fn release_spare(&mut self, capacity: usize) {
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.numbers
+            .shrink_to(capacity.max(self.numbers.len()), |&number| {
+                hasher.hash_one(slots[number as usize].0)
+            });
+        let mut end = self.slots.len();
+        while end > 0 && !self.is_used(end as u32 - 1) {
+            end -= 1;
         }
-        *self = packed;
+        self.slots.truncate(end);
+        self.slots.shrink_to_fit();
+        self.used.truncate(end.div_ceil(64));
+        self.used.shrink_to_fit();
+        // Highest first: `pop` takes the lowest.
+        self.vacant.retain(|&number| (number as usize) < end);
+        self.vacant.sort_unstable_by(|a, b| b.cmp(a));
+        self.vacant.shrink_to_fit();
+    }
+
+    /// One more than the largest number in use or waiting for reuse.
+    pub fn number_bound(&self) -> usize {
+        self.slots.len()
     }
 
     /// Heap bytes: the number table, the slots in use or waiting for reuse
@@ -362,7 +377,15 @@ mod tests {
                         let removed = slots.remove(fingerprint).map(|(_, value)| value);
                         proptest::prop_assert_eq!(removed, model.remove(&fingerprint));
                     }
-                    _ => slots.shrink_to(0),
+                    _ => {
+                        let numbers: Vec<(Fingerprint, Option<u32>)> =
+                            model.keys().map(|&fingerprint| (fingerprint, slots.number(fingerprint))).collect();
+                        slots.release_spare(0);
+                        for (fingerprint, number) in numbers {
+                            proptest::prop_assert_eq!(slots.number(fingerprint), number, "renumbered");
+                        }
+                        proptest::prop_assert!(slots.number_bound() == 0 || slots.at(slots.number_bound() as u32 - 1).is_some());
+                    }
                 }
                 proptest::prop_assert_eq!(slots.len(), model.len());
                 for (&fingerprint, value) in &model {

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement};
-use neardup::units::{Fingerprint, Millis};
+use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement, RemovedNodes};
+use neardup::units::{Fingerprint, Millis, NodeId};
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -458,6 +458,7 @@ fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestC
         None => Box::new(|_| true),
     };
     let mut now = START_TIME;
+    let mut numbers: BTreeMap<Fingerprint, NodeId> = BTreeMap::new();
 
     for operation in &scenario.operations {
         match operation {
@@ -503,20 +504,68 @@ fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestC
             Operation::RemoveIfUnused { pick } => {
                 let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
                 let expected = model.remove_if_unused(fingerprint);
-                let removed: BTreeSet<Fingerprint> =
-                    forest.remove_if_unused(fingerprint).into_iter().collect();
+                let removed = forest.remove_if_unused(fingerprint);
+                check_removed_numbers(&removed, &numbers)?;
+                let removed: BTreeSet<Fingerprint> = removed.fingerprints.into_iter().collect();
                 prop_assert_eq!(removed, expected);
             }
             Operation::Expire { budget, step } => {
                 now += step;
-                expire_and_compare(&mut forest, &mut model, now, *budget, scenario.retention)?;
+                let removed =
+                    expire_and_compare(&mut forest, &mut model, now, *budget, scenario.retention)?;
+                check_removed_numbers(&removed, &numbers)?;
             }
             Operation::ExpireAll { step } => {
                 now += step;
-                expire_and_compare(&mut forest, &mut model, now, usize::MAX, scenario.retention)?;
+                let removed = expire_and_compare(
+                    &mut forest,
+                    &mut model,
+                    now,
+                    usize::MAX,
+                    scenario.retention,
+                )?;
+                check_removed_numbers(&removed, &numbers)?;
             }
         }
         check_invariants(&forest, &model, veto_salt.is_none())?;
+        numbers = check_numbers(&forest, &model, &numbers)?;
+    }
+    Ok(())
+}
+
+/// Node numbers: every node has one, no two share one, it names the node
+/// back, and a node keeps its number while it lives (others key data by
+/// it). Returns the numbers now.
+fn check_numbers(
+    forest: &Forest,
+    model: &ModelForest,
+    before: &BTreeMap<Fingerprint, NodeId>,
+) -> Result<BTreeMap<Fingerprint, NodeId>, TestCaseError> {
+    let mut numbers = BTreeMap::new();
+    let mut taken = BTreeSet::new();
+    for node in &model.nodes {
+        let number = forest.number(node.fingerprint);
+        prop_assert!(number.is_some(), "{:x} has no number", node.fingerprint);
+        let number = number.unwrap_or_default();
+        prop_assert!(taken.insert(number), "number {} given twice", number);
+        prop_assert!((number as usize) < forest.number_bound());
+        prop_assert_eq!(forest.fingerprint_at(number), Some(node.fingerprint));
+        if let Some(&earlier) = before.get(&node.fingerprint) {
+            prop_assert_eq!(number, earlier, "{:x} renumbered", node.fingerprint);
+        }
+        numbers.insert(node.fingerprint, number);
+    }
+    Ok(numbers)
+}
+
+/// A removal reports each node with the number it had.
+fn check_removed_numbers(
+    removed: &RemovedNodes,
+    numbers: &BTreeMap<Fingerprint, NodeId>,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(removed.fingerprints.len(), removed.ids.len());
+    for (fingerprint, id) in removed.fingerprints.iter().zip(&removed.ids) {
+        prop_assert_eq!(numbers.get(fingerprint), Some(id));
     }
     Ok(())
 }
@@ -582,7 +631,7 @@ fn expire_and_compare(
     now: Millis,
     budget: usize,
     retention: Millis,
-) -> Result<(), TestCaseError> {
+) -> Result<RemovedNodes, TestCaseError> {
     let cutoff = now - retention;
     let expired_before = model.expired(cutoff);
     let largest_tree = model
@@ -593,7 +642,7 @@ fn expire_and_compare(
         .unwrap_or(0);
     let progress = forest.expire(now, budget);
 
-    let removed: BTreeSet<Fingerprint> = progress.removed.iter().copied().collect();
+    let removed: BTreeSet<Fingerprint> = progress.removed.fingerprints.iter().copied().collect();
     prop_assert_eq!(removed.len(), progress.removed.len(), "removed twice");
     for &fingerprint in &removed {
         prop_assert!(
@@ -637,7 +686,7 @@ fn expire_and_compare(
         prop_assert!(!progress.more_pending);
         prop_assert_eq!(&removed, &expired_before);
     }
-    Ok(())
+    Ok(progress.removed)
 }
 
 proptest! {

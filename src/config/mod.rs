@@ -399,7 +399,11 @@ impl EngineParts {
         let (nodes, counters) = (&snapshot.nodes, snapshot.counters);
         let engine = Engine::restore(
             self.fingerprinter,
-            || Forest::restore(self.forest, nodes, counters),
+            crate::engine::ForestState {
+                config: self.forest,
+                nodes,
+                counters,
+            },
             self.confirmation,
             self.side_storage,
             &snapshot.sides,

@@ -53,6 +53,7 @@ mod tests;
 
 pub use analysis::{Analysis, Analyzer};
 use exact_hashes::ExactHashes;
+pub use restore::ForestState;
 use side_data::SideStore;
 pub use side_data::{
     EncodedSides, SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long,
@@ -64,8 +65,8 @@ use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
-use crate::forest::{Assignment, Forest, Placement};
-use crate::units::{Fingerprint, Millis};
+use crate::forest::{Assignment, Forest, NodeNumbers, Placement};
+use crate::units::{Fingerprint, Millis, NodeId};
 
 /// How many expired nodes placing one document may remove, in the sidecar
 /// and in `stamp` alike: each document adds at most one node, so expiry
@@ -233,7 +234,7 @@ impl Engine {
             }
             EngineEffect::Expired { removed } => {
                 let removed = self.forest.apply_expiry(&removed);
-                self.drop_side_data(&removed);
+                self.drop_side_data(&removed.ids);
             }
             EngineEffect::Uncounted { fingerprint } => {
                 self.forest.forget_document(fingerprint);
@@ -247,7 +248,12 @@ impl Engine {
     /// can be written after the lock is released. Ordered later, outside the
     /// lock ([`SideSnapshot::sort_by_arrival`]).
     pub fn side_snapshot(&self) -> SideSnapshot {
-        self.side_data.snapshot()
+        self.side_data.snapshot(|id| self.forest.fingerprint_at(id))
+    }
+
+    /// The side record of `fingerprint`'s node, decoded.
+    fn side_record(&self, fingerprint: Fingerprint) -> Option<SideRecord> {
+        self.side_data.decoded(self.forest.number(fingerprint)?)
     }
 
     /// Every node's side data, in the forest's arrival order (snapshots).
@@ -255,7 +261,7 @@ impl Engine {
         self.forest
             .node_records()
             .into_iter()
-            .filter_map(|node| self.side_data.decoded(node.fingerprint))
+            .filter_map(|node| self.side_record(node.fingerprint))
             .collect()
     }
 
@@ -308,7 +314,7 @@ impl Engine {
         let id = self.exact_hashes.get(exact_hash, |node| {
             side_data.holds_exact_hash(node, exact_hash)
         })?;
-        let fingerprint = side_data.fingerprint(id);
+        let fingerprint = self.forest.fingerprint_at(id)?;
         self.stats.exact_hits += 1;
         let assignment = self.forest.assign(fingerprint, now);
         self.record(|| EngineEffect::Placed {
@@ -350,15 +356,27 @@ impl Engine {
         let mut extra_candidates = self.shingle_candidates(fingerprint, own);
         extra_candidates.extend(self.sketch_candidates(fingerprint, own));
         let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
-        let confirm = |candidate: Fingerprint| {
-            count_confirmation(
-                stats,
-                confirm_candidate(side_data, candidate, own, FoundBy::SimhashDistance, config),
-            )
+        let confirm = |candidate: Fingerprint, id: NodeId, numbers: NodeNumbers<'_>| {
+            let record = side_data.record_of(id);
+            let verdict = record.and_then(|record| {
+                confirm_record(
+                    side_data,
+                    |root| numbers.number(root),
+                    candidate,
+                    record,
+                    own,
+                    FoundBy::SimhashDistance,
+                    config,
+                )
+            });
+            count_confirmation(stats, verdict)
         };
-        let assignment =
-            self.forest
-                .assign_with_candidates(fingerprint, now, &extra_candidates, confirm);
+        let assignment = self.forest.assign_with_numbered_candidates(
+            fingerprint,
+            now,
+            &extra_candidates,
+            confirm,
+        );
         if self.journal.is_some() {
             let new_node = assignment.placement != Placement::ExistingNode;
             let (short_text, long_text) = if new_node {
@@ -396,14 +414,22 @@ impl Engine {
         std::iter::once(fingerprint)
             .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
             .find(|&probe| {
-                !self.forest.contains(probe)
-                    || confirm_candidate(
-                        &self.side_data,
-                        probe,
-                        own,
-                        FoundBy::SimhashDistance,
-                        &self.confirmation,
-                    )
+                let Some(id) = self.forest.number(probe) else {
+                    return true;
+                };
+                self.side_data
+                    .record_of(id)
+                    .and_then(|record| {
+                        confirm_record(
+                            &self.side_data,
+                            |root| self.forest.number(root),
+                            probe,
+                            record,
+                            own,
+                            FoundBy::SimhashDistance,
+                            &self.confirmation,
+                        )
+                    })
                     .unwrap_or(true)
             })
             .unwrap_or(fingerprint)
@@ -476,7 +502,7 @@ impl Engine {
             } else {
                 node.touched
             };
-            let side = from.side_data.decoded(member);
+            let side = from.side_record(member);
             let exact_hash = side
                 .as_ref()
                 .and_then(|side| side.exact_hashes.first().copied());
@@ -514,7 +540,10 @@ impl Engine {
         own_long_text: Option<LongText>,
     ) {
         let new_node = assignment.placement != Placement::ExistingNode;
-        let mut side = match self.side_data.decoded(fingerprint) {
+        let Some(id) = self.forest.number(fingerprint) else {
+            return;
+        };
+        let mut side = match self.side_data.decoded(id) {
             Some(side) if !new_node => side,
             _ => SideRecord {
                 fingerprint,
@@ -526,7 +555,7 @@ impl Engine {
         };
         let known_hash = side.exact_hashes.contains(&exact_hash);
         let add_hash = !known_hash && side.exact_hashes.len() < MAX_EXACT_HASHES_PER_NODE;
-        if !new_node && !add_hash && self.side_data.contains(fingerprint) {
+        if !new_node && !add_hash && self.side_data.contains(id) {
             return;
         }
         if new_node {
@@ -538,9 +567,9 @@ impl Engine {
         }
         // A node whose record found no space is no candidate: nothing could
         // confirm it.
-        let Some(id) = self.side_data.put(side.view()) else {
+        if !self.side_data.put(id, side.view()) {
             return;
-        };
+        }
         if new_node {
             if let Some(short_text) = &side.short_text
                 && self.confirmation.short_text_search
@@ -564,9 +593,9 @@ impl Engine {
     /// more expired nodes are pending.
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
         let progress = self.forest.expire(now, max_removals);
-        self.drop_side_data(&progress.removed);
+        self.drop_side_data(&progress.removed.ids);
         if !progress.removed.is_empty() {
-            let removed = progress.removed.clone();
+            let removed = progress.removed.fingerprints.clone();
             self.record(|| EngineEffect::Expired { removed });
         }
         (progress.removed.len(), progress.more_pending)
@@ -583,7 +612,7 @@ impl Engine {
         }
         self.record(|| EngineEffect::Forgotten { fingerprint });
         let removed = self.forest.remove_if_unused(fingerprint);
-        self.drop_side_data(&removed);
+        self.drop_side_data(&removed.ids);
         true
     }
 
@@ -598,9 +627,14 @@ impl Engine {
         uncounted
     }
 
-    fn drop_side_data(&mut self, removed: &[Fingerprint]) {
-        for &fingerprint in removed {
-            let Some((id, Some(side))) = self.side_data.remove(fingerprint) else {
+    /// Drops the side data and index entries of removed nodes (by the
+    /// numbers they had).
+    fn drop_side_data(&mut self, removed: &[NodeId]) {
+        if removed.is_empty() {
+            return;
+        }
+        for &id in removed {
+            let Some(side) = self.side_data.remove(id) else {
                 continue;
             };
             if let Some(short_text) = &side.short_text {
@@ -613,6 +647,7 @@ impl Engine {
                 self.exact_hashes.remove(exact_hash, id);
             }
         }
+        self.side_data.fit_to(self.forest.number_bound());
     }
 
     fn side_data_heap_bytes(&self) -> usize {
@@ -638,29 +673,13 @@ impl Engine {
     }
 }
 
-/// Whether `candidate`'s node confirms a text with these texts (see
-/// [`crate::confirm`]); `None` when there is nothing to confirm against.
-fn confirm_candidate(
-    side_data: &SideStore,
-    candidate: Fingerprint,
-    own: NodeTexts<'_>,
-    found_by: FoundBy,
-    config: &ConfirmationConfig,
-) -> Option<bool> {
-    confirm_record(
-        side_data,
-        candidate,
-        side_data.record(candidate)?,
-        own,
-        found_by,
-        config,
-    )
-}
-
-/// [`confirm_candidate`] with the candidate's record already at hand (found
-/// by its number).
+/// Whether `candidate`'s node, whose side record is `record`, confirms a
+/// text with these texts (see [`crate::confirm`]); `None` when there is
+/// nothing to confirm against. `number_of` names the node number of the
+/// candidate's root (whose short text the short-text rule reads).
 fn confirm_record(
     side_data: &SideStore,
+    number_of: impl FnOnce(Fingerprint) -> Option<NodeId>,
     candidate: Fingerprint,
     record: &[u8],
     own: NodeTexts<'_>,
@@ -671,7 +690,9 @@ fn confirm_record(
     let (short, long) = side_data::record_texts(record).ok()?;
     // The root's short text is read only by the short-text rule.
     let root_short_text = match (&short, own.short) {
-        (Some(_), Some(_)) if root != candidate => side_data.short_text(root),
+        (Some(_), Some(_)) if root != candidate => {
+            number_of(root).and_then(|root_id| side_data.short_text(root_id))
+        }
         _ => None,
     };
     node_confirms(

@@ -9,16 +9,20 @@
 //! whole. The side records of a version-2 snapshot are adopted where they
 //! are in the mapped snapshot file (no copy); the candidate indexes are
 //! built from their entries sorted by key ([`ShingleIndex::builder`],
-//! [`SketchIndex::builder`]); the forest's multi-index sizes each bucket
-//! once; the side store's numbers and the forest's node table are filled
-//! in the order of their table ([`crate::slots::FingerprintSlots::number_all`]).
-//! The exact-hash table is still one insert per node. The work is shared by
-//! two threads; see [`Engine::restore`].
+//! [`SketchIndex::builder`]); the forest's multi-index lays each table out
+//! once; the forest's node table is filled in the order of its table
+//! ([`crate::slots::FingerprintSlots::number_all`]). The side records are
+//! kept by the forest's node numbers, which follow the snapshot's node
+//! records, so the records' numbers come from a walk of the two lists side
+//! by side, before the forest exists. The exact-hash table is still one
+//! insert per node. The work is shared by two threads; see
+//! [`Engine::restore`].
 //!
 //! Consequences: the snapshot file stays mapped (and its disk space held,
 //! after it is deleted) while any of its records lives; at 10 M nodes
 //! recovery takes about a third of the time of one insert at a time.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, mpsc};
 
@@ -34,19 +38,19 @@ use crate::candidates::shingle_index::{
 use crate::candidates::sketch_index::{SketchIndex, SketchIndexBuilder};
 use crate::confirm::ConfirmationConfig;
 use crate::fingerprint::Fingerprinter;
-use crate::forest::{Forest, ForestError};
+use crate::forest::{Forest, ForestConfig, ForestCounters, ForestError, NodeRecord};
 use crate::units::{Fingerprint, NodeId};
 
 impl Engine {
-    /// An engine with the forest `build_forest` makes and this side data
-    /// (from a snapshot); the candidate indexes and the exact-hash table are
-    /// rebuilt from the side data, in arrival order. Side records of nodes
-    /// the forest does not hold are dropped.
+    /// An engine with the forest of these node records (from a snapshot,
+    /// [`Forest::restore`]) and this side data; the candidate indexes and
+    /// the exact-hash table are rebuilt from the side data, in arrival
+    /// order. Side records of nodes the forest does not hold are dropped.
     ///
     /// Recovery time is this function at scale, so its work is split
-    /// between two threads. A second thread numbers the nodes, stores the
-    /// records (adopting those of a mapped snapshot) and fills the
-    /// exact-hash table; this one builds the forest meanwhile. Then both
+    /// between two threads. A second thread finds each record's node
+    /// number, stores the records (adopting those of a mapped snapshot) and
+    /// fills the exact-hash table; this one builds the forest meanwhile. Then both
     /// take runs of records from a shared counter and collect their index
     /// entries (reading a record and computing its LSH band keys is most of
     /// the work); runs are kept in order, since the bounded buckets keep
@@ -59,14 +63,14 @@ impl Engine {
     /// Whatever `build_forest` returns.
     pub fn restore(
         fingerprinter: Fingerprinter,
-        build_forest: impl FnOnce() -> Result<Forest, ForestError>,
+        forest: ForestState<'_>,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
     ) -> Result<Self, ForestError> {
         Self::restore_in_runs(
             fingerprinter,
-            build_forest,
+            forest,
             confirmation,
             side_storage,
             sides,
@@ -77,7 +81,7 @@ impl Engine {
     /// [`Self::restore`], the records indexed in runs of `records_per_run`.
     pub(super) fn restore_in_runs(
         fingerprinter: Fingerprinter,
-        build_forest: impl FnOnce() -> Result<Forest, ForestError>,
+        forest_state: ForestState<'_>,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
@@ -113,10 +117,7 @@ impl Engine {
             );
             let storing = scope.spawn(move || {
                 let mut keys = RecordKeys::default();
-                let fingerprints: Vec<Option<Fingerprint>> =
-                    sides.iter().map(record_fingerprint).collect();
-                let ids: Arc<[Option<NodeId>]> = side_data.claim_all(&fingerprints).into();
-                drop(fingerprints);
+                let ids: Arc<[Option<NodeId>]> = node_numbers(forest_state.nodes, sides).into();
                 let _ = numbers_sender.send(Arc::clone(&ids));
                 let mut unstored = side_data.put_all_at(&ids, sides);
                 unstored.sort_unstable();
@@ -145,7 +146,13 @@ impl Engine {
                 let second_half = second_half.map(ShingleBucketsBuilder::build);
                 (second_half, unstored)
             });
-            let forest = forest_built.get_or_init(build_forest);
+            let forest = forest_built.get_or_init(|| {
+                Forest::restore(
+                    forest_state.config,
+                    forest_state.nodes,
+                    forest_state.counters,
+                )
+            });
             drop(forest_sender);
             if let (Ok(forest), Ok(ids)) = (forest, numbers_receiver.recv()) {
                 index_runs(forest, &ids);
@@ -178,6 +185,9 @@ impl Engine {
             };
             (short_texts, long_texts, orphans, unstored)
         });
+        let forest = forest_built
+            .into_inner()
+            .unwrap_or_else(|| Err(ForestError::Damaged("the forest was not built".into())))?;
         // A node whose record found no space is no candidate: nothing could
         // confirm it. Its index entries go here.
         if !unstored.is_empty() {
@@ -186,8 +196,8 @@ impl Engine {
                 if keys.read(record).is_err() {
                     continue;
                 }
-                let Some(id) = side_data
-                    .id(keys.fingerprint)
+                let Some(id) = forest
+                    .number(keys.fingerprint)
                     .filter(|id| unstored.binary_search(id).is_ok())
                 else {
                     continue;
@@ -200,9 +210,6 @@ impl Engine {
                 }
             }
         }
-        let forest = forest_built
-            .into_inner()
-            .unwrap_or_else(|| Err(ForestError::Damaged("the forest was not built".into())))?;
         let mut engine = Engine::new(fingerprinter, forest, confirmation);
         engine.side_data = side_data;
         engine.exact_hashes = exact_hashes;
@@ -215,16 +222,78 @@ impl Engine {
     }
 }
 
+/// The forest a snapshot holds: its node records, in the order
+/// [`Forest::restore`] numbers them (the first record is node 0), with the
+/// forest's settings and counters.
+#[derive(Debug, Clone, Copy)]
+pub struct ForestState<'a> {
+    pub config: ForestConfig,
+    pub nodes: &'a [NodeRecord],
+    pub counters: ForestCounters,
+}
+
+/// Nodes a side record may lie ahead of its node among the node records
+/// before its number is looked up instead (records of nodes without side
+/// data are skipped on the way).
+const NUMBERING_LOOKAHEAD: usize = 64;
+
+/// Each side record's node number: the position of its node among `nodes`
+/// ([`Forest::restore`] numbers the records in order), `None` when no node
+/// has its fingerprint. Both lists are in arrival order, so the number is
+/// found by walking them side by side; a record found out of step is
+/// looked up in a map built only then.
+fn node_numbers(nodes: &[NodeRecord], sides: &EncodedSides) -> Vec<Option<NodeId>> {
+    let mut numbers = Vec::with_capacity(sides.len());
+    let mut unplaced = Vec::new();
+    let mut cursor = 0;
+    for (position, record) in sides.iter().enumerate() {
+        let Some(fingerprint) = record_fingerprint(record) else {
+            numbers.push(None);
+            continue;
+        };
+        let ahead = nodes
+            .get(cursor..)
+            .unwrap_or_default()
+            .iter()
+            .take(NUMBERING_LOOKAHEAD)
+            .position(|node| node.fingerprint == fingerprint);
+        match ahead {
+            Some(ahead) => {
+                numbers.push(NodeId::try_from(cursor + ahead).ok());
+                cursor += ahead + 1;
+            }
+            None => {
+                numbers.push(None);
+                unplaced.push((position, fingerprint));
+            }
+        }
+    }
+    if !unplaced.is_empty() {
+        let by_fingerprint: HashMap<Fingerprint, usize> = nodes
+            .iter()
+            .enumerate()
+            .map(|(position, node)| (node.fingerprint, position))
+            .rev()
+            .collect();
+        for (position, fingerprint) in unplaced {
+            numbers[position] = by_fingerprint
+                .get(&fingerprint)
+                .and_then(|&node| NodeId::try_from(node).ok());
+        }
+    }
+    numbers
+}
+
 /// Records indexed per unit of work shared by the two threads: small
 /// enough to balance them, large enough that taking one costs nothing.
 const RECORDS_PER_RUN: usize = 1 << 15;
 
-/// What one run of records adds to the candidate indexes, and the
-/// fingerprints of its records that the forest does not hold.
+/// What one run of records adds to the candidate indexes, and the numbers
+/// its records were given that the forest does not give their nodes.
 struct RunIndexes {
     short_texts: ShingleIndexBuilder,
     long_texts: SketchIndexBuilder,
-    orphans: Vec<Fingerprint>,
+    orphans: Vec<NodeId>,
 }
 
 fn index_run(
@@ -246,8 +315,8 @@ fn index_run(
         if keys.read(record).is_err() {
             continue;
         }
-        if !forest.contains(keys.fingerprint) {
-            indexes.orphans.push(keys.fingerprint);
+        if forest.fingerprint_at(id) != Some(keys.fingerprint) {
+            indexes.orphans.push(id);
             continue;
         }
         if let Some(shingles) = &keys.shingles

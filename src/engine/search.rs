@@ -54,11 +54,13 @@ impl Engine {
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
         let mut confirmed = Vec::new();
-        let ranked = self
-            .short_texts
-            .candidates(&own_short.shingles, |node| side_data.fingerprint(node));
+        let ranked = self.short_texts.candidates(&own_short.shingles, |node| {
+            forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
+        });
         for node in ranked {
-            let candidate = side_data.fingerprint(node);
+            let Some(candidate) = forest.fingerprint_at(node) else {
+                continue;
+            };
             if tries == MAX_SHORT_CONFIRMATIONS {
                 break;
             }
@@ -82,6 +84,7 @@ impl Engine {
             let verdict = side_data.record_of(node).and_then(|record| {
                 confirm_record(
                     side_data,
+                    |root| forest.number(root),
                     candidate,
                     record,
                     own,
@@ -112,12 +115,14 @@ impl Engine {
         let mut confirmed_classes: Vec<Fingerprint> = Vec::new();
         let mut confirmed = Vec::new();
         let mut tries = 0;
-        let side_data = &self.side_data;
-        let ranked = self
-            .long_texts
-            .candidates(&own_long.sketch, |node| side_data.fingerprint(node));
+        let (side_data, forest) = (&self.side_data, &self.forest);
+        let ranked = self.long_texts.candidates(&own_long.sketch, |node| {
+            forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
+        });
         for node in ranked {
-            let candidate = side_data.fingerprint(node);
+            let Some(candidate) = forest.fingerprint_at(node) else {
+                continue;
+            };
             if tries == MAX_LONG_CONFIRMATIONS {
                 break;
             }

@@ -6,7 +6,9 @@
 //! and a snapshot must write all of it while the engine goes on.
 //!
 //! Design: one encoded record per node in the engine's [`SideFile`]
-//! (off the heap; the engine keeps an 8-byte location per node). The layout
+//! (off the heap; the engine keeps an 8-byte location per node, in a
+//! vector by the forest's node number, so the side data has no table of
+//! its own and the candidate indexes hold the forest's numbers). The layout
 //! is the snapshot's side record (`put_side`), so a snapshot copies records
 //! as bytes. A record never changes: a node that gains an exact hash gets a
 //! new one. Readers decode only what they need: the root is at a fixed
@@ -23,7 +25,6 @@ use super::side_file::{
 use crate::confirm::{LongText, ShortText};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::forest::NodeRecord;
-use crate::slots::FingerprintSlots;
 use crate::units::{Fingerprint, NodeId};
 
 /// Byte offset of the root in a record (after the fingerprint).
@@ -63,14 +64,15 @@ pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
 /// The location of a node whose record could not be stored.
 const NOWHERE: SideLocation = SideLocation::NOWHERE;
 
-/// Every node's side record: a numbered slot in RAM (its record's
-/// location, 16 bytes with the fingerprint), the record in the
-/// [`SideFile`].
+/// Every node's side record: its location (8 bytes in RAM, by the forest's
+/// node number), the record in the [`SideFile`].
 #[derive(Debug, Default)]
 pub(super) struct SideStore {
-    /// Fingerprint → record location ([`NOWHERE`] when it could not be
-    /// stored); the slot numbers are the nodes' [`NodeId`]s.
-    nodes: FingerprintSlots<SideLocation>,
+    /// Per node number ([`crate::forest::Forest::number`]): its record's
+    /// location, [`NOWHERE`] for a node without one.
+    locations: Vec<SideLocation>,
+    /// Locations that are not [`NOWHERE`].
+    stored: usize,
     file: SideFile,
     /// Reused to encode records.
     buffer: Encoder,
@@ -84,108 +86,49 @@ impl SideStore {
         }
     }
 
-    /// Nodes with a number (a record, or one that could not be stored).
+    /// Nodes with a stored record.
     pub(super) fn len(&self) -> usize {
-        self.nodes.len()
+        self.stored
     }
 
-    /// The number of `fingerprint`'s node, if it has one.
-    pub(super) fn id(&self, fingerprint: Fingerprint) -> Option<NodeId> {
-        self.nodes.number(fingerprint)
+    fn location(&self, id: NodeId) -> SideLocation {
+        self.locations.get(id as usize).copied().unwrap_or(NOWHERE)
     }
 
-    /// The fingerprint of node `id` (`Fingerprint::MAX` for a number no
-    /// node has).
-    pub(super) fn fingerprint(&self, id: NodeId) -> Fingerprint {
-        self.nodes
-            .at(id)
-            .map_or(Fingerprint::MAX, |(fingerprint, _)| fingerprint)
-    }
-
-    /// Whether `fingerprint`'s node has a stored record.
-    pub(super) fn contains(&self, fingerprint: Fingerprint) -> bool {
-        self.nodes
-            .get(fingerprint)
-            .is_some_and(|&location| location != NOWHERE)
-    }
-
-    /// The encoded record of `fingerprint`'s node.
-    pub(super) fn record(&self, fingerprint: Fingerprint) -> Option<&[u8]> {
-        self.file.record(*self.nodes.get(fingerprint)?)
+    /// Whether node `id` has a stored record.
+    pub(super) fn contains(&self, id: NodeId) -> bool {
+        self.location(id) != NOWHERE
     }
 
     /// The encoded record of node `id`.
     pub(super) fn record_of(&self, id: NodeId) -> Option<&[u8]> {
-        self.file.record(*self.nodes.at(id)?.1)
+        self.file.record(self.location(id))
     }
 
-    /// The short text of `fingerprint`'s node, if it has one.
-    pub(super) fn short_text(&self, fingerprint: Fingerprint) -> Option<ShortText> {
-        record_short_text(self.record(fingerprint)?).ok().flatten()
+    /// The short text of node `id`, if it has one.
+    pub(super) fn short_text(&self, id: NodeId) -> Option<ShortText> {
+        record_short_text(self.record_of(id)?).ok().flatten()
     }
 
-    /// The whole record of `fingerprint`'s node.
-    pub(super) fn decoded(&self, fingerprint: Fingerprint) -> Option<SideRecord> {
-        decode_record(self.record(fingerprint)?).ok()
+    /// The whole record of node `id`.
+    pub(super) fn decoded(&self, id: NodeId) -> Option<SideRecord> {
+        decode_record(self.record_of(id)?).ok()
     }
 
-    /// Stores `side` as its node's record, replacing the one it had. The
-    /// node's number, or `None` when the record could not be stored.
-    pub(super) fn put(&mut self, side: SideView<'_>) -> Option<NodeId> {
+    /// Stores `side` as node `id`'s record, replacing the one it had;
+    /// `false` when the record could not be stored (the node then has
+    /// none).
+    pub(super) fn put(&mut self, id: NodeId, side: SideView<'_>) -> bool {
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.bytes.clear();
         put_side(&mut buffer, &side);
-        let id = self.put_encoded(side.fingerprint, &buffer.bytes);
+        let stored = self.put_at(id, &buffer.bytes);
         self.buffer = buffer;
-        id
+        stored
     }
 
-    /// Stores an already encoded record as `fingerprint`'s; see [`Self::put`].
-    pub(super) fn put_encoded(
-        &mut self,
-        fingerprint: Fingerprint,
-        record: &[u8],
-    ) -> Option<NodeId> {
-        let id = self.claim(fingerprint)?;
-        self.put_at(id, record).then_some(id)
-    }
-
-    /// The number of `fingerprint`'s node, given one if it has none yet
-    /// (its record [`NOWHERE`] until [`Self::put_at`]); `None` when all
-    /// numbers are taken.
-    pub(super) fn claim(&mut self, fingerprint: Fingerprint) -> Option<NodeId> {
-        self.nodes.number_or_insert(fingerprint, || NOWHERE).ok()
-    }
-
-    /// [`Self::claim`] for each fingerprint in order, on an empty store at
-    /// once ([`FingerprintSlots::number_all`]); `None` stays `None`.
-    pub(super) fn claim_all(
-        &mut self,
-        fingerprints: &[Option<Fingerprint>],
-    ) -> Vec<Option<NodeId>> {
-        let entries: Vec<(Fingerprint, SideLocation)> = fingerprints
-            .iter()
-            .flatten()
-            .map(|&fingerprint| (fingerprint, NOWHERE))
-            .collect();
-        match self.nodes.number_all(entries) {
-            Ok(numbers) => {
-                let mut numbers = numbers.into_iter();
-                fingerprints
-                    .iter()
-                    .map(|fingerprint| fingerprint.and_then(|_| numbers.next()))
-                    .collect()
-            }
-            Err(_) => fingerprints
-                .iter()
-                .map(|fingerprint| fingerprint.and_then(|fingerprint| self.claim(fingerprint)))
-                .collect(),
-        }
-    }
-
-    /// Stores `record` as node `id`'s (a number from [`Self::claim`]),
-    /// releasing the one it had; `false` when no space could be had (the
-    /// node then keeps no record).
+    /// Stores an encoded `record` as node `id`'s, releasing the one it had;
+    /// `false` when no space could be had (the node then keeps no record).
     pub(super) fn put_at(&mut self, id: NodeId, record: &[u8]) -> bool {
         let location = self.file.append(record).unwrap_or(NOWHERE);
         self.locate(id, location)
@@ -195,13 +138,17 @@ impl SideStore {
     /// same order; a record without a number is not kept), each replacing
     /// the one its node had: records of a mapped snapshot are adopted
     /// where they are (unless the records are to be kept in memory), the
-    /// others written in blocks of [`MAX_SEGMENT_BYTES`] in one go. The numbers of nodes whose record could not be stored,
-    /// in the order of `ids`.
+    /// others written in blocks of [`MAX_SEGMENT_BYTES`] in one go. The
+    /// numbers of nodes whose record could not be stored, in the order of
+    /// `ids`.
     pub(super) fn put_all_at(
         &mut self,
         ids: &[Option<NodeId>],
         sides: &EncodedSides,
     ) -> Vec<NodeId> {
+        if let Some(&largest) = ids.iter().flatten().max() {
+            self.reserve_through(largest);
+        }
         let mut unstored = Vec::new();
         let mut ids = ids.iter().copied();
         for chunk in sides.chunks(MAX_SEGMENT_BYTES) {
@@ -234,10 +181,19 @@ impl SideStore {
         unstored
     }
 
+    /// Room in the table of locations for numbers up to `id`.
+    fn reserve_through(&mut self, id: NodeId) {
+        let needed = id as usize + 1;
+        if self.locations.len() < needed {
+            self.locations.resize(needed, NOWHERE);
+        }
+    }
+
     /// Makes `location` node `id`'s record, releasing the one it had;
-    /// `false` when it is [`NOWHERE`] or `id` is no node's number.
+    /// `false` when it is [`NOWHERE`].
     fn locate(&mut self, id: NodeId, location: SideLocation) -> bool {
-        let Some(stored) = self.nodes.at_mut(id) else {
+        self.reserve_through(id);
+        let Some(stored) = self.locations.get_mut(id as usize) else {
             if location != NOWHERE {
                 self.file.release(location);
             }
@@ -246,25 +202,47 @@ impl SideStore {
         let previous = std::mem::replace(stored, location);
         if previous != NOWHERE {
             self.file.release(previous);
+            self.stored -= 1;
+        }
+        if location != NOWHERE {
+            self.stored += 1;
         }
         location != NOWHERE
     }
 
-    /// Removes `fingerprint`'s node: its number (now free) and its record,
+    /// Removes node `id`'s record (its number was freed): the record,
     /// decoded (`None` when it had none or it does not decode).
-    pub(super) fn remove(
-        &mut self,
-        fingerprint: Fingerprint,
-    ) -> Option<(NodeId, Option<SideRecord>)> {
-        let (id, location) = self.nodes.remove(fingerprint)?;
+    pub(super) fn remove(&mut self, id: NodeId) -> Option<SideRecord> {
+        let location = std::mem::replace(self.locations.get_mut(id as usize)?, NOWHERE);
+        if location == NOWHERE {
+            return None;
+        }
+        self.stored -= 1;
         let record = self
             .file
             .record(location)
             .and_then(|record| decode_record(record).ok());
-        if location != NOWHERE {
-            self.file.release(location);
+        self.file.release(location);
+        record
+    }
+
+    /// Drops the places past `bound` (the forest's
+    /// [`crate::forest::Forest::number_bound`], after removals gave back
+    /// its last numbers), giving their memory back when most are gone.
+    pub(super) fn fit_to(&mut self, bound: usize) {
+        if bound >= self.locations.len() {
+            return;
         }
-        Some((id, record))
+        for location in self.locations.drain(bound..) {
+            if location != NOWHERE {
+                self.file.release(location);
+                self.stored -= 1;
+            }
+        }
+        if self.locations.capacity() > 4096 && self.locations.len() < self.locations.capacity() / 4
+        {
+            self.locations.shrink_to(self.locations.len() * 2);
+        }
     }
 
     /// Whether node `id`'s record lists `exact_hash`.
@@ -273,41 +251,48 @@ impl SideStore {
             .is_some_and(|record| record_has_exact_hash(record, exact_hash))
     }
 
-    /// Keeps the records in `storage` from now on, each node keeping its
-    /// number (a record that cannot be copied is lost, as when it could not
-    /// be stored).
+    /// Keeps the records in `storage` from now on (a record that cannot be
+    /// copied is lost, as when it could not be stored).
     pub(super) fn move_to(&mut self, storage: SideStorage) {
         let previous = std::mem::replace(&mut self.file, SideFile::new(storage));
-        let ids: Vec<NodeId> = self.nodes.iter().map(|(id, _, _)| id).collect();
-        for id in ids {
-            let Some(location) = self.nodes.at_mut(id) else {
+        for location in &mut self.locations {
+            if *location == NOWHERE {
                 continue;
-            };
+            }
             *location = previous
                 .record(*location)
                 .and_then(|record| self.file.append(record))
                 .unwrap_or(NOWHERE);
+            if *location == NOWHERE {
+                self.stored -= 1;
+            }
         }
     }
 
     /// The nodes' record locations and the segments that hold them; cheap
     /// enough to take under a lock (one pass, 24 bytes per node).
-    pub(super) fn snapshot(&self) -> SideSnapshot {
+    /// `fingerprint_of` names each node number's fingerprint.
+    pub(super) fn snapshot(
+        &self,
+        fingerprint_of: impl Fn(NodeId) -> Option<Fingerprint>,
+    ) -> SideSnapshot {
         SideSnapshot {
-            entries: self
-                .nodes
-                .iter()
-                .filter(|&(_, _, &location)| location != NOWHERE)
-                .map(|(_, fingerprint, &location)| (0, fingerprint, location))
+            entries: (0u32..)
+                .zip(&self.locations)
+                .filter(|&(_, &location)| location != NOWHERE)
+                .filter_map(|(id, &location)| Some((0, fingerprint_of(id)?, location)))
                 .collect(),
             file: self.file.reader(),
         }
     }
 
-    /// Heap bytes: the numbered slots and the segment table (the records
-    /// are in [`Self::file_stats`]).
+    /// Heap bytes: the table of locations (its untouched capacity is
+    /// address space only) and the segment table (the records are in
+    /// [`Self::file_stats`]).
     pub(super) fn heap_bytes(&self) -> usize {
-        self.nodes.heap_bytes() + self.file.heap_bytes() + self.buffer.bytes.capacity()
+        self.locations.len() * size_of::<SideLocation>()
+            + self.file.heap_bytes()
+            + self.buffer.bytes.capacity()
     }
 
     pub(super) fn file_stats(&self) -> SideFileStats {

@@ -76,7 +76,7 @@ use crate::candidates::multi_index::{
     DEFAULT_MAX_DISTANCE, FingerprintMap, IndexError, MultiIndex, approx_map_heap_bytes,
 };
 use crate::slots::FingerprintSlots;
-use crate::units::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis, NodeId};
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -216,11 +216,49 @@ pub struct ForestCounters {
     pub expired_nodes: u64,
 }
 
+/// Read access to the nodes' numbers during an assignment (see
+/// [`Forest::assign_with_numbered_candidates`]).
+#[derive(Debug, Clone, Copy)]
+pub struct NodeNumbers<'a> {
+    nodes: &'a FingerprintSlots<Node>,
+}
+
+impl NodeNumbers<'_> {
+    /// The number of `fingerprint`'s node, if it is one.
+    pub fn number(&self, fingerprint: Fingerprint) -> Option<NodeId> {
+        self.nodes.number(fingerprint)
+    }
+}
+
+/// Nodes a removal took out: their fingerprints and, in the same order,
+/// the numbers they had (free for another node from now on), so the caller
+/// can drop what it keeps under either.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemovedNodes {
+    pub fingerprints: Vec<Fingerprint>,
+    pub ids: Vec<NodeId>,
+}
+
+impl RemovedNodes {
+    fn push(&mut self, fingerprint: Fingerprint, id: NodeId) {
+        self.fingerprints.push(fingerprint);
+        self.ids.push(id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fingerprints.is_empty()
+    }
+}
+
 /// The result of one [`Forest::expire`] call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExpiryProgress {
-    /// Fingerprints removed by this call, so the caller can drop side data.
-    pub removed: Vec<Fingerprint>,
+    /// Nodes removed by this call, so the caller can drop side data.
+    pub removed: RemovedNodes,
     /// Whether expired nodes may remain (the budget ran out): call again.
     pub more_pending: bool,
 }
@@ -357,6 +395,24 @@ impl Forest {
         self.nodes.contains(fingerprint)
     }
 
+    /// The number of `fingerprint`'s node: dense, from 0, kept from the
+    /// node's insertion to its removal (never renumbered) and then free for
+    /// another node. Other structures key what they keep per node by it.
+    pub fn number(&self, fingerprint: Fingerprint) -> Option<NodeId> {
+        self.nodes.number(fingerprint)
+    }
+
+    /// The fingerprint of node number `id`, if a node has it.
+    pub fn fingerprint_at(&self, id: NodeId) -> Option<Fingerprint> {
+        self.nodes.at(id).map(|(fingerprint, _)| fingerprint)
+    }
+
+    /// One more than the largest node number in use (or waiting for
+    /// reuse): a table by node number needs this many places.
+    pub fn number_bound(&self) -> usize {
+        self.nodes.number_bound()
+    }
+
     /// The index of all node fingerprints (for "within `k`" queries).
     pub fn index(&self) -> &MultiIndex {
         &self.index
@@ -408,6 +464,25 @@ impl Forest {
         extra_candidates: &[Fingerprint],
         mut confirm: impl FnMut(Fingerprint) -> bool,
     ) -> Assignment {
+        self.assign_with_numbered_candidates(
+            fingerprint,
+            now,
+            extra_candidates,
+            |candidate, _, _| confirm(candidate),
+        )
+    }
+
+    /// [`Forest::assign_with_candidates`] whose `confirm` is also given the
+    /// candidate's node number and read access to every node's number (the
+    /// forest being borrowed for the assignment), for a caller that keeps
+    /// data by node number.
+    pub fn assign_with_numbered_candidates(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        extra_candidates: &[Fingerprint],
+        mut confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
+    ) -> Assignment {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
@@ -426,12 +501,16 @@ impl Forest {
                 candidate_roots.push(extra_node.root);
             }
         }
+        let numbers = NodeNumbers { nodes };
         index.for_each_within(fingerprint, |candidate, _distance| {
-            let Some(candidate_node) = nodes.get(candidate) else {
+            let Some(id) = nodes.number(candidate) else {
+                return;
+            };
+            let Some((_, candidate_node)) = nodes.at(id) else {
                 return;
             };
             let root = candidate_node.root;
-            if !candidate_roots.contains(&root) && confirm(candidate) {
+            if !candidate_roots.contains(&root) && confirm(candidate, id, numbers) {
                 candidate_roots.push(root);
             }
         });
@@ -600,8 +679,8 @@ impl Forest {
 
     /// Removes the given nodes (replay of an expiry): a root with its whole
     /// tree, a leaf alone. Returns what was removed.
-    pub fn remove_nodes(&mut self, fingerprints: &[Fingerprint]) -> Vec<Fingerprint> {
-        let mut removed = Vec::new();
+    pub fn remove_nodes(&mut self, fingerprints: &[Fingerprint]) -> RemovedNodes {
+        let mut removed = RemovedNodes::default();
         for &fingerprint in fingerprints {
             let Some(node) = self.nodes.get(fingerprint).copied() else {
                 continue;
@@ -617,7 +696,7 @@ impl Forest {
 
     /// [`Forest::remove_nodes`] for nodes that expired (replay of an
     /// expiry): counted as expired.
-    pub fn apply_expiry(&mut self, fingerprints: &[Fingerprint]) -> Vec<Fingerprint> {
+    pub fn apply_expiry(&mut self, fingerprints: &[Fingerprint]) -> RemovedNodes {
         let removed = self.remove_nodes(fingerprints);
         self.expired_node_count += removed.len() as u64;
         removed
@@ -629,9 +708,9 @@ impl Forest {
     /// state, so the root is tried too. Used when the cluster rejected the
     /// only document of a node, or all its documents were deleted: such a
     /// node would otherwise name a class that nothing in the index belongs
-    /// to. Returns the fingerprints removed (zero, one or two).
-    pub fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> Vec<Fingerprint> {
-        let mut removed = Vec::new();
+    /// to. Returns the nodes removed (zero, one or two).
+    pub fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> RemovedNodes {
+        let mut removed = RemovedNodes::default();
         let Some(node) = self.nodes.get(fingerprint).copied() else {
             return removed;
         };
@@ -669,7 +748,7 @@ impl Forest {
             return ExpiryProgress::default();
         };
         let cutoff = now.saturating_sub(retention);
-        let mut removed = Vec::new();
+        let mut removed = RemovedNodes::default();
         // Stale queue entries cost work without removing anything; bound them too.
         let mut queue_pops_left = max_removals.saturating_mul(4).saturating_add(64);
         let more_pending = loop {
@@ -854,21 +933,21 @@ impl Forest {
     }
 
     /// Removes a root and all of its leaves.
-    fn remove_tree(&mut self, root: Fingerprint, removed: &mut Vec<Fingerprint>) {
-        let Some(root_node) = self.nodes.remove(root).map(|(_, node)| node) else {
+    fn remove_tree(&mut self, root: Fingerprint, removed: &mut RemovedNodes) {
+        let Some((root_id, root_node)) = self.nodes.remove(root) else {
             return;
         };
         self.index.remove(root);
         self.root_count -= 1;
-        removed.push(root);
+        removed.push(root, root_id);
         let mut class_documents = u64::from(root_node.documents);
         if let Some(tree) = self.trees.remove(&root) {
             class_documents = tree.class_documents;
             self.leaf_capacity -= tree.leaves.capacity();
             for leaf in tree.leaves {
-                if self.nodes.remove(leaf).map(|(_, node)| node).is_some() {
+                if let Some((leaf_id, _)) = self.nodes.remove(leaf) {
                     self.index.remove(leaf);
-                    removed.push(leaf);
+                    removed.push(leaf, leaf_id);
                 }
             }
         }
@@ -876,12 +955,12 @@ impl Forest {
     }
 
     /// Removes one leaf; its root stays.
-    fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut Vec<Fingerprint>) {
-        if self.nodes.remove(leaf).map(|(_, node)| node).is_none() {
+    fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut RemovedNodes) {
+        let Some((leaf_id, _)) = self.nodes.remove(leaf) else {
             return;
-        }
+        };
         self.index.remove(leaf);
-        removed.push(leaf);
+        removed.push(leaf, leaf_id);
         self.document_count -= u64::from(node.documents);
         let Some(tree) = self.trees.get_mut(&node.root) else {
             return;
@@ -926,7 +1005,8 @@ impl Forest {
                 .collect();
         }
         if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {
-            self.nodes.shrink_to(live * 2);
+            // Numbers stay: others hold them.
+            self.nodes.release_spare(live * 2);
         }
         let trees = self.trees.len();
         if self.trees.capacity() > 4096 && trees < self.trees.capacity() / 4 {

@@ -227,7 +227,7 @@ fn expired_root_takes_its_tree() {
     forest.assign(0b11, 20);
     forest.assign(u64::MAX, 5 * HOUR);
     let progress = forest.expire(HOUR + 21, usize::MAX);
-    let mut removed = progress.removed.clone();
+    let mut removed = progress.removed.fingerprints.clone();
     removed.sort_unstable();
     assert_eq!(removed, vec![0, 1, 0b11]);
     assert!(!progress.more_pending);
@@ -262,14 +262,14 @@ fn old_leaf_expires_alone_while_its_root_is_fresh() {
     forest.reach_root(0, 2 * HOUR);
     forest.reach_root(0b11, 2 * HOUR);
     let progress = forest.expire(HOUR + 15, usize::MAX);
-    assert_eq!(progress.removed, vec![1]);
+    assert_eq!(progress.removed.fingerprints, vec![1]);
     assert_eq!(forest.leaf_count(0), Some(1));
     assert_eq!(forest.class(0).unwrap().members, vec![0, 0b11]);
     assert_eq!(forest.class_documents(0), Some(2));
     // The last leaf goes, the root stays a root.
     forest.reach_root(0, 4 * HOUR);
     let progress = forest.expire(3 * HOUR + 1, usize::MAX);
-    assert_eq!(progress.removed, vec![0b11]);
+    assert_eq!(progress.removed.fingerprints, vec![0b11]);
     assert_eq!(forest.leaf_count(0), Some(0));
     assert_eq!(forest.class(0).unwrap().documents, 1);
     assert!(forest.node(0).unwrap().is_root);
@@ -286,7 +286,7 @@ fn leaf_slots_stay_valid_after_swap_removal() {
     forest.reach_root(16, 10 * HOUR);
     forest.reach_root(4, 10 * HOUR);
     // Leaves 1, 2, 8 expire; 16 and 4 are moved around in the leaf list.
-    let mut removed = forest.expire(HOUR + 5, usize::MAX).removed;
+    let mut removed = forest.expire(HOUR + 5, usize::MAX).removed.fingerprints;
     removed.sort_unstable();
     assert_eq!(removed, vec![1, 2, 8]);
     let mut members = forest.class(0).unwrap().members;
@@ -339,10 +339,16 @@ fn expired_fingerprint_can_come_back() {
     let again = forest.assign(1, 2 * HOUR);
     assert_eq!(again.placement, Placement::NewRoot);
     assert_eq!(
-        forest.expire(2 * HOUR + 10, usize::MAX).removed,
+        forest
+            .expire(2 * HOUR + 10, usize::MAX)
+            .removed
+            .fingerprints,
         Vec::<u64>::new()
     );
-    assert_eq!(forest.expire(4 * HOUR, usize::MAX).removed, vec![1]);
+    assert_eq!(
+        forest.expire(4 * HOUR, usize::MAX).removed.fingerprints,
+        vec![1]
+    );
 }
 
 #[test]
@@ -465,4 +471,55 @@ fn a_forest_restored_from_its_records_is_the_same_and_damage_is_refused() {
         matches!(&refused, Err(ForestError::Damaged(reason)) if reason.contains("not a root")),
         "{refused:?}"
     );
+}
+
+#[test]
+fn numbers_survive_mass_removal_and_removals_report_them() {
+    let mut forest = Forest::new(ForestConfig {
+        retention: Some(HOUR),
+        ..ForestConfig::default()
+    })
+    .unwrap();
+    // 10 000 nodes far apart; all but the last 100 expire, which frees
+    // most of the table (and used to renumber the rest).
+    let fingerprint = |index: u64| index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for index in 0..10_000u64 {
+        let now = if index < 9_900 { 0 } else { 2 * HOUR };
+        forest.assign(fingerprint(index), now);
+    }
+    let before: Vec<(u64, NodeId)> = (9_900..10_000)
+        .map(|index| {
+            (
+                fingerprint(index),
+                forest.number(fingerprint(index)).unwrap(),
+            )
+        })
+        .collect();
+    let expected: Vec<(u64, NodeId)> = (0..9_900)
+        .map(|index| {
+            (
+                fingerprint(index),
+                forest.number(fingerprint(index)).unwrap(),
+            )
+        })
+        .collect();
+    let progress = forest.expire(2 * HOUR, usize::MAX);
+    let mut reported: Vec<(u64, NodeId)> = progress
+        .removed
+        .fingerprints
+        .iter()
+        .copied()
+        .zip(progress.removed.ids.iter().copied())
+        .collect();
+    reported.sort_unstable();
+    let mut expected = expected;
+    expected.sort_unstable();
+    assert_eq!(reported, expected);
+    for (kept, number) in before {
+        assert_eq!(forest.number(kept), Some(number));
+        assert_eq!(forest.fingerprint_at(number), Some(kept));
+    }
+    // The numbers freed below the kept ones are reused, lowest first.
+    let newcomer = forest.assign(fingerprint(20_000), 2 * HOUR);
+    assert_eq!(forest.number(newcomer.root), Some(0));
 }
