@@ -19,7 +19,8 @@ use serde_json::Value;
 pub type Fingerprint = u64;
 
 /// A node's number where 4 bytes must do for a fingerprint's 8: dense,
-/// handed out by the engine's side store and reused after its node goes.
+/// handed out by the forest ([`crate::forest::Forest::number`]), kept while
+/// its node lives and reused after it goes.
 pub type NodeId = u32;
 
 /// A point in time: Unix milliseconds of arrival.

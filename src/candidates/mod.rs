@@ -9,7 +9,7 @@
 //!
 //! Design: three indexes, all pure, with no locking (the engine serialises
 //! access). The multi-index holds fingerprints (its scan compares them);
-//! the other two hold the engine's 4-byte node numbers
+//! the other two hold the forest's 4-byte node numbers
 //! ([`crate::units::NodeId`]), several per node:
 //!
 //! - [`multi_index`]: every fingerprint within Hamming distance `k` (the

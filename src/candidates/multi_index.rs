@@ -18,13 +18,15 @@
 //! own block values in every table and verifies each candidate with
 //! `popcount(a ^ b) <= k`.
 //!
-//! - Narrow blocks (at most [`DIRECT_TABLE_MAX_BITS`] bits) use a direct table:
-//!   a vector indexed by the block value, no hashing at all. Buckets grow by a
-//!   quarter instead of doubling so the slack stays around ten percent, which
-//!   matters at 50 M fingerprints × `k + 1` copies.
-//! - Wide blocks (`k` ≤ 2) use a hash map from block value to bucket; buckets
-//!   holding a single fingerprint are stored inline, without an allocation.
-//! - Buckets store the full fingerprint, not an id, so verification is a
+//! - Narrow blocks (at most [`DIRECT_TABLE_MAX_BITS`] bits) use a direct
+//!   table indexed by the block value, no hashing at all, whose entries are
+//!   the fingerprint without the block's bits (6 bytes at `k = 3`), buckets
+//!   packed back to back by groups ([`super::packed_buckets`]): that matters
+//!   at 50 M fingerprints × `k + 1` copies.
+//! - Wide blocks (`k` ≤ 2) use a hash map from block value to bucket of
+//!   whole fingerprints; buckets holding a single fingerprint are stored
+//!   inline, without an allocation.
+//! - Buckets store the fingerprint's bits, not an id, so verification is a
 //!   sequential scan with no pointer chasing.
 //! - A candidate that agrees with the query on several blocks is found in each
 //!   of those tables. It is reported only from the first block it agrees on,
@@ -37,8 +39,8 @@
 //!
 //! # Consequences
 //!
-//! Memory is `(k + 1) × 8` bytes per fingerprint plus bucket slack (about 36
-//! bytes per fingerprint at `k = 3`); a query costs `k + 1` bucket scans whose
+//! Memory is `k + 1` entries per fingerprint (about 26 bytes at `k = 3`,
+//! 6.4 per entry with the groups' slack); a query costs `k + 1` bucket scans whose
 //! length is `n / 2^(64 / (k + 1))` on average (about 760 per table at 50 M
 //! fingerprints and `k = 3`), so it is bound by memory bandwidth at that size.
 //! The index is a set: inserting a present fingerprint is a no-op. It has no
@@ -130,6 +132,37 @@ fn split_into_blocks(block_count: u32) -> Vec<Block> {
         high_bit = shift;
     }
     blocks
+}
+
+/// The entries of a chunk of [`SCAN_CHUNK`] packed entries (`window` holds
+/// them and the padding after), each masked to `rest_mask`. Entries of 6
+/// bytes (the default `k = 3`) are cut out of whole 8-byte words, four
+/// from every three, which the compiler vectorises; other sizes are read
+/// one unaligned word each.
+#[inline]
+fn chunk_rests<const ENTRY_BYTES: usize>(window: &[u8], rest_mask: u64) -> [u64; SCAN_CHUNK] {
+    let mut rests = [0u64; SCAN_CHUNK];
+    if ENTRY_BYTES == 6
+        && let Some(bytes) = window.get(..SCAN_CHUNK * 6)
+    {
+        let (words, _) = bytes.as_chunks::<8>();
+        for (four, three) in rests.chunks_exact_mut(4).zip(words.chunks_exact(3)) {
+            let [first, second, third] = [0, 1, 2].map(|index| u64::from_le_bytes(three[index]));
+            four[0] = first;
+            four[1] = (first >> 48) | (second << 16);
+            four[2] = (second >> 32) | (third << 32);
+            four[3] = third >> 16;
+        }
+    } else {
+        for (index, rest) in rests.iter_mut().enumerate() {
+            let at = index * ENTRY_BYTES;
+            *rest = window
+                .get(at..at + 8)
+                .and_then(|bytes| bytes.try_into().ok())
+                .map_or(u64::MAX, u64::from_le_bytes);
+        }
+    }
+    rests.map(|rest| rest & rest_mask)
 }
 
 /// Appends to a bucket, growing it by about a quarter when full (instead of
@@ -543,27 +576,33 @@ impl MultiIndex {
             else {
                 break;
             };
-            let rests: [u64; SCAN_CHUNK] = std::array::from_fn(|index| {
-                let at = index * ENTRY_BYTES;
-                window
-                    .get(at..at + 8)
-                    .and_then(|bytes| bytes.try_into().ok())
-                    .map_or(u64::MAX, u64::from_le_bytes)
-                    & rest_mask
-            });
+            let rests = chunk_rests::<ENTRY_BYTES>(window, rest_mask);
             if self.chunk_has_neighbour(&rests, query_rest) {
                 for rest in rests {
                     report_rest(rest);
                 }
             }
         }
-        for index in full_chunks * SCAN_CHUNK..bucket.count {
-            report_rest(bucket.word(ENTRY_BYTES, index) & rest_mask);
+        // The last, partial chunk: padded with entries too far to report.
+        let tail = full_chunks * SCAN_CHUNK..bucket.count;
+        if tail.is_empty() {
+            return;
+        }
+        let far = query_rest ^ rest_mask;
+        let mut rests = [far; SCAN_CHUNK];
+        for (rest, index) in rests.iter_mut().zip(tail.clone()) {
+            *rest = bucket.word(ENTRY_BYTES, index) & rest_mask;
+        }
+        if self.chunk_has_neighbour(&rests, query_rest) {
+            for &rest in &rests[..tail.len()] {
+                report_rest(rest);
+            }
         }
     }
 
     /// Whether any candidate in `chunk` is within `max_distance`, without
     /// branching per candidate.
+    #[inline]
     fn chunk_has_neighbour(&self, chunk: &[u64; SCAN_CHUNK], fingerprint: u64) -> bool {
         if self.max_distance <= CLEAR_BITS_MAX_DISTANCE {
             // Clearing the lowest set bit `k` times leaves zero exactly when at

@@ -227,3 +227,42 @@ fn hasher_spreads_high_bits_into_low_bits() {
         .collect();
     assert!(low_bits.len() > 128, "only {} distinct", low_bits.len());
 }
+
+#[test]
+fn full_buckets_are_scanned_by_chunks_at_every_entry_size() {
+    // Fingerprints sharing their top 24 bits: for k = 3, 4 and 9 the first
+    // block is the same for all of them, so one bucket holds hundreds of
+    // entries (full chunks of 6-, 7- and 8-byte entries) and neighbours
+    // sit at every position of a chunk.
+    let mut state = 0x5eed_u64;
+    let mut next = move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut mixed = state;
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^ (mixed >> 31)
+    };
+    let top = 0xabcd_ef00_0000_0000_u64;
+    for max_distance in [3, 4, 9] {
+        let mut index = MultiIndex::new(max_distance).unwrap();
+        let mut stored = Vec::new();
+        for _ in 0..150 {
+            let base = top | (next() >> 24);
+            for flips in 0..=max_distance + 1 {
+                // Flipped low bits: 0, 1, 3, 7, ... (inside the other blocks).
+                let near = base ^ ((1u64 << flips) - 1);
+                if index.insert(near) {
+                    stored.push(near);
+                }
+            }
+        }
+        for &query in &stored {
+            let probe = query ^ (1 << (query % 20)) ^ (1 << 30);
+            assert_eq!(
+                sorted(index.within(probe)),
+                brute_force_within(&stored, probe, max_distance),
+                "k = {max_distance}"
+            );
+        }
+    }
+}

@@ -31,7 +31,7 @@
 
 /// A group that averages more entries than this is split (while a group
 /// spans more than one bucket).
-const SPLIT_AVERAGE_ENTRIES: usize = 1024;
+const SPLIT_AVERAGE_ENTRIES: usize = 256;
 
 /// Groups span at most 2^8 buckets, so an insert moves at most 256 ends.
 const MAX_GROUP_BITS: u32 = 8;

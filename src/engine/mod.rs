@@ -129,7 +129,7 @@ pub struct Engine {
     confirmation: ConfirmationConfig,
     /// The exact fast path: text hash → node number.
     exact_hashes: ExactHashes,
-    /// Each node's number and side record, the record off the heap.
+    /// Each node's side record (off the heap), by the forest's node number.
     side_data: SideStore,
     short_texts: ShingleIndex,
     long_texts: SketchIndex,
