@@ -3,7 +3,8 @@
 //! unmatched element exactly once, and the word-level summary never panics
 //! and does not depend on which text comes first.
 
-use neardup::confirm::edits::{GapPosition, align, compare};
+use neardup::confirm::edits::{GapPosition, align, compare, compare_with_until};
+use neardup::confirm::synonyms::Synonyms;
 use proptest::prelude::*;
 
 /// Longest common subsequence length by the textbook table.
@@ -118,5 +119,21 @@ proptest! {
             prop_assert!(!forward.content_word_changed);
             prop_assert_eq!(forward.unmarked_edits, 0);
         }
+    }
+
+    #[test]
+    fn an_alignment_stopped_at_its_shape_has_the_same_shape(left in text(), right in text()) {
+        let whole = compare(&left, &right);
+        let shape = compare_with_until(&left, &right, &Synonyms::empty(), |_| true);
+        prop_assert_eq!(shape.shorter_chars, whole.shorter_chars);
+        prop_assert_eq!(shape.longer_chars, whole.longer_chars);
+        prop_assert_eq!(shape.unmatched_in_shorter, whole.unmatched_in_shorter);
+        prop_assert_eq!(shape.identical(), whole.identical());
+        prop_assert_eq!(shape.repost.span_chars, whole.repost.span_chars);
+        prop_assert_eq!(shape.repost.cut_chars, whole.repost.cut_chars);
+        prop_assert_eq!(shape.repost.inside_edits, whole.repost.inside_edits);
+        prop_assert_eq!(shape.repost.inside_unmatched, whole.repost.inside_unmatched);
+        let not_stopped = compare_with_until(&left, &right, &Synonyms::empty(), |_| false);
+        prop_assert_eq!(not_stopped, whole);
     }
 }

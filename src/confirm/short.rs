@@ -78,10 +78,14 @@ impl ShortText {
         }) {
             return false;
         }
-        repost_allows_join(
-            &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
-            config,
-        )
+        // Most alignments fail on their shape: the words are then not read.
+        let summary = edits::compare_with_until(
+            &self.letters,
+            &candidate.letters,
+            &config.synonyms,
+            |shape| !shape.identical() && !repost_shape_allows_join(shape, config),
+        );
+        repost_allows_join(&summary, config)
     }
 }
 
@@ -112,26 +116,35 @@ pub fn allowed_cut_chars(shorter_chars: usize) -> usize {
 /// changed, no clause continues the sentence at an edge, and at most one
 /// content word per 40 letters of the span changed.
 pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
-    let shorter = summary.shorter_chars;
     if summary.identical() {
         return true;
     }
-    if shorter < config.min_fuzzy_chars {
-        return false;
-    }
     let reading = &summary.repost;
     let span = reading.span_chars;
-    span > 0
+    repost_shape_allows_join(summary, config)
+        && !(config.require_same_numbers && reading.figure_changes > 0)
+        && !(config.content_word_check && reading.fact_changes > 0)
+        && !(config.content_word_check
+            && (reading.clauses > 0 || reading.content_changes > span / 40))
+}
+
+/// The part of [`repost_allows_join`] that needs only the alignment's
+/// shape (see [`edits::compare_with_until`]), for texts that are not
+/// identical: the text is long enough to compare, the comment does not
+/// outweigh the shared span, little was cut, and the span holds few edits
+/// for its length.
+pub fn repost_shape_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
+    let shorter = summary.shorter_chars;
+    let reading = &summary.repost;
+    let span = reading.span_chars;
+    shorter >= config.min_fuzzy_chars
+        && span > 0
         // A repost's comment does not outweigh the text it reposts: a
         // short text found inside a long one is a quote, not a copy.
         && summary.longer_chars <= 2 * span
         && reading.cut_chars <= allowed_cut_chars(shorter)
         && reading.inside_unmatched <= 2 + span / 15
         && reading.inside_edits <= 1 + span / 25
-        && !(config.require_same_numbers && reading.figure_changes > 0)
-        && !(config.content_word_check && reading.fact_changes > 0)
-        && !(config.content_word_check
-            && (reading.clauses > 0 || reading.content_changes > span / 40))
 }
 
 /// Bigram sets of two short texts are close enough: Jaccard at least

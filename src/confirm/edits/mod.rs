@@ -800,6 +800,23 @@ pub fn compare(left: &str, right: &str) -> EditSummary {
 /// [`compare`], where a content word swapped for a declared synonym is not
 /// a change of content (see [`crate::confirm::synonyms`]).
 pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary {
+    compare_with_until(left, right, synonyms, |_| false)
+}
+
+/// [`compare_with`] that stops once the shape of the alignment is known
+/// (the letters' counts, the repost reading's span, cut, inside edits and
+/// inside unmatched letters, and the unmatched letters of the shorter
+/// text) if `give_up` says so: the fields that need the words are then
+/// left at zero. For a caller that rejects on the shape alone: the words
+/// (a segmentation and tagging of both texts) are most of an alignment's
+/// cost, and on a feed of texts sharing sentences nearly every alignment
+/// fails on its shape.
+pub fn compare_with_until(
+    left: &str,
+    right: &str,
+    synonyms: &Synonyms,
+    give_up: impl FnOnce(&EditSummary) -> bool,
+) -> EditSummary {
     let (mut shorter, mut longer) = (Letters::of(left), Letters::of(right));
     if shorter.chars.len() > longer.chars.len() {
         std::mem::swap(&mut shorter, &mut longer);
@@ -821,16 +838,39 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
     let (span, longer_span) = shared_span(&gaps, shorter.chars.len(), longer.chars.len());
     summary.repost.span_chars = span.len();
     summary.repost.cut_chars = shorter.chars.len() - span.len();
+    let all_credit =
+        |credit: &[bool], range: &Range<usize>| credit[range.clone()].iter().all(|&c| c);
     // Letters of the shorter text in credit lines the other text words
     // otherwise: not changes of the text.
+    let is_credit = |ours: &Range<usize>, theirs: &Range<usize>| {
+        all_credit(&shorter.credit, ours) && all_credit(&longer.credit, theirs)
+    };
+    // A gap inside the shared span on both sides.
+    let is_inside = |ours: &Range<usize>, theirs: &Range<usize>| {
+        span.start <= ours.start
+            && ours.end <= span.end
+            && longer_span.start <= theirs.start
+            && theirs.end <= longer_span.end
+            && !span.is_empty()
+    };
+    // The shape first: counted without the words.
     let mut unmatched_credit = 0;
+    for (ours, theirs, _) in &gaps {
+        if is_credit(ours, theirs) {
+            unmatched_credit += ours.len();
+        } else if is_inside(ours, theirs) {
+            summary.repost.inside_edits += 1;
+            summary.repost.inside_unmatched += ours.len();
+        }
+    }
+    summary.unmatched_in_shorter = shorter.chars.len() - common - unmatched_credit;
+    if give_up(&summary) {
+        return summary;
+    }
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
     for (ours, theirs, position) in gaps {
-        let all_credit =
-            |credit: &[bool], range: &Range<usize>| credit[range.clone()].iter().all(|&c| c);
-        if all_credit(&shorter.credit, &ours) && all_credit(&longer.credit, &theirs) {
-            unmatched_credit += ours.len();
+        if is_credit(&ours, &theirs) {
             continue;
         }
         let replaces_numeral = !ours.is_empty()
@@ -883,15 +923,8 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
             && shorter_marks[ours.clone()]
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
-        let inside = span.start <= ours.start
-            && ours.end <= span.end
-            && longer_span.start <= theirs.start
-            && theirs.end <= longer_span.end
-            && !span.is_empty();
         let reading = &mut summary.repost;
-        if inside {
-            reading.inside_edits += 1;
-            reading.inside_unmatched += ours.len();
+        if is_inside(&ours, &theirs) {
             let changed_inside = gap_changes_content(
                 &shorter_side,
                 &longer_side,
@@ -987,7 +1020,6 @@ pub fn compare_with(left: &str, right: &str, synonyms: &Synonyms) -> EditSummary
             }
         }
     }
-    summary.unmatched_in_shorter = shorter.chars.len() - common - unmatched_credit;
     summary
 }
 
