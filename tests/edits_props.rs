@@ -3,8 +3,12 @@
 //! unmatched element exactly once, and the word-level summary never panics
 //! and does not depend on which text comes first.
 
-use neardup::confirm::edits::{GapPosition, align, compare, compare_with_until};
+use neardup::confirm::edits::{GapPosition, align, compare, compare_with_until, outline};
 use neardup::confirm::synonyms::Synonyms;
+use neardup::confirm::{
+    ConfirmationConfig, repost_allows_join, repost_shape_allows_join, repost_shape_excluded,
+};
+use neardup::fingerprint::normalize::is_letter_or_digit;
 use proptest::prelude::*;
 
 /// Longest common subsequence length by the textbook table.
@@ -62,13 +66,164 @@ const PIECES: &[&str] = &[
     "中下游",
 ];
 
+/// Credit lines and the pieces above, for the properties that must hold
+/// with credits in the texts too.
+fn piece(index: usize) -> Option<&'static str> {
+    const CREDITS: &[&str] = &["来源", "记者", "via", "Reuters"];
+    PIECES
+        .get(index)
+        .or_else(|| CREDITS.get(index - PIECES.len()))
+        .copied()
+}
+
+const ALL_PIECES: usize = PIECES.len() + 4;
+
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(0..PIECES.len(), 0..14)
         .prop_map(|pieces| pieces.into_iter().map(|piece| PIECES[piece]).collect())
 }
 
+/// A text and a copy of it: pieces added before and after, and a few of
+/// its own pieces replaced or dropped; or an unrelated text.
+fn text_and_copy() -> impl Strategy<Value = (String, String)> {
+    (
+        prop::collection::vec(0..ALL_PIECES, 4..24),
+        prop::collection::vec(0..ALL_PIECES, 0..6),
+        prop::collection::vec(0..ALL_PIECES, 0..6),
+        prop::collection::vec((0usize..24, 0..=ALL_PIECES), 0..4),
+        prop::collection::vec(0..ALL_PIECES, 0..14),
+        0..4u8,
+    )
+        .prop_map(|(base, prefix, suffix, edits, unrelated, kind)| {
+            let join = |pieces: &[usize]| -> String {
+                pieces.iter().filter_map(|&index| piece(index)).collect()
+            };
+            let mut copy = base.clone();
+            for (at, piece) in edits {
+                if copy.is_empty() {
+                    break;
+                }
+                // ALL_PIECES drops the piece.
+                let at = at % copy.len();
+                if piece == ALL_PIECES {
+                    copy.remove(at);
+                } else {
+                    copy[at] = piece;
+                }
+            }
+            let copy = format!("{}{}{}", join(&prefix), join(&copy), join(&suffix));
+            if kind == 0 {
+                (join(&base), join(&unrelated))
+            } else {
+                (join(&base), copy)
+            }
+        })
+}
+
+/// A text of letters and a copy edited letter by letter: cut at both
+/// ends, letters replaced, dropped or added inside, a comment before and
+/// after (each sometimes a credit line): pairs near every bound of the
+/// repost reading's shape.
+fn text_and_lettered_copy() -> impl Strategy<Value = (String, String)> {
+    const LETTERS: &[&str] = &[
+        "a", "b", "c", "d", "e", "北", "京", "上", "海", "雨", " ", "，", "来源", "via",
+    ];
+    let letters = || prop::collection::vec(0..LETTERS.len(), 0..24);
+    (
+        prop::collection::vec(0..LETTERS.len(), 8..80),
+        (0usize..12, 0usize..12),
+        prop::collection::vec((0usize..80, 0..=LETTERS.len()), 0..8),
+        (letters(), letters()),
+    )
+        .prop_map(
+            move |(base, (cut_start, cut_end), edits, (before, after))| {
+                let join = |pieces: &[usize]| -> String {
+                    pieces
+                        .iter()
+                        .filter_map(|&index| LETTERS.get(index))
+                        .copied()
+                        .collect()
+                };
+                let end = base
+                    .len()
+                    .saturating_sub(cut_end)
+                    .max(cut_start.min(base.len()));
+                let mut copy = base[cut_start.min(base.len())..end].to_vec();
+                for (at, letter) in edits {
+                    let at = at % (copy.len() + 1);
+                    match letter {
+                        // LETTERS.len() drops a letter; an even place adds one.
+                        drop if drop == LETTERS.len() && at < copy.len() => {
+                            copy.remove(at);
+                        }
+                        add if at % 2 == 0 && add < LETTERS.len() => copy.insert(at, add),
+                        replace if at < copy.len() && replace < LETTERS.len() => copy[at] = replace,
+                        _ => {}
+                    }
+                }
+                (
+                    join(&base),
+                    format!("{}{}{}", join(&before), join(&copy), join(&after)),
+                )
+            },
+        )
+}
+
+/// The letters an alignment compares, as the engine reads them.
+fn letters(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| is_letter_or_digit(c))
+        .map(|c| c.to_lowercase().next().unwrap_or(c))
+        .collect()
+}
+
+fn lcs_of_chars(left: &[char], right: &[char]) -> usize {
+    let mut table = vec![vec![0usize; right.len() + 1]; left.len() + 1];
+    for i in 0..left.len() {
+        for j in 0..right.len() {
+            table[i + 1][j + 1] = if left[i] == right[j] {
+                table[i][j] + 1
+            } else {
+                table[i][j + 1].max(table[i + 1][j])
+            };
+        }
+    }
+    table[left.len()][right.len()]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+    #[test]
+    fn the_outline_counts_the_letters_and_their_common_subsequence(left in text(), right in text()) {
+        let found = outline(&left, &right);
+        let (ours, theirs) = (letters(&left), letters(&right));
+        prop_assert_eq!(found.shorter_chars, ours.len().min(theirs.len()));
+        prop_assert_eq!(found.longer_chars, ours.len().max(theirs.len()));
+        prop_assert_eq!(found.common, Some(lcs_of_chars(&ours, &theirs)));
+    }
+
+    #[test]
+    fn a_pair_the_outline_excludes_never_has_a_joining_shape(
+        (left, right) in text_and_lettered_copy(),
+        min_fuzzy_chars in 0usize..16,
+    ) {
+        let config = ConfirmationConfig { min_fuzzy_chars, ..ConfirmationConfig::default() };
+        if repost_shape_excluded(&left, &right, &config) {
+            let whole = compare(&left, &right);
+            prop_assert!(!whole.identical(), "{:?}", whole);
+            prop_assert!(!repost_shape_allows_join(&whole, &config), "{:?}", whole);
+        }
+    }
+
+    #[test]
+    fn a_pair_the_outline_excludes_never_joins((left, right) in text_and_copy(), min_fuzzy_chars in 0usize..16) {
+        let config = ConfirmationConfig { min_fuzzy_chars, ..ConfirmationConfig::default() };
+        if repost_shape_excluded(&left, &right, &config) {
+            let whole = compare(&left, &right);
+            prop_assert!(!repost_allows_join(&whole, &config), "{:?}", whole);
+        }
+    }
 
     #[test]
     fn the_alignment_is_a_longest_common_subsequence_with_exact_gaps(

@@ -38,7 +38,8 @@ use std::sync::Arc;
 pub use long::{LEAD_CHARS, LongText, lead_is_chinese, sketch_join_bar};
 pub use short::{
     MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars, allowed_unmatched_chars, containment,
-    edits_allow_join, repost_allows_join, short_texts_close,
+    edits_allow_join, repost_allows_join, repost_shape_allows_join, repost_shape_excluded,
+    short_texts_close,
 };
 use synonyms::Synonyms;
 

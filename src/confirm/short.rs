@@ -2,7 +2,9 @@
 //! candidate.
 
 use super::ConfirmationConfig;
-use super::edits::{self, EditSummary};
+use std::sync::OnceLock;
+
+use super::edits::{self, EditSummary, OutlineLetters};
 use crate::fingerprint::{jaccard, places_compatible, shared_count};
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
@@ -18,6 +20,47 @@ pub struct ShortText {
     pub letters: Box<str>,
     pub number_signature: u64,
     pub place_signature: u64,
+    /// The letters as the alignment's outline reads them, read at first
+    /// use: a document's own text is outlined against each candidate.
+    pub outline_letters: OutlineLettersOnce,
+}
+
+/// A text's [`OutlineLetters`], read at first use. Not part of the text's
+/// value (two texts with and without it read compare equal) and never
+/// stored.
+#[derive(Debug, Clone, Default)]
+pub struct OutlineLettersOnce(OnceLock<OutlineLetters>);
+
+impl PartialEq for OutlineLettersOnce {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for OutlineLettersOnce {}
+
+impl ShortText {
+    pub fn new(
+        shingles: Box<[u32]>,
+        letters: Box<str>,
+        number_signature: u64,
+        place_signature: u64,
+    ) -> ShortText {
+        ShortText {
+            shingles,
+            letters,
+            number_signature,
+            place_signature,
+            outline_letters: OutlineLettersOnce::default(),
+        }
+    }
+
+    /// The letters as the outline reads them (read once).
+    pub fn outline_letters(&self) -> &OutlineLetters {
+        self.outline_letters
+            .0
+            .get_or_init(|| OutlineLetters::of(&self.letters))
+    }
 }
 
 impl ShortText {
@@ -76,6 +119,11 @@ impl ShortText {
         if candidate_root.is_some_and(|root| {
             containment(&self.shingles, &root.shingles) < config.min_short_root_jaccard
         }) {
+            return false;
+        }
+        // Most candidates that get this far leave too much of the shorter
+        // text unmatched: known from the letters alone, without aligning.
+        if shape_excluded(self.outline_letters(), candidate.outline_letters(), config) {
             return false;
         }
         // Most alignments fail on their shape: the words are then not read.
@@ -147,6 +195,55 @@ pub fn repost_shape_allows_join(summary: &EditSummary, config: &ConfirmationConf
         && reading.inside_edits <= 1 + span / 25
 }
 
+/// No alignment of `ours` and `theirs` can have a shape that
+/// [`repost_shape_allows_join`] allows, by their letter counts and the
+/// length of their longest common subsequence ([`edits::outline`]). Never
+/// true of a pair the alignment would let join (a property test holds it
+/// to that).
+///
+/// Why it follows: a shape that passes has the shorter text at least
+/// `min_fuzzy_chars` long, the longer at most twice the span (itself at
+/// most the shorter), and every unmatched letter of the shorter text is
+/// either cut (at most [`allowed_cut_chars`]) or inside the span (at most
+/// `2 + span / 15`, the span being what is not cut), unless it lies in a credit line; so these two bounds
+/// hold only for texts without one ([`edits::may_hold_credit`]).
+pub fn repost_shape_excluded(ours: &str, theirs: &str, config: &ConfirmationConfig) -> bool {
+    shape_excluded(
+        &OutlineLetters::of(ours),
+        &OutlineLetters::of(theirs),
+        config,
+    )
+}
+
+/// [`repost_shape_excluded`] of texts whose letters are read.
+fn shape_excluded(
+    ours: &OutlineLetters,
+    theirs: &OutlineLetters,
+    config: &ConfirmationConfig,
+) -> bool {
+    let outline = edits::outline_of(ours, theirs);
+    let shorter = outline.shorter_chars;
+    if outline.longer_chars > 2 * shorter {
+        // Not identical either: that needs as many letters on both sides.
+        return true;
+    }
+    if outline.common == Some(shorter) && shorter == outline.longer_chars {
+        // Identical letters join whatever their length.
+        return false;
+    }
+    let too_short = shorter < config.min_fuzzy_chars;
+    // Unmatched letters: at most the cut, and inside the span (what is
+    // left of the shorter text) `2 + span / 15`; most with the most cut.
+    let most_cut = allowed_cut_chars(shorter).min(shorter);
+    let most_unmatched = most_cut + 2 + (shorter - most_cut) / 15;
+    let too_unmatched = outline
+        .common
+        .is_some_and(|common| shorter - common > most_unmatched);
+    // Letters in credit lines are neither unmatched nor a difference (two
+    // texts differing only there are identical).
+    (too_short || too_unmatched) && !ours.may_hold_credit && !theirs.may_hold_credit
+}
+
 /// Bigram sets of two short texts are close enough: Jaccard at least
 /// `min_jaccard`, or at least [`CONTAINED_JACCARD_FLOOR`] when one set lies
 /// almost wholly (`min_containment`) inside the other. A repost that only
@@ -192,6 +289,48 @@ pub fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `count` distinct letters from `first` on.
+    fn distinct(first: u32, count: u32) -> String {
+        (first..first + count).filter_map(char::from_u32).collect()
+    }
+
+    #[test]
+    fn the_outline_excludes_just_past_the_shape_bounds() {
+        let config = ConfirmationConfig::default();
+        let shape_allows = |ours: &str, theirs: &str| {
+            repost_shape_allows_join(&edits::compare(ours, theirs), &config)
+        };
+        // 60 letters: 11 may be cut, and 2 + 49 / 15 = 5 unmatched inside
+        // the span, in at most 1 + 49 / 25 = 2 gaps.
+        let text = distinct(0x4e00, 60);
+        let letters: Vec<char> = text.chars().collect();
+        let piece = |range: std::ops::Range<usize>| letters[range].iter().collect::<String>();
+        let at_bound = format!(
+            "{}{}{}{}{}{}",
+            distinct(0x5000, 11),
+            piece(11..30),
+            distinct(0x5100, 3),
+            piece(33..45),
+            distinct(0x5200, 2),
+            piece(47..60)
+        );
+        assert!(shape_allows(&text, &at_bound));
+        assert!(!repost_shape_excluded(&text, &at_bound, &config));
+        let past_bound = at_bound.replacen(&piece(47..48), &distinct(0x5300, 1), 1);
+        assert!(!shape_allows(&text, &past_bound));
+        assert!(repost_shape_excluded(&text, &past_bound, &config));
+        // A comment as long as the text: the longer at twice the span.
+        let commented = format!("{text}，{}", distinct(0x6000, 60));
+        assert!(shape_allows(&text, &commented));
+        assert!(!repost_shape_excluded(&text, &commented, &config));
+        let longer = format!("{commented}{}", distinct(0x7000, 1));
+        assert!(!shape_allows(&text, &longer));
+        assert!(repost_shape_excluded(&text, &longer, &config));
+        // A credit line's letters are not unmatched: not excluded.
+        let credited = format!("{}来源{}", piece(0..40), distinct(0x5400, 20));
+        assert!(!repost_shape_excluded(&text, &credited, &config));
+    }
 
     #[test]
     fn contained_short_texts_join_at_a_lower_jaccard() {

@@ -123,11 +123,17 @@ impl Analyzer {
     /// two meet only as short texts.
     fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
         let fingerprinter = &self.fingerprinter;
-        let short_text = || ShortText {
-            shingles: fingerprinter.shingle_set(prepared).into_boxed_slice(),
-            letters: fingerprinter.letters(prepared).into_boxed_str(),
-            number_signature: fingerprinter.number_signature(prepared),
-            place_signature: fingerprinter.place_signature(prepared),
+        let short_text = || {
+            let text = ShortText::new(
+                fingerprinter.shingle_set(prepared).into_boxed_slice(),
+                fingerprinter.letters(prepared).into_boxed_str(),
+                fingerprinter.number_signature(prepared),
+                fingerprinter.place_signature(prepared),
+            );
+            // Read here, off the engine's lock: the text is outlined
+            // against each of its candidates.
+            text.outline_letters();
+            text
         };
         if fingerprinter.is_short(prepared) {
             return (Some(short_text()), None);

@@ -717,6 +717,7 @@ pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeE
         letters: decoder.str()?.into(),
         number_signature: decoder.u64()?,
         place_signature: decoder.u64()?,
+        outline_letters: Default::default(),
     }))
 }
 

@@ -216,6 +216,7 @@ mod tests {
                     letters: "短文本 twenty".into(),
                     number_signature: 7,
                     place_signature: 8,
+                    outline_letters: Default::default(),
                 }),
                 long_text: None,
             },
@@ -264,6 +265,7 @@ mod tests {
                 letters: "短文本".into(),
                 number_signature: 4,
                 place_signature: 5,
+                outline_letters: Default::default(),
             }),
             long_text: None,
         }));

@@ -468,12 +468,12 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
         let short_text = short.then(|| {
             let mut shingles: Vec<u32> = (0..30).map(|_| random.next() as u32).collect();
             shingles.sort_unstable();
-            ShortText {
-                shingles: shingles.into_boxed_slice(),
-                letters: "周末去哪儿玩这五个公园的秋景美到不想走还有很多地方值得一看看".into(),
-                number_signature: random.next(),
-                place_signature: 0,
-            }
+            ShortText::new(
+                shingles.into_boxed_slice(),
+                "周末去哪儿玩这五个公园的秋景美到不想走还有很多地方值得一看看".into(),
+                random.next(),
+                0,
+            )
         });
         let long_text = (!short).then(|| {
             let mut sketch: Vec<u32> = (0..64).map(|_| random.next() as u32).collect();

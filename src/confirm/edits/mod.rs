@@ -30,6 +30,9 @@ use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
 
+mod outline;
+pub use outline::{AlignmentOutline, MAX_OUTLINED_CHARS, OutlineLetters, outline, outline_of};
+
 /// The differences between two short texts, aligned in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EditSummary {
@@ -674,6 +677,42 @@ fn mark_credits(letters: &mut Letters) {
     letters.credit = credit;
 }
 
+/// The letter an alignment compares for `c`: letters and digits,
+/// lowercased; `None` for everything else (punctuation, spaces, field
+/// separators).
+fn letter_of(c: char) -> Option<char> {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric().then(|| c.to_ascii_lowercase());
+    }
+    // The common ideographs have no case: no table to search.
+    if matches!(c, '\u{4e00}'..='\u{9fff}') {
+        return Some(c);
+    }
+    normalize::is_letter_or_digit(c).then(|| c.to_lowercase().next().unwrap_or(c))
+}
+
+/// `text` may hold a credit line (see [`mark_credits`]): its letters
+/// contain one of [`CREDIT_WORDS`] (every opening of
+/// [`CREDIT_OPENINGS`], and "来自", is one of them). When it does not, no
+/// letter of it is a credit's.
+pub fn may_hold_credit(text: &str) -> bool {
+    let letters: Vec<char> = text.chars().filter_map(letter_of).collect();
+    letters_hold_credit_word(&letters)
+}
+
+/// Some [`CREDIT_WORDS`] entry occurs in `letters`.
+fn letters_hold_credit_word(letters: &[char]) -> bool {
+    letters.iter().enumerate().any(|(at, &first)| {
+        CREDIT_WORDS.iter().any(|word| {
+            let mut chars = word.chars();
+            chars.next() == Some(first)
+                && chars
+                    .enumerate()
+                    .all(|(offset, c)| letters.get(at + 1 + offset) == Some(&c))
+        })
+    })
+}
+
 impl Letters {
     fn of(text: &str) -> Letters {
         let mut letters = Letters {
@@ -689,9 +728,8 @@ impl Letters {
         let (mut skipped, mut marked, mut new_field) = (false, false, false);
         let (mut comma, mut tag_sign) = (false, false);
         for c in text.chars() {
-            if normalize::is_letter_or_digit(c) {
-                let mut lower = c.to_lowercase();
-                letters.chars.push(lower.next().unwrap_or(c));
+            if let Some(letter) = letter_of(c) {
+                letters.chars.push(letter);
                 letters.breaks.push(skipped);
                 letters.continued.push(skipped && !marked);
                 letters.spaced.push(skipped && !marked && !comma);

@@ -326,3 +326,31 @@ fn in_a_post_a_replaced_title_is_cut_but_in_a_headline_it_is_the_news() {
         "{reading:?}"
     );
 }
+
+#[test]
+fn the_fast_letter_reading_is_the_lowercased_letter_or_digit() {
+    let slow = |c: char| {
+        normalize::is_letter_or_digit(c).then(|| c.to_lowercase().next().unwrap_or(c))
+    };
+    let samples = (0..0x3400u32)
+        .chain(0x4d00..0xa100)
+        .chain(0x1_0000..0x1_0400)
+        .chain(0x2_0000..0x2_0100)
+        .filter_map(char::from_u32);
+    for c in samples {
+        assert_eq!(letter_of(c), slow(c), "{c:?}");
+    }
+}
+
+#[test]
+fn credit_words_are_found_wherever_they_stand() {
+    assert!(may_hold_credit("今天下雨。来源：新华社"));
+    assert!(may_hold_credit("Rain today (Reporting by Jane Doe)"));
+    assert!(may_hold_credit("编辑"));
+    assert!(!may_hold_credit("今天北京下雨"));
+    assert!(!may_hold_credit("来到源头"));
+    // Every opening that marks a credit by itself is a credit word too.
+    for opening in CREDIT_OPENINGS.iter().chain(&["来自"]) {
+        assert!(CREDIT_WORDS.contains(opening), "{opening}");
+    }
+}
