@@ -37,10 +37,16 @@ use crate::units::NodeId;
 /// newest (the smallest age under any key, 0 = the newest of its bucket),
 /// then by `order_key` (the engine's: the fingerprint, so the order does not
 /// depend on which numbers the nodes were given).
-fn rank_by_hits_then_age<'a>(
+///
+/// The order key is a random read of the node table per node, and a
+/// document reads only the first of its candidates (it stops after a
+/// bounded number of tries): nodes are sorted by keys and age at once, and
+/// each run of equal keys and age is ordered by `order_key` only when the
+/// reader gets to it.
+fn rank_by_hits_then_age<'a, F: Fn(NodeId) -> u64>(
     buckets: impl IntoIterator<Item = &'a [NodeId]>,
-    order_key: impl Fn(NodeId) -> u64,
-) -> Vec<NodeId> {
+    order_key: F,
+) -> Ranked<F> {
     // (node, keys, age)
     let mut found: Vec<(NodeId, u32, usize)> = Vec::new();
     for stored in buckets {
@@ -53,23 +59,64 @@ fn rank_by_hits_then_age<'a>(
         );
     }
     found.sort_unstable_by_key(|&(node, _, _)| node);
-    let mut merged: Vec<(NodeId, u32, usize)> = Vec::with_capacity(found.len());
+    let mut merged: Vec<(std::cmp::Reverse<u32>, usize, NodeId)> = Vec::with_capacity(found.len());
     for (node, hits, age) in found {
         match merged.last_mut() {
-            Some(last) if last.0 == node => {
-                last.1 += hits;
-                last.2 = last.2.min(age);
+            Some(last) if last.2 == node => {
+                last.0.0 += hits;
+                last.1 = last.1.min(age);
             }
-            _ => merged.push((node, hits, age)),
+            _ => merged.push((std::cmp::Reverse(hits), age, node)),
         }
     }
-    // The order key once per node, not once per comparison.
-    let mut ranked: Vec<(std::cmp::Reverse<u32>, usize, u64, NodeId)> = merged
-        .into_iter()
-        .map(|(node, hits, age)| (std::cmp::Reverse(hits), age, order_key(node), node))
-        .collect();
-    ranked.sort_unstable();
-    ranked.into_iter().map(|(_, _, _, node)| node).collect()
+    merged.sort_unstable_by_key(|&(hits, age, _)| (hits, age));
+    Ranked {
+        nodes: merged,
+        next: 0,
+        run: Vec::new(),
+        taken: 0,
+        order_key,
+    }
+}
+
+/// Candidates in their rank (see [`rank_by_hits_then_age`]), each run of
+/// equal keys and age ordered when it is reached.
+pub struct Ranked<F> {
+    /// (keys, age, node), sorted by keys and age.
+    nodes: Vec<(std::cmp::Reverse<u32>, usize, NodeId)>,
+    /// The first of `nodes` not yet in a run.
+    next: usize,
+    /// The current run, as (order key, node), sorted.
+    run: Vec<(u64, NodeId)>,
+    /// How many of `run` were handed out.
+    taken: usize,
+    order_key: F,
+}
+
+impl<F: Fn(NodeId) -> u64> Iterator for Ranked<F> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        if self.taken == self.run.len() {
+            let &(hits, age, _) = self.nodes.get(self.next)?;
+            let length = self.nodes[self.next..]
+                .iter()
+                .take_while(|&&(other_hits, other_age, _)| (other_hits, other_age) == (hits, age))
+                .count();
+            let run = &self.nodes[self.next..self.next + length];
+            self.run.clear();
+            self.run.extend(
+                run.iter()
+                    .map(|&(_, _, node)| ((self.order_key)(node), node)),
+            );
+            self.run.sort_unstable();
+            self.next += length;
+            self.taken = 0;
+        }
+        let (_, node) = self.run[self.taken];
+        self.taken += 1;
+        Some(node)
+    }
 }
 
 #[cfg(test)]
@@ -77,11 +124,16 @@ mod tests {
     #[test]
     fn candidates_found_under_more_keys_come_first_then_the_newest() {
         let buckets: [&[u32]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
-        assert_eq!(
-            super::rank_by_hits_then_age(buckets, u64::from),
-            vec![7, 9, 5, 3]
-        );
+        let ranked = |buckets: &[&[u32]]| -> Vec<u32> {
+            super::rank_by_hits_then_age(buckets.iter().copied(), u64::from).collect()
+        };
+        assert_eq!(ranked(&buckets), vec![7, 9, 5, 3]);
         let ties: [&[u32]; 1] = [&[4, 2, 6]];
-        assert_eq!(super::rank_by_hits_then_age(ties, u64::from), vec![6, 2, 4]);
+        assert_eq!(ranked(&ties), vec![6, 2, 4]);
+        // Ties of keys and age go by the order key, not the node number.
+        let by_key: [&[u32]; 3] = [&[1], &[2], &[3]];
+        let reversed: Vec<u32> =
+            super::rank_by_hits_then_age(by_key, |node| u64::from(10 - node)).collect();
+        assert_eq!(reversed, vec![3, 2, 1]);
     }
 }

@@ -28,6 +28,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use crate::candidates::Ranked;
 use crate::candidates::buckets::{BoundedBuckets, BucketEntries, Overflow};
 use crate::units::NodeId;
 
@@ -149,12 +150,18 @@ impl ShingleIndex {
     /// Nodes sharing at least one band with `shingles`, each once: those
     /// sharing the most bands first, then the newest, then by `order_key`.
     pub fn candidates(&self, shingles: &[u32], order_key: impl Fn(NodeId) -> u64) -> Vec<NodeId> {
-        if shingles.is_empty() {
-            return Vec::new();
-        }
-        super::rank_by_hits_then_age(
+        self.ranked(shingles, order_key).collect()
+    }
+
+    /// [`ShingleIndex::candidates`], ranked as they are read.
+    pub fn ranked<F: Fn(NodeId) -> u64>(&self, shingles: &[u32], order_key: F) -> Ranked<F> {
+        let keys = if shingles.is_empty() {
+            Vec::new()
+        } else {
             self.band_keys(shingles)
-                .into_iter()
+        };
+        super::rank_by_hits_then_age(
+            keys.into_iter()
                 .map(|key| self.buckets[half_of(key)].get(key).0),
             order_key,
         )

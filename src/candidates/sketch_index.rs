@@ -14,6 +14,7 @@
 //! Consequences: `probes` index entries per long node. Candidates are
 //! confirmed by the engine, never trusted as found.
 
+use super::Ranked;
 use super::buckets::{BoundedBuckets, BucketEntries, Overflow};
 use crate::units::NodeId;
 
@@ -83,6 +84,11 @@ impl SketchIndex {
     /// each once (ranked as the short-text index ranks them); hashes whose
     /// bucket is full are skipped.
     pub fn candidates(&self, sketch: &[u32], order_key: impl Fn(NodeId) -> u64) -> Vec<NodeId> {
+        self.ranked(sketch, order_key).collect()
+    }
+
+    /// [`SketchIndex::candidates`], ranked as they are read.
+    pub fn ranked<F: Fn(NodeId) -> u64>(&self, sketch: &[u32], order_key: F) -> Ranked<F> {
         super::rank_by_hits_then_age(
             sketch
                 .iter()

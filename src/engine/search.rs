@@ -54,7 +54,7 @@ impl Engine {
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
         let mut confirmed = Vec::new();
-        let ranked = self.short_texts.candidates(&own_short.shingles, |node| {
+        let ranked = self.short_texts.ranked(&own_short.shingles, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
         for node in ranked {
@@ -116,7 +116,7 @@ impl Engine {
         let mut confirmed = Vec::new();
         let mut tries = 0;
         let (side_data, forest) = (&self.side_data, &self.forest);
-        let ranked = self.long_texts.candidates(&own_long.sketch, |node| {
+        let ranked = self.long_texts.ranked(&own_long.sketch, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
         for node in ranked {
