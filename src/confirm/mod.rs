@@ -179,14 +179,16 @@ pub struct NodeTexts<'a> {
     pub long: Option<&'a LongText>,
 }
 
-/// Whether a node (`candidate`, in the class of a root whose short text is
-/// `candidate_root`, when that is another node) confirms a new text `own`
-/// (see the module doc); `None` when the node keeps nothing of the new
-/// text's kind to confirm against.
+/// Whether a node (`candidate`, in the class of a root whose short text
+/// `candidate_root` reads, when that is another node) confirms a new text
+/// `own` (see the module doc); `None` when the node keeps nothing of the
+/// new text's kind to confirm against. The root's text is read only when
+/// the short-text rule gets to it (a random read of the side records,
+/// which most candidates fail before).
 pub fn node_confirms(
     own: NodeTexts<'_>,
     candidate: NodeTexts<'_>,
-    candidate_root: Option<&ShortText>,
+    candidate_root: impl FnOnce() -> Option<ShortText>,
     found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {

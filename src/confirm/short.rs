@@ -69,10 +69,13 @@ impl ShortText {
     /// (a class cannot drift one word at a time), the same numbers, and the
     /// no contradicting places (a place added by a repost, "【北京】…", is
     /// not a different place: see [`places_compatible`]).
+    ///
+    /// `candidate_root` reads the root's text; it is called only when the
+    /// candidate itself passes the cheaper checks.
     pub fn confirms(
         &self,
         candidate: &ShortText,
-        candidate_root: Option<&ShortText>,
+        candidate_root: impl FnOnce() -> Option<ShortText>,
         config: &ConfirmationConfig,
     ) -> bool {
         if config.short_edit_check && config.repost_reading {
@@ -82,9 +85,11 @@ impl ShortText {
         let numbers_differ = self.number_signature != candidate.number_signature;
         let vetoed = (config.require_same_places && places_differ)
             || (config.require_same_numbers && numbers_differ);
-        let root_is_close = candidate_root.is_none_or(|root| {
-            jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
-        });
+        let root_is_close = || {
+            candidate_root().is_none_or(|root| {
+                jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
+            })
+        };
         !vetoed
             && short_texts_close(
                 &self.shingles,
@@ -92,7 +97,7 @@ impl ShortText {
                 config.min_short_jaccard,
                 config.min_short_containment,
             )
-            && root_is_close
+            && root_is_close()
             && (!config.short_edit_check
                 || edits_allow_join(
                     &edits::compare_with(&self.letters, &candidate.letters, &config.synonyms),
@@ -100,13 +105,14 @@ impl ShortText {
                 ))
     }
 
-    /// The repost reading (see [`edits::RepostReading`]): cheap bounds on
-    /// shared bigrams first (with the candidate, and with its root, so a
-    /// class cannot drift), then the alignment.
+    /// The repost reading (see [`edits::RepostReading`]): cheap bounds
+    /// first (shared bigrams, the letters' outline), then shared bigrams
+    /// with the candidate's root (so a class cannot drift; a read of
+    /// another record), then the alignment.
     fn confirms_as_repost(
         &self,
         candidate: &ShortText,
-        candidate_root: Option<&ShortText>,
+        candidate_root: impl FnOnce() -> Option<ShortText>,
         config: &ConfirmationConfig,
     ) -> bool {
         let places_differ = !places_compatible(self.place_signature, candidate.place_signature);
@@ -116,14 +122,14 @@ impl ShortText {
         if containment(&self.shingles, &candidate.shingles) < MIN_REPOST_CONTAINMENT {
             return false;
         }
-        if candidate_root.is_some_and(|root| {
-            containment(&self.shingles, &root.shingles) < config.min_short_root_jaccard
-        }) {
-            return false;
-        }
         // Most candidates that get this far leave too much of the shorter
         // text unmatched: known from the letters alone, without aligning.
         if shape_excluded(self.outline_letters(), candidate.outline_letters(), config) {
+            return false;
+        }
+        if candidate_root().is_some_and(|root| {
+            containment(&self.shingles, &root.shingles) < config.min_short_root_jaccard
+        }) {
             return false;
         }
         // Most alignments fail on their shape: the words are then not read.

@@ -688,12 +688,13 @@ fn confirm_record(
 ) -> Option<bool> {
     let root = side_data::record_root(record)?;
     let (short, long) = side_data::record_texts(record).ok()?;
-    // The root's short text is read only by the short-text rule.
-    let root_short_text = match (&short, own.short) {
-        (Some(_), Some(_)) if root != candidate => {
-            number_of(root).and_then(|root_id| side_data.short_text(root_id))
-        }
-        _ => None,
+    // The root's short text is read only by the short-text rule, and only
+    // for a candidate that passes its own checks.
+    let root_short_text = || {
+        (root != candidate)
+            .then(|| number_of(root))
+            .flatten()
+            .and_then(|root_id| side_data.short_text(root_id))
     };
     node_confirms(
         own,
@@ -701,7 +702,7 @@ fn confirm_record(
             short: short.as_ref(),
             long: long.as_ref(),
         },
-        root_short_text.as_ref(),
+        root_short_text,
         found_by,
         config,
     )

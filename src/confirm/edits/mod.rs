@@ -25,6 +25,7 @@
 //! 10 000 cells). Words are looked up only when the texts differ.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
@@ -700,16 +701,26 @@ pub fn may_hold_credit(text: &str) -> bool {
     letters_hold_credit_word(&letters)
 }
 
-/// Some [`CREDIT_WORDS`] entry occurs in `letters`.
+/// Some [`CREDIT_WORDS`] entry occurs in `letters`. Called for every
+/// candidate outlined: a letter is first looked up in a 64-bit set of the
+/// words' first letters (by their value modulo 64), and only a letter in
+/// it is compared with the words.
 fn letters_hold_credit_word(letters: &[char]) -> bool {
-    letters.iter().enumerate().any(|(at, &first)| {
-        CREDIT_WORDS.iter().any(|word| {
-            let mut chars = word.chars();
-            chars.next() == Some(first)
-                && chars
-                    .enumerate()
-                    .all(|(offset, c)| letters.get(at + 1 + offset) == Some(&c))
-        })
+    static WORDS: LazyLock<(u64, Vec<Vec<char>>)> = LazyLock::new(|| {
+        let words: Vec<Vec<char>> = CREDIT_WORDS
+            .iter()
+            .map(|word| word.chars().collect())
+            .collect();
+        let firsts = words
+            .iter()
+            .filter_map(|word| word.first())
+            .fold(0u64, |set, &first| set | 1 << (first as u32 % 64));
+        (firsts, words)
+    });
+    let (firsts, words) = &*WORDS;
+    (0..letters.len()).any(|at| {
+        firsts >> (letters[at] as u32 % 64) & 1 == 1
+            && words.iter().any(|word| letters[at..].starts_with(word))
     })
 }
 

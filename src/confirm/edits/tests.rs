@@ -329,9 +329,8 @@ fn in_a_post_a_replaced_title_is_cut_but_in_a_headline_it_is_the_news() {
 
 #[test]
 fn the_fast_letter_reading_is_the_lowercased_letter_or_digit() {
-    let slow = |c: char| {
-        normalize::is_letter_or_digit(c).then(|| c.to_lowercase().next().unwrap_or(c))
-    };
+    let slow =
+        |c: char| normalize::is_letter_or_digit(c).then(|| c.to_lowercase().next().unwrap_or(c));
     let samples = (0..0x3400u32)
         .chain(0x4d00..0xa100)
         .chain(0x1_0000..0x1_0400)
