@@ -12,7 +12,7 @@ use neardup::fingerprint::normalize::is_letter_or_digit;
 use proptest::prelude::*;
 
 /// Longest common subsequence length by the textbook table.
-fn lcs_length(left: &[u8], right: &[u8]) -> usize {
+fn lcs_length<T: PartialEq>(left: &[T], right: &[T]) -> usize {
     let mut table = vec![vec![0usize; right.len() + 1]; left.len() + 1];
     for i in 0..left.len() {
         for j in 0..right.len() {
@@ -177,20 +177,6 @@ fn letters(text: &str) -> Vec<char> {
         .collect()
 }
 
-fn lcs_of_chars(left: &[char], right: &[char]) -> usize {
-    let mut table = vec![vec![0usize; right.len() + 1]; left.len() + 1];
-    for i in 0..left.len() {
-        for j in 0..right.len() {
-            table[i + 1][j + 1] = if left[i] == right[j] {
-                table[i][j] + 1
-            } else {
-                table[i][j + 1].max(table[i + 1][j])
-            };
-        }
-    }
-    table[left.len()][right.len()]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2_000))]
 
@@ -200,7 +186,7 @@ proptest! {
         let (ours, theirs) = (letters(&left), letters(&right));
         prop_assert_eq!(found.shorter_chars, ours.len().min(theirs.len()));
         prop_assert_eq!(found.longer_chars, ours.len().max(theirs.len()));
-        prop_assert_eq!(found.common, Some(lcs_of_chars(&ours, &theirs)));
+        prop_assert_eq!(found.common, Some(lcs_length(&ours, &theirs)));
     }
 
     #[test]

@@ -113,16 +113,21 @@ fn hashed_buckets_collapse_and_expand() {
     assert_eq!(index.len(), 0);
 }
 
-#[test]
-fn matches_brute_force_on_a_small_random_set() {
-    let mut state = 0x9e37_79b9_u64;
-    let mut next = move || {
+/// A SplitMix64 stream from `seed`.
+fn splitmix(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut mixed = state;
         mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         mixed ^ (mixed >> 31)
-    };
+    }
+}
+
+#[test]
+fn matches_brute_force_on_a_small_random_set() {
+    let mut next = splitmix(0x9e37_79b9);
     for max_distance in [0, 2, 3, 4, 9] {
         let mut index = MultiIndex::new(max_distance).unwrap();
         let mut stored = Vec::new();
@@ -234,14 +239,7 @@ fn full_buckets_are_scanned_by_chunks_at_every_entry_size() {
     // block is the same for all of them, so one bucket holds hundreds of
     // entries (full chunks of 6-, 7- and 8-byte entries) and neighbours
     // sit at every position of a chunk.
-    let mut state = 0x5eed_u64;
-    let mut next = move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut mixed = state;
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        mixed ^ (mixed >> 31)
-    };
+    let mut next = splitmix(0x5eed);
     let top = 0xabcd_ef00_0000_0000_u64;
     for max_distance in [3, 4, 9] {
         let mut index = MultiIndex::new(max_distance).unwrap();
