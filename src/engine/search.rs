@@ -58,7 +58,7 @@ impl Engine {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
         for node in ranked {
-            let Some(candidate) = forest.fingerprint_at(node) else {
+            let Some((candidate, root)) = forest.fingerprint_and_root_at(node) else {
                 continue;
             };
             if tries == MAX_SHORT_CONFIRMATIONS {
@@ -67,7 +67,6 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let root = forest.root_of(candidate).unwrap_or(candidate);
             let class = match classes.iter().position(|(known, _, _)| *known == root) {
                 Some(position) => &mut classes[position],
                 None => {
@@ -120,7 +119,7 @@ impl Engine {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
         for node in ranked {
-            let Some(candidate) = forest.fingerprint_at(node) else {
+            let Some((candidate, root)) = forest.fingerprint_and_root_at(node) else {
                 continue;
             };
             if tries == MAX_LONG_CONFIRMATIONS {
@@ -129,9 +128,6 @@ impl Engine {
             if candidate == fingerprint {
                 continue;
             }
-            let Some(root) = self.forest.root_of(candidate) else {
-                continue;
-            };
             if confirmed_classes.contains(&root) {
                 continue;
             }

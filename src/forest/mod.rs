@@ -407,6 +407,14 @@ impl Forest {
         self.nodes.at(id).map(|(fingerprint, _)| fingerprint)
     }
 
+    /// The fingerprint of node number `id` and the root of its class, read
+    /// from its slot (no lookup by fingerprint).
+    pub fn fingerprint_and_root_at(&self, id: NodeId) -> Option<(Fingerprint, Fingerprint)> {
+        self.nodes
+            .at(id)
+            .map(|(fingerprint, node)| (fingerprint, node.root))
+    }
+
     /// One more than the largest node number in use (or waiting for
     /// reuse): a table by node number needs this many places.
     pub fn number_bound(&self) -> usize {

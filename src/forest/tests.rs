@@ -81,6 +81,15 @@ fn near_fingerprint_joins_the_root() {
     assert_eq!(through_leaf.placement, Placement::JoinedRoot);
     assert_eq!(forest.leaf_count(0), Some(2));
     assert!(!forest.node(0b111_000).unwrap().is_root);
+    // By number: a leaf's slot names its root, a root's itself.
+    let leaf_number = forest.number(0b111_000).expect("numbered");
+    assert_eq!(
+        forest.fingerprint_and_root_at(leaf_number),
+        Some((0b111_000, 0))
+    );
+    let root_number = forest.number(0).expect("numbered");
+    assert_eq!(forest.fingerprint_and_root_at(root_number), Some((0, 0)));
+    assert_eq!(forest.fingerprint_and_root_at(NodeId::MAX), None);
 }
 
 #[test]
