@@ -1,9 +1,9 @@
 //! Short texts (headlines, posts, questions): the rules that confirm a
 //! candidate.
 
-use super::ConfirmationConfig;
 use std::sync::OnceLock;
 
+use super::ConfirmationConfig;
 use super::edits::{self, EditSummary, OutlineLetters};
 use crate::fingerprint::{jaccard, places_compatible, shared_count};
 
@@ -22,14 +22,14 @@ pub struct ShortText {
     pub place_signature: u64,
     /// The letters as the alignment's outline reads them, read at first
     /// use: a document's own text is outlined against each candidate.
-    pub outline_letters: OutlineLettersOnce,
+    outline_letters: OutlineLettersOnce,
 }
 
 /// A text's [`OutlineLetters`], read at first use. Not part of the text's
 /// value (two texts with and without it read compare equal) and never
 /// stored.
 #[derive(Debug, Clone, Default)]
-pub struct OutlineLettersOnce(OnceLock<OutlineLetters>);
+struct OutlineLettersOnce(OnceLock<OutlineLetters>);
 
 impl PartialEq for OutlineLettersOnce {
     fn eq(&self, _: &Self) -> bool {
@@ -211,8 +211,9 @@ pub fn repost_shape_allows_join(summary: &EditSummary, config: &ConfirmationConf
 /// `min_fuzzy_chars` long, the longer at most twice the span (itself at
 /// most the shorter), and every unmatched letter of the shorter text is
 /// either cut (at most [`allowed_cut_chars`]) or inside the span (at most
-/// `2 + span / 15`, the span being what is not cut), unless it lies in a credit line; so these two bounds
-/// hold only for texts without one ([`edits::may_hold_credit`]).
+/// `2 + span / 15`, the span being what is not cut), unless it lies in a
+/// credit line; so these two bounds hold only for texts without one
+/// ([`OutlineLetters::may_hold_credit`]).
 pub fn repost_shape_excluded(ours: &str, theirs: &str, config: &ConfirmationConfig) -> bool {
     shape_excluded(
         &OutlineLetters::of(ours),

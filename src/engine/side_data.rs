@@ -712,13 +712,13 @@ pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeE
     if decoder.u8()? == 0 {
         return Ok(None);
     }
-    Ok(Some(ShortText {
-        shingles: decoder.u32s()?.into_boxed_slice(),
-        letters: decoder.str()?.into(),
-        number_signature: decoder.u64()?,
-        place_signature: decoder.u64()?,
-        outline_letters: Default::default(),
-    }))
+    // Arguments are read in order: the record's layout.
+    Ok(Some(ShortText::new(
+        decoder.u32s()?.into_boxed_slice(),
+        decoder.str()?.into(),
+        decoder.u64()?,
+        decoder.u64()?,
+    )))
 }
 
 pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {

@@ -211,13 +211,12 @@ mod tests {
                 fingerprint: 1,
                 root: 2,
                 exact_hashes: vec![3, 4],
-                short_text: Some(ShortText {
-                    shingles: vec![5, 6].into_boxed_slice(),
-                    letters: "短文本 twenty".into(),
-                    number_signature: 7,
-                    place_signature: 8,
-                    outline_letters: Default::default(),
-                }),
+                short_text: Some(ShortText::new(
+                    vec![5, 6].into_boxed_slice(),
+                    "短文本 twenty".into(),
+                    7,
+                    8,
+                )),
                 long_text: None,
             },
             SideRecord {
@@ -260,13 +259,12 @@ mod tests {
             fingerprint: u64::MAX,
             root: 7,
             exact_hash: Some(9),
-            short_text: Some(ShortText {
-                shingles: vec![1, 2, 3].into_boxed_slice(),
-                letters: "短文本".into(),
-                number_signature: 4,
-                place_signature: 5,
-                outline_letters: Default::default(),
-            }),
+            short_text: Some(ShortText::new(
+                vec![1, 2, 3].into_boxed_slice(),
+                "短文本".into(),
+                4,
+                5,
+            )),
             long_text: None,
         }));
         round_trip(Effect::Engine(EngineEffect::Placed {

@@ -14,9 +14,9 @@
 //! rejects from the outline, and aligns only what may pass.
 //!
 //! The outline reads the letters exactly as the alignment does
-//! ([`super::letter_of`]), so its `common` is the alignment's.
+//! ([`super::letters::letter_of`]), so its `common` is the alignment's.
 
-use super::letter_of;
+use super::letters::{letter_of, letters_hold_credit_word};
 
 /// The letters of the shorter of two texts (by letter count; the first
 /// when both have as many) and of the longer, and the length of their
@@ -43,14 +43,16 @@ const MASK_SLOTS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutlineLetters {
     letters: Box<[char]>,
-    /// The text may hold a credit line (see [`super::may_hold_credit`]).
+    /// The text may hold a credit line: its letters contain a credit word
+    /// (see [`super::letters`]). When they do not, no letter of it is a
+    /// credit's.
     pub may_hold_credit: bool,
 }
 
 impl OutlineLetters {
     pub fn of(text: &str) -> OutlineLetters {
         let letters: Box<[char]> = text.chars().filter_map(letter_of).collect();
-        let may_hold_credit = super::letters_hold_credit_word(&letters);
+        let may_hold_credit = letters_hold_credit_word(&letters);
         OutlineLetters {
             letters,
             may_hold_credit,

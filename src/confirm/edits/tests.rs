@@ -1,6 +1,7 @@
 //! Unit tests of the in-order comparison and the repost reading (property
 //! tests in `tests/edits_props.rs`).
 
+use super::letters::{CREDIT_OPENINGS, CREDIT_WORDS, letter_of};
 use super::*;
 
 #[test]
@@ -343,6 +344,7 @@ fn the_fast_letter_reading_is_the_lowercased_letter_or_digit() {
 
 #[test]
 fn credit_words_are_found_wherever_they_stand() {
+    let may_hold_credit = |text: &str| OutlineLetters::of(text).may_hold_credit;
     assert!(may_hold_credit("今天下雨。来源：新华社"));
     assert!(may_hold_credit("Rain today (Reporting by Jane Doe)"));
     assert!(may_hold_credit("编辑"));
