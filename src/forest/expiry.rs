@@ -1,0 +1,250 @@
+//! Removal and expiry: nodes leave by retention (a root with its whole
+//! tree, once the tree's newest touch is older than the retention), by
+//! replay of a logged expiry, or when a document that made a node is
+//! deleted; memory follows the live node count.
+//!
+//! Every removal reports the fingerprints and the numbers it freed
+//! ([`RemovedNodes`]): other structures keyed by either drop their entries
+//! before a number is handed out again.
+
+use std::cmp::Reverse;
+
+use super::{EXPIRY_QUEUE_SLACK, Forest, Node, ROOT_SLOT};
+use crate::units::{Fingerprint, Millis, NodeId};
+
+/// Nodes a removal took out: their fingerprints and, in the same order,
+/// the numbers they had (free for another node from now on), so the caller
+/// can drop what it keeps under either.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RemovedNodes {
+    pub fingerprints: Vec<Fingerprint>,
+    pub ids: Vec<NodeId>,
+}
+
+impl RemovedNodes {
+    fn push(&mut self, fingerprint: Fingerprint, id: NodeId) {
+        self.fingerprints.push(fingerprint);
+        self.ids.push(id);
+    }
+
+    pub fn len(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fingerprints.is_empty()
+    }
+}
+
+/// The result of one [`Forest::expire`] call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExpiryProgress {
+    /// Nodes removed by this call, so the caller can drop side data.
+    pub removed: RemovedNodes,
+    /// Whether expired nodes may remain (the budget ran out): call again.
+    pub more_pending: bool,
+}
+
+impl Forest {
+    /// Removes the given nodes (replay of an expiry): a root with its whole
+    /// tree, a leaf alone. Returns what was removed.
+    pub fn remove_nodes(&mut self, fingerprints: &[Fingerprint]) -> RemovedNodes {
+        let mut removed = RemovedNodes::default();
+        for &fingerprint in fingerprints {
+            let Some(node) = self.nodes.get(fingerprint).copied() else {
+                continue;
+            };
+            if node.root == fingerprint {
+                self.remove_tree(fingerprint, &mut removed);
+            } else {
+                self.remove_leaf(fingerprint, node, &mut removed);
+            }
+        }
+        removed
+    }
+
+    /// [`Forest::remove_nodes`] for nodes that expired (replay of an
+    /// expiry): counted as expired.
+    pub fn apply_expiry(&mut self, fingerprints: &[Fingerprint]) -> RemovedNodes {
+        let removed = self.remove_nodes(fingerprints);
+        self.expired_node_count += removed.len() as u64;
+        removed
+    }
+
+    /// Removes `fingerprint` when no document stands for it any more and
+    /// nothing hangs under it: a leaf with no documents, or a root with no
+    /// documents and no leaves. A leaf's removal can leave its root in that
+    /// state, so the root is tried too. Used when the cluster rejected the
+    /// only document of a node, or all its documents were deleted: such a
+    /// node would otherwise name a class that nothing in the index belongs
+    /// to. Returns the nodes removed (zero, one or two).
+    pub fn remove_if_unused(&mut self, fingerprint: Fingerprint) -> RemovedNodes {
+        let mut removed = RemovedNodes::default();
+        let Some(node) = self.nodes.get(fingerprint).copied() else {
+            return removed;
+        };
+        if node.documents != 0 {
+            return removed;
+        }
+        if node.root == fingerprint {
+            if !self.trees.contains_key(&fingerprint) {
+                self.remove_tree(fingerprint, &mut removed);
+            }
+            return removed;
+        }
+        self.remove_leaf(fingerprint, node, &mut removed);
+        let root = node.root;
+        if let Some(root_node) = self.nodes.get(root)
+            && root_node.documents == 0
+            && !self.trees.contains_key(&root)
+        {
+            self.remove_tree(root, &mut removed);
+        }
+        removed
+    }
+
+    /// Removes nodes whose touched time is before `now - retention`, at most
+    /// about `max_removals` of them (a root goes with its whole tree, which may
+    /// overshoot the budget by the tree's size). Does nothing when retention is
+    /// `None`. Call again while [`ExpiryProgress::more_pending`] is set.
+    ///
+    /// Work per call is bounded by the budget, not by the forest's size, apart
+    /// from two rare O(live nodes) clean-ups after mass expiry: rebuilding the
+    /// queue once stale entries outnumber twice the live nodes, and shrinking a
+    /// map that has fallen below a quarter of its capacity.
+    pub fn expire(&mut self, now: Millis, max_removals: usize) -> ExpiryProgress {
+        let Some(retention) = self.config.retention else {
+            return ExpiryProgress::default();
+        };
+        let cutoff = now.saturating_sub(retention);
+        let mut removed = RemovedNodes::default();
+        // Stale queue entries cost work without removing anything; bound them too.
+        let mut queue_pops_left = max_removals.saturating_mul(4).saturating_add(64);
+        let more_pending = loop {
+            let Some(&Reverse((queued_time, fingerprint))) = self.expiry_queue.peek() else {
+                break false;
+            };
+            if queued_time >= cutoff {
+                break false;
+            }
+            if queue_pops_left == 0 {
+                break true;
+            }
+            queue_pops_left -= 1;
+            match self.nodes.get(fingerprint).copied() {
+                Some(node) if node.touched == queued_time => {
+                    if removed.len() >= max_removals {
+                        break true;
+                    }
+                    self.expiry_queue.pop();
+                    if node.root == fingerprint {
+                        self.remove_tree(fingerprint, &mut removed);
+                    } else {
+                        self.remove_leaf(fingerprint, node, &mut removed);
+                    }
+                }
+                Some(node) if node.touched > queued_time => {
+                    // Touched since it was queued: requeue at its current time.
+                    if let Some(mut entry) = self.expiry_queue.peek_mut() {
+                        *entry = Reverse((node.touched, fingerprint));
+                    }
+                }
+                // Gone with its tree, or an entry of an earlier life of this
+                // fingerprint (whose current life has its own entry).
+                _ => {
+                    self.expiry_queue.pop();
+                }
+            }
+        };
+        self.expired_node_count += removed.len() as u64;
+        if !removed.is_empty() {
+            self.release_spare_memory();
+        }
+        ExpiryProgress {
+            removed,
+            more_pending,
+        }
+    }
+
+    /// Removes a root and all of its leaves.
+    fn remove_tree(&mut self, root: Fingerprint, removed: &mut RemovedNodes) {
+        let Some((root_id, root_node)) = self.nodes.remove(root) else {
+            return;
+        };
+        self.index.remove(root);
+        self.root_count -= 1;
+        removed.push(root, root_id);
+        let mut class_documents = u64::from(root_node.documents);
+        if let Some(tree) = self.trees.remove(&root) {
+            class_documents = tree.class_documents;
+            self.leaf_capacity -= tree.leaves.capacity();
+            for leaf in tree.leaves {
+                if let Some((leaf_id, _)) = self.nodes.remove(leaf) {
+                    self.index.remove(leaf);
+                    removed.push(leaf, leaf_id);
+                }
+            }
+        }
+        self.document_count -= class_documents;
+    }
+
+    /// Removes one leaf; its root stays.
+    fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut RemovedNodes) {
+        let Some((leaf_id, _)) = self.nodes.remove(leaf) else {
+            return;
+        };
+        self.index.remove(leaf);
+        removed.push(leaf, leaf_id);
+        self.document_count -= u64::from(node.documents);
+        let Some(tree) = self.trees.get_mut(&node.root) else {
+            return;
+        };
+        let recorded_slot = node.leaf_slot as usize;
+        let slot = if tree.leaves.get(recorded_slot) == Some(&leaf) {
+            Some(recorded_slot)
+        } else {
+            // Only a tree of more than u32::MAX leaves loses track of slots.
+            debug_assert_eq!(node.leaf_slot, ROOT_SLOT, "stale leaf slot");
+            tree.leaves.iter().position(|&member| member == leaf)
+        };
+        if let Some(slot) = slot {
+            tree.leaves.swap_remove(slot);
+            if let Some(&moved) = tree.leaves.get(slot)
+                && let Some(moved_node) = self.nodes.get_mut(moved)
+            {
+                moved_node.leaf_slot = u32::try_from(slot).unwrap_or(ROOT_SLOT);
+            }
+        }
+        tree.class_documents -= u64::from(node.documents);
+        if tree.leaves.is_empty() {
+            self.leaf_capacity -= tree.leaves.capacity();
+            self.trees.remove(&node.root);
+        } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {
+            let capacity_before = tree.leaves.capacity();
+            tree.leaves.shrink_to(tree.leaves.len() * 2);
+            self.leaf_capacity -= capacity_before - tree.leaves.capacity();
+        }
+    }
+
+    /// After removals: rebuilds the expiry queue when stale entries dominate,
+    /// and shrinks maps that have become mostly empty, so memory follows the
+    /// live node count.
+    fn release_spare_memory(&mut self) {
+        let live = self.nodes.len();
+        if self.expiry_queue.len() > live.saturating_mul(2).saturating_add(EXPIRY_QUEUE_SLACK) {
+            self.expiry_queue = self
+                .nodes
+                .iter()
+                .map(|(_, fingerprint, node)| Reverse((node.touched, fingerprint)))
+                .collect();
+        }
+        if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {
+            // Numbers stay: others hold them.
+            self.nodes.release_spare(live * 2);
+        }
+        let trees = self.trees.len();
+        if self.trees.capacity() > 4096 && trees < self.trees.capacity() / 4 {
+            self.trees.shrink_to(trees * 2);
+        }
+    }
+}
