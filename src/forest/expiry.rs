@@ -1,7 +1,7 @@
 //! Removal and expiry: nodes leave by retention (a root with its whole
-//! tree, once the tree's newest touch is older than the retention), by
-//! replay of a logged expiry, or when a document that made a node is
-//! deleted; memory follows the live node count.
+//! tree, once the root's touch, the tree's newest, is older than the
+//! retention), by replay of a logged expiry, or when no document is left
+//! under a node (rejected or deleted); memory follows the live node count.
 //!
 //! Every removal reports the fingerprints and the numbers it freed
 //! ([`RemovedNodes`]): other structures keyed by either drop their entries
