@@ -18,7 +18,8 @@ use super::SideRecord;
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
 use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
-use crate::fingerprint::{Fingerprinter, PreparedText, letters_with_breaks};
+use crate::fingerprint::letters::letters_with_breaks;
+use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::units::Fingerprint;
 
 /// Everything the engine needs to place a text, computed without the
