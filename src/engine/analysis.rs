@@ -12,7 +12,7 @@
 //! Consequences: `long_text_search` must match the engine's, or long texts
 //! lack the sketch its index expects.
 
-use super::SideRecord;
+use super::side_record::SideRecord;
 
 /// How many times the short-text bound a long text may be and still keep
 /// its short description (see [`Analyzer::describe`]).
