@@ -11,10 +11,10 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use crate::config::{ConfigFile, EngineSettings, ServeOptions, ServeSettings};
-use crate::fingerprint::format_fingerprint;
 use crate::ledger::Ledger;
 use crate::serve::{Analyzers, Sidecar};
 use crate::stamp::{InputFormat, StampOptions, stamp};
+use crate::units::format_fingerprint;
 
 /// neardup groups near-duplicate articles as they are indexed.
 ///

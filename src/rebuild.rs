@@ -32,12 +32,12 @@ use axum::http::{HeaderMap, HeaderValue, Method, header};
 use serde_json::{Value, json};
 
 use crate::engine::{Analyzer, SideRecord};
-use crate::fingerprint::{parse_fingerprint, values_at};
+use crate::fingerprint::values_at;
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::DocumentKey;
 use crate::persist::SnapshotState;
 use crate::units::parse_time;
-use crate::units::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis, parse_fingerprint};
 use crate::upstream::{StoredDocument, Upstream};
 use serde::Deserialize;
 

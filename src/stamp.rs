@@ -30,8 +30,8 @@ use serde_json::Value;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind};
 use crate::engine::{EXPIRY_BUDGET_PER_DOCUMENT, Engine};
-use crate::fingerprint::{format_fingerprint, values_at};
-use crate::units::{Fingerprint, Millis, now_millis, parse_time};
+use crate::fingerprint::values_at;
+use crate::units::{Fingerprint, Millis, format_fingerprint, now_millis, parse_time};
 
 const UTF8_BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
 

@@ -7,7 +7,9 @@
 //! imported the server for a parser.
 //!
 //! Design: plain aliases (a fingerprint is a `u64` everywhere, so the
-//! indexes stay free to store it however they like), one wall clock, one
+//! indexes stay free to store it however they like), a fingerprint's
+//! distance and its stamped form (16 hex digits, what `cluster_root` holds
+//! and every endpoint reads back), one wall clock, one
 //! reader of `<number><unit>` shared by durations and sizes, and the reader
 //! of document times used by `stamp --time-field` and `rebuild`.
 //!
@@ -25,6 +27,24 @@ pub type NodeId = u32;
 
 /// A point in time: Unix milliseconds of arrival.
 pub type Millis = i64;
+
+/// Number of differing bits of two fingerprints.
+pub fn hamming_distance(a: Fingerprint, b: Fingerprint) -> u32 {
+    (a ^ b).count_ones()
+}
+
+/// Fingerprint as 16 lowercase hex digits (the stamped form).
+pub fn format_fingerprint(fingerprint: Fingerprint) -> String {
+    format!("{fingerprint:016x}")
+}
+
+/// Parse the stamped form back (exactly 16 hex digits, either case).
+pub fn parse_fingerprint(text: &str) -> Option<Fingerprint> {
+    if text.len() != 16 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(text, 16).ok()
+}
 
 /// The wall clock in milliseconds since the epoch (0 before 1970, which no
 /// clock of a running system reads).
@@ -145,6 +165,14 @@ fn parse_time_text(text: &str) -> Option<Millis> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fingerprints_round_trip_as_hex() {
+        assert_eq!(format_fingerprint(0xab), "00000000000000ab");
+        assert_eq!(parse_fingerprint("00000000000000AB"), Some(0xab));
+        assert_eq!(parse_fingerprint("ab"), None);
+        assert_eq!(parse_fingerprint("+000000000000000"), None);
+    }
 
     #[test]
     fn durations_and_retentions() {

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use neardup::config::EngineSettings;
-use neardup::fingerprint::format_fingerprint;
+use neardup::units::format_fingerprint;
 use serde_json::{Value, json};
 use support::{Osmem, Sidecar, TempDir, client, stamps_in, stats};
 

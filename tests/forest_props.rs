@@ -8,7 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement, RemovedNodes};
+use neardup::forest::expiry::RemovedNodes;
+use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement};
 use neardup::units::{Fingerprint, Millis, NodeId};
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -12,7 +12,8 @@ use std::sync::LazyLock;
 
 use neardup::bulk::{self, ActionKind};
 use neardup::engine::Analyzer;
-use neardup::fingerprint::{FingerprintConfig, Fingerprinter, format_fingerprint};
+use neardup::fingerprint::{FingerprintConfig, Fingerprinter};
+use neardup::units::format_fingerprint;
 use proptest::prelude::*;
 use serde_json::Value;
 

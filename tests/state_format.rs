@@ -8,9 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use neardup::config::EngineSettings;
-use neardup::fingerprint::format_fingerprint;
 use neardup::ledger::{DocumentKey, Ledger};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
+use neardup::units::format_fingerprint;
 
 const TEXTS: [(&str, &str); 6] = [
     (

@@ -16,10 +16,12 @@ use super::checkpoint::{self, Checkpoint, Counts};
 use super::reader::{Reader, request_json};
 use super::{EngineFactory, JobState, LiveForest, Progress};
 use crate::engine::{Analysis, EXPIRY_BUDGET_PER_DOCUMENT, Engine};
-use crate::fingerprint::{format_fingerprint, parse_fingerprint, values_at};
+use crate::fingerprint::values_at;
 use crate::forest::Placement;
 use crate::ledger::DocumentKey;
-use crate::units::{Fingerprint, Millis, now_millis, parse_time};
+use crate::units::{
+    Fingerprint, Millis, format_fingerprint, now_millis, parse_fingerprint, parse_time,
+};
 use crate::upstream::Upstream;
 
 /// Sends of one page's updates before the items still refused with 429 or

@@ -1,12 +1,12 @@
 //! Long texts (articles): the rules that confirm a candidate found by
 //! simhash distance or by a shared sketch.
 
-use super::ConfirmationConfig;
+use super::config::ConfirmationConfig;
 use super::edits;
+use super::measures::{bigram_jaccard, one_contains_the_other};
 use super::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
-use crate::fingerprint::{bigram_jaccard, shared_count};
 
 /// What a long text's node remembers to confirm sketch candidates.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,11 +135,6 @@ fn one_fact_edited(ours: &str, theirs: &str, synonyms: &Synonyms) -> bool {
     (summary.content_word_replaced || summary.content_word_dropped)
         && common * 2 >= summary.shorter_chars
         && common * 2 >= summary.longer_chars
-}
-
-/// True when every element of one sorted set is in the other.
-fn one_contains_the_other(left: &[u32], right: &[u32]) -> bool {
-    shared_count(left, right) == left.len().min(right.len())
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 
 use std::sync::OnceLock;
 
-use super::ConfirmationConfig;
+use super::config::ConfirmationConfig;
 use super::edits::{self, EditSummary, OutlineLetters};
-use crate::fingerprint::{jaccard, places_compatible, shared_count};
+use super::measures::{containment, jaccard, shared_count};
+use crate::fingerprint::places::places_compatible;
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
 /// contained in) a candidate can still join it.
@@ -147,15 +148,6 @@ impl ShortText {
 /// to be aligned at all: an original inside a repost that doubled it with
 /// a comment keeps most of its bigrams.
 pub const MIN_REPOST_CONTAINMENT: f64 = 0.5;
-
-/// The share of the smaller of two sorted sets that lies in the other.
-pub fn containment(ours: &[u32], theirs: &[u32]) -> f64 {
-    let smaller = ours.len().min(theirs.len());
-    if smaller == 0 {
-        return 0.0;
-    }
-    shared_count(ours, theirs) as f64 / smaller as f64
-}
 
 /// How many letters of the shorter text may lie outside the shared span:
 /// two in a headline, then a quarter of what is beyond 24 letters (a post

@@ -12,13 +12,14 @@
 //! Consequences: `long_text_search` must match the engine's, or long texts
 //! lack the sketch its index expects.
 
-use super::SideRecord;
+use super::side_record::SideRecord;
 
 /// How many times the short-text bound a long text may be and still keep
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
 use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
-use crate::fingerprint::{Fingerprinter, PreparedText, letters_with_breaks};
+use crate::fingerprint::letters::letters_with_breaks;
+use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::units::Fingerprint;
 
 /// Everything the engine needs to place a text, computed without the

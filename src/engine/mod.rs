@@ -46,6 +46,7 @@ mod restore;
 mod search;
 mod side_data;
 pub mod side_file;
+mod side_record;
 #[cfg(test)]
 mod side_tests;
 #[cfg(test)]
@@ -53,20 +54,31 @@ mod tests;
 
 pub use analysis::{Analysis, Analyzer};
 use exact_hashes::ExactHashes;
-pub use restore::ForestState;
 use side_data::SideStore;
-pub use side_data::{
-    EncodedSides, SideRecord, SideSnapshot, SideView, get_long, get_short, get_side, put_long,
-    put_short, put_side, skip_side,
-};
+pub use side_data::{EncodedSides, SideSnapshot};
 use side_file::{SideFileStats, SideStorage};
+pub use side_record::{
+    SideRecord, SideView, get_long, get_short, get_side, put_long, put_short, put_side, skip_side,
+};
 
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
-use crate::forest::{Assignment, Forest, NodeNumbers, Placement};
+use crate::forest::{
+    Assignment, Forest, ForestConfig, ForestCounters, NodeNumbers, NodeRecord, Placement,
+};
 use crate::units::{Fingerprint, Millis, NodeId};
+
+/// The forest a snapshot holds: its node records, in the order
+/// [`Forest::restore`] numbers them (the first record is node 0), with the
+/// forest's settings and counters.
+#[derive(Debug, Clone, Copy)]
+pub struct ForestState<'a> {
+    pub config: ForestConfig,
+    pub nodes: &'a [NodeRecord],
+    pub counters: ForestCounters,
+}
 
 /// How many expired nodes placing one document may remove, in the sidecar
 /// and in `stamp` alike: each document adds at most one node, so expiry
@@ -686,8 +698,8 @@ fn confirm_record(
     found_by: FoundBy,
     config: &ConfirmationConfig,
 ) -> Option<bool> {
-    let root = side_data::record_root(record)?;
-    let (short, long) = side_data::record_texts(record).ok()?;
+    let root = side_record::record_root(record)?;
+    let (short, long) = side_record::record_texts(record).ok()?;
     // The root's short text is read only by the short-text rule, and only
     // for a candidate that passes its own checks.
     let root_short_text = || {

@@ -28,17 +28,18 @@ use std::sync::{Arc, OnceLock, mpsc};
 
 use parking_lot::Mutex;
 
-use super::Engine;
 use super::exact_hashes::ExactHashes;
-use super::side_data::{EncodedSides, RecordKeys, RecordRun, SideStore, record_fingerprint};
+use super::side_data::{EncodedSides, RecordRun, SideStore};
 use super::side_file::SideStorage;
+use super::side_record::{RecordKeys, record_fingerprint};
+use super::{Engine, ForestState};
 use crate::candidates::shingle_index::{
     LshShape, ShingleBucketsBuilder, ShingleIndex, ShingleIndexBuilder,
 };
 use crate::candidates::sketch_index::{SketchIndex, SketchIndexBuilder};
 use crate::confirm::ConfirmationConfig;
 use crate::fingerprint::Fingerprinter;
-use crate::forest::{Forest, ForestConfig, ForestCounters, ForestError, NodeRecord};
+use crate::forest::{Forest, ForestError, NodeRecord};
 use crate::units::{Fingerprint, NodeId};
 
 impl Engine {
@@ -220,16 +221,6 @@ impl Engine {
         engine.drop_side_data(&orphans);
         Ok(engine)
     }
-}
-
-/// The forest a snapshot holds: its node records, in the order
-/// [`Forest::restore`] numbers them (the first record is node 0), with the
-/// forest's settings and counters.
-#[derive(Debug, Clone, Copy)]
-pub struct ForestState<'a> {
-    pub config: ForestConfig,
-    pub nodes: &'a [NodeRecord],
-    pub counters: ForestCounters,
 }
 
 /// Nodes a side record may lie ahead of its node among the node records

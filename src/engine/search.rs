@@ -7,8 +7,9 @@
 //! alignment. Bounding the tries keeps a document's cost flat (see
 //! `docs/decisions.md`, "A document tries a bounded number of candidates").
 
-use super::side_data::record_texts;
-use super::{Engine, FoundBy, NodeTexts, confirm_record, count_confirmation};
+use super::side_record::record_texts;
+use super::{Engine, confirm_record, count_confirmation};
+use crate::confirm::{FoundBy, NodeTexts};
 use crate::units::Fingerprint;
 
 /// How many short-text candidates one document may try to confirm. On a

@@ -1,5 +1,7 @@
-//! What a node keeps besides its forest record: its root, the exact-text
-//! hashes that map to it, and the text it is confirmed by, as one record.
+//! Where the engine keeps what a node has besides its forest record (its
+//! root, its exact-text hashes, the text it is confirmed by: one record,
+//! [`super::side_record`]), and the records on their way to and from a
+//! snapshot.
 //!
 //! Motivation: confirmation ([`crate::confirm`]) needs a node's text, the
 //! exact fast path needs its hashes, expiry needs both to clean the indexes,
@@ -8,11 +10,11 @@
 //! Design: one encoded record per node in the engine's [`SideFile`]
 //! (off the heap; the engine keeps an 8-byte location per node, in a
 //! vector by the forest's node number, so the side data has no table of
-//! its own and the candidate indexes hold the forest's numbers). The layout
-//! is the snapshot's side record (`put_side`), so a snapshot copies records
-//! as bytes. A record never changes: a node that gains an exact hash gets a
-//! new one. Readers decode only what they need: the root is at a fixed
-//! offset, the texts follow the exact hashes.
+//! its own and the candidate indexes hold the forest's numbers). The
+//! record's layout is the snapshot's, so a snapshot copies records as bytes
+//! ([`SideSnapshot`]) and recovery hands them over encoded
+//! ([`EncodedSides`]). A record never changes: a node that gains an exact
+//! hash gets a new one.
 //!
 //! Consequences: a candidate's texts are decoded (a few small allocations)
 //! each time it is tried.
@@ -21,45 +23,13 @@ use super::side_file::{
     MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileReader, SideFileStats, SideLocation,
     SideStorage, record_offsets,
 };
-
-use crate::confirm::{LongText, ShortText};
-use crate::encoding::{DecodeError, Decoder, Encoder};
+use super::side_record::{
+    SideRecord, SideView, decode_record, put_side, record_has_exact_hash, record_short_text,
+};
+use crate::confirm::ShortText;
+use crate::encoding::Encoder;
 use crate::forest::NodeRecord;
 use crate::units::{Fingerprint, NodeId};
-
-/// Byte offset of the root in a record (after the fingerprint).
-const ROOT_OFFSET: usize = 8;
-
-/// The root named by an encoded record.
-pub(super) fn record_root(record: &[u8]) -> Option<Fingerprint> {
-    let bytes = record.get(ROOT_OFFSET..ROOT_OFFSET + 8)?;
-    Some(u64::from_le_bytes(bytes.try_into().ok()?))
-}
-
-/// The texts of an encoded record (skipping its fingerprint, root and
-/// exact hashes).
-pub(super) fn record_texts(
-    record: &[u8],
-) -> Result<(Option<ShortText>, Option<LongText>), DecodeError> {
-    let mut decoder = Decoder::new(record);
-    decoder.u64()?;
-    decoder.u64()?;
-    decoder.skip_u64s()?;
-    Ok((get_short(&mut decoder)?, get_long(&mut decoder)?))
-}
-
-/// The short text of an encoded record, the rest left undecoded.
-pub(super) fn record_short_text(record: &[u8]) -> Result<Option<ShortText>, DecodeError> {
-    let mut decoder = Decoder::new(record);
-    decoder.skip(16)?;
-    decoder.skip_u64s()?;
-    get_short(&mut decoder)
-}
-
-/// Decodes a whole record.
-pub(super) fn decode_record(record: &[u8]) -> Result<SideRecord, DecodeError> {
-    get_side(&mut Decoder::new(record))
-}
 
 /// The location of a node whose record could not be stored.
 const NOWHERE: SideLocation = SideLocation::NOWHERE;
@@ -297,96 +267,6 @@ impl SideStore {
 
     pub(super) fn file_stats(&self) -> SideFileStats {
         self.file.stats()
-    }
-}
-
-/// Whether an encoded record lists `exact_hash` (without allocating).
-pub(super) fn record_has_exact_hash(record: &[u8], exact_hash: u64) -> bool {
-    let mut decoder = Decoder::new(record);
-    if decoder.skip(16).is_err() {
-        return false;
-    }
-    let Ok(count) = decoder.count() else {
-        return false;
-    };
-    (0..count).any(|_| matches!(decoder.u64(), Ok(hash) if hash == exact_hash))
-}
-
-/// The length of the side record at `decoder`'s position, which is moved
-/// past it; checks the structure without decoding (no allocation).
-pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
-    decoder.skip(16)?;
-    decoder.skip_u64s()?;
-    if decoder.u8()? != 0 {
-        decoder.skip_u32s()?;
-        decoder.skip_str()?;
-        decoder.skip(16)?;
-    }
-    if decoder.u8()? != 0 {
-        decoder.skip_u32s()?;
-        if decoder.u8()? != 0 {
-            decoder.skip_str()?;
-        }
-        decoder.skip_str()?;
-        decoder.skip_u32s()?;
-    }
-    Ok(())
-}
-
-/// What the indexes need of a record, decoded into reused buffers.
-#[derive(Debug, Default)]
-pub(super) struct RecordKeys {
-    pub(super) fingerprint: Fingerprint,
-    pub(super) exact_hashes: Vec<u64>,
-    pub(super) shingles: Option<Vec<u32>>,
-    pub(super) sketch: Option<Vec<u32>>,
-    buffer_shingles: Vec<u32>,
-    buffer_sketch: Vec<u32>,
-}
-
-/// The fingerprint of an encoded record (its first field).
-pub(super) fn record_fingerprint(record: &[u8]) -> Option<Fingerprint> {
-    Some(Fingerprint::from_le_bytes(
-        record.get(..8)?.try_into().ok()?,
-    ))
-}
-
-impl RecordKeys {
-    /// Reads `record`'s fingerprint and exact hashes only (they come
-    /// first), leaving the rest as it was.
-    pub(super) fn read_exact_hashes(&mut self, record: &[u8]) -> Result<(), DecodeError> {
-        let mut decoder = Decoder::new(record);
-        self.fingerprint = decoder.u64()?;
-        decoder.u64()?;
-        decoder.u64s_into(&mut self.exact_hashes)?;
-        Ok(())
-    }
-
-    /// Reads `record`'s fingerprint, exact hashes, shingles and sketch.
-    pub(super) fn read(&mut self, record: &[u8]) -> Result<(), DecodeError> {
-        if let Some(shingles) = self.shingles.take() {
-            self.buffer_shingles = shingles;
-        }
-        if let Some(sketch) = self.sketch.take() {
-            self.buffer_sketch = sketch;
-        }
-        let mut decoder = Decoder::new(record);
-        self.fingerprint = decoder.u64()?;
-        decoder.u64()?;
-        decoder.u64s_into(&mut self.exact_hashes)?;
-        if decoder.u8()? != 0 {
-            let mut shingles = std::mem::take(&mut self.buffer_shingles);
-            decoder.u32s_into(&mut shingles)?;
-            self.shingles = Some(shingles);
-            decoder.skip_str()?;
-            decoder.skip(16)?;
-        }
-        if decoder.u8()? != 0 {
-            let mut sketch = std::mem::take(&mut self.buffer_sketch);
-            decoder.u32s_into(&mut sketch)?;
-            self.sketch = Some(sketch);
-        }
-        Ok(())
     }
 }
 
@@ -658,117 +538,4 @@ impl SideSnapshot {
             }
         }
     }
-}
-
-/// A node's side data, borrowed.
-#[derive(Debug, Clone, Copy)]
-pub struct SideView<'a> {
-    pub fingerprint: Fingerprint,
-    pub root: Fingerprint,
-    pub exact_hashes: &'a [u64],
-    pub short_text: Option<&'a ShortText>,
-    pub long_text: Option<&'a LongText>,
-}
-
-/// A node's side data as a snapshot stores it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SideRecord {
-    pub fingerprint: Fingerprint,
-    pub root: Fingerprint,
-    pub exact_hashes: Vec<u64>,
-    pub short_text: Option<ShortText>,
-    pub long_text: Option<LongText>,
-}
-
-impl SideRecord {
-    pub fn view(&self) -> SideView<'_> {
-        SideView {
-            fingerprint: self.fingerprint,
-            root: self.root,
-            exact_hashes: &self.exact_hashes,
-            short_text: self.short_text.as_ref(),
-            long_text: self.long_text.as_ref(),
-        }
-    }
-}
-
-pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
-    match short {
-        None => {
-            encoder.u8(0);
-        }
-        Some(short) => {
-            encoder
-                .u8(1)
-                .u32s(&short.shingles)
-                .str(&short.letters)
-                .u64(short.number_signature)
-                .u64(short.place_signature);
-        }
-    }
-}
-
-pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
-    if decoder.u8()? == 0 {
-        return Ok(None);
-    }
-    // Arguments are read in order: the record's layout.
-    Ok(Some(ShortText::new(
-        decoder.u32s()?.into_boxed_slice(),
-        decoder.str()?.into(),
-        decoder.u64()?,
-        decoder.u64()?,
-    )))
-}
-
-pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
-    match long {
-        None => {
-            encoder.u8(0);
-        }
-        Some(long) => {
-            encoder.u8(1).u32s(&long.sketch);
-            match &long.headline {
-                None => encoder.u8(0),
-                Some(headline) => encoder.u8(1).str(headline),
-            };
-            encoder.str(&long.lead).u32s(&long.numbers);
-        }
-    }
-}
-
-pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
-    if decoder.u8()? == 0 {
-        return Ok(None);
-    }
-    let sketch = decoder.u32s()?.into_boxed_slice();
-    let headline = match decoder.u8()? {
-        0 => None,
-        _ => Some(decoder.str()?.into()),
-    };
-    Ok(Some(LongText {
-        sketch,
-        headline,
-        lead: decoder.str()?.into(),
-        numbers: decoder.u32s()?.into_boxed_slice(),
-    }))
-}
-
-pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
-    encoder
-        .u64(side.fingerprint)
-        .u64(side.root)
-        .u64s(side.exact_hashes);
-    put_short(encoder, side.short_text);
-    put_long(encoder, side.long_text);
-}
-
-pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
-    Ok(SideRecord {
-        fingerprint: decoder.u64()?,
-        root: decoder.u64()?,
-        exact_hashes: decoder.u64s()?,
-        short_text: get_short(decoder)?,
-        long_text: get_long(decoder)?,
-    })
 }

@@ -66,7 +66,7 @@ fn side_records_live_off_the_heap_and_a_snapshot_outlives_their_expiry() {
     // The snapshot still reads every record it was given.
     let mut records = 0;
     snapshot.for_each_encoded(|record| {
-        let decoded = side_data::decode_record(record).expect("decodes");
+        let decoded = side_record::decode_record(record).expect("decodes");
         assert!(decoded.short_text.is_some());
         records += 1;
     });

@@ -9,7 +9,10 @@
 
 use serde_json::Value;
 
-use super::FIELD_SEPARATOR;
+/// Character that separates the text of two fields in the normalised text.
+/// It ends a sentence and is never part of a word, so no feature spans two
+/// fields.
+pub const FIELD_SEPARATOR: char = '\u{1e}';
 
 /// A fingerprinted field: its path and its boost (`title^0.5`, the syntax
 /// of the cluster's own `multi_match`), which scales the weight of its

@@ -14,187 +14,34 @@
 //! frequency or its logarithm. The simhash sets bit `i` when the weighted sum
 //! of feature bit `i` (±weight) is positive.
 //!
+//! Around the [`Fingerprinter`]: its settings ([`FingerprintConfig`]), the
+//! fields read ([`FieldSpec`]), normalisation, segmentation, the figures of
+//! a text, and what a node keeps for confirmation besides the simhash:
+//! [`letters`] for the in-order comparison, [`places`] and [`sketch`].
+//!
 //! Consequences: fingerprints depend on the configuration. Changing fields,
 //! mode or weighting changes every fingerprint, so a forest must be rebuilt
 //! (or left to expire) after such a change.
 
+mod config;
 mod fields;
+pub mod letters;
 pub mod normalize;
 mod numbers;
+pub mod places;
 pub mod sketch;
 pub mod stopwords;
 pub mod tokenize;
 
-use std::fmt;
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
-pub use fields::{FieldSpec, extract_fields_text, values_at};
+pub use config::{FeatureMode, FingerprintConfig, FingerprintConfigError, Weighting};
+pub use fields::{FIELD_SEPARATOR, FieldSpec, extract_fields_text, values_at};
+use letters::letters_with_breaks;
 pub use normalize::{NormalizeOptions, normalize};
 pub use numbers::is_chinese_numeral;
 use numbers::numbers_in;
-
-/// Character that separates the text of two fields in the normalised text.
-/// It ends a sentence and is never part of a word, so no feature spans two
-/// fields.
-pub const FIELD_SEPARATOR: char = '\u{1e}';
-
-/// Which features represent a document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "mode")]
-pub enum FeatureMode {
-    /// Every word of the text (the classic simhash).
-    WholeText,
-    /// The words of the `count` longest sentences only (seed 002 uses one,
-    /// the "longest N sentences" trick of seed 003 uses three): edits in
-    /// other paragraphs (an added note, a dropped paragraph) do not move the
-    /// fingerprint.
-    LongestSentences { count: usize },
-    /// Overlapping character n-grams of the letters and digits, for short
-    /// texts where word segmentation yields too few features.
-    CharacterShingles { width: usize },
-}
-
-impl fmt::Display for FeatureMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FeatureMode::WholeText => write!(f, "whole"),
-            FeatureMode::LongestSentences { count } => write!(f, "longest:{count}"),
-            FeatureMode::CharacterShingles { width } => write!(f, "shingles:{width}"),
-        }
-    }
-}
-
-impl FromStr for FeatureMode {
-    type Err = String;
-
-    /// `whole`, `longest[:N]` (default 3) or `shingles[:W]` (default 3).
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let (name, argument) = match text.split_once(':') {
-            Some((name, argument)) => (name, Some(argument)),
-            None => (text, None),
-        };
-        let parse_count = |default: usize| -> Result<usize, String> {
-            match argument {
-                None => Ok(default),
-                Some(value) => match value.parse::<usize>() {
-                    Ok(number) if (1..=64).contains(&number) => Ok(number),
-                    _ => Err(format!(
-                        "feature mode `{text}`: expected a number from 1 to 64 after `:`"
-                    )),
-                },
-            }
-        };
-        match name {
-            "whole" if argument.is_none() => Ok(FeatureMode::WholeText),
-            "longest" => Ok(FeatureMode::LongestSentences {
-                count: parse_count(3)?,
-            }),
-            "shingles" => Ok(FeatureMode::CharacterShingles {
-                width: parse_count(3)?,
-            }),
-            _ => Err(format!(
-                "unknown feature mode `{text}` (expected whole, longest[:N] or shingles[:W])"
-            )),
-        }
-    }
-}
-
-/// How much one occurrence of a feature counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Weighting {
-    /// Weight = number of occurrences.
-    TermFrequency,
-    /// Weight = 1 + ln(occurrences): repeated words count, but less.
-    LogTermFrequency,
-    /// Weight = occurrences × inverse document frequency from jieba's IDF
-    /// table (words it does not know, and non-Han words, get its median).
-    /// The default (measured: docs/quality.md). Word features only: with `shingles`
-    /// modes it falls back to TF.
-    TermFrequencyInverseDocumentFrequency,
-}
-
-impl FromStr for Weighting {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text {
-            "tf" => Ok(Weighting::TermFrequency),
-            "logtf" => Ok(Weighting::LogTermFrequency),
-            "tfidf" => Ok(Weighting::TermFrequencyInverseDocumentFrequency),
-            _ => Err(format!(
-                "unknown weighting `{text}` (expected tf, logtf or tfidf)"
-            )),
-        }
-    }
-}
-
-/// Everything that decides a document's fingerprint.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FingerprintConfig {
-    /// JSON fields whose text is fingerprinted, in order; dotted paths reach
-    /// into objects (`article.body`), and `^boost` scales the weight of a
-    /// field's features (`title^0.5`).
-    pub fields: Vec<String>,
-    /// The field that is a document's headline (a title): long texts found
-    /// by their shingle sketch (not by simhash) join only when their
-    /// headlines are similar too, so one boilerplate body under different
-    /// headlines stays apart. `None`: no such check.
-    pub headline_field: Option<String>,
-    /// Features of texts with at least `short_text_chars` letters and digits.
-    pub mode: FeatureMode,
-    /// Features of shorter texts.
-    pub short_text_mode: FeatureMode,
-    /// Texts with fewer letters and digits than this are "short": they use
-    /// `short_text_mode` and their candidates are confirmed by shingle
-    /// Jaccard similarity.
-    pub short_text_chars: usize,
-    pub weighting: Weighting,
-    pub normalize: NormalizeOptions,
-    /// Width of the character shingles used to confirm short texts.
-    pub confirm_shingle_width: usize,
-}
-
-impl Default for FingerprintConfig {
-    fn default() -> Self {
-        FingerprintConfig {
-            // Half weight for the title: reprints often change it, and at full
-            // weight a changed title splits them; at no weight the same
-            // boilerplate body under different titles merges (DEV: docs/quality.md).
-            fields: vec!["title^0.5".to_string(), "content".to_string()],
-            headline_field: Some("title".to_string()),
-            // Measured on the benchmark (docs/quality.md): the
-            // longest sentence of each field beats the whole text by a wide
-            // margin on long reprints with edited paragraphs.
-            mode: FeatureMode::LongestSentences { count: 1 },
-            // Character shingles for short texts: order-sensitive, so two
-            // questions with the same words in another order, or two
-            // headlines that share their one rare word, do not collide on one
-            // fingerprint (a collision would join them unconfirmed, rule 1).
-            short_text_mode: FeatureMode::CharacterShingles { width: 3 },
-            short_text_chars: 100,
-            // Measured on DEV (docs/quality.md): TF·IDF slightly ahead of TF in both
-            // precision and recall, and steadier when k or the mode change.
-            weighting: Weighting::TermFrequencyInverseDocumentFrequency,
-            normalize: NormalizeOptions::default(),
-            confirm_shingle_width: 2,
-        }
-    }
-}
-
-/// A configuration that cannot work.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum FingerprintConfigError {
-    #[error("at least one field must be fingerprinted")]
-    NoFields,
-    #[error("{0}")]
-    BadField(String),
-    #[error("shingle width must be from 1 to 64, got {0}")]
-    BadShingleWidth(usize),
-}
+use places::place_signature_of;
 
 /// Text of one document, extracted and normalised, with its exact hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -412,21 +259,11 @@ impl Fingerprinter {
         hashes
     }
 
-    /// The set of place names in the text (words jieba tags `ns`) as a
-    /// small Bloom filter ([`places_compatible`] reads it); 0 when there
-    /// are none. Short texts that name different places are different news
-    /// however similar the rest ("…发布会】北京" / "…发布会】浙江"); a repost
-    /// that adds a place (a tag "【北京】", a credit "来自中国新闻网") names
-    /// the original's places and more. Person and organisation tags were
-    /// measured too: too unreliable on headlines (they split reposts).
+    /// The place names of the text as a set ([`places`]): different places
+    /// tell different news apart however similar the rest; 0 when it names
+    /// none.
     pub fn place_signature(&self, prepared: &PreparedText) -> u64 {
-        let mut signature = 0;
-        tokenize::for_each_tagged_word(&prepared.normalized, &["ns"], |name| {
-            let hash = xxh3_64(name.as_bytes());
-            signature |=
-                PLACE_SET_MARK | 1 << (hash % PLACE_SET_BITS) | 1 << ((hash >> 8) % PLACE_SET_BITS);
-        });
-        signature
+        place_signature_of(&prepared.normalized)
     }
 
     /// The normalised headline of a prepared document, when it has one.
@@ -575,166 +412,10 @@ fn simhash_of_features(feature_hashes: &mut [u64], weighting: Weighting) -> u64 
     bit_sums.fingerprint()
 }
 
-/// Jaccard similarity of the character-bigram sets of two strings (letters
-/// and digits only). Used on headlines, which are short.
-/// The letters and digits of `text` with its field separators, and one
-/// character where words may break between two letters: a space where only
-/// whitespace stood, [`BREAK_CONTINUED`] where a comma or semicolon did (the
-/// sentence goes on), [`BREAK_MARKED`] where other punctuation did (a
-/// repost marks what it adds with it), [`BREAK_TAG`] where `#` or `@` did
-/// right before the word (also at the start of a field).
-pub fn letters_with_breaks(text: &str) -> String {
-    let mut letters = String::with_capacity(text.len());
-    let mut skipped: Option<char> = None;
-    // The last character skipped was `#` or `@`: the word ahead is a tag.
-    let mut tag_sign = false;
-    for c in text.chars() {
-        if c == FIELD_SEPARATOR || normalize::is_letter_or_digit(c) {
-            let at_start = letters.is_empty() || letters.ends_with(FIELD_SEPARATOR);
-            if c != FIELD_SEPARATOR && tag_sign {
-                letters.push(BREAK_TAG);
-            } else if let Some(break_char) = skipped
-                && c != FIELD_SEPARATOR
-                && !at_start
-            {
-                letters.push(break_char);
-            }
-            letters.push(c);
-            skipped = None;
-            tag_sign = false;
-        } else {
-            tag_sign = matches!(c, '#' | '@' | '＃' | '＠');
-            let this = if c.is_whitespace() {
-                ' '
-            } else if matches!(c, ',' | '，' | '、' | ';' | '；') {
-                BREAK_CONTINUED
-            } else {
-                BREAK_MARKED
-            };
-            // The strongest break between two letters stands for all.
-            skipped = Some(match (skipped, this) {
-                (Some(BREAK_MARKED), _) | (_, BREAK_MARKED) => BREAK_MARKED,
-                (Some(BREAK_CONTINUED), _) | (_, BREAK_CONTINUED) => BREAK_CONTINUED,
-                _ => ' ',
-            });
-        }
-    }
-    letters
-}
-
-/// Stands for punctuation that marks something off (a tag, a comment, a
-/// new sentence) in [`letters_with_breaks`].
-pub const BREAK_MARKED: char = '|';
-
-/// Stands for `#` or `@` right before a word (a hashtag or a mention: what
-/// a repost tags a text with) in [`letters_with_breaks`]; a marked break.
-pub const BREAK_TAG: char = '#';
-
-/// Stands for a comma or semicolon in [`letters_with_breaks`].
-pub const BREAK_CONTINUED: char = ',';
-
-pub fn bigram_jaccard(left: &str, right: &str) -> f64 {
-    let bigrams = |text: &str| {
-        let chars: Vec<char> = text
-            .chars()
-            .filter(|&c| normalize::is_letter_or_digit(c))
-            .collect();
-        let mut pairs: Vec<(char, char)> =
-            chars.windows(2).map(|pair| (pair[0], pair[1])).collect();
-        if pairs.is_empty()
-            && let [only] = chars[..]
-        {
-            pairs.push((only, only));
-        }
-        pairs.sort_unstable();
-        pairs.dedup();
-        pairs
-    };
-    let (left, right) = (bigrams(left), bigrams(right));
-    if left.is_empty() && right.is_empty() {
-        return 1.0;
-    }
-    let common = left
-        .iter()
-        .filter(|pair| right.binary_search(pair).is_ok())
-        .count();
-    common as f64 / (left.len() + right.len() - common) as f64
-}
-
-/// Marks a place signature as a set (top byte); the low
-/// [`PLACE_SET_BITS`] bits are its Bloom filter, two bits per place name.
-const PLACE_SET_MARK: u64 = 0xA5 << 56;
-const PLACE_SET_BITS: u64 = 56;
-
-/// Two place signatures ([`Fingerprinter::place_signature`]) do not
-/// contradict each other: either names no place, or one's places are all
-/// among the other's (a repost adds places; another story names others).
-/// A signature without the set mark is a hash of the whole list, written
-/// into state by earlier versions: it matches only an equal hash and never
-/// vetoes a set (the alignment still sees a swapped place name).
-pub fn places_compatible(ours: u64, theirs: u64) -> bool {
-    let is_set = |signature: u64| signature & (0xFF << 56) == PLACE_SET_MARK;
-    if ours == 0 || theirs == 0 || ours == theirs {
-        return true;
-    }
-    match (is_set(ours), is_set(theirs)) {
-        (true, true) => {
-            let shared = ours & theirs;
-            shared == ours || shared == theirs
-        }
-        (false, false) => false,
-        _ => true,
-    }
-}
-
-/// Number of differing bits.
-pub fn hamming_distance(a: u64, b: u64) -> u32 {
-    (a ^ b).count_ones()
-}
-
-/// Jaccard similarity of two sorted, de-duplicated sets.
-pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let common = shared_count(a, b);
-    common as f64 / (a.len() + b.len() - common) as f64
-}
-
-/// Number of values two sorted, de-duplicated sets have in common (one
-/// merge pass).
-pub fn shared_count(a: &[u32], b: &[u32]) -> usize {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    common
-}
-
-/// Fingerprint as 16 lowercase hex digits (the stamped form).
-pub fn format_fingerprint(fingerprint: u64) -> String {
-    format!("{fingerprint:016x}")
-}
-
-/// Parse the stamped form back (exactly 16 hex digits, either case).
-pub fn parse_fingerprint(text: &str) -> Option<u64> {
-    if text.len() != 16 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    u64::from_str_radix(text, 16).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::confirm::measures::jaccard;
 
     fn fingerprinter() -> Fingerprinter {
         Fingerprinter::new(FingerprintConfig::default()).expect("default config is valid")
@@ -847,37 +528,6 @@ mod tests {
     }
 
     #[test]
-    fn places_are_compared_as_sets_one_may_add_to_the_other() {
-        let f = fingerprinter();
-        let signature = |text: &str| f.place_signature(&f.prepare(text));
-        let compatible = |a: &str, b: &str| places_compatible(signature(a), signature(b));
-        assert_eq!(signature("今天天气很好"), 0);
-        assert_ne!(signature("北京"), 0);
-        assert_eq!(signature("北京和上海"), signature("上海与北京"));
-        assert!(!compatible("发布会在北京举行", "发布会在上海举行"));
-        // A repost's credit or tag adds a place; the original's stay.
-        assert!(compatible(
-            "发布会在北京举行",
-            "发布会在北京举行——来自上海新闻"
-        ));
-        assert!(compatible(
-            "发布会在北京举行——来自上海新闻",
-            "发布会在北京举行"
-        ));
-        assert!(!compatible("北京和上海", "北京和广州"));
-        assert!(compatible("今天天气很好", "发布会在上海举行"));
-    }
-
-    #[test]
-    fn place_hashes_of_earlier_versions_match_only_themselves() {
-        let set = fingerprinter().place_signature(&fingerprinter().prepare("北京"));
-        let legacy = 0x1234_5678_9abc_def0;
-        assert!(places_compatible(legacy, legacy));
-        assert!(!places_compatible(legacy, legacy + 1));
-        assert!(places_compatible(legacy, set) && places_compatible(set, legacy));
-    }
-
-    #[test]
     fn numbers_are_compared_as_a_multiset() {
         let f = fingerprinter();
         let signature = |text: &str| f.number_signature(&f.prepare(text));
@@ -906,19 +556,6 @@ mod tests {
         );
         assert_ne!(signature("连续三年增长"), signature("连续两年增长"));
         assert_eq!(signature("再一次统一认识"), signature("一次统一认识"));
-    }
-
-    #[test]
-    fn letters_keep_their_breaks_and_tag_signs() {
-        assert_eq!(
-            letters_with_breaks("#world news, today: ok"),
-            "#world news,today|ok"
-        );
-        assert_eq!(letters_with_breaks("a #tag and @b"), "a#tag and#b");
-        assert_eq!(
-            letters_with_breaks("转发 #社会新闻# 标题"),
-            "转发#社会新闻|标题"
-        );
     }
 
     #[test]
@@ -963,43 +600,11 @@ mod tests {
     }
 
     #[test]
-    fn bigram_jaccard_of_short_strings() {
-        assert_eq!(bigram_jaccard("abcd", "abcd"), 1.0);
-        assert!((bigram_jaccard("abcd", "abce") - 0.5).abs() < 1e-9);
-        assert_eq!(bigram_jaccard("a b", "ab"), 1.0);
-        assert_eq!(bigram_jaccard("x", "y"), 0.0);
-        assert_eq!(bigram_jaccard("", "!"), 1.0);
-    }
-
-    #[test]
     fn body_lead_skips_the_headline_and_punctuation() {
         let f = fingerprinter();
         let document = serde_json::json!({"title": "标题", "content": "正文，第一句。第二句"});
         let prepared = f.prepare_document(&document).expect("text");
         assert_eq!(f.body_lead(&prepared, 5), "正文第一句");
-    }
-
-    #[test]
-    fn feature_modes_parse_and_print() {
-        for text in ["whole", "longest:3", "shingles:4"] {
-            let mode: FeatureMode = text.parse().expect("valid mode");
-            assert_eq!(mode.to_string(), text);
-        }
-        assert_eq!(
-            "longest".parse::<FeatureMode>(),
-            Ok(FeatureMode::LongestSentences { count: 3 })
-        );
-        assert!("longest:0".parse::<FeatureMode>().is_err());
-        assert!("whole:2".parse::<FeatureMode>().is_err());
-        assert!("nope".parse::<FeatureMode>().is_err());
-    }
-
-    #[test]
-    fn fingerprints_round_trip_as_hex() {
-        assert_eq!(format_fingerprint(0xab), "00000000000000ab");
-        assert_eq!(parse_fingerprint("00000000000000AB"), Some(0xab));
-        assert_eq!(parse_fingerprint("ab"), None);
-        assert_eq!(parse_fingerprint("+000000000000000"), None);
     }
 
     #[test]

@@ -788,8 +788,7 @@ impl Forest {
     }
 }
 
-mod expiry;
+pub mod expiry;
 mod records;
-pub use expiry::{ExpiryProgress, RemovedNodes};
 #[cfg(test)]
 mod tests;

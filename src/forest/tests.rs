@@ -1,5 +1,6 @@
 //! Unit tests of the forest (the property tests are in `tests/forest_props.rs`).
 
+use super::expiry::ExpiryProgress;
 use super::*;
 
 const HOUR: Millis = 60 * 60 * 1000;

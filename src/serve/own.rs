@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 use super::Sidecar;
 use super::errors::{SidecarError, json_response, response_from};
 use super::metrics::{Gauges, resident_bytes};
+use crate::confirm::measures::jaccard;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
-use crate::fingerprint::{format_fingerprint, hamming_distance, jaccard, parse_fingerprint};
 use crate::persist::StoreHealth;
-use crate::units::Millis;
+use crate::units::{Millis, format_fingerprint, hamming_distance, parse_fingerprint};
 use crate::upstream::{self, StoredDocument};
 
 /// Largest body accepted by `/_neardup/fingerprint`.

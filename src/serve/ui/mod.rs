@@ -65,10 +65,8 @@ use serde_json::{Value, json};
 use super::errors::{SidecarError, response_from};
 use super::{Sidecar, now_millis};
 use crate::explain::{Explanation, diff, explain};
-use crate::fingerprint::{
-    FieldSpec, Fingerprinter, format_fingerprint, parse_fingerprint, values_at,
-};
-use crate::units::{Fingerprint, Millis};
+use crate::fingerprint::{FieldSpec, Fingerprinter, values_at};
+use crate::units::{Fingerprint, Millis, format_fingerprint, parse_fingerprint};
 use crate::upstream;
 use overview::Order;
 use render::{ClassPageView, Comparison, FieldDiff, Lang, ListView, MemberView};

@@ -14,8 +14,7 @@ use chrono::{DateTime, Utc};
 
 use super::overview::{ClassSummary, Order, Overview, SPARKLINE_BUCKETS};
 use crate::explain::{Explanation, Figure, Rule, Span};
-use crate::fingerprint::format_fingerprint;
-use crate::units::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis, format_fingerprint};
 
 /// Where the Explorer lives.
 pub const BASE: &str = "/_neardup/ui/";

@@ -12,9 +12,9 @@ use super::Stamped;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
-use crate::fingerprint::format_fingerprint;
 use crate::serve::errors::SidecarError;
 use crate::serve::metrics::Metrics;
+use crate::units::format_fingerprint;
 use crate::units::now_millis;
 
 /// Below this many sources a request is analysed in one piece.
