@@ -63,12 +63,12 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::errors::{SidecarError, response_from};
-use super::{Sidecar, now_millis};
+use super::sidecar::Sidecar;
 use crate::explain::{Explanation, diff, explain};
 use crate::fingerprint::{
     FieldSpec, Fingerprinter, format_fingerprint, parse_fingerprint, values_at,
 };
-use crate::units::{Fingerprint, Millis};
+use crate::units::{Fingerprint, Millis, now_millis};
 use crate::upstream;
 use overview::Order;
 use render::{ClassPageView, Comparison, FieldDiff, Lang, ListView, MemberView};
