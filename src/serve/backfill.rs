@@ -10,8 +10,8 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use futures_util::StreamExt;
 use serde_json::json;
 
-use super::Sidecar;
 use super::errors::{SidecarError, json_response};
+use super::sidecar::Sidecar;
 use crate::backfill::{BackfillRequest, LiveForest, StartError};
 use crate::engine::Analyzer;
 use crate::ledger::Ledger;
@@ -23,11 +23,11 @@ const MAX_REQUEST_BODY: usize = 64 << 10;
 
 impl LiveForest for Sidecar {
     fn change(&self, change: &mut dyn FnMut(&mut Ledger)) -> u64 {
-        self.write_ledger(|ledger| change(ledger)).1
+        self.ledger.write(|ledger| change(ledger)).1
     }
 
     fn persist(&self, seq: u64) -> Result<(), String> {
-        crate::backfill::sync_store(self.store.as_deref(), seq)
+        crate::backfill::sync_store(self.ledger.store(), seq)
     }
 
     fn upstream(&self) -> &Upstream {

@@ -10,13 +10,16 @@
 //! [`SidecarError::into_response`] maps it to a status and an error `type`
 //! as OpenSearch and Elasticsearch name them, in their envelope
 //! `{"error":{"root_cause":[{type,reason}],type,reason},"status":N}`.
-//! Answers of the cluster itself are never rewritten here.
+//! Answers of the cluster itself are never rewritten here. A failure to
+//! write the durable state is a [`StateError`], which keeps the store's own
+//! error (its path and cause) for the log and for the client's 503.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::persist::store::StoreError;
 use crate::upstream::UpstreamError;
 
 /// A failure the sidecar answers itself.
@@ -58,7 +61,7 @@ pub enum SidecarError {
     Unavailable(String),
     /// The durable state cannot be written: nothing was forwarded.
     #[error("the sidecar cannot write its state, nothing was indexed: {0}")]
-    StateUnavailable(String),
+    StateUnavailable(#[from] StateError),
     /// The cluster could not be reached or stayed silent.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),
@@ -68,6 +71,25 @@ pub enum SidecarError {
     /// A bug of the sidecar (a worker panicked): nothing was forwarded.
     #[error("{0}")]
     Internal(String),
+}
+
+/// Why the durable state could not be written (the sidecar's fault, not
+/// the client's: a 503 through [`SidecarError::StateUnavailable`]).
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Appending to or syncing the log failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The store is known to be out of space; nothing was tried.
+    #[error("state directory out of space ({reason})")]
+    OutOfSpace { reason: String },
+    /// The store failed earlier (a failed fsync, an unwritable log) and
+    /// needs a restart; nothing was tried.
+    #[error("{reason}")]
+    Failed { reason: String },
+    /// The blocking task that syncs the log did not finish (it panicked).
+    #[error(transparent)]
+    Worker(#[from] tokio::task::JoinError),
 }
 
 impl SidecarError {
@@ -185,7 +207,9 @@ mod tests {
                 "resource_not_found_exception",
             ),
             (
-                SidecarError::StateUnavailable("disk full".into()),
+                SidecarError::from(StateError::OutOfSpace {
+                    reason: "disk full".into(),
+                }),
                 503,
                 "neardup_state_exception",
             ),

@@ -9,8 +9,11 @@
 //! any part of a key, `**` any number of levels; arrays are transparent (a
 //! path goes through every element); a path starting with `-` excludes what
 //! it matches, after the inclusions. A response with nothing left is `{}`.
+//! [`split_filter_path`] takes the parameter off the forwarded query.
 
 use serde_json::{Map, Value};
+
+use super::route::decode;
 
 /// A parsed `filter_path` value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,10 +164,38 @@ fn exclude(value: &mut Value, path: &[String]) {
     }
 }
 
+/// Takes `filter_path` off a query string: the query to forward (without
+/// it) and the filter to apply to the answer.
+pub fn split_filter_path(query: Option<&str>) -> (String, Option<FilterPath>) {
+    let Some(query) = query else {
+        return (String::new(), None);
+    };
+    let mut kept = Vec::new();
+    let mut filter = None;
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("filter_path", value)) => {
+                filter = FilterPath::parse(&decode(&value.replace('+', " ")));
+            }
+            _ => kept.push(pair),
+        }
+    }
+    (kept.join("&"), filter)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn filter_path_is_taken_off_the_query() {
+        let (query, filter) =
+            split_filter_path(Some("refresh=true&filter_path=items.*.error,took&pretty"));
+        assert_eq!(query, "refresh=true&pretty");
+        assert!(filter.is_some());
+        assert_eq!(split_filter_path(None).0, "");
+    }
 
     fn filtered(filter: &str, value: Value) -> Value {
         FilterPath::parse(filter).expect("a filter").apply(value)

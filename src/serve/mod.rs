@@ -3,13 +3,15 @@
 //! Motivation: teams should get grouping by pointing their indexing client
 //! at another address and changing nothing else (SPEC §4).
 //!
-//! Design: one axum handler classifies every request ([`route`]). Writes
-//! (`_bulk`, `_doc`, `_create`) are read whole, analysed on the blocking pool,
-//! placed in the forest under one lock per request, stamped and forwarded
-//! ([`write`]); the cluster's answer settles the counts in the [`Ledger`].
-//! Everything else is streamed to the cluster and back unchanged
-//! ([`upstream`]). The sidecar's own endpoints live under `/_neardup/`
-//! ([`own`]). A background task expires old nodes when no write comes.
+//! Design: one axum handler classifies every request ([`route`]) and hands
+//! it to one handler with the shared state ([`Sidecar`]). Writes (`_bulk`,
+//! `_doc`, `_create`) are read whole, analysed on the blocking pool, placed
+//! in the forest under one lock per request, stamped and forwarded
+//! ([`write`]); the cluster's answer settles the counts in the
+//! [`Ledger`](crate::ledger::Ledger). Everything else is streamed to the
+//! cluster and back unchanged ([`relay`]). The sidecar's own endpoints live
+//! under `/_neardup/` ([`own`]). A background task expires old nodes when
+//! no write comes, writes the log and takes snapshots.
 //!
 //! Consequences: the forest lives in memory (persistence is its own
 //! module); a write is only as fast as the cluster's answer, plus the
@@ -21,189 +23,30 @@ mod errors;
 pub mod filter_path;
 mod metrics;
 mod own;
+mod relay;
 pub mod route;
-pub mod state_failure;
+mod sidecar;
 mod ui;
 mod write;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::Response;
-use parking_lot::Mutex;
 
 pub use crate::config::Analyzers;
-use crate::config::{Limits, ServeOptions};
-use crate::ledger::Ledger;
-use crate::persist::{FsyncPolicy, Store};
-use crate::units::{Millis, now_millis};
-use crate::upstream::{self, Upstream};
-use errors::{SidecarError, response_from};
+use crate::config::ServeOptions;
+use crate::persist::FsyncPolicy;
+use crate::units::now_millis;
 use metrics::Metrics;
+use relay::{RelayBody, relay};
 use route::Route;
-
-/// The sidecar's shared state.
-pub struct Sidecar {
-    ledger: Mutex<Ledger>,
-    /// Durable state, unless running without a state directory.
-    store: Option<Arc<Store>>,
-    analyzers: Analyzers,
-    upstream: Upstream,
-    root_field: String,
-    simhash_field: String,
-    limits: Limits,
-    in_flight_bytes: AtomicUsize,
-    metrics: Metrics,
-    started: Instant,
-    snapshot_running: std::sync::atomic::AtomicBool,
-    /// Who may call the state-changing endpoints.
-    admin: admin::AdminGuard,
-    on_state_failure: state_failure::OnStateFailure,
-    /// The backfill job, once [`Sidecar::install_backfill`] set it up.
-    backfill: std::sync::OnceLock<crate::backfill::Controller>,
-}
-
-impl Sidecar {
-    pub fn new(
-        ledger: Ledger,
-        store: Option<Store>,
-        analyzers: Analyzers,
-        options: &ServeOptions,
-    ) -> anyhow::Result<Self> {
-        Ok(Sidecar {
-            ledger: Mutex::new(ledger),
-            store: store.map(Arc::new),
-            analyzers,
-            upstream: Upstream::new(&options.upstream, options.upstream_timeout)?,
-            root_field: options.root_field.clone(),
-            simhash_field: options.simhash_field.clone(),
-            limits: options.limits,
-            in_flight_bytes: AtomicUsize::new(0),
-            metrics: Metrics::default(),
-            started: Instant::now(),
-            snapshot_running: std::sync::atomic::AtomicBool::new(false),
-            admin: admin::AdminGuard::new(options.admin_token.clone()),
-            on_state_failure: options.on_state_failure,
-            backfill: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// Enables `/_neardup/backfill` (checkpoints in the state directory).
-    pub fn install_backfill(&self, settings: crate::backfill::BackfillSettings) {
-        let _ = self
-            .backfill
-            .set(crate::backfill::Controller::new(settings));
-    }
-
-    /// Reserves `bytes` of the in-flight budget; `None` when it is spent.
-    fn admit(&self, bytes: usize) -> Option<InFlight<'_>> {
-        let limit = self.limits.max_in_flight_bytes;
-        self.in_flight_bytes
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
-                // One request alone is always let in, however big (it is
-                // below max_content_length), so nothing is starved.
-                (current == 0 || current.saturating_add(bytes) <= limit)
-                    .then_some(current.saturating_add(bytes))
-            })
-            .ok()
-            .map(|_| InFlight {
-                counter: &self.in_flight_bytes,
-                bytes,
-            })
-    }
-
-    /// Runs `change` on the locked ledger and queues its effects for the
-    /// log, in the ledger's order. Returns what to [`Sidecar::persist`].
-    fn write_ledger<R>(&self, change: impl FnOnce(&mut Ledger) -> R) -> (R, u64) {
-        let mut ledger = self.ledger.lock();
-        let result = change(&mut ledger);
-        let seq = match &self.store {
-            Some(store) => store.append(ledger.take_journal()),
-            None => 0,
-        };
-        (result, seq)
-    }
-
-    /// Makes the effects up to `seq` durable (per the fsync policy), off
-    /// the async threads.
-    async fn persist(&self, seq: u64) -> Result<(), String> {
-        let Some(store) = self.store.clone() else {
-            return Ok(());
-        };
-        tokio::task::spawn_blocking(move || store.sync(seq))
-            .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| error.to_string())
-    }
-
-    /// Expires a bounded number of old nodes.
-    fn expire(&self, now: Millis, budget: usize) -> bool {
-        let ((removed, more_pending), _) = self.write_ledger(|ledger| ledger.expire(now, budget));
-        Metrics::add(&self.metrics.expired_nodes, removed as u64);
-        more_pending
-    }
-
-    /// Writes a snapshot now (the ledger is locked meanwhile).
-    fn snapshot(&self) -> anyhow::Result<()> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
-        if self.snapshot_running.swap(true, Ordering::AcqRel) {
-            return Ok(());
-        }
-        let started = Instant::now();
-        // Writes pause only while the state is taken, not while it is written.
-        let pending = {
-            let mut ledger = self.ledger.lock();
-            store.append(ledger.take_journal());
-            store.begin_snapshot(&ledger)
-        };
-        let paused = started.elapsed();
-        let report = pending.and_then(|pending| store.finish_snapshot(pending, now_millis()));
-        self.snapshot_running.store(false, Ordering::Release);
-        let report = report?;
-        tracing::info!(
-            nodes = report.nodes,
-            bytes = report.bytes,
-            last_seq = report.last_seq,
-            writes_paused_ms = paused.as_millis() as u64,
-            elapsed_ms = started.elapsed().as_millis() as u64,
-            "snapshot written"
-        );
-        Ok(())
-    }
-}
-
-/// Bytes of the in-flight budget held by one request.
-struct InFlight<'a> {
-    counter: &'a AtomicUsize,
-    bytes: usize,
-}
-
-impl InFlight<'_> {
-    /// Accounts for bytes beyond the reservation (a body without a declared
-    /// length, or one that grew when decompressed): later requests see them.
-    fn cover(&mut self, actual: usize) {
-        if actual > self.bytes {
-            self.counter
-                .fetch_add(actual - self.bytes, Ordering::AcqRel);
-            self.bytes = actual;
-        }
-    }
-}
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.counter.fetch_sub(self.bytes, Ordering::AcqRel);
-    }
-}
+pub use sidecar::Sidecar;
 
 /// The axum application.
 pub fn router(sidecar: Arc<Sidecar>) -> Router {
@@ -214,7 +57,9 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
     let route = route::classify(request.method(), request.uri().path());
     match route {
         Route::Bulk { index } => write::bulk(sidecar, request, index).await,
-        Route::Document { index, kind } => write::document(sidecar, request, index, kind).await,
+        Route::Document { index, id, kind } => {
+            write::document(sidecar, request, index, id, kind).await
+        }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),
         Route::Backfill => backfill::handle(sidecar, request).await,
@@ -232,28 +77,7 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
 async fn pass_through(sidecar: &Sidecar, request: Request) -> Response {
     Metrics::add(&sidecar.metrics.passthrough_requests, 1);
     let (parts, body) = request.into_parts();
-    let path_and_query = parts
-        .uri
-        .path_and_query()
-        .map_or("/", |path_and_query| path_and_query.as_str());
-    let headers = upstream::request_headers(&parts.headers, false);
-    let body = reqwest::Body::wrap_stream(body.into_data_stream());
-    match sidecar
-        .upstream
-        .send(parts.method, path_and_query, headers, body)
-        .await
-    {
-        Ok(answer) => {
-            let status = answer.status();
-            let headers = upstream::response_headers(answer.headers(), false);
-            response_from(status, headers, Body::from_stream(answer.bytes_stream()))
-        }
-        Err(error) => {
-            Metrics::add(&sidecar.metrics.upstream_errors, 1);
-            tracing::warn!(%error, "pass-through request failed");
-            SidecarError::from(error).into_response()
-        }
-    }
+    relay(sidecar, &parts, RelayBody::Streamed(body), None).await
 }
 
 /// Installs the component template `neardup-stamps` (stamped fields as
@@ -328,7 +152,7 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
     served.context("server error")?;
     // Requests have finished: a snapshot makes the next start quick.
     let closing = sidecar.clone();
-    tokio::task::spawn_blocking(move || closing.snapshot())
+    tokio::task::spawn_blocking(move || closing.ledger.snapshot())
         .await
         .context("snapshot at shutdown")??;
     tracing::info!("neardup serve stopped");
@@ -351,15 +175,13 @@ async fn maintain_in_background(sidecar: Arc<Sidecar>, tick: Duration) {
                     break;
                 }
             }
-            if let Some(store) = &sidecar.store {
-                if let Err(error) = store.flush() {
-                    tracing::error!(%error, "cannot write the state log");
-                }
-                if store.snapshot_due()
-                    && let Err(error) = sidecar.snapshot()
-                {
-                    tracing::error!(%error, "cannot write a snapshot");
-                }
+            if let Err(error) = sidecar.ledger.flush() {
+                tracing::error!(%error, "cannot write the state log");
+            }
+            if sidecar.ledger.snapshot_due()
+                && let Err(error) = sidecar.ledger.snapshot()
+            {
+                tracing::error!(%error, "cannot write a snapshot");
             }
         })
         .await;
@@ -386,27 +208,4 @@ async fn shutdown_signal() {
         () = terminate => {},
     }
     tracing::info!("shutting down: finishing requests in flight");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn in_flight_bytes_cover_what_was_read_and_are_given_back() {
-        let counter = AtomicUsize::new(0);
-        {
-            let mut held = InFlight {
-                counter: &counter,
-                bytes: 0,
-            };
-            counter.fetch_add(10, Ordering::AcqRel);
-            held.bytes = 10;
-            held.cover(4);
-            assert_eq!(counter.load(Ordering::Acquire), 10);
-            held.cover(25);
-            assert_eq!(counter.load(Ordering::Acquire), 25);
-        }
-        assert_eq!(counter.load(Ordering::Acquire), 0);
-    }
 }

@@ -16,9 +16,9 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::Sidecar;
 use super::errors::{SidecarError, json_response, response_from};
 use super::metrics::{Gauges, resident_bytes};
+use super::sidecar::Sidecar;
 use crate::confirm::measures::jaccard;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::persist::StoreHealth;
@@ -93,10 +93,7 @@ pub async fn health(sidecar: &Sidecar) -> Response {
         Err(_) => (None, false),
     };
     // Readiness: not ready while writes are refused, for whatever reason.
-    let state = sidecar
-        .store
-        .as_ref()
-        .map_or(StoreHealth::Writable, |store| store.health());
+    let state = sidecar.ledger.health();
     let passing = sidecar.on_state_failure.forwards_unstamped();
     let (state_status, state_reason) = match &state {
         StoreHealth::Writable => ("writable", None),
@@ -180,9 +177,7 @@ fn gauges(sidecar: &Sidecar) -> (Gauges, crate::engine::EngineStats, u64) {
             + engine.approx_heap_bytes
             + ledger.approx_heap_bytes(),
         resident_bytes: None,
-        in_flight_bytes: sidecar
-            .in_flight_bytes
-            .load(std::sync::atomic::Ordering::Relaxed),
+        in_flight_bytes: sidecar.admission.in_flight_bytes(),
         ledger: ledger.stats(),
     };
     (gauges, engine, forest.expired_nodes)
@@ -252,10 +247,7 @@ fn append_own_metrics(sidecar: &Sidecar, out: &mut String) {
             .unstamped_forwarded
             .load(std::sync::atomic::Ordering::Relaxed)
     );
-    let writable = sidecar
-        .store
-        .as_ref()
-        .is_none_or(|store| store.health() == StoreHealth::Writable);
+    let writable = sidecar.ledger.health() == StoreHealth::Writable;
     let _ = writeln!(
         out,
         "# HELP neardup_state_writable 1 while the state directory can be written"

@@ -17,9 +17,11 @@ pub enum Route {
     },
     /// `PUT|POST /{index}/_doc/{id}`, `POST /{index}/_doc` (index),
     /// `PUT|POST /{index}/_create/{id}` (create), `POST /{index}/_update/{id}`
-    /// (update), `DELETE /{index}/_doc/{id}` (delete): one document.
+    /// (update), `DELETE /{index}/_doc/{id}` (delete): one document. `id`
+    /// is decoded, and `None` only for `POST /{index}/_doc`.
     Document {
         index: String,
+        id: Option<String>,
         kind: ActionKind,
     },
     /// Readiness: 503 while writes are refused.
@@ -58,6 +60,7 @@ pub fn classify(method: &Method, path: &str) -> Route {
         },
         [index, "_doc"] if method == Method::POST && is_index_name(index) => Route::Document {
             index: decode(index),
+            id: None,
             kind: ActionKind::Index,
         },
         [index, "_doc", id] if is_index_name(index) && !id.is_empty() => {
@@ -70,12 +73,14 @@ pub fn classify(method: &Method, path: &str) -> Route {
             };
             Route::Document {
                 index: decode(index),
+                id: Some(decode(id)),
                 kind,
             }
         }
         [index, "_create", id] if is_write && is_index_name(index) && !id.is_empty() => {
             Route::Document {
                 index: decode(index),
+                id: Some(decode(id)),
                 kind: ActionKind::Create,
             }
         }
@@ -84,6 +89,7 @@ pub fn classify(method: &Method, path: &str) -> Route {
         {
             Route::Document {
                 index: decode(index),
+                id: Some(decode(id)),
                 kind: ActionKind::Update,
             }
         }
@@ -155,29 +161,30 @@ mod tests {
                 index: Some("news".into())
             }
         );
-        let document = |kind| Route::Document {
+        let document = |id: Option<&str>, kind| Route::Document {
             index: "news".into(),
+            id: id.map(str::to_string),
             kind,
         };
         assert_eq!(
             classify(&Method::PUT, "/news/_doc/a%2Fb"),
-            document(ActionKind::Index)
+            document(Some("a/b"), ActionKind::Index)
         );
         assert_eq!(
             classify(&Method::POST, "/news/_doc"),
-            document(ActionKind::Index)
+            document(None, ActionKind::Index)
         );
         assert_eq!(
             classify(&Method::POST, "/news/_create/1"),
-            document(ActionKind::Create)
+            document(Some("1"), ActionKind::Create)
         );
         assert_eq!(
             classify(&Method::POST, "/news/_update/1"),
-            document(ActionKind::Update)
+            document(Some("1"), ActionKind::Update)
         );
         assert_eq!(
             classify(&Method::DELETE, "/news/_doc/1"),
-            document(ActionKind::Delete)
+            document(Some("1"), ActionKind::Delete)
         );
     }
 

@@ -63,10 +63,10 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::errors::{SidecarError, response_from};
-use super::{Sidecar, now_millis};
+use super::sidecar::Sidecar;
 use crate::explain::{Explanation, diff, explain};
 use crate::fingerprint::{FieldSpec, Fingerprinter, values_at};
-use crate::units::{Fingerprint, Millis, format_fingerprint, parse_fingerprint};
+use crate::units::{Fingerprint, Millis, format_fingerprint, now_millis, parse_fingerprint};
 use crate::upstream;
 use overview::Order;
 use render::{ClassPageView, Comparison, FieldDiff, Lang, ListView, MemberView};

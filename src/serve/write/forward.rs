@@ -2,188 +2,174 @@
 //! client: in one request, or in several when the stamped body is over the
 //! cluster's limit (answers joined in order), with `filter_path` applied
 //! by the sidecar.
+//!
+//! This step only sends and reads; the pipeline ([`super`]) settles each
+//! answer (or chunk of answers) as it comes.
 
 use axum::body::Body;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::Response;
-use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::settle::BulkAnswer;
-use super::{Stamped, WriteRequest};
+use super::answer::{BulkAnswer, Outcome, UpstreamAnswer};
+use super::place::Stamped;
+use super::request::WriteRequest;
 use crate::bulk::{self, BulkItem};
 use crate::serve::errors::{SidecarError, response_from};
 use crate::serve::filter_path::FilterPath;
 use crate::serve::metrics::Metrics;
+use crate::serve::sidecar::Sidecar;
 use crate::upstream::{self, UpstreamError};
 
-/// The cluster's answer, read whole.
-pub(super) struct UpstreamAnswer {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
+/// Sends `body` to the cluster with the request's method, path and
+/// headers, and reads the answer.
+pub(super) async fn send(
+    write: &WriteRequest<'_>,
+    body: Vec<u8>,
+) -> Result<UpstreamAnswer, UpstreamError> {
+    let upstream = &write.sidecar.upstream;
+    let response = upstream
+        .send(
+            write.method.clone(),
+            &write.path_and_query,
+            write.headers.clone(),
+            reqwest::Body::from(body),
+        )
+        .await?;
+    let status = response.status();
+    let headers = response.headers().clone();
+    let body = upstream.read_body(&write.path_and_query, response).await?;
+    Ok(UpstreamAnswer {
+        status,
+        headers,
+        body,
+    })
 }
 
-impl WriteRequest<'_> {
-    /// Sends `body` to the cluster with the request's method, path and
-    /// headers, and reads the answer.
-    pub(super) async fn send(&self, body: Vec<u8>) -> Result<UpstreamAnswer, UpstreamError> {
-        let sidecar = self.sidecar;
-        let response = sidecar
-            .upstream
-            .send(
-                self.method.clone(),
-                &self.path_and_query,
-                self.headers.clone(),
-                reqwest::Body::from(body),
-            )
-            .await?;
-        let status = response.status();
-        let headers = response.headers().clone();
-        let body = sidecar
-            .upstream
-            .read_body(&self.path_and_query, response)
-            .await?;
-        Ok(UpstreamAnswer {
-            status,
+/// The answer for the client: as it came, or filtered by `filter_path`.
+pub(super) fn finish(
+    write: &WriteRequest<'_>,
+    answer: UpstreamAnswer,
+    parsed: Option<Value>,
+) -> Response {
+    // The cluster never filters an error body.
+    let filter = write.filter.as_ref().filter(|_| answer.status.is_success());
+    match (filter, parsed) {
+        (Some(filter), Some(value)) => {
+            let headers = upstream::response_headers(&answer.headers, true);
+            let body = filter.apply(value).to_string();
+            response_from(answer.status, headers, Body::from(body))
+        }
+        _ => {
+            let headers = upstream::response_headers(&answer.headers, false);
+            response_from(answer.status, headers, Body::from(answer.body))
+        }
+    }
+}
+
+/// The client's answer when the write never reached the cluster (502/504).
+pub(super) fn upstream_failure(sidecar: &Sidecar, error: UpstreamError) -> Response {
+    Metrics::add(&sidecar.metrics.upstream_errors, 1);
+    tracing::warn!(%error, "write not delivered");
+    SidecarError::Upstream(error).into_response()
+}
+
+/// One chunk of a split bulk request, answered: the cluster's items, or
+/// per-item errors like the cluster's when the chunk failed as a whole.
+pub(super) struct ChunkAnswer {
+    /// The cluster's headers, when it answered at all.
+    headers: Option<HeaderMap>,
+    took: u64,
+    /// One per item of the chunk.
+    pub items: Vec<Value>,
+    /// No item list came back for the chunk.
+    failed: bool,
+}
+
+/// Sends one chunk of a split bulk request (`body`, holding `chunk_items`).
+pub(super) async fn send_chunk(
+    write: &WriteRequest<'_>,
+    body: Vec<u8>,
+    chunk_items: &[BulkItem],
+) -> ChunkAnswer {
+    let answer = send(write, body).await;
+    let headers = answer.as_ref().ok().map(|answer| answer.headers.clone());
+    let read = match &answer {
+        Ok(answer) if answer.status == StatusCode::OK => {
+            serde_json::from_slice::<BulkAnswer>(&answer.body)
+                .ok()
+                .filter(|read| read.items.len() == chunk_items.len())
+        }
+        _ => None,
+    };
+    match read {
+        Some(read) => ChunkAnswer {
             headers,
-            body,
-        })
-    }
-
-    /// The answer for the client: as it came, or filtered by `filter_path`.
-    pub(super) fn finish(&self, answer: UpstreamAnswer, parsed: Option<Value>) -> Response {
-        // The cluster never filters an error body.
-        let filter = self.filter.as_ref().filter(|_| answer.status.is_success());
-        match (filter, parsed) {
-            (Some(filter), Some(value)) => {
-                let headers = upstream::response_headers(&answer.headers, true);
-                let body = filter.apply(value).to_string();
-                response_from(answer.status, headers, Body::from(body))
-            }
-            _ => {
-                let headers = upstream::response_headers(&answer.headers, false);
-                response_from(answer.status, headers, Body::from(answer.body))
+            took: read.took,
+            items: read.items,
+            failed: false,
+        },
+        None => {
+            let failure = chunk_failure(answer.as_ref().map(|answer| answer.status));
+            let items = chunk_items
+                .iter()
+                .map(|item| item_error(item, write.path_index.as_deref(), &failure))
+                .collect();
+            ChunkAnswer {
+                headers,
+                took: 0,
+                items,
+                failed: true,
             }
         }
     }
+}
 
-    /// Sends the stamped bulk body in chunks (one chunk when it fits the
-    /// cluster's limit), settling each chunk's items as its answer comes.
-    /// One chunk: the answer goes back as it came. Several: the answers are
-    /// joined, and a chunk that failed gets per-item errors like the
-    /// cluster's.
-    pub(super) async fn forward_bulk(
-        &self,
-        segments: &[Vec<u8>],
-        items: &[BulkItem],
-        stamped: &[Option<Stamped>],
-    ) -> Response {
-        let chunks = chunk_segments(segments, self.sidecar.limits.upstream_max_content_length);
-        if let [whole] = chunks.as_slice() {
-            let answer = match self.send(segments[whole.clone()].concat()).await {
-                Ok(answer) => answer,
-                Err(error) => {
-                    self.take_back(stamped).await;
-                    return self.upstream_failure(error);
-                }
-            };
-            let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
-            let answered = parsed
-                .as_ref()
-                .filter(|_| answer.status == StatusCode::OK)
-                .and_then(|value| value.get("items"))
-                .and_then(Value::as_array)
-                .filter(|answered| answered.len() == items.len());
-            match answered {
-                Some(answered) => self.settle_items(items, stamped, answered).await,
-                None => {
-                    if answer.status.is_success() {
-                        Metrics::add(&self.sidecar.metrics.unreadable_upstream_answers, 1);
-                        tracing::warn!(status = %answer.status, "bulk answer without one item per request item: nothing counted");
-                    }
-                    self.take_back(stamped).await;
-                }
-            }
-            return self.finish(answer, parsed);
+/// The answers of a split bulk request, joined in order into one answer
+/// like the cluster's.
+pub(super) struct JoinedAnswer {
+    items: Vec<Value>,
+    took: u64,
+    errors: bool,
+    first_headers: Option<HeaderMap>,
+}
+
+impl JoinedAnswer {
+    pub fn with_capacity(items: usize) -> Self {
+        JoinedAnswer {
+            items: Vec::with_capacity(items),
+            took: 0,
+            errors: false,
+            first_headers: None,
         }
-        let mut joined_items: Vec<Value> = Vec::with_capacity(items.len());
-        let mut took = 0u64;
-        let mut errors = false;
-        let mut first_headers: Option<HeaderMap> = None;
-        for chunk in chunks {
-            let chunk_items = &items[chunk.clone()];
-            let answer = self.send(segments[chunk.clone()].concat()).await;
-            if first_headers.is_none()
-                && let Ok(answer) = &answer
-            {
-                first_headers = Some(answer.headers.clone());
-            }
-            let answered = match &answer {
-                Ok(answer) if answer.status == StatusCode::OK => {
-                    serde_json::from_slice::<BulkAnswer>(&answer.body)
-                        .ok()
-                        .filter(|read| read.items.len() == chunk_items.len())
-                }
-                _ => None,
-            };
-            let answered = match answered {
-                Some(read) => {
-                    took += read.took;
-                    read.items
-                }
-                None => {
-                    errors = true;
-                    let failure = chunk_failure(answer.as_ref().map(|answer| answer.status));
-                    chunk_items
-                        .iter()
-                        .map(|item| item_error(item, self.path_index.as_deref(), &failure))
-                        .collect()
-                }
-            };
-            errors |= answered.iter().any(item_failed);
-            self.settle_items(chunk_items, &stamped[chunk], &answered)
-                .await;
-            joined_items.extend(answered);
+    }
+
+    /// Adds the next chunk's answer.
+    pub fn add(&mut self, chunk: ChunkAnswer) {
+        if self.first_headers.is_none() {
+            self.first_headers = chunk.headers;
         }
-        let joined = serde_json::json!({ "took": took, "errors": errors, "items": joined_items });
-        let mut headers = upstream::response_headers(&first_headers.unwrap_or_default(), true);
+        self.took += chunk.took;
+        self.errors |= chunk.failed || chunk.items.iter().any(item_failed);
+        self.items.extend(chunk.items);
+    }
+
+    /// One answer for the client (status 200, as the cluster answers a
+    /// bulk request whose items failed), `filter_path` applied.
+    pub fn into_response(self, filter: Option<&FilterPath>) -> Response {
+        let joined =
+            serde_json::json!({ "took": self.took, "errors": self.errors, "items": self.items });
+        let mut headers = upstream::response_headers(&self.first_headers.unwrap_or_default(), true);
         headers.remove(header::CONTENT_ENCODING);
         headers.insert(
             header::CONTENT_TYPE,
             header::HeaderValue::from_static("application/json; charset=UTF-8"),
         );
-        let value = match &self.filter {
+        let value = match filter {
             Some(filter) => filter.apply(joined),
             None => joined,
         };
         response_from(StatusCode::OK, headers, Body::from(value.to_string()))
-    }
-}
-
-/// Takes `filter_path` off a query string.
-pub(super) fn split_filter_path(query: Option<&str>) -> (String, Option<FilterPath>) {
-    let Some(query) = query else {
-        return (String::new(), None);
-    };
-    let mut kept = Vec::new();
-    let mut filter = None;
-    for pair in query.split('&') {
-        match pair.split_once('=') {
-            Some(("filter_path", value)) => {
-                filter = FilterPath::parse(&crate::serve::route::decode(&value.replace('+', " ")));
-            }
-            _ => kept.push(pair),
-        }
-    }
-    (kept.join("&"), filter)
-}
-
-pub(super) fn with_query(path: &str, query: &str) -> String {
-    if query.is_empty() {
-        path.to_string()
-    } else {
-        format!("{path}?{query}")
     }
 }
 
@@ -220,7 +206,7 @@ pub(super) fn chunk_segments(segments: &[Vec<u8>], limit: usize) -> Vec<std::ops
 }
 
 fn item_failed(item: &Value) -> bool {
-    !super::settle::Outcome::of_item(item).is_some_and(|outcome| outcome.succeeded())
+    !Outcome::of_item(item).is_some_and(|outcome| outcome.succeeded())
 }
 
 /// Why a chunk of a split bulk request has no items: the per-item error
@@ -268,15 +254,6 @@ fn item_error(
 mod tests {
     use super::*;
     use crate::bulk::stamping::StampTarget;
-
-    #[test]
-    fn filter_path_is_taken_off_the_query() {
-        let (query, filter) =
-            split_filter_path(Some("refresh=true&filter_path=items.*.error,took&pretty"));
-        assert_eq!(query, "refresh=true&pretty");
-        assert!(filter.is_some());
-        assert_eq!(split_filter_path(None).0, "");
-    }
 
     #[test]
     fn segments_keep_every_byte_and_chunks_respect_the_limit() {

@@ -1,24 +1,37 @@
 //! Analysis of a write's sources (on the blocking pool, in parallel
 //! slices) and their placement (in request order, under one lock), with
-//! the stamps written into each source.
+//! the stamps written into each source; and the placements taken back when
+//! the documents never reached the cluster.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
-use super::super::Sidecar;
-use super::Stamped;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
+use crate::ledger::Ledger;
 use crate::serve::errors::SidecarError;
 use crate::serve::metrics::Metrics;
-use crate::units::format_fingerprint;
-use crate::units::now_millis;
+use crate::serve::sidecar::Sidecar;
+use crate::units::{Fingerprint, format_fingerprint, now_millis};
 
 /// Below this many sources a request is analysed in one piece.
 const MIN_SOURCES_PER_SLICE: usize = 16;
+
+/// One source stamped: its new bytes and where it was placed.
+pub(super) struct Stamped {
+    pub target: StampTarget,
+    pub fingerprint: Fingerprint,
+    pub bytes: Vec<u8>,
+}
+
+impl Stamped {
+    pub fn placed(&self) -> (StampTarget, Fingerprint) {
+        (self.target, self.fingerprint)
+    }
+}
 
 /// One source to stamp, analysed.
 pub(super) struct Analysed {
@@ -111,7 +124,7 @@ pub(super) fn place_and_stamp(
 ) -> (Vec<Option<Stamped>>, u64) {
     let now = now_millis();
     let count = analysed.iter().flatten().count();
-    let (placed, seq) = sidecar.write_ledger(|ledger| {
+    let (placed, seq) = sidecar.ledger.write(|ledger| {
         if count > 0 {
             let (removed, _) = ledger.expire(now, EXPIRY_BUDGET_PER_DOCUMENT * count);
             Metrics::add(&sidecar.metrics.expired_nodes, removed as u64);
@@ -150,4 +163,11 @@ pub(super) fn place_and_stamp(
         })
         .collect();
     (stamped, seq)
+}
+
+/// Takes back every stamped document: none of them reached the cluster.
+pub(super) fn take_back(ledger: &mut Ledger, stamped: &[Option<Stamped>]) {
+    for stamp in stamped.iter().flatten() {
+        ledger.not_stored(stamp.fingerprint);
+    }
 }

@@ -1,0 +1,79 @@
+//! The sidecar's shared state: what every handler reads, built once at
+//! start.
+//!
+//! Design: a plain struct of its parts, each owned by the file that uses
+//! it: the durable ledger ([`DurableLedger`]) and the in-flight budget
+//! ([`Admission`]) of the write path, the cluster's client, the engine's
+//! analyzers, the limits, the metrics, the admin guard, the choice on state
+//! failure and the backfill job. The handlers read the parts they need;
+//! this file imports none of them, so it can be read (and changed) alone.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use super::admin::AdminGuard;
+use super::metrics::Metrics;
+use super::write::admission::Admission;
+use super::write::state::DurableLedger;
+use crate::backfill::{BackfillSettings, Controller};
+use crate::config::{Analyzers, Limits, OnStateFailure, ServeOptions};
+use crate::ledger::Ledger;
+use crate::persist::Store;
+use crate::units::Millis;
+use crate::upstream::Upstream;
+
+/// The sidecar's shared state.
+pub struct Sidecar {
+    /// The ledger behind its one lock, and its log.
+    pub(super) ledger: DurableLedger,
+    /// Bytes of writes being stamped, against `max_in_flight_bytes`.
+    pub(super) admission: Admission,
+    pub(super) analyzers: Analyzers,
+    pub(super) upstream: Upstream,
+    pub(super) root_field: String,
+    pub(super) simhash_field: String,
+    pub(super) limits: Limits,
+    pub(super) metrics: Metrics,
+    pub(super) started: Instant,
+    /// Who may call the state-changing endpoints.
+    pub(super) admin: AdminGuard,
+    pub(super) on_state_failure: OnStateFailure,
+    /// The backfill job, once [`Sidecar::install_backfill`] set it up.
+    pub(super) backfill: OnceLock<Controller>,
+}
+
+impl Sidecar {
+    pub fn new(
+        ledger: Ledger,
+        store: Option<Store>,
+        analyzers: Analyzers,
+        options: &ServeOptions,
+    ) -> anyhow::Result<Self> {
+        Ok(Sidecar {
+            ledger: DurableLedger::new(ledger, store),
+            admission: Admission::new(&options.limits),
+            analyzers,
+            upstream: Upstream::new(&options.upstream, options.upstream_timeout)?,
+            root_field: options.root_field.clone(),
+            simhash_field: options.simhash_field.clone(),
+            limits: options.limits,
+            metrics: Metrics::default(),
+            started: Instant::now(),
+            admin: AdminGuard::new(options.admin_token.clone()),
+            on_state_failure: options.on_state_failure,
+            backfill: OnceLock::new(),
+        })
+    }
+
+    /// Enables `/_neardup/backfill` (checkpoints in the state directory).
+    pub fn install_backfill(&self, settings: BackfillSettings) {
+        let _ = self.backfill.set(Controller::new(settings));
+    }
+
+    /// Expires a bounded number of old nodes; whether more are due.
+    pub(super) fn expire(&self, now: Millis, budget: usize) -> bool {
+        let ((removed, more_pending), _) = self.ledger.write(|ledger| ledger.expire(now, budget));
+        Metrics::add(&self.metrics.expired_nodes, removed as u64);
+        more_pending
+    }
+}

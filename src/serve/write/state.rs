@@ -1,0 +1,144 @@
+//! The sidecar's durable ledger: the [`Ledger`] behind its one lock, and
+//! the [`Store`] its effects are logged to.
+//!
+//! Motivation: two copies of a story arriving at the same moment must meet
+//! in one class, and every stamp that leaves must name a class the sidecar
+//! will still know after a `kill -9`. Both hold only if every change to the
+//! forest and the counts goes through one door that orders it and logs it.
+//!
+//! Design: [`DurableLedger::write`] runs a change on the locked ledger and
+//! appends its journal to the log before the lock is released, so the log
+//! keeps the ledger's order and replays to the same state. It returns a log
+//! position; [`DurableLedger::persist`] makes everything up to it durable
+//! (per the fsync policy) on the blocking pool, outside the lock, so one
+//! sync covers the writes of many concurrent requests. A failure is a
+//! [`StateError`] that keeps the store's own error; the write path decides
+//! what it means for the client ([`super::state_failure`]). Snapshots take
+//! the lock only while the state is taken, not while it is written.
+//!
+//! Consequences: without a state directory there is no store; positions
+//! are 0 and persisting succeeds at once, so the write path needs no second
+//! branch for that case.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::ledger::Ledger;
+use crate::persist::store::StoreError;
+use crate::persist::{Store, StoreHealth};
+use crate::serve::errors::StateError;
+use crate::units::now_millis;
+
+/// The ledger, its lock and its log.
+pub struct DurableLedger {
+    ledger: Mutex<Ledger>,
+    /// Durable state, unless running without a state directory.
+    store: Option<Arc<Store>>,
+    /// A snapshot is being written (a second one is skipped, not queued).
+    snapshot_running: AtomicBool,
+}
+
+impl DurableLedger {
+    pub fn new(ledger: Ledger, store: Option<Store>) -> Self {
+        DurableLedger {
+            ledger: Mutex::new(ledger),
+            store: store.map(Arc::new),
+            snapshot_running: AtomicBool::new(false),
+        }
+    }
+
+    /// The locked ledger, for reading. A change made through this guard is
+    /// not logged: changes go through [`DurableLedger::write`].
+    pub fn lock(&self) -> MutexGuard<'_, Ledger> {
+        self.ledger.lock()
+    }
+
+    /// The store, when there is a state directory.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_deref()
+    }
+
+    /// Whether the state can be written now (always, without a store).
+    pub fn health(&self) -> StoreHealth {
+        self.store
+            .as_ref()
+            .map_or(StoreHealth::Writable, |store| store.health())
+    }
+
+    /// `Ok` while the state can be written; else why not, without trying.
+    pub fn writable(&self) -> Result<(), StateError> {
+        match self.health() {
+            StoreHealth::Writable => Ok(()),
+            StoreHealth::OutOfSpace { reason, .. } => Err(StateError::OutOfSpace { reason }),
+            StoreHealth::Failed { reason } => Err(StateError::Failed { reason }),
+        }
+    }
+
+    /// Runs `change` on the locked ledger and queues its effects for the
+    /// log, in the ledger's order. Returns the log position to
+    /// [`DurableLedger::persist`].
+    pub fn write<R>(&self, change: impl FnOnce(&mut Ledger) -> R) -> (R, u64) {
+        let mut ledger = self.ledger.lock();
+        let result = change(&mut ledger);
+        let seq = match &self.store {
+            Some(store) => store.append(ledger.take_journal()),
+            None => 0,
+        };
+        (result, seq)
+    }
+
+    /// Makes the effects up to `seq` durable (per the fsync policy), off
+    /// the async threads.
+    pub async fn persist(&self, seq: u64) -> Result<(), StateError> {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        tokio::task::spawn_blocking(move || store.sync(seq)).await??;
+        Ok(())
+    }
+
+    /// Writes and syncs whatever is pending (the background task).
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.store.as_ref().map_or(Ok(()), |store| store.flush())
+    }
+
+    /// Whether the log has grown enough for a snapshot.
+    pub fn snapshot_due(&self) -> bool {
+        self.store
+            .as_ref()
+            .is_some_and(|store| store.snapshot_due())
+    }
+
+    /// Writes a snapshot now. Writes pause only while the state is taken;
+    /// a snapshot already being written makes this one a no-op.
+    pub fn snapshot(&self) -> Result<(), StoreError> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if self.snapshot_running.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let pending = {
+            let mut ledger = self.ledger.lock();
+            store.append(ledger.take_journal());
+            store.begin_snapshot(&ledger)
+        };
+        let paused = started.elapsed();
+        let report = pending.and_then(|pending| store.finish_snapshot(pending, now_millis()));
+        self.snapshot_running.store(false, Ordering::Release);
+        let report = report?;
+        tracing::info!(
+            nodes = report.nodes,
+            bytes = report.bytes,
+            last_seq = report.last_seq,
+            writes_paused_ms = paused.as_millis() as u64,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "snapshot written"
+        );
+        Ok(())
+    }
+}
