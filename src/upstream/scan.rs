@@ -137,32 +137,33 @@ impl Scan {
             versions,
             headers,
         } = request;
-        let (time_field, tiebreak_field, start) = match order {
-            ScanOrder::IndexOrder => {
-                return Ok(Scan {
-                    cursor: Cursor::Scroll { id: None },
-                    index,
-                    size: page_size,
-                    sort: json!(["_doc"]),
-                    query: None,
-                    keep_alive,
-                    versions,
-                    headers,
-                    first: true,
-                    skip_through: None,
-                });
-            }
-            ScanOrder::Oldest {
-                time_field,
-                tiebreak_field,
-                start,
-            } => (time_field, tiebreak_field, start),
+        let mut scan = Scan {
+            cursor: Cursor::Scroll { id: None },
+            index,
+            size: page_size,
+            sort: json!(["_doc"]),
+            query: None,
+            keep_alive,
+            versions,
+            headers,
+            first: true,
+            skip_through: None,
+        };
+        let ScanOrder::Oldest {
+            time_field,
+            tiebreak_field,
+            start,
+        } = order
+        else {
+            // Index order: a scroll, opened with the first page.
+            return Ok(scan);
         };
         let mut sort = Vec::new();
         if let Some(field) = &time_field {
             sort.push(json!({ field.as_str(): {"order": "asc", "missing": "_last", "unmapped_type": "date"} }));
         }
         sort.push(json!({ tiebreak_field.as_str(): {"order": "asc"} }));
+        scan.sort = Value::Array(sort);
         let (query, search_after) = match start {
             ScanStart::Beginning => (None, None),
             ScanStart::After(key) => (None, Some(key)),
@@ -171,77 +172,26 @@ impl Scan {
                 None,
             ),
         };
-        let attempts = [
-            (
-                PitFlavor::OpenSearch,
-                format!("/{index}/_search/point_in_time?keep_alive={keep_alive}"),
-                "pit_id",
-            ),
-            (
-                PitFlavor::Elasticsearch,
-                format!("/{index}/_pit?keep_alive={keep_alive}"),
-                "id",
-            ),
-        ];
-        let mut cursor = None;
-        for (flavor, path, id_field) in attempts {
-            let answer = upstream
-                .call(Method::POST, &path, &headers, Payload::Empty)
-                .await
-                .map_err(|error| ClusterError::Unanswered {
-                    request: format!("POST {path}"),
-                    error,
-                })?;
-            let value = answer.json_or_text();
-            if answer.status.is_success()
-                && let Some(id) = value.get(id_field).and_then(Value::as_str)
-            {
-                cursor = Some(Cursor::Pit {
-                    id: id.to_string(),
+        match open_point_in_time(upstream, &scan.index, keep_alive, &scan.headers).await? {
+            Some((id, flavor)) => {
+                scan.cursor = Cursor::Pit {
+                    id,
                     flavor,
-                    search_after: search_after.clone(),
-                });
-                break;
+                    search_after,
+                };
+                scan.query = query;
             }
-            // The other flavour's path is "no handler": not an error. A
-            // missing index is, whichever flavour says it.
-            let answer = value.to_string();
-            if answer.contains("index_not_found_exception") {
-                return Err(ClusterError::NoIndex { index, answer });
+            None => {
+                // A scroll cannot start after a key: it starts at the key's
+                // time and drops what comes up to the key.
+                scan.query = match (&search_after, &time_field) {
+                    (Some(key), Some(field)) => key.first().map(|raw| at_or_after(field, raw)),
+                    _ => query,
+                };
+                scan.skip_through = search_after;
             }
         }
-        let Some(cursor) = cursor else {
-            // A scroll cannot start after a key: it starts at the key's
-            // time and drops what comes up to the key.
-            let query = match (&search_after, &time_field) {
-                (Some(key), Some(field)) => key.first().map(|raw| at_or_after(field, raw)),
-                _ => query,
-            };
-            return Ok(Scan {
-                cursor: Cursor::Scroll { id: None },
-                index,
-                size: page_size,
-                sort: Value::Array(sort),
-                query,
-                keep_alive,
-                versions,
-                headers,
-                first: true,
-                skip_through: search_after,
-            });
-        };
-        Ok(Scan {
-            cursor,
-            index,
-            size: page_size,
-            sort: Value::Array(sort),
-            query,
-            keep_alive,
-            versions,
-            headers,
-            first: true,
-            skip_through: None,
-        })
+        Ok(scan)
     }
 
     /// `point_in_time` (OpenSearch's), `pit` (Elasticsearch's) or `scroll`.
@@ -375,6 +325,57 @@ impl Scan {
             .call(Method::DELETE, path, &self.headers, Payload::Json(&body))
             .await;
     }
+}
+
+/// Opens a point in time on `index`: OpenSearch's form first, then
+/// Elasticsearch's. `None` when neither answers with an id (the other
+/// flavour's path is "no handler", an older version has neither).
+///
+/// # Errors
+///
+/// No answer, or the index does not exist.
+async fn open_point_in_time(
+    upstream: &Upstream,
+    index: &str,
+    keep_alive: &str,
+    headers: &HeaderMap,
+) -> Result<Option<(String, PitFlavor)>, ClusterError> {
+    let attempts = [
+        (
+            PitFlavor::OpenSearch,
+            format!("/{index}/_search/point_in_time?keep_alive={keep_alive}"),
+            "pit_id",
+        ),
+        (
+            PitFlavor::Elasticsearch,
+            format!("/{index}/_pit?keep_alive={keep_alive}"),
+            "id",
+        ),
+    ];
+    for (flavor, path, id_field) in attempts {
+        let answer = upstream
+            .call(Method::POST, &path, headers, Payload::Empty)
+            .await
+            .map_err(|error| ClusterError::Unanswered {
+                request: format!("POST {path}"),
+                error,
+            })?;
+        let value = answer.json_or_text();
+        if answer.status.is_success()
+            && let Some(id) = value.get(id_field).and_then(Value::as_str)
+        {
+            return Ok(Some((id.to_string(), flavor)));
+        }
+        // A missing index is an error, whichever flavour says it.
+        let answer = value.to_string();
+        if answer.contains("index_not_found_exception") {
+            return Err(ClusterError::NoIndex {
+                index: index.to_string(),
+                answer,
+            });
+        }
+    }
+    Ok(None)
 }
 
 /// Documents whose `field` is at least `raw`, and those without it (they
