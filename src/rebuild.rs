@@ -5,8 +5,9 @@
 //! written under old settings should not cost the classes of everything
 //! indexed so far.
 //!
-//! Design: a scroll over the index (supported by OpenSearch and
-//! Elasticsearch alike) reads every document's stamps (`simhash`,
+//! Design: a scroll over the index in index order (supported by OpenSearch
+//! and Elasticsearch alike; [`crate::upstream::scan`], the scanner backfill
+//! uses too) reads every document's stamps (`simhash`,
 //! `cluster_root`) and text. Each distinct `simhash` becomes a node under
 //! its stamped root; the text is analysed again for the side data that
 //! confirms later candidates. The result is written as a snapshot.
@@ -26,10 +27,9 @@
 //!   after manual edits) is followed to that class's root.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use axum::http::{HeaderMap, HeaderValue, Method, header};
-use serde_json::{Value, json};
+use axum::http::HeaderMap;
+use serde_json::Value;
 
 use crate::engine::{Analyzer, SideRecord};
 use crate::fingerprint::values_at;
@@ -38,11 +38,15 @@ use crate::ledger::DocumentKey;
 use crate::persist::SnapshotState;
 use crate::units::parse_time;
 use crate::units::{Fingerprint, Millis, parse_fingerprint};
+use crate::upstream::scan::{Scan, ScanOrder, ScanRequest};
 use crate::upstream::{StoredDocument, Upstream};
 use serde::Deserialize;
 
 /// Documents per scroll page.
 const PAGE_SIZE: usize = 1000;
+
+/// How long the cluster keeps the scroll between pages.
+const KEEP_ALIVE: &str = "2m";
 
 /// One stamped document as read from the index.
 #[derive(Debug, Clone)]
@@ -213,8 +217,9 @@ pub fn read_hit(
     })
 }
 
-/// Scrolls through `index` and returns every stamped document; calls
-/// `progress(read, total)` after each page.
+/// Reads `index` in index order (a scroll, see [`crate::upstream::scan`])
+/// and returns every stamped document and the count of unstamped ones;
+/// calls `progress(read, total)` after each page.
 ///
 /// # Errors
 ///
@@ -228,33 +233,34 @@ pub async fn read_index(
     now: Millis,
     mut progress: impl FnMut(u64, u64),
 ) -> anyhow::Result<(Vec<StampedDocument>, u64)> {
-    let mut headers = headers.clone();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    let first = json!({"size": PAGE_SIZE, "sort": ["_doc"], "track_total_hits": true});
-    let mut page = post_json(
+    let mut scan = Scan::open(
         upstream,
-        &format!("/{index}/_search?scroll=2m"),
-        &headers,
-        &first,
+        ScanRequest {
+            index: index.to_string(),
+            order: ScanOrder::IndexOrder,
+            page_size: PAGE_SIZE,
+            keep_alive: KEEP_ALIVE,
+            versions: false,
+            headers: headers.clone(),
+        },
     )
     .await?;
-    let total = page["hits"]["total"]["value"]
-        .as_u64()
-        .or_else(|| page["hits"]["total"].as_u64())
-        .unwrap_or(0);
     let mut documents = Vec::new();
+    let mut total = 0u64;
     let mut read = 0u64;
     let mut unstamped = 0u64;
-    let mut scroll_id = page["_scroll_id"].as_str().map(str::to_string);
-    loop {
-        let hits = page["hits"]["hits"].as_array().cloned().unwrap_or_default();
-        if hits.is_empty() {
-            break;
+    let outcome = loop {
+        let page = match scan.next_page(upstream).await {
+            Ok(page) => page,
+            Err(error) => break Err(error),
+        };
+        if let Some(first_total) = page.total {
+            total = first_total;
         }
-        for hit in &hits {
+        if page.hits.is_empty() {
+            break Ok(());
+        }
+        for hit in &page.hits {
             read += 1;
             match read_hit(hit, fields, analyzer, now) {
                 Some(document) => documents.push(document),
@@ -262,56 +268,10 @@ pub async fn read_index(
             }
         }
         progress(read, total);
-        let Some(id) = &scroll_id else {
-            break;
-        };
-        page = post_json(
-            upstream,
-            "/_search/scroll",
-            &headers,
-            &json!({"scroll": "2m", "scroll_id": id}),
-        )
-        .await?;
-        if let Some(next) = page["_scroll_id"].as_str() {
-            scroll_id = Some(next.to_string());
-        }
-    }
-    if let Some(id) = scroll_id {
-        let body = json!({"scroll_id": id}).to_string();
-        let _ = upstream
-            .send(
-                Method::DELETE,
-                "/_search/scroll",
-                headers.clone(),
-                reqwest::Body::from(body),
-            )
-            .await;
-    }
+    };
+    scan.close(upstream).await;
+    outcome?;
     Ok((documents, unstamped))
-}
-
-async fn post_json(
-    upstream: &Upstream,
-    path: &str,
-    headers: &HeaderMap,
-    body: &Value,
-) -> anyhow::Result<Value> {
-    let answer = upstream
-        .send(
-            Method::POST,
-            path,
-            headers.clone(),
-            reqwest::Body::from(body.to_string()),
-        )
-        .await?;
-    let status = answer.status();
-    let text = tokio::time::timeout(Duration::from_secs(300), answer.text())
-        .await
-        .map_err(|_| anyhow::anyhow!("the cluster stopped answering POST {path}"))??;
-    if !status.is_success() {
-        anyhow::bail!("the cluster answered POST {path} with {status}: {text}");
-    }
-    Ok(serde_json::from_str(&text)?)
 }
 
 #[cfg(test)]

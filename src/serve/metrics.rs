@@ -1,13 +1,16 @@
 //! Counters of the sidecar's work, rendered in the Prometheus text format.
 //!
 //! Design: lock-free atomics bumped on the request path; gauges (nodes,
-//! documents, memory) are read from the ledger when `/metrics` is scraped.
-//! Written by hand: a dozen series do not need a metrics framework.
+//! documents, memory, state, the backfill job) are read when `/metrics` is
+//! scraped and handed in as [`Gauges`]. Every family goes through one
+//! writer, [`Exposition`], from tables of name, help and value: two dozen
+//! series do not need a metrics framework.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::backfill::Counts;
 use crate::ledger::LedgerStats;
 
 /// Upper bounds of the write-latency histogram, in seconds.
@@ -44,6 +47,19 @@ pub struct Gauges {
     pub resident_bytes: Option<u64>,
     pub in_flight_bytes: usize,
     pub ledger: LedgerStats,
+    /// The state directory can be written (or there is none).
+    pub state_writable: bool,
+    /// The backfill job's series, when backfill is installed.
+    pub backfill: Option<BackfillGauges>,
+}
+
+/// What `/metrics` shows of the backfill job.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BackfillGauges {
+    pub counts: Counts,
+    pub running: bool,
+    /// Documents read per second by the running job (0 when none runs).
+    pub docs_per_second: f64,
 }
 
 impl Metrics {
@@ -66,8 +82,9 @@ impl Metrics {
         );
     }
 
+    /// Every series, in the Prometheus text format (0.0.4).
     pub fn render(&self, gauges: &Gauges) -> String {
-        let mut out = String::with_capacity(4096);
+        let mut out = Exposition::with_capacity(4096);
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
         let counters: [(&str, &str, u64); 10] = [
             (
@@ -122,27 +139,22 @@ impl Metrics {
             ),
         ];
         for (name, help, value) in counters {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-            );
+            out.single(Kind::Counter, name, help, value);
         }
         let ledger = gauges.ledger;
-        let ledger_counters = [
-            ("stored", ledger.stored),
-            ("not_stored", ledger.not_stored),
-            ("restored", ledger.restored),
-            ("replaced", ledger.replaced),
-            ("deleted", ledger.deleted),
-        ];
-        let name = "neardup_cluster_outcomes_total";
-        let _ = writeln!(
-            out,
-            "# HELP {name} what the cluster did with stamped documents and deletes\n# TYPE {name} counter"
+        out.labelled(
+            Kind::Counter,
+            "neardup_cluster_outcomes_total",
+            "what the cluster did with stamped documents and deletes",
+            "outcome",
+            &[
+                ("stored", ledger.stored),
+                ("not_stored", ledger.not_stored),
+                ("restored", ledger.restored),
+                ("replaced", ledger.replaced),
+                ("deleted", ledger.deleted),
+            ],
         );
-        for (outcome, value) in ledger_counters {
-            let _ = writeln!(out, "{name}{{outcome=\"{outcome}\"}} {value}");
-        }
         let mut gauge_lines: Vec<(&str, &str, u64)> = vec![
             (
                 "neardup_forest_nodes",
@@ -179,27 +191,140 @@ impl Metrics {
             ));
         }
         for (name, help, value) in gauge_lines {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
+            out.single(Kind::Gauge, name, help, value);
+        }
+        let buckets: Vec<(f64, u64)> = LATENCY_BUCKETS
+            .iter()
+            .zip(&self.latency_buckets)
+            .map(|(&bound, bucket)| (bound, load(bucket)))
+            .collect();
+        out.histogram(
+            "neardup_write_duration_seconds",
+            "time to handle a bulk or document write, cluster included",
+            &buckets,
+            load(&self.latency_count),
+            load(&self.latency_sum_micros) as f64 / 1e6,
+        );
+        out.single(
+            Kind::Counter,
+            "neardup_unstamped_forwarded_total",
+            "writes forwarded without stamps because the state could not be written (--on-state-failure pass)",
+            load(&self.unstamped_forwarded),
+        );
+        out.single(
+            Kind::Gauge,
+            "neardup_state_writable",
+            "1 while the state directory can be written",
+            u8::from(gauges.state_writable),
+        );
+        if let Some(backfill) = &gauges.backfill {
+            let counts = &backfill.counts;
+            out.labelled(
+                Kind::Counter,
+                "neardup_backfill_documents_total",
+                "documents of the current or last backfill job, by outcome",
+                "outcome",
+                &[
+                    ("stamped", counts.stamped),
+                    ("already_stamped", counts.already_stamped),
+                    ("skipped_conflict", counts.skipped_conflict),
+                    ("skipped_no_text", counts.skipped_no_text),
+                    ("skipped_error", counts.skipped_error),
+                ],
+            );
+            out.single(
+                Kind::Gauge,
+                "neardup_backfill_running",
+                "1 while a backfill job runs",
+                u8::from(backfill.running),
+            );
+            out.single(
+                Kind::Gauge,
+                "neardup_backfill_docs_per_second",
+                "documents read per second by the running job",
+                backfill.docs_per_second,
             );
         }
-        let name = "neardup_write_duration_seconds";
-        let _ = writeln!(
-            out,
-            "# HELP {name} time to handle a bulk or document write, cluster included\n# TYPE {name} histogram"
-        );
-        for (bucket, bound) in self.latency_buckets.iter().zip(LATENCY_BUCKETS) {
-            let _ = writeln!(out, "{name}_bucket{{le=\"{bound}\"}} {}", load(bucket));
+        out.into_text()
+    }
+}
+
+/// The type of a series family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
         }
-        let count = load(&self.latency_count);
-        let _ = writeln!(out, "{name}_bucket{{le=\"+Inf\"}} {count}");
-        let _ = writeln!(
-            out,
-            "{name}_sum {}\n{name}_count {count}",
-            load(&self.latency_sum_micros) as f64 / 1e6
-        );
-        out
+    }
+}
+
+/// Text in the Prometheus exposition format, a family at a time: its
+/// `# HELP` and `# TYPE` lines, then its samples. Every series of the
+/// sidecar is written through it.
+#[derive(Debug, Default)]
+pub struct Exposition {
+    text: String,
+}
+
+impl Exposition {
+    pub fn with_capacity(bytes: usize) -> Self {
+        Exposition {
+            text: String::with_capacity(bytes),
+        }
+    }
+
+    fn header(&mut self, name: &str, help: &str, kind: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    /// A family of one sample without labels.
+    pub fn single(&mut self, kind: Kind, name: &str, help: &str, value: impl std::fmt::Display) {
+        self.header(name, help, kind.name());
+        let _ = writeln!(self.text, "{name} {value}");
+    }
+
+    /// A family with one label, a sample per value of it.
+    pub fn labelled(
+        &mut self,
+        kind: Kind,
+        name: &str,
+        help: &str,
+        label: &str,
+        samples: &[(&str, u64)],
+    ) {
+        self.header(name, help, kind.name());
+        for (value_of_label, value) in samples {
+            let _ = writeln!(self.text, "{name}{{{label}=\"{value_of_label}\"}} {value}");
+        }
+    }
+
+    /// A histogram: cumulative `(upper bound, count)` buckets, then the
+    /// `+Inf` bucket (`count`), the sum and the count.
+    pub fn histogram(
+        &mut self,
+        name: &str,
+        help: &str,
+        buckets: &[(f64, u64)],
+        count: u64,
+        sum: f64,
+    ) {
+        self.header(name, help, "histogram");
+        for (bound, cumulative) in buckets {
+            let _ = writeln!(self.text, "{name}_bucket{{le=\"{bound}\"}} {cumulative}");
+        }
+        let _ = writeln!(self.text, "{name}_bucket{{le=\"+Inf\"}} {count}");
+        let _ = writeln!(self.text, "{name}_sum {sum}\n{name}_count {count}");
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
     }
 }
 

@@ -3,9 +3,11 @@
 //! and the index template.
 //!
 //! Design: read-only views of the ledger, taken under its lock for as short
-//! a time as a copy takes; `similar` asks the cluster (a `get` for the
-//! document's stamp, then a `term` search), passing the client's headers so
-//! its credentials apply.
+//! a time as a copy takes; `similar` asks the cluster through
+//! [`crate::upstream`] (a `get` for the document's stamp, then a `term`
+//! search), passing the client's headers so its credentials apply, and
+//! hands a refusal back as the cluster gave it. `/metrics` hands its gauges
+//! to [`super::metrics`], which writes every series.
 
 use std::sync::Arc;
 
@@ -17,13 +19,14 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::errors::{SidecarError, json_response, response_from};
-use super::metrics::{Gauges, resident_bytes};
+use super::metrics::{BackfillGauges, Gauges, resident_bytes};
 use super::sidecar::Sidecar;
+use crate::backfill::JobState;
 use crate::confirm::measures::jaccard;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 use crate::persist::StoreHealth;
 use crate::units::{Millis, format_fingerprint, hamming_distance, parse_fingerprint};
-use crate::upstream::{self, StoredDocument};
+use crate::upstream::{self, Payload, StoredDocument, encode_component};
 
 /// Largest body accepted by `/_neardup/fingerprint`.
 const MAX_FINGERPRINT_BODY: usize = 16 << 20;
@@ -179,6 +182,7 @@ fn gauges(sidecar: &Sidecar) -> (Gauges, crate::engine::EngineStats, u64) {
         resident_bytes: None,
         in_flight_bytes: sidecar.admission.in_flight_bytes(),
         ledger: ledger.stats(),
+        ..Gauges::default()
     };
     (gauges, engine, forest.expired_nodes)
 }
@@ -221,42 +225,22 @@ pub fn stats(sidecar: &Sidecar) -> Response {
 pub fn metrics(sidecar: &Sidecar) -> Response {
     let (mut gauges, _, _) = gauges(sidecar);
     gauges.resident_bytes = resident_bytes();
-    let mut text = sidecar.metrics.render(&gauges);
-    append_own_metrics(sidecar, &mut text);
+    gauges.state_writable = sidecar.ledger.health() == StoreHealth::Writable;
+    gauges.backfill = sidecar.backfill.get().map(|backfill| {
+        let progress = backfill.progress();
+        BackfillGauges {
+            counts: progress.counts,
+            running: progress.state == JobState::Running,
+            docs_per_second: progress.rate().unwrap_or(0.0),
+        }
+    });
+    let text = sidecar.metrics.render(&gauges);
     let mut response = Response::new(Body::from(text));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     response
-}
-
-/// Series of the backfill, the unstamped writes and readiness.
-fn append_own_metrics(sidecar: &Sidecar, out: &mut String) {
-    use std::fmt::Write as _;
-    let _ = writeln!(
-        out,
-        "# HELP neardup_unstamped_forwarded_total writes forwarded without stamps because the state could not be written (--on-state-failure pass)"
-    );
-    let _ = writeln!(out, "# TYPE neardup_unstamped_forwarded_total counter");
-    let _ = writeln!(
-        out,
-        "neardup_unstamped_forwarded_total {}",
-        sidecar
-            .metrics
-            .unstamped_forwarded
-            .load(std::sync::atomic::Ordering::Relaxed)
-    );
-    let writable = sidecar.ledger.health() == StoreHealth::Writable;
-    let _ = writeln!(
-        out,
-        "# HELP neardup_state_writable 1 while the state directory can be written"
-    );
-    let _ = writeln!(out, "# TYPE neardup_state_writable gauge");
-    let _ = writeln!(out, "neardup_state_writable {}", u8::from(writable));
-    if let Some(backfill) = sidecar.backfill.get() {
-        backfill.progress().render_metrics(out);
-    }
 }
 
 /// `POST /_neardup/fingerprint`: `{"text": "…"}`, a document
@@ -480,32 +464,22 @@ pub async fn similar(sidecar: &Sidecar, request: Request, index: &str, id: &str)
         .unwrap_or(10);
     let get_path = format!(
         "/{}/_doc/{}?_source_includes={}",
-        encode(index),
-        encode(id),
-        encode(&sidecar.root_field)
+        encode_component(index),
+        encode_component(id),
+        encode_component(&sidecar.root_field)
     );
     let answer = match sidecar
         .upstream
-        .send(
-            Method::GET,
-            &get_path,
-            headers.clone(),
-            reqwest::Body::from(Vec::new()),
-        )
+        .call(Method::GET, &get_path, &headers, Payload::Empty)
         .await
     {
         Ok(answer) => answer,
         Err(error) => return SidecarError::from(error).into_response(),
     };
-    let status = answer.status();
-    let body = match sidecar.upstream.read_body(&get_path, answer).await {
-        Ok(body) => body,
-        Err(error) => return SidecarError::from(error).into_response(),
-    };
-    if !status.is_success() {
-        return response_from(status, json_headers(), Body::from(body));
+    if !answer.status.is_success() {
+        return response_from(answer.status, json_headers(), Body::from(answer.body));
     }
-    let document: StoredDocument = serde_json::from_slice(&body).unwrap_or_default();
+    let document: StoredDocument = serde_json::from_slice(&answer.body).unwrap_or_default();
     let Some(root) = document
         .source
         .get(&sidecar.root_field)
@@ -527,32 +501,13 @@ pub async fn similar(sidecar: &Sidecar, request: Request, index: &str, id: &str)
             "must_not": [{ "ids": { "values": [id] } }]
         }}
     });
-    let search_path = format!("/{}/_search", encode(index));
-    let mut search_headers = headers;
-    search_headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    let answer = match sidecar
-        .upstream
-        .send(
-            Method::POST,
-            &search_path,
-            search_headers,
-            reqwest::Body::from(query.to_string()),
-        )
-        .await
-    {
+    let answer = match sidecar.upstream.search(Some(index), &headers, &query).await {
         Ok(answer) => answer,
         Err(error) => return SidecarError::from(error).into_response(),
     };
-    let status = answer.status();
-    let body = match sidecar.upstream.read_body(&search_path, answer).await {
-        Ok(body) => body,
-        Err(error) => return SidecarError::from(error).into_response(),
-    };
-    let Ok(mut result) = serde_json::from_slice::<Value>(&body) else {
-        return response_from(status, json_headers(), Body::from(body));
+    let status = answer.status;
+    let Some(mut result) = answer.json() else {
+        return response_from(status, json_headers(), Body::from(answer.body));
     };
     if status.is_success()
         && let Value::Object(object) = &mut result
@@ -585,19 +540,6 @@ fn query_value<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
         .map(|(_, value)| value)
 }
 
-/// Percent-encodes a path segment.
-fn encode(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for byte in segment.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
-}
-
 fn time_text(millis: Millis) -> Value {
     chrono::DateTime::from_timestamp_millis(millis).map_or(Value::from(millis), |time| {
         Value::from(time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
@@ -621,11 +563,5 @@ mod tests {
         assert_eq!(index_template(&[]), read("index-template.json"));
         let custom = index_template(&["blog-*".to_string()]);
         assert_eq!(custom["index_patterns"], json!(["blog-*"]));
-    }
-
-    #[test]
-    fn path_segments_are_encoded() {
-        assert_eq!(encode("a/b c"), "a%2Fb%20c");
-        assert_eq!(encode("news-2026.11"), "news-2026.11");
     }
 }

@@ -25,9 +25,10 @@
 //!   rule of [`crate::explain`], computed on the blocking pool.
 //! - The compare box posts two texts to `POST /_neardup/fingerprint`, whose
 //!   answer carries the same explanation, and draws it (the only script).
-//! - Requests to the cluster carry the viewer's headers exactly as
-//!   `similar` forwards them (`Authorization` included), with JSON asked for
-//!   in place of the browser's `Accept`. A refusal comes back as the
+//! - Requests to the cluster (searches, through
+//!   [`crate::upstream::Upstream::search`]) carry the viewer's headers
+//!   exactly as `similar` forwards them (`Authorization` included), with
+//!   JSON asked for in place of the browser's `Accept` and no cookies. A refusal comes back as the
 //!   cluster's own error with its status and `WWW-Authenticate`, so a browser
 //!   asks for credentials and the sidecar never uses any of its own.
 //! - Pages are drawn on the server ([`render`]), every document text
@@ -58,7 +59,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 
@@ -273,7 +274,7 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
         });
         match search(sidecar, &parts.headers, params.index.as_deref(), &query).await {
             Ok(answer) => {
-                for hit in hits(&answer) {
+                for hit in upstream::hits(&answer) {
                     let source = &hit["_source"];
                     let (Some(root), Some(title)) = (
                         source
@@ -327,14 +328,12 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
         Ok(answer) => answer,
         Err(refused) => return *refused,
     };
-    let cluster_total = answer["hits"]["total"]["value"]
-        .as_u64()
-        .or_else(|| answer["hits"]["total"].as_u64())
-        .unwrap_or(0);
+    let cluster_total = upstream::hits_total(&answer).unwrap_or(0);
     let (summary, confirmation, max_distance, borns) = {
         let ledger = sidecar.ledger.lock();
         let forest = ledger.engine().forest();
-        let borns: HashMap<Fingerprint, Millis> = hits(&answer)
+        let borns: HashMap<Fingerprint, Millis> = upstream::hits(&answer)
+            .iter()
             .filter_map(|hit| stamp(&hit["_source"], &sidecar.simhash_field))
             .filter_map(|simhash| forest.node(simhash).map(|node| (simhash, node.born)))
             .collect();
@@ -348,7 +347,8 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
     if summary.is_none() && cluster_total == 0 {
         return SidecarError::NotFound(format!("no class with root [{root_hex}]")).into_response();
     }
-    let documents: Vec<Document> = hits(&answer)
+    let documents: Vec<Document> = upstream::hits(&answer)
+        .iter()
         .map(|hit| Document::read(&sidecar, hit, &borns))
         .collect();
     let lang = params.lang;
@@ -612,14 +612,6 @@ fn time_label(millis: Millis) -> String {
     )
 }
 
-fn hits(answer: &Value) -> impl Iterator<Item = &Value> {
-    answer["hits"]["hits"]
-        .as_array()
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-        .iter()
-}
-
 /// Documents per class from a `terms` aggregation named `classes`.
 fn class_counts(answer: &Value) -> HashMap<Fingerprint, u64> {
     answer["aggregations"]["classes"]["buckets"]
@@ -644,48 +636,36 @@ async fn search(
     query: &Value,
 ) -> Result<Value, Box<Response>> {
     let mut headers = upstream::request_headers(viewer, true);
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
     headers.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
     headers.remove(header::COOKIE);
-    let path = match index {
-        Some(index) => format!("/{index}/_search"),
-        None => "/_search".to_string(),
-    };
     let answer = sidecar
         .upstream
-        .send(
-            Method::POST,
-            &path,
-            headers,
-            reqwest::Body::from(query.to_string()),
-        )
+        .search(index, &headers, query)
         .await
         .map_err(|error| Box::new(SidecarError::from(error).into_response()))?;
-    let status = answer.status();
-    let challenge = answer.headers().get(header::WWW_AUTHENTICATE).cloned();
-    let body = sidecar
-        .upstream
-        .read_body(&path, answer)
-        .await
-        .map_err(|error| Box::new(SidecarError::from(error).into_response()))?;
-    if !status.is_success() {
+    if !answer.status.is_success() {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/json; charset=UTF-8"),
         );
-        if let Some(challenge) = challenge {
-            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        if let Some(challenge) = answer.headers.get(header::WWW_AUTHENTICATE) {
+            headers.insert(header::WWW_AUTHENTICATE, challenge.clone());
         }
-        return Err(Box::new(response_from(status, headers, Body::from(body))));
+        return Err(Box::new(response_from(
+            answer.status,
+            headers,
+            Body::from(answer.body),
+        )));
     }
-    serde_json::from_slice(&body).map_err(|_| {
+    answer.json().ok_or_else(|| {
         Box::new(
             SidecarError::UpstreamAnswer(format!(
-                "the cluster's answer to POST {path} is not JSON"
+                "the cluster's answer to POST {} is not JSON",
+                index.map_or_else(
+                    || "/_search".to_string(),
+                    |index| format!("/{index}/_search")
+                )
             ))
             .into_response(),
         )

@@ -15,6 +15,7 @@ use chrono::{DateTime, Utc};
 use super::overview::{ClassSummary, Order, Overview, SPARKLINE_BUCKETS};
 use crate::explain::{Explanation, Figure, Rule, Span};
 use crate::units::{Fingerprint, Millis, format_fingerprint};
+use crate::upstream::encode_component;
 
 /// Where the Explorer lives.
 pub const BASE: &str = "/_neardup/ui/";
@@ -73,19 +74,6 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// A query-string value, percent-encoded.
-fn encode_query_value(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~*".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            let _ = write!(out, "%{byte:02X}");
-        }
-    }
-    out
-}
-
 /// A link to an Explorer page keeping the language and the index filter.
 fn link(path: &str, lang: Lang, index: Option<&str>, extra: &[(&str, &str)]) -> String {
     let mut url = format!("{BASE}{path}");
@@ -101,7 +89,7 @@ fn link(path: &str, lang: Lang, index: Option<&str>, extra: &[(&str, &str)]) -> 
         url.push(if position == 0 { '?' } else { '&' });
         url.push_str(name);
         url.push('=');
-        url.push_str(&encode_query_value(value));
+        url.push_str(&encode_component(value));
     }
     url
 }

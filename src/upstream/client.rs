@@ -1,0 +1,358 @@
+//! The one HTTP client of the cluster, and the requests the sidecar makes
+//! on its own account: a JSON (or NDJSON) body out, the whole answer back.
+//!
+//! Design: one pooled `reqwest` client. [`Upstream::send`] streams a
+//! request as it is (the pass-through and the write path use it);
+//! [`Upstream::call`] sends a body the sidecar wrote, with its content type,
+//! and reads the answer whole, whatever its status, so the caller decides
+//! what a refusal means (the similar lookup and the Explorer hand it back to
+//! their client, the backfill retries a bulk). [`Upstream::call_json`] is for
+//! callers that can only go on with a success: anything else becomes a
+//! [`ClusterError`] that says which request failed and what the cluster said.
+//!
+//! Environment proxies are ignored: the cluster is addressed directly. A
+//! timeout is the time without progress (connect, or between bytes), not a
+//! total, so long searches, scroll pages and big bulks are not cut while
+//! data flows.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::Method;
+use reqwest::StatusCode;
+use reqwest::header::{self, HeaderMap, HeaderValue};
+use serde_json::Value;
+
+/// Why a request to the cluster got no answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("cannot reach the cluster at {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("the cluster at {url} did not answer within {timeout:?}")]
+    Timeout { url: String, timeout: Duration },
+}
+
+/// Why a request the sidecar made on its own account did not succeed.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ClusterError {
+    /// No answer: unreachable or silent.
+    #[error("{request}: {error}")]
+    Unanswered {
+        request: String,
+        error: UpstreamError,
+    },
+    /// An answer other than 2xx.
+    #[error("the cluster answered {request} with {status}: {answer}")]
+    Refused {
+        request: String,
+        status: StatusCode,
+        answer: String,
+    },
+    /// A 2xx answer that is not JSON.
+    #[error("the cluster's answer to {request} is not JSON: {answer}")]
+    NotJson { request: String, answer: String },
+    /// The index (or every index of a pattern) does not exist.
+    #[error("the cluster has no index [{index}]: {answer}")]
+    NoIndex { index: String, answer: String },
+}
+
+/// A body the sidecar writes itself; its content type goes with it.
+#[derive(Debug, Clone, Copy)]
+pub enum Payload<'a> {
+    /// No body, no content type.
+    Empty,
+    /// `application/json`.
+    Json(&'a Value),
+    /// `application/x-ndjson` (a `_bulk` body, every line ended).
+    NdJson(&'a str),
+}
+
+/// The cluster's whole answer to one request.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    /// The body as JSON, if it is.
+    pub fn json(&self) -> Option<Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+
+    /// The body as JSON, or as one JSON string when it is not (for error
+    /// texts and for answers read field by field).
+    pub fn json_or_text(&self) -> Value {
+        self.json()
+            .unwrap_or_else(|| Value::String(String::from_utf8_lossy(&self.body).into_owned()))
+    }
+}
+
+/// The cluster, as the sidecar, `rebuild` and `backfill` reach it.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    client: reqwest::Client,
+    base: String,
+    timeout: Duration,
+}
+
+impl Upstream {
+    pub fn new(base: &str, timeout: Duration) -> anyhow::Result<Self> {
+        let base = base.trim_end_matches('/').to_string();
+        let parsed = reqwest::Url::parse(&base)
+            .map_err(|error| anyhow::anyhow!("upstream URL `{base}`: {error}"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            anyhow::bail!("upstream URL `{base}`: the scheme must be http or https");
+        }
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .read_timeout(timeout)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()?;
+        Ok(Upstream {
+            client,
+            base,
+            timeout,
+        })
+    }
+
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Sends one request as it is; `path_and_query` starts with `/`.
+    pub async fn send(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: HeaderMap,
+        body: reqwest::Body,
+    ) -> Result<reqwest::Response, UpstreamError> {
+        let url = format!("{}{}", self.base, path_and_query);
+        self.client
+            .request(method, &url)
+            .headers(headers)
+            .body(body)
+            .send()
+            .await
+            .map_err(|error| self.classify(&url, &error))
+    }
+
+    /// Reads a whole response body.
+    pub async fn read_body(
+        &self,
+        url_for_errors: &str,
+        response: reqwest::Response,
+    ) -> Result<Bytes, UpstreamError> {
+        response
+            .bytes()
+            .await
+            .map_err(|error| self.classify(url_for_errors, &error))
+    }
+
+    /// Sends `payload` with `headers` (its content type replacing any) and
+    /// reads the whole answer, whatever its status.
+    ///
+    /// # Errors
+    ///
+    /// No answer: the cluster unreachable, or silent past the timeout.
+    pub async fn call(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        payload: Payload<'_>,
+    ) -> Result<Answer, UpstreamError> {
+        let mut headers = headers.clone();
+        let body = match payload {
+            Payload::Empty => reqwest::Body::from(Vec::new()),
+            Payload::Json(value) => {
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                reqwest::Body::from(value.to_string())
+            }
+            Payload::NdJson(text) => {
+                headers.insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/x-ndjson"),
+                );
+                reqwest::Body::from(text.to_string())
+            }
+        };
+        let response = self.send(method, path_and_query, headers, body).await?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = self.read_body(path_and_query, response).await?;
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// [`Upstream::call`] for a caller that needs a 2xx JSON answer.
+    ///
+    /// # Errors
+    ///
+    /// No answer, an answer other than 2xx, or one that is not JSON.
+    pub async fn call_json(
+        &self,
+        method: Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        payload: Payload<'_>,
+    ) -> Result<Value, ClusterError> {
+        let request = || format!("{method} {path_and_query}");
+        let answer = self
+            .call(method.clone(), path_and_query, headers, payload)
+            .await
+            .map_err(|error| ClusterError::Unanswered {
+                request: request(),
+                error,
+            })?;
+        if !answer.status.is_success() {
+            return Err(ClusterError::Refused {
+                request: request(),
+                status: answer.status,
+                answer: answer.json_or_text().to_string(),
+            });
+        }
+        answer.json().ok_or_else(|| ClusterError::NotJson {
+            request: request(),
+            answer: String::from_utf8_lossy(&answer.body).into_owned(),
+        })
+    }
+
+    /// `POST /{index}/_search` (`POST /_search` without an index) with a
+    /// JSON query; the answer whatever its status. `index` is an index
+    /// expression: names, wildcards and commas (percent-encoded here).
+    ///
+    /// # Errors
+    ///
+    /// No answer.
+    pub async fn search(
+        &self,
+        index: Option<&str>,
+        headers: &HeaderMap,
+        query: &Value,
+    ) -> Result<Answer, UpstreamError> {
+        let path = match index {
+            Some(index) => format!("/{}/_search", encode_component(index)),
+            None => "/_search".to_string(),
+        };
+        self.call(Method::POST, &path, headers, Payload::Json(query))
+            .await
+    }
+
+    fn classify(&self, url: &str, error: &reqwest::Error) -> UpstreamError {
+        if error.is_timeout() {
+            UpstreamError::Timeout {
+                url: url.to_string(),
+                timeout: self.timeout,
+            }
+        } else {
+            UpstreamError::Unreachable {
+                url: url.to_string(),
+                detail: error_chain(error),
+            }
+        }
+    }
+}
+
+/// Percent-encodes a path segment or a query-string value: every byte but
+/// the unreserved ones of RFC 3986 (letters, digits, `-._~`) and the two an
+/// index expression is made of (`*` wildcards, `,` lists), which both
+/// clusters read the same whether escaped or not.
+pub fn encode_component(text: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~*,".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
+/// A document as the cluster returns it (a search hit, or the answer of
+/// `GET /{index}/_doc/{id}`): the parts the sidecar reads.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct StoredDocument {
+    #[serde(rename = "_index", default)]
+    pub index: Option<String>,
+    #[serde(rename = "_id", default)]
+    pub id: Option<String>,
+    #[serde(rename = "_source", default)]
+    pub source: Value,
+}
+
+/// `hits.total` of a search answer: `{"value": N, "relation": …}` since
+/// Elasticsearch 7 and on OpenSearch, a bare number before (and with
+/// `rest_total_hits_as_int`).
+pub fn hits_total(answer: &Value) -> Option<u64> {
+    let total = &answer["hits"]["total"];
+    total["value"].as_u64().or_else(|| total.as_u64())
+}
+
+/// The hits of a search answer (none when it has none).
+pub fn hits(answer: &Value) -> &[Value] {
+    answer["hits"]["hits"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// An error and its sources, one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn components_are_encoded_but_index_expressions_stay_readable() {
+        assert_eq!(encode_component("a/b c"), "a%2Fb%20c");
+        assert_eq!(encode_component("news-2026.11"), "news-2026.11");
+        assert_eq!(encode_component("news*,blog"), "news*,blog");
+        assert_eq!(encode_component("新闻"), "%E6%96%B0%E9%97%BB");
+        assert_eq!(encode_component("a+b&c=d#e%"), "a%2Bb%26c%3Dd%23e%25");
+    }
+
+    #[test]
+    fn totals_are_read_in_both_shapes() {
+        assert_eq!(
+            hits_total(&json!({"hits": {"total": {"value": 7, "relation": "eq"}}})),
+            Some(7)
+        );
+        assert_eq!(hits_total(&json!({"hits": {"total": 3}})), Some(3));
+        assert_eq!(hits_total(&json!({"hits": {}})), None);
+        assert!(hits(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn an_answer_that_is_not_json_is_kept_as_text() {
+        let answer = Answer {
+            status: StatusCode::BAD_GATEWAY,
+            headers: HeaderMap::new(),
+            body: Bytes::from_static(b"<html>bad gateway</html>"),
+        };
+        assert_eq!(answer.json(), None);
+        assert_eq!(answer.json_or_text(), json!("<html>bad gateway</html>"));
+    }
+}
