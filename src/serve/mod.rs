@@ -22,6 +22,7 @@ pub mod filter_path;
 mod metrics;
 mod own;
 pub mod route;
+mod startup;
 pub mod state_failure;
 mod ui;
 mod write;
@@ -48,6 +49,7 @@ use crate::upstream::{self, Upstream};
 use errors::{SidecarError, response_from};
 use metrics::Metrics;
 use route::Route;
+pub use startup::start;
 
 /// The sidecar's shared state.
 pub struct Sidecar {
