@@ -29,7 +29,11 @@ use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
+use crate::confirm::ConfirmationConfig;
+use crate::engine::side_file::SideStorage;
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
+use crate::fingerprint::Fingerprinter;
+use crate::forest::{Forest, ForestConfig, ForestError};
 use crate::units::{Fingerprint, Millis};
 
 /// A stored document's identity: a hash of its concrete index and id.
@@ -193,6 +197,33 @@ pub enum Effect {
     },
 }
 
+/// The validated pieces a ledger's engine is made of: `config` validates
+/// settings into them; a state is opened with them, empty
+/// ([`Ledger::empty`]) or recovered (`persist::open_state`).
+#[derive(Debug, Clone)]
+pub struct EngineParts {
+    pub fingerprinter: Fingerprinter,
+    pub forest: ForestConfig,
+    pub confirmation: ConfirmationConfig,
+    pub side_storage: SideStorage,
+}
+
+impl EngineParts {
+    /// A new engine of these pieces, holding no node.
+    ///
+    /// # Errors
+    ///
+    /// A forest configuration the forest refuses (a negative retention).
+    pub fn into_engine(self) -> Result<Engine, ForestError> {
+        Ok(Engine::new(
+            self.fingerprinter,
+            Forest::new(self.forest)?,
+            self.confirmation,
+        )
+        .with_side_storage(self.side_storage))
+    }
+}
+
 /// The engine and the key → fingerprint map of stored documents.
 #[derive(Debug)]
 pub struct Ledger {
@@ -216,6 +247,15 @@ impl Ledger {
             key_journal: None,
             pending: HashMap::new(),
         }
+    }
+
+    /// An empty ledger around a new engine made of `parts`.
+    ///
+    /// # Errors
+    ///
+    /// A forest configuration the forest refuses.
+    pub fn empty(parts: EngineParts) -> Result<Self, ForestError> {
+        Ok(Ledger::new(parts.into_engine()?))
     }
 
     /// A ledger with this engine, these keys and these unsettled placements

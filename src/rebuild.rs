@@ -274,6 +274,86 @@ pub async fn read_index(
     Ok((documents, unstamped))
 }
 
+/// What a rebuild into a state directory needs, validated.
+#[derive(Debug)]
+pub struct RebuildOptions {
+    /// URL of the cluster.
+    pub upstream: String,
+    /// Index, alias or pattern to read.
+    pub index: String,
+    /// Headers every request to the cluster carries (its authorization).
+    pub headers: axum::http::HeaderMap,
+    pub fields: RebuildFields,
+    /// The engine the documents' texts are analysed with again (side data).
+    pub parts: crate::ledger::EngineParts,
+    /// The store written; its settings digest goes into the snapshot.
+    pub store: crate::persist::StoreOptions,
+    /// Show a progress bar on standard error.
+    pub show_progress: bool,
+}
+
+/// Reads `options.index` and writes its forest as a snapshot into the
+/// store's directory (`neardup rebuild`, and `serve --rebuild-index` when
+/// the state directory holds no state). The caller decides what happens to
+/// a state already there.
+///
+/// # Errors
+///
+/// The cluster unreachable or refusing the scroll, or the state directory
+/// unusable.
+pub fn rebuild_into(
+    runtime: &tokio::runtime::Runtime,
+    options: RebuildOptions,
+) -> anyhow::Result<RebuildSummary> {
+    let parts = options.parts;
+    let analyzer = Analyzer::new(parts.fingerprinter.clone(), &parts.confirmation);
+    let upstream = Upstream::new(
+        &options.upstream,
+        crate::config::defaults::JOB_UPSTREAM_TIMEOUT,
+    )?;
+    let now = crate::units::now_millis();
+    let bar = options.show_progress.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} documents {wide_bar} {eta}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let (documents, unstamped) = runtime.block_on(read_index(
+        &upstream,
+        &options.index,
+        &options.headers,
+        &options.fields,
+        &analyzer,
+        now,
+        |read, total| {
+            if let Some(bar) = &bar {
+                bar.set_length(total);
+                bar.set_position(read);
+            }
+        },
+    ))?;
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let (mut state, mut summary) = assemble(documents, now);
+    summary.unstamped = unstamped;
+    state.settings_digest = options.store.settings_digest.clone();
+    let opened = crate::persist::open_state(
+        Some(options.store),
+        parts,
+        crate::persist::StateOrigin::Given(state),
+    )?;
+    // Always a store: one was asked for.
+    if let Some(store) = &opened.store {
+        store.snapshot(&opened.ledger, now)?;
+    }
+    Ok(summary)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

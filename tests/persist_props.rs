@@ -88,8 +88,10 @@ fn open_with_report(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryRep
         snapshot_after_log_bytes: u64::MAX,
         settings_digest: settings.fingerprint_digest(),
     };
-    let (store, ledger, report) =
-        Store::open(options, |snapshot| parts.ledger(snapshot)).expect("open");
+    let (store, ledger, report) = Store::open(options, |snapshot| {
+        neardup::persist::ledger_from_snapshot(parts, snapshot)
+    })
+    .expect("open");
     assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
     (store, ledger, report)
 }
@@ -280,7 +282,10 @@ fn a_second_process_cannot_open_a_locked_state_directory() {
         snapshot_after_log_bytes: u64::MAX,
         settings_digest: settings.fingerprint_digest(),
     };
-    let error = Store::open(options, |snapshot| parts.ledger(snapshot)).expect_err("locked");
+    let error = Store::open(options, |snapshot| {
+        neardup::persist::ledger_from_snapshot(parts, snapshot)
+    })
+    .expect_err("locked");
     assert!(
         error.to_string().contains("in use by another neardup"),
         "{error}"

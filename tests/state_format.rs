@@ -55,7 +55,10 @@ fn open(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
         ..EngineSettings::default()
     };
     let parts = settings.parts().expect("settings");
-    Store::open(options(dir), |snapshot| parts.ledger(snapshot)).expect("open")
+    Store::open(options(dir), |snapshot| {
+        neardup::persist::ledger_from_snapshot(parts, snapshot)
+    })
+    .expect("open")
 }
 
 fn place(ledger: &mut Ledger, id: &str, text: &str, now: i64) -> u64 {

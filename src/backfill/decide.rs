@@ -14,9 +14,9 @@ use super::checkpoint::{Checkpoint, Counts};
 use super::{JobConfig, LiveForest};
 use crate::engine::{Analysis, EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 use crate::fingerprint::values_at;
-use crate::units::parse_fingerprint;
 use crate::forest::Placement;
 use crate::ledger::DocumentKey;
+use crate::units::parse_fingerprint;
 use crate::units::{Fingerprint, Millis, parse_time};
 use crate::upstream::scan::compare_keys;
 

@@ -1,13 +1,12 @@
 //! `neardup backfill`: the same job without a running sidecar, on the
 //! state directory the sidecar will start from.
 //!
-//! Design: the state directory is opened (and locked: a sidecar using it
-//! makes this fail, and the other way round), the job runs against that
-//! forest exactly as in the sidecar, and a snapshot is written at the end so
-//! the next `serve` starts quickly. A progress bar shows on a terminal.
+//! Design: the state directory is opened as every command opens it
+//! (`persist::open_state`; locked: a sidecar using it makes this fail, and
+//! the other way round), the job runs against that forest exactly as in the
+//! sidecar, and a snapshot is written at the end so the next `serve` starts
+//! quickly. A progress bar shows on a terminal.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,10 +15,11 @@ use axum::http::HeaderMap;
 use parking_lot::Mutex;
 
 use super::{BackfillRequest, BackfillSettings, Controller, JobState, LiveForest, Progress};
-use crate::config::Analyzers;
+use crate::config::defaults::JOB_UPSTREAM_TIMEOUT;
+use crate::config::{Analyzers, EngineSettings, StampedFields};
 use crate::engine::Analyzer;
-use crate::ledger::Ledger;
-use crate::persist::Store;
+use crate::ledger::{EngineParts, Ledger};
+use crate::persist::{StateOrigin, Store, StoreOptions, open_state};
 use crate::units::Millis;
 use crate::upstream::Upstream;
 
@@ -83,6 +83,62 @@ impl std::fmt::Display for OfflineSummary {
             self.elapsed.as_secs_f64()
         )
     }
+}
+
+/// What `neardup backfill` starts from, validated.
+pub struct OfflineOptions {
+    /// The engine's settings, as given: the history frame's engine is built
+    /// from them.
+    pub engine: EngineSettings,
+    pub parts: EngineParts,
+    pub analyzers: Analyzers,
+    /// The state directory's store; `None` keeps the forest in memory.
+    pub store: Option<StoreOptions>,
+    /// URL of the cluster.
+    pub upstream: String,
+    /// Headers every request to the cluster carries (its authorization).
+    pub headers: HeaderMap,
+    pub fields: StampedFields,
+    pub request: BackfillRequest,
+    /// Show a progress bar on standard error.
+    pub show_progress: bool,
+}
+
+/// Opens the state, runs the job of `options.request` to its end on it, and
+/// writes a snapshot.
+///
+/// # Errors
+///
+/// The state directory locked or unusable, the cluster's URL invalid, or
+/// the job failing.
+pub fn backfill(
+    runtime: &tokio::runtime::Runtime,
+    options: OfflineOptions,
+) -> anyhow::Result<OfflineSummary> {
+    let state_dir = options.store.as_ref().map(|store| store.dir.clone());
+    let opened = open_state(options.store, options.parts, StateOrigin::Recovered)?;
+    let forest = Arc::new(OfflineForest {
+        ledger: Mutex::new(opened.ledger),
+        store: opened.store,
+        upstream: Upstream::new(&options.upstream, JOB_UPSTREAM_TIMEOUT)?,
+        analyzers: options.analyzers,
+    });
+    let history_settings = options.engine;
+    let settings = BackfillSettings {
+        root_field: options.fields.root_field,
+        simhash_field: options.fields.simhash_field,
+        state_dir,
+        history_engine: Arc::new(move || history_settings.build()),
+        max_docs_per_second: None,
+    };
+    run(
+        runtime,
+        forest,
+        settings,
+        options.request,
+        options.headers,
+        options.show_progress,
+    )
 }
 
 /// Runs one job to its end on `forest`, showing progress when `show_progress`.
@@ -159,14 +215,4 @@ fn new_bar() -> indicatif::ProgressBar {
     }
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
     bar
-}
-
-/// Whether a progress bar belongs on standard error.
-pub fn on_terminal() -> bool {
-    std::io::stderr().is_terminal()
-}
-
-/// The state directory argument: `None` for `none` or empty.
-pub fn state_dir(text: &str) -> Option<PathBuf> {
-    (!(text.is_empty() || text == "none")).then(|| PathBuf::from(text))
 }

@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::checkpoint::Counts;
 use super::decide::{Entry, Outcome, Planned, Prepared, settle, stamp_of};
 use super::{JobConfig, LiveForest};
-use crate::units::format_fingerprint;
 use crate::units::Millis;
+use crate::units::format_fingerprint;
 use crate::upstream::{Payload, Upstream};
 
 /// Sends of one page's updates before the items still refused with 429 or

@@ -7,6 +7,7 @@ use anyhow::Context;
 use super::{EngineSettings, IndexFields};
 use crate::engine::Analyzer;
 use crate::fingerprint::Fingerprinter;
+use crate::ledger::EngineParts;
 
 /// The analyzers: the default one and those of index patterns.
 #[derive(Debug, Clone)]
@@ -16,6 +17,17 @@ pub struct Analyzers {
 }
 
 impl Analyzers {
+    /// The analyzers of an engine made of `parts` (its own fields by
+    /// default) and of the `[[serve.index]]` entries.
+    pub fn of_engine(
+        parts: &EngineParts,
+        engine: &EngineSettings,
+        indices: &[IndexFields],
+    ) -> anyhow::Result<Self> {
+        let default = Analyzer::new(parts.fingerprinter.clone(), &parts.confirmation);
+        Analyzers::new(default, engine, indices)
+    }
+
     /// Builds one analyzer per `[[serve.index]]` entry, each with the engine
     /// settings but its own fields.
     pub fn new(

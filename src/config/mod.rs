@@ -7,18 +7,34 @@
 //! Design: every setting is optional in each source; the first source that
 //! sets it wins, in the order flag → environment variable (clap reads both)
 //! → config file (`--config`, TOML, unknown keys rejected so a typo fails
-//! loudly) → built-in default. [`EngineSettings::build`] validates the result
-//! and builds the [`Engine`].
+//! loudly) → built-in default ([`defaults`], each named once). This module
+//! only validates: settings become option values ([`EngineParts`],
+//! [`ServeOptions`], the store's options, [`JobOptions`]); the state put in
+//! an engine (a snapshot, the log, document keys) is assembled where it is
+//! read, by `persist::open_state`.
+//!
+//! [`EngineSettings::build`] stays here although it returns an [`Engine`]:
+//! it is a pure function of the settings (an empty engine, nothing read from
+//! disk or the cluster, the same settings always give the same engine), the
+//! one `stamp` runs and a backfill's history frame starts from. A ledger,
+//! whose content depends on what a directory holds, is never built here.
 
 mod analyzers;
+pub mod defaults;
+mod fields;
+mod job;
 mod serve;
+mod state;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 pub use analyzers::Analyzers;
-pub use serve::{IndexFields, Limits, OnStateFailure, ServeOptions, ServeSettings};
+pub use fields::{StampedFieldNames, StampedFields};
+pub use job::{JobOptions, JobSettings};
+pub use serve::{IndexFields, Limits, OnStateFailure, ServeOptions, ServeSettings, SidecarConfig};
+pub use state::{job_store, state_directory};
 
 use crate::confirm::ConfirmationConfig;
 use crate::engine::Engine;
@@ -27,7 +43,7 @@ use crate::fingerprint::{
     FeatureMode, FingerprintConfig, Fingerprinter, NormalizeOptions, Weighting,
 };
 use crate::forest::{Forest, ForestConfig};
-use crate::ledger::Ledger;
+pub use crate::ledger::EngineParts;
 
 /// Engine settings as they come from one source; `None` = not set there.
 #[derive(Debug, Clone, Default, Deserialize, clap::Args)]
@@ -316,7 +332,10 @@ impl EngineSettings {
                     None => Synonyms::empty(),
                     Some(path) => Synonyms::load(path, self.fingerprint_config().normalize)?,
                 };
-                std::sync::Arc::new(if self.builtin_thesaurus.unwrap_or(true) {
+                let builtin_thesaurus = self
+                    .builtin_thesaurus
+                    .unwrap_or(defaults::DEFAULT_BUILTIN_THESAURUS);
+                std::sync::Arc::new(if builtin_thesaurus {
                     declared.with_thesaurus(Thesaurus::builtin())
                 } else {
                     declared
@@ -352,14 +371,10 @@ impl EngineSettings {
         })
     }
 
+    /// An empty engine of these settings (see the module doc for why this
+    /// one constructor lives here).
     pub fn build(&self) -> anyhow::Result<Engine> {
-        let parts = self.parts()?;
-        Ok(Engine::new(
-            parts.fingerprinter,
-            Forest::new(parts.forest)?,
-            parts.confirmation,
-        )
-        .with_side_storage(parts.side_storage))
+        Ok(self.parts()?.into_engine()?)
     }
 
     /// A short text that changes when the fingerprint settings change: kept
@@ -371,44 +386,6 @@ impl EngineSettings {
             "{:016x}",
             xxhash_rust::xxh3::xxh3_64(format!("{config:?}").as_bytes())
         )
-    }
-}
-
-/// The validated pieces of an engine.
-#[derive(Debug, Clone)]
-pub struct EngineParts {
-    pub fingerprinter: Fingerprinter,
-    pub forest: ForestConfig,
-    pub confirmation: ConfirmationConfig,
-    pub side_storage: SideStorage,
-}
-
-impl EngineParts {
-    /// A ledger with the state of `snapshot` (empty without one).
-    pub fn ledger(self, snapshot: Option<crate::persist::SnapshotState>) -> anyhow::Result<Ledger> {
-        let Some(snapshot) = snapshot else {
-            return Ok(Ledger::new(
-                Engine::new(
-                    self.fingerprinter,
-                    Forest::new(self.forest)?,
-                    self.confirmation,
-                )
-                .with_side_storage(self.side_storage),
-            ));
-        };
-        let (nodes, counters) = (&snapshot.nodes, snapshot.counters);
-        let engine = Engine::restore(
-            self.fingerprinter,
-            crate::engine::ForestState {
-                config: self.forest,
-                nodes,
-                counters,
-            },
-            self.confirmation,
-            self.side_storage,
-            &snapshot.sides,
-        )?;
-        Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))
     }
 }
 
@@ -464,7 +441,11 @@ headline_field = "headline"
         assert_eq!(file.root_field.as_deref(), Some("story_id"));
         assert_eq!(file.engine.max_distance, Some(2));
         assert_eq!(file.serve.index[0].fields, ["headline", "body.text"]);
-        let options = ServeOptions::from_settings(&file.serve, "story_id".into(), "simhash".into())
+        let fields = StampedFields {
+            root_field: "story_id".into(),
+            simhash_field: "simhash".into(),
+        };
+        let options = ServeOptions::from_settings(&file.serve, fields, "digest".into())
             .expect("valid serve settings");
         assert_eq!(options.listen, "127.0.0.1:9300");
         assert_eq!(options.limits.max_content_length, 50 << 20);
@@ -472,6 +453,9 @@ headline_field = "headline"
             options.fsync,
             crate::persist::FsyncPolicy::Interval(std::time::Duration::from_secs(1))
         );
+        let state = options.state.expect("a state directory");
+        assert_eq!(state.dir, PathBuf::from("/var/lib/neardup"));
+        assert_eq!(state.fsync, options.fsync);
         assert!(
             toml::from_str::<ConfigFile>(
                 "[serve]

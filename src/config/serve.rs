@@ -8,7 +8,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::persist::FsyncPolicy;
+use super::defaults::{
+    DEFAULT_LISTEN, DEFAULT_MAX_CONTENT_LENGTH, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_UPSTREAM,
+    DEFAULT_UPSTREAM_TIMEOUT,
+};
+use super::fields::StampedFields;
+use super::state::{sidecar_store, state_directory};
+use super::{Analyzers, EngineSettings};
+use crate::ledger::EngineParts;
+use crate::persist::{FsyncPolicy, StoreOptions};
 use crate::units::{parse_duration, parse_size};
 
 /// Settings of the sidecar: flags, `NEARDUP_*` variables, or the `[serve]`
@@ -120,6 +128,8 @@ pub struct ServeOptions {
     pub install_template: bool,
     pub template_patterns: Vec<String>,
     pub fsync: FsyncPolicy,
+    /// The durable state; `None` keeps it in memory only.
+    pub state: Option<StoreOptions>,
     pub on_state_failure: OnStateFailure,
     pub admin_token: Option<String>,
     pub backfill_max_docs_per_second: Option<f64>,
@@ -133,58 +143,121 @@ pub struct Limits {
 }
 
 impl ServeOptions {
+    /// The sidecar's settings validated; `settings_digest` (of the engine's
+    /// fingerprint settings) goes into the state's snapshots.
+    ///
+    /// # Errors
+    ///
+    /// The first setting that does not parse or is out of range.
     pub fn from_settings(
         settings: &ServeSettings,
-        root_field: String,
-        simhash_field: String,
+        fields: StampedFields,
+        settings_digest: String,
     ) -> anyhow::Result<Self> {
-        let max_content_length =
-            parse_size(settings.max_content_length.as_deref().unwrap_or("100mb"))?;
+        let max_content_length = parse_size(
+            settings
+                .max_content_length
+                .as_deref()
+                .unwrap_or(DEFAULT_MAX_CONTENT_LENGTH),
+        )?;
         let upstream_max_content_length = match settings.upstream_max_content_length.as_deref() {
             Some(text) => parse_size(text)?,
             None => max_content_length,
         };
-        let timeout = settings.upstream_timeout.as_deref().unwrap_or("60s");
+        let timeout = settings
+            .upstream_timeout
+            .as_deref()
+            .unwrap_or(DEFAULT_UPSTREAM_TIMEOUT);
         let upstream_timeout = match parse_duration(timeout, "upstream_timeout")? {
             Some(millis) if millis > 0 => Duration::from_millis(millis.unsigned_abs()),
             _ => anyhow::bail!("upstream_timeout `{timeout}` must be a positive duration"),
         };
+        let max_in_flight_bytes = parse_size(
+            settings
+                .max_in_flight_bytes
+                .as_deref()
+                .unwrap_or(DEFAULT_MAX_IN_FLIGHT_BYTES),
+        )?;
+        let fsync = match settings.fsync.as_deref() {
+            None => FsyncPolicy::EveryRequest,
+            Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+        };
+        let on_state_failure = match settings.on_state_failure.as_deref() {
+            None => OnStateFailure::Reject,
+            Some(text) => text.parse().map_err(anyhow::Error::msg)?,
+        };
+        let backfill_max_docs_per_second = match settings.backfill_max_docs_per_second {
+            Some(rate) if !(rate.is_finite() && rate > 0.0) => {
+                anyhow::bail!("backfill_max_docs_per_second must be a positive number")
+            }
+            rate => rate,
+        };
+        let state = sidecar_store(
+            state_directory(settings.state_dir.as_deref()),
+            fsync,
+            settings.snapshot_after.as_deref(),
+            settings_digest,
+        )?;
         Ok(ServeOptions {
             upstream: settings
                 .upstream
                 .clone()
-                .unwrap_or_else(|| "http://127.0.0.1:9200".to_string()),
+                .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string()),
             listen: settings
                 .listen
                 .clone()
-                .unwrap_or_else(|| "127.0.0.1:9201".to_string()),
+                .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
             limits: Limits {
                 max_content_length,
                 upstream_max_content_length,
-                max_in_flight_bytes: parse_size(
-                    settings.max_in_flight_bytes.as_deref().unwrap_or("256mb"),
-                )?,
+                max_in_flight_bytes,
             },
             upstream_timeout,
-            root_field,
-            simhash_field,
+            root_field: fields.root_field,
+            simhash_field: fields.simhash_field,
             install_template: false,
             template_patterns: Vec::new(),
-            fsync: match settings.fsync.as_deref() {
-                None => FsyncPolicy::EveryRequest,
-                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
-            },
-            on_state_failure: match settings.on_state_failure.as_deref() {
-                None => OnStateFailure::Reject,
-                Some(text) => text.parse().map_err(anyhow::Error::msg)?,
-            },
+            fsync,
+            state,
+            on_state_failure,
             admin_token: settings.admin_token.clone(),
-            backfill_max_docs_per_second: match settings.backfill_max_docs_per_second {
-                Some(rate) if !(rate.is_finite() && rate > 0.0) => {
-                    anyhow::bail!("backfill_max_docs_per_second must be a positive number")
-                }
-                rate => rate,
-            },
+            backfill_max_docs_per_second,
+        })
+    }
+}
+
+/// Everything `serve` starts from, validated: the sidecar's options, the
+/// engine's pieces, and the analyzers of its index patterns.
+#[derive(Debug)]
+pub struct SidecarConfig {
+    pub options: ServeOptions,
+    /// The engine's settings, as given: a backfill job builds the engine of
+    /// its history frame from them.
+    pub engine: EngineSettings,
+    pub parts: EngineParts,
+    pub analyzers: Analyzers,
+}
+
+impl SidecarConfig {
+    /// The engine's settings, then the index patterns' fields, then the
+    /// sidecar's settings, validated in that order.
+    ///
+    /// # Errors
+    ///
+    /// The first setting that does not validate.
+    pub fn validate(
+        engine: EngineSettings,
+        serve: &ServeSettings,
+        fields: StampedFields,
+    ) -> anyhow::Result<Self> {
+        let parts = engine.parts()?;
+        let analyzers = Analyzers::of_engine(&parts, &engine, &serve.index)?;
+        let options = ServeOptions::from_settings(serve, fields, engine.fingerprint_digest())?;
+        Ok(SidecarConfig {
+            options,
+            engine,
+            parts,
+            analyzers,
         })
     }
 }

@@ -35,6 +35,8 @@
 //!   (a later segment after a damaged one would leave a gap).
 //! - The state directory is locked (an OS file lock), so two sidecars never
 //!   share one.
+//! - Every command opens its state the same way ([`open_state`]): in memory
+//!   or from a directory, recovered or given by a rebuild.
 //!
 //! Consequences: writes pause while a snapshot's state is taken under the
 //! ledger lock (node records copied, side data shared through `Arc`), not
@@ -45,8 +47,13 @@
 //! counts once.
 
 pub mod codec;
+mod open;
 pub mod snapshot;
 pub mod store;
+
+pub use open::{
+    OpenedState, StateOrigin, holds_state, ledger_from_snapshot, open_state, remove_state,
+};
 
 pub use store::{
     FORMAT_VERSION, FsyncPolicy, RecoveryReport, SNAPSHOT_FORMAT_VERSION, SnapshotState, Store,

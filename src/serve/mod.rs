@@ -26,6 +26,7 @@ mod own;
 mod relay;
 pub mod route;
 mod sidecar;
+mod startup;
 mod ui;
 mod write;
 
@@ -47,6 +48,7 @@ use metrics::Metrics;
 use relay::{RelayBody, relay};
 use route::Route;
 pub use sidecar::Sidecar;
+pub use startup::start;
 
 /// The axum application.
 pub fn router(sidecar: Arc<Sidecar>) -> Router {

@@ -1,0 +1,168 @@
+//! `neardup serve` started: the steps between a validated configuration and
+//! a listening sidecar.
+//!
+//! Design: logging first (everything after it may log); then the state: when
+//! `--rebuild-index` names an index and the state directory holds no state,
+//! the forest is rebuilt from that index into it first; then the directory
+//! is opened as every command opens it (`persist::open_state`) and what
+//! recovery did is logged; then the sidecar is made around that state, its
+//! backfill controller installed, and it serves until shutdown on the
+//! runtime it was given.
+//!
+//! Consequences: a sidecar with no state directory starts empty and says so
+//! (a warning), since everything it learns is lost when it stops.
+
+use std::io::{self, IsTerminal};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Runtime;
+
+use crate::backfill::BackfillSettings;
+use crate::config::{ServeOptions, SidecarConfig, job_store};
+use crate::ledger::{EngineParts, Ledger};
+use crate::persist::{
+    OpenedState, RecoveryReport, StateOrigin, StoreOptions, holds_state, open_state,
+};
+use crate::rebuild::{RebuildFields, RebuildOptions, rebuild_into};
+use crate::serve::{Sidecar, run};
+
+/// Starts the sidecar of `config` on `runtime` and serves until SIGTERM or
+/// ctrl-c; `rebuild_index` fills an empty state directory from that index
+/// first.
+///
+/// # Errors
+///
+/// The rebuild failing, the state directory locked or unusable, or the
+/// listener not binding.
+pub fn start(
+    runtime: &Runtime,
+    config: SidecarConfig,
+    rebuild_index: Option<&str>,
+) -> anyhow::Result<()> {
+    init_logging();
+    let SidecarConfig {
+        options,
+        engine,
+        parts,
+        analyzers,
+    } = config;
+    if let (Some(index), Some(store)) = (rebuild_index, &options.state)
+        && !holds_state(&store.dir)
+    {
+        rebuild_first(runtime, index, &options, &parts, store)?;
+    }
+    let state = open_state_logged(&options, parts)?;
+    let sidecar = Arc::new(Sidecar::new(
+        state.ledger,
+        state.store,
+        analyzers,
+        &options,
+    )?);
+    sidecar.install_backfill(BackfillSettings {
+        root_field: options.root_field.clone(),
+        simhash_field: options.simhash_field.clone(),
+        state_dir: options.state.as_ref().map(|store| store.dir.clone()),
+        history_engine: Arc::new(move || engine.build()),
+        max_docs_per_second: options.backfill_max_docs_per_second,
+    });
+    runtime.block_on(run(sidecar, &options))
+}
+
+/// Log lines on standard error, filtered by `NEARDUP_LOG` (default `info`).
+fn init_logging() {
+    tracing_subscriber::fmt()
+        .with_writer(io::stderr)
+        .with_ansi(io::stderr().is_terminal())
+        // A log line that cannot be written (stderr a file on a full disk,
+        // or past a file-size limit) is lost, never a panic in the request
+        // that logged it.
+        .log_internal_errors(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+}
+
+/// Rebuilds the forest of `index` into the directory of `store`, which
+/// holds no state (written as a job writes, then opened as the sidecar's).
+fn rebuild_first(
+    runtime: &Runtime,
+    index: &str,
+    options: &ServeOptions,
+    parts: &EngineParts,
+    store: &StoreOptions,
+) -> anyhow::Result<()> {
+    let summary = rebuild_into(
+        runtime,
+        RebuildOptions {
+            upstream: options.upstream.clone(),
+            index: index.to_string(),
+            headers: axum::http::HeaderMap::new(),
+            fields: RebuildFields {
+                root_field: options.root_field.clone(),
+                simhash_field: options.simhash_field.clone(),
+                time_field: None,
+            },
+            parts: parts.clone(),
+            store: job_store(store.dir.clone(), store.settings_digest.clone()),
+            show_progress: false,
+        },
+    )?;
+    tracing::info!(
+        index,
+        documents = summary.documents,
+        classes = summary.roots,
+        unstamped = summary.unstamped,
+        "no state: rebuilt from the index"
+    );
+    Ok(())
+}
+
+/// Opens the sidecar's state and logs what recovery did (or that there is
+/// no state directory).
+fn open_state_logged(options: &ServeOptions, parts: EngineParts) -> anyhow::Result<OpenedState> {
+    if options.state.is_none() {
+        tracing::warn!("no state directory: the forest lives in memory only");
+    }
+    let started = Instant::now();
+    let state = open_state(options.state.clone(), parts, StateOrigin::Recovered)?;
+    if let (Some(store), Some(report)) = (&options.state, &state.recovery) {
+        log_recovery(&store.dir, report, &state.ledger, started.elapsed());
+    }
+    Ok(state)
+}
+
+fn log_recovery(dir: &Path, report: &RecoveryReport, ledger: &Ledger, elapsed: Duration) {
+    let state_dir: &str = &dir.to_string_lossy();
+    let stats = ledger.engine().forest().stats();
+    for unreadable in &report.unreadable_snapshots {
+        tracing::error!(snapshot = %unreadable, "snapshot unreadable, an older state is used");
+    }
+    if let Some(cut) = &report.cut {
+        tracing::error!(
+            %cut,
+            dropped_bytes = report.dropped_bytes,
+            "state log damaged (a torn write?): cut there, nothing after it replayed"
+        );
+    }
+    if report.settings_changed {
+        tracing::warn!(
+            "the state was written under other fingerprint settings: new documents will not match old stamps; consider `neardup rebuild`"
+        );
+    }
+    tracing::info!(
+        state_dir,
+        snapshot_seq = report.snapshot_seq,
+        replayed_effects = report.replayed_effects,
+        nodes = stats.nodes,
+        documents = stats.documents,
+        elapsed_ms = elapsed.as_millis() as u64,
+        snapshot_read_ms = report.snapshot_read.as_millis() as u64,
+        state_build_ms = report.state_build.as_millis() as u64,
+        log_replay_ms = report.log_replay.as_millis() as u64,
+        "state recovered"
+    );
+}
