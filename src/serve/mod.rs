@@ -7,11 +7,11 @@
 //! it to one handler with the shared state ([`Sidecar`]). Writes (`_bulk`,
 //! `_doc`, `_create`) are read whole, analysed on the blocking pool, placed
 //! in the forest under one lock per request, stamped and forwarded
-//! ([`write`]); the cluster's answer settles the counts in the
+//! ([`write`](mod@write)); the cluster's answer settles the counts in the
 //! [`Ledger`](crate::ledger::Ledger). Everything else is streamed to the
-//! cluster and back unchanged ([`relay`]). The sidecar's own endpoints live
-//! under `/_neardup/` ([`own`]). A background task expires old nodes when
-//! no write comes, writes the log and takes snapshots.
+//! cluster and back unchanged ([`relay`](mod@relay)). The sidecar's own
+//! endpoints live under `/_neardup/` ([`own`]). A background task expires
+//! old nodes when no write comes, writes the log and takes snapshots.
 //!
 //! Consequences: the forest lives in memory (persistence is its own
 //! module); a write is only as fast as the cluster's answer, plus the

@@ -22,7 +22,7 @@
 //!    answers come ([`settle`]); a cluster that cannot be reached takes
 //!    every placement back.
 //!
-//! A [`WriteRequest`](request::WriteRequest) carries what the steps after
+//! A [`WriteRequest`] carries what the steps after
 //! admission need (the sidecar, method, path, forwarded headers,
 //! `filter_path`, the index in the path).
 //!

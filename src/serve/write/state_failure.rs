@@ -17,7 +17,7 @@
 //! the store's own retry, from the background task, finds out when space
 //! is back). Under `pass` the request goes to the cluster as the client
 //! sent it (its `filter_path` too; the body as read and decompressed)
-//! through the one relay ([`crate::serve::relay`]), the cluster's answer
+//! through the one relay ([`crate::serve::relay`](mod@crate::serve::relay)), the cluster's answer
 //! goes back with the header `X-Neardup-Unstamped: state-unavailable`, and
 //! `neardup_unstamped_forwarded_total` counts the requests.
 //!
