@@ -11,9 +11,9 @@ use parking_lot::Mutex;
 
 use super::checkpoint;
 use super::job;
-use super::{
-    BackfillRequest, BackfillSettings, DEFAULT_PAGE_SIZE, JobConfig, JobState, LiveForest,
-    Progress, StartError,
+use super::progress::{JobState, Progress};
+use super::settings::{
+    BackfillRequest, BackfillSettings, DEFAULT_PAGE_SIZE, JobConfig, LiveForest, StartError,
 };
 
 struct Running {

@@ -11,7 +11,7 @@ use anyhow::Context;
 use serde_json::Value;
 
 use super::checkpoint::{Checkpoint, Counts};
-use super::{JobConfig, LiveForest};
+use super::settings::{JobConfig, LiveForest};
 use crate::engine::{Analysis, EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 use crate::fingerprint::values_at;
 use crate::forest::Placement;
@@ -178,11 +178,10 @@ pub(super) async fn prepare_page(
     })
 }
 
-async fn persist(live: &Arc<dyn LiveForest>, seq: u64) -> Result<(), String> {
+async fn persist(live: &Arc<dyn LiveForest>, seq: u64) -> anyhow::Result<()> {
     let live = live.clone();
-    tokio::task::spawn_blocking(move || live.persist(seq))
-        .await
-        .map_err(|error| error.to_string())?
+    tokio::task::spawn_blocking(move || live.persist(seq)).await??;
+    Ok(())
 }
 
 /// Places the page: history documents in the history frame, the others in

@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 
 use super::checkpoint::{self, Checkpoint, Counts};
 use super::decide::{prepare_page, read_entries, settle};
+use super::progress::{JobState, Progress};
+use super::settings::{EngineFactory, JobConfig, LiveForest};
 use super::stamps::{PageDone, stamp_page};
-use super::{EngineFactory, JobConfig, JobState, LiveForest, Progress};
 use crate::units::{Millis, now_millis};
 use crate::upstream::scan::{Scan, ScanOrder, ScanRequest, ScanStart, compare_keys};
 

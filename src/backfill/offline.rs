@@ -14,7 +14,9 @@ use anyhow::Context;
 use axum::http::HeaderMap;
 use parking_lot::Mutex;
 
-use super::{BackfillRequest, BackfillSettings, Controller, JobState, LiveForest, Progress};
+use super::controller::Controller;
+use super::progress::{JobState, Progress};
+use super::settings::{BackfillRequest, BackfillSettings, LiveForest, sync_store};
 use crate::config::defaults::JOB_UPSTREAM_TIMEOUT;
 use crate::config::{Analyzers, EngineSettings, StampedFields};
 use crate::engine::Analyzer;
@@ -41,8 +43,8 @@ impl LiveForest for OfflineForest {
         }
     }
 
-    fn persist(&self, seq: u64) -> Result<(), String> {
-        super::sync_store(self.store.as_ref(), seq)
+    fn persist(&self, seq: u64) -> Result<(), crate::persist::store::StoreError> {
+        sync_store(self.store.as_ref(), seq)
     }
 
     fn upstream(&self) -> &Upstream {

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::checkpoint::Counts;
 use super::decide::{Entry, Outcome, Planned, Prepared, settle, stamp_of};
-use super::{JobConfig, LiveForest};
+use super::settings::{JobConfig, LiveForest};
 use crate::units::Millis;
 use crate::units::format_fingerprint;
 use crate::upstream::{Payload, Upstream};

@@ -3,7 +3,7 @@
 //! `main.rs` only parses and maps the result to an exit code. Here each
 //! command's flags are merged with the config file (flags first), validated
 //! by `config`, and handed to the module that runs the command: `stamp`,
-//! `serve::start`, `rebuild::rebuild_into`, `backfill::offline`. The async
+//! `serve::startup::start`, `rebuild::rebuild_into`, `backfill::offline`. The async
 //! runtime is built in one place, `async_runtime`, for every command that
 //! talks to the cluster.
 
@@ -137,7 +137,7 @@ fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     let mut config = SidecarConfig::validate(args.engine.or(file.engine), &serve_settings, fields)?;
     config.options.install_template = args.install_template;
     config.options.template_patterns = args.template_patterns;
-    crate::serve::start(&async_runtime()?, config, args.rebuild_index.as_deref())
+    crate::serve::startup::start(&async_runtime()?, config, args.rebuild_index.as_deref())
 }
 
 fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {

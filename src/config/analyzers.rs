@@ -3,11 +3,21 @@
 //! indices; only the fields read differ.
 
 use anyhow::Context;
+use serde::Deserialize;
 
-use super::{EngineSettings, IndexFields};
+use super::engine::EngineSettings;
 use crate::engine::Analyzer;
 use crate::fingerprint::Fingerprinter;
 use crate::ledger::EngineParts;
+
+/// Other fields for indices whose name matches `pattern` (`*` wildcards).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexFields {
+    pub pattern: String,
+    pub fields: Vec<String>,
+    pub headline_field: Option<String>,
+}
 
 /// The analyzers: the default one and those of index patterns.
 #[derive(Debug, Clone)]

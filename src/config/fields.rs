@@ -1,8 +1,5 @@
 //! The names of the two stamped fields: flags, `NEARDUP_*` variables, the
-//! top of the config file, then the defaults.
-
-use super::ConfigFile;
-use super::defaults::{DEFAULT_ROOT_FIELD, DEFAULT_SIMHASH_FIELD};
+//! top of the config file, then the defaults (resolved in `file.rs`).
 
 /// Names of the two stamped fields.
 #[derive(Debug, Clone, clap::Args)]
@@ -23,20 +20,4 @@ pub struct StampedFields {
     pub root_field: String,
     /// The own-fingerprint field (`simhash`).
     pub simhash_field: String,
-}
-
-impl StampedFieldNames {
-    /// The names from the flags, else the config file, else the defaults.
-    pub fn resolve(self, file: &ConfigFile) -> StampedFields {
-        StampedFields {
-            root_field: self
-                .root_field
-                .or_else(|| file.root_field.clone())
-                .unwrap_or_else(|| DEFAULT_ROOT_FIELD.to_string()),
-            simhash_field: self
-                .simhash_field
-                .or_else(|| file.simhash_field.clone())
-                .unwrap_or_else(|| DEFAULT_SIMHASH_FIELD.to_string()),
-        }
-    }
 }

@@ -6,8 +6,8 @@
 use anyhow::Context;
 use axum::http::{HeaderMap, HeaderValue, header};
 
-use super::ServeSettings;
 use super::defaults::{DEFAULT_STATE_DIR, DEFAULT_UPSTREAM};
+use super::serve::ServeSettings;
 
 /// A job's settings as its flags give them.
 #[derive(Debug, Clone, Default)]

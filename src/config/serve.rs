@@ -8,13 +8,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::analyzers::{Analyzers, IndexFields};
 use super::defaults::{
     DEFAULT_LISTEN, DEFAULT_MAX_CONTENT_LENGTH, DEFAULT_MAX_IN_FLIGHT_BYTES, DEFAULT_UPSTREAM,
     DEFAULT_UPSTREAM_TIMEOUT,
 };
+use super::engine::EngineSettings;
 use super::fields::StampedFields;
 use super::state::{sidecar_store, state_directory};
-use super::{Analyzers, EngineSettings};
 use crate::ledger::EngineParts;
 use crate::persist::{FsyncPolicy, StoreOptions};
 use crate::units::{parse_duration, parse_size};
@@ -76,15 +77,6 @@ pub struct ServeSettings {
     #[arg(skip)]
     #[serde(default)]
     pub index: Vec<IndexFields>,
-}
-
-/// Other fields for indices whose name matches `pattern` (`*` wildcards).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IndexFields {
-    pub pattern: String,
-    pub fields: Vec<String>,
-    pub headline_field: Option<String>,
 }
 
 impl ServeSettings {

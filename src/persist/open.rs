@@ -20,7 +20,7 @@
 use std::io;
 use std::path::Path;
 
-use super::{RecoveryReport, SnapshotState, Store, StoreOptions};
+use super::store::{RecoveryReport, SnapshotState, Store, StoreOptions};
 use crate::engine::{Engine, ForestState};
 use crate::ledger::{EngineParts, Ledger};
 

@@ -26,7 +26,7 @@ impl LiveForest for Sidecar {
         self.ledger.write(|ledger| change(ledger)).1
     }
 
-    fn persist(&self, seq: u64) -> Result<(), String> {
+    fn persist(&self, seq: u64) -> Result<(), crate::persist::store::StoreError> {
         crate::backfill::sync_store(self.ledger.store(), seq)
     }
 

@@ -26,7 +26,7 @@ mod own;
 mod relay;
 pub mod route;
 mod sidecar;
-mod startup;
+pub mod startup;
 mod ui;
 mod write;
 
@@ -44,11 +44,11 @@ pub use crate::config::Analyzers;
 use crate::config::ServeOptions;
 use crate::persist::FsyncPolicy;
 use crate::units::now_millis;
+use crate::upstream::Payload;
 use metrics::Metrics;
 use relay::{RelayBody, relay};
 use route::Route;
 pub use sidecar::Sidecar;
-pub use startup::start;
 
 /// The axum application.
 pub fn router(sidecar: Arc<Sidecar>) -> Router {
@@ -86,35 +86,16 @@ async fn pass_through(sidecar: &Sidecar, request: Request) -> Response {
 /// keywords) and the index template `neardup` that applies it to `patterns`.
 pub async fn install_templates(sidecar: &Sidecar, patterns: &[String]) -> anyhow::Result<()> {
     let component = own::component_template(&sidecar.root_field, &sidecar.simhash_field);
-    let path = format!("/_component_template/{}", own::COMPONENT_TEMPLATE);
-    put_json(sidecar, &path, &component).await?;
-    put_json(
-        sidecar,
-        "/_index_template/neardup",
-        &own::index_template(patterns),
-    )
-    .await
-}
-
-async fn put_json(sidecar: &Sidecar, path: &str, body: &serde_json::Value) -> anyhow::Result<()> {
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("application/json"),
-    );
-    let answer = sidecar
-        .upstream
-        .send(
-            Method::PUT,
-            path,
-            headers,
-            reqwest::Body::from(body.to_string()),
-        )
-        .await?;
-    let status = answer.status();
-    let text = answer.text().await.unwrap_or_default();
-    if !status.is_success() {
-        anyhow::bail!("the cluster refused PUT {path} ({status}): {text}");
+    let component_path = format!("/_component_template/{}", own::COMPONENT_TEMPLATE);
+    let index_template = own::index_template(patterns);
+    for (path, body) in [
+        (component_path.as_str(), &component),
+        ("/_index_template/neardup", &index_template),
+    ] {
+        sidecar
+            .upstream
+            .call_json(Method::PUT, path, &HeaderMap::new(), Payload::Json(body))
+            .await?;
     }
     Ok(())
 }

@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
+use super::run;
+use super::sidecar::Sidecar;
 use crate::backfill::BackfillSettings;
 use crate::config::{ServeOptions, SidecarConfig, job_store};
 use crate::ledger::{EngineParts, Ledger};
@@ -26,7 +28,6 @@ use crate::persist::{
     OpenedState, RecoveryReport, StateOrigin, StoreOptions, holds_state, open_state,
 };
 use crate::rebuild::{RebuildFields, RebuildOptions, rebuild_into};
-use crate::serve::{Sidecar, run};
 
 /// Starts the sidecar of `config` on `runtime` and serves until SIGTERM or
 /// ctrl-c; `rebuild_index` fills an empty state directory from that index

@@ -51,6 +51,8 @@
 //! - A class page lists at most [`MAX_MEMBERS_LISTED`] documents and
 //!   compares at most [`MAX_MEMBERS_COMPARED`] of them with the root.
 
+mod class_page;
+mod list_page;
 mod overview;
 mod render;
 
@@ -69,8 +71,10 @@ use crate::explain::{Explanation, diff, explain};
 use crate::fingerprint::{FieldSpec, Fingerprinter, values_at};
 use crate::units::{Fingerprint, Millis, format_fingerprint, now_millis, parse_fingerprint};
 use crate::upstream;
+use class_page::{ClassPageView, Comparison, FieldDiff, MemberView};
+use list_page::ListView;
 use overview::Order;
-use render::{ClassPageView, Comparison, FieldDiff, Lang, ListView, MemberView};
+use render::Lang;
 
 /// Classes on the list page unless `size` says otherwise, and at most.
 const DEFAULT_CLASSES_LISTED: usize = 50;
@@ -296,7 +300,7 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
             }
         }
     }
-    html(render::list_page(&ListView {
+    html(list_page::list_page(&ListView {
         lang: params.lang,
         overview: &overview,
         order: params.order,
@@ -368,7 +372,7 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
         return SidecarError::Internal("comparing the class's documents failed".into())
             .into_response();
     };
-    html(render::class_page(&ClassPageView {
+    html(class_page::class_page(&ClassPageView {
         lang,
         root,
         index: params.index.as_deref(),

@@ -686,5 +686,4 @@ impl MultiIndex {
 }
 
 #[cfg(test)]
-#[path = "multi_index_tests.rs"]
 mod tests;
