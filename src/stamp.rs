@@ -17,6 +17,11 @@
 //! that cannot be parsed stops the run with its line number, or, with
 //! `skip_invalid`, is passed through unchanged and counted.
 //!
+//! Documents are placed in batches (`threads` × 64): fingerprinted and
+//! decided on several threads, placed in arrival order, with the answers of
+//! placing them one at a time ([`crate::engine::PlannedBatch`]); lines are
+//! written when their batch is placed.
+//!
 //! Consequences: arrival time is the wall clock, or a field of the document
 //! (`time_field`) to replay history, in which case expiry behaves as it would
 //! have at that time.
@@ -60,7 +65,15 @@ pub struct StampOptions {
     /// milliseconds, or an RFC 3339 / `YYYY-MM-DD[ HH:MM:SS]` string).
     pub time_field: Option<String>,
     pub skip_invalid: bool,
+    /// Threads that decide placements (and fingerprint); the answers do
+    /// not depend on it.
+    pub threads: usize,
 }
+
+/// Documents per thread in one batch: large enough that starting the
+/// threads is noise beside the work, small enough that few documents of a
+/// batch are copies of each other (those are decided again, one by one).
+const DOCUMENTS_PER_THREAD: usize = 64;
 
 impl Default for StampOptions {
     fn default() -> Self {
@@ -70,6 +83,7 @@ impl Default for StampOptions {
             simhash_field: DEFAULT_SIMHASH_FIELD.to_string(),
             time_field: None,
             skip_invalid: false,
+            threads: 1,
         }
     }
 }
@@ -160,6 +174,28 @@ struct Stamper<'run> {
     summary: StampSummary,
     class_documents: HashMap<Fingerprint, u64>,
     last_time: Option<Millis>,
+    /// Lines read and not yet written: a batch placed at once.
+    pending: Vec<Pending>,
+    /// Documents among them.
+    pending_documents: usize,
+}
+
+/// A line read, waiting for its batch to be placed.
+enum Pending {
+    /// Written as it came.
+    Line(Vec<u8>),
+    /// A document to stamp, with the line it came in.
+    Document(Box<PendingDocument>),
+}
+
+struct PendingDocument {
+    line: Vec<u8>,
+    /// Where the JSON is in `line` (after a byte-order mark, before the
+    /// terminator).
+    content: std::ops::Range<usize>,
+    source: Value,
+    target: StampTarget,
+    now: Millis,
 }
 
 /// Stamp `input` into `output`. `on_progress` is called now and then with the
@@ -178,13 +214,15 @@ pub fn stamp(
         summary: StampSummary::default(),
         class_documents: HashMap::new(),
         last_time: None,
+        pending: Vec::new(),
+        pending_documents: 0,
     };
+    let batch_documents = options.threads.max(1) * DOCUMENTS_PER_THREAD;
     let mut format = options.format;
     let mut expectation = BulkExpectation::Action;
-    let mut line = Vec::new();
     let mut bytes_read = 0u64;
     loop {
-        line.clear();
+        let mut line = Vec::new();
         let read = input.read_until(b'\n', &mut line)?;
         if read == 0 {
             break;
@@ -200,7 +238,7 @@ pub fn stamp(
             _ => (&b""[..], content),
         };
         if content.iter().all(u8::is_ascii_whitespace) {
-            output.write_all(&line)?;
+            stamper.pending.push(Pending::Line(line));
             continue;
         }
         if format == InputFormat::Auto {
@@ -210,33 +248,49 @@ pub fn stamp(
                 InputFormat::Jsonl
             };
         }
+        let content_range = byte_order_mark.len()..line.len() - terminator.len();
         let result = match format {
             InputFormat::Bulk => stamper.bulk_line(content, &mut expectation),
             _ => stamper.document_line(content),
         };
         match result {
-            Ok(Some(stamped)) => {
-                output.write_all(byte_order_mark)?;
-                output.write_all(&stamped)?;
-                output.write_all(terminator)?;
+            Ok(Some((source, target, now))) => {
+                stamper.pending_documents += 1;
+                stamper
+                    .pending
+                    .push(Pending::Document(Box::new(PendingDocument {
+                        line,
+                        content: content_range,
+                        source,
+                        target,
+                        now,
+                    })));
             }
-            Ok(None) => output.write_all(&line)?,
+            Ok(None) => stamper.pending.push(Pending::Line(line)),
             Err(message) if options.skip_invalid => {
                 stamper.summary.invalid_lines += 1;
                 eprintln!("neardup stamp: line {line_number}: {message} (passed through)");
-                output.write_all(&line)?;
+                stamper.pending.push(Pending::Line(line));
             }
             Err(message) => {
+                // Everything before the bad line is written, as it would be
+                // one line at a time.
+                stamper.place_pending(&mut output)?;
+                output.flush()?;
                 return Err(StampError::InvalidLine {
                     line: line_number,
                     message,
                 });
             }
         }
+        if stamper.pending_documents >= batch_documents {
+            stamper.place_pending(&mut output)?;
+        }
         if line_number.is_multiple_of(1024) {
             on_progress(bytes_read);
         }
     }
+    stamper.place_pending(&mut output)?;
     // A last action without its source line is ignored, as the cluster
     // (and the sidecar) ignore it.
     on_progress(bytes_read);
@@ -265,7 +319,7 @@ impl Stamper<'_> {
         &mut self,
         content: &[u8],
         expectation: &mut BulkExpectation,
-    ) -> Result<Option<Vec<u8>>, String> {
+    ) -> Result<Option<(Value, StampTarget, Millis)>, String> {
         match *expectation {
             BulkExpectation::Source(kind) => {
                 *expectation = BulkExpectation::Action;
@@ -284,14 +338,21 @@ impl Stamper<'_> {
     }
 
     /// A line of JSON lines: a whole document.
-    fn document_line(&mut self, content: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    fn document_line(
+        &mut self,
+        content: &[u8],
+    ) -> Result<Option<(Value, StampTarget, Millis)>, String> {
         self.source_line(content, ActionKind::Index)
     }
 
     /// The source line of an action of `kind` (a document, for JSON
-    /// lines). `Ok(None)`: nothing to stamp (not stamped by the rule, or no
-    /// text), pass unchanged.
-    fn source_line(&mut self, content: &[u8], kind: ActionKind) -> Result<Option<Vec<u8>>, String> {
+    /// lines): the parsed source, where its stamps go and its arrival time.
+    /// `Ok(None)`: not stamped by the rule, pass unchanged.
+    fn source_line(
+        &mut self,
+        content: &[u8],
+        kind: ActionKind,
+    ) -> Result<Option<(Value, StampTarget, Millis)>, String> {
         let source = parse_object(content)?;
         let Value::Object(object) = &source else {
             return Ok(None);
@@ -304,27 +365,60 @@ impl Stamper<'_> {
         };
         self.summary.documents += 1;
         let now = self.arrival_time(document);
-        let (removed, _) = self.engine.expire(now, EXPIRY_BUDGET_PER_DOCUMENT);
-        self.summary.expired_nodes += removed as u64;
-        let Some(placed) = self.engine.add_document(document, now) else {
-            self.summary.without_text += 1;
-            return Ok(None);
-        };
-        self.summary.stamped += 1;
-        if placed.exact_hit {
-            self.summary.exact_hits += 1;
+        Ok(Some((source, target, now)))
+    }
+
+    /// Places the documents read so far (decided together on the
+    /// configured threads, placed in arrival order: the answers of placing
+    /// them one by one) and writes every pending line in order.
+    fn place_pending(&mut self, output: &mut impl Write) -> io::Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        self.pending_documents = 0;
+        let documents: Vec<&Value> = pending
+            .iter()
+            .filter_map(|item| match item {
+                Pending::Document(document) => document.target.document(&document.source),
+                Pending::Line(_) => None,
+            })
+            .collect();
+        let mut batch = self.engine.plan_documents(documents, self.options.threads);
+        for item in pending {
+            let document = match item {
+                Pending::Line(line) => {
+                    output.write_all(&line)?;
+                    continue;
+                }
+                Pending::Document(document) => *document,
+            };
+            let (removed, _) = self.engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
+            self.summary.expired_nodes += removed as u64;
+            let Some(placed) = self.engine.place_next(&mut batch, document.now) else {
+                self.summary.without_text += 1;
+                output.write_all(&document.line)?;
+                continue;
+            };
+            self.summary.stamped += 1;
+            if placed.exact_hit {
+                self.summary.exact_hits += 1;
+            }
+            *self.class_documents.entry(placed.root).or_default() += 1;
+            let root = format_fingerprint(placed.root);
+            let own = format_fingerprint(placed.fingerprint);
+            let stamps = [
+                (self.options.root_field.as_str(), root.as_str()),
+                (self.options.simhash_field.as_str(), own.as_str()),
+            ];
+            let Value::Object(object) = document.source else {
+                output.write_all(&document.line)?;
+                continue;
+            };
+            let content = &document.line[document.content.clone()];
+            let stamped = document.target.stamp(object, content, &stamps);
+            output.write_all(&document.line[..document.content.start])?;
+            output.write_all(&stamped)?;
+            output.write_all(&document.line[document.content.end..])?;
         }
-        *self.class_documents.entry(placed.root).or_default() += 1;
-        let root = format_fingerprint(placed.root);
-        let own = format_fingerprint(placed.fingerprint);
-        let stamps = [
-            (self.options.root_field.as_str(), root.as_str()),
-            (self.options.simhash_field.as_str(), own.as_str()),
-        ];
-        let Value::Object(object) = source else {
-            return Ok(None);
-        };
-        Ok(Some(target.stamp(object, content, &stamps)))
+        Ok(())
     }
 
     fn arrival_time(&mut self, document: &Value) -> Millis {
@@ -475,5 +569,90 @@ mod tests {
     fn terminators_are_kept_apart() {
         assert_eq!(split_terminator(b"ab\r\n"), (&b"ab"[..], &b"\r\n"[..]));
         assert_eq!(split_terminator(b"ab"), (&b"ab"[..], &b""[..]));
+    }
+
+    /// A stream with reposts inside and across batches, in both input
+    /// shapes, a line without text, a byte-order mark and CRLF ends.
+    fn overlapping_input(bulk: bool) -> Vec<u8> {
+        let pieces = [
+            "市政府召开新闻发布会介绍城市更新工作进展",
+            "会议指出要坚持以居民需求为导向统筹推进基础设施建设",
+            "The council approved a plan to expand the library network",
+            "Officials said construction would begin next spring",
+            "气象部门提醒未来三天大部分地区将出现明显降温",
+        ];
+        let mut input = b"\xEF\xBB\xBF".to_vec();
+        for i in 0..700usize {
+            let title = format!("{} {}", pieces[i % 5], i % 37);
+            let content = match i % 4 {
+                0 => pieces.join("。"),
+                1 => format!("转发：{}", pieces[(i / 4) % 5]),
+                2 => format!("{}。{}", pieces[i % 5], i % 11),
+                _ => format!("{} {}", pieces[(i + 2) % 5], i),
+            };
+            if bulk {
+                input.extend_from_slice(b"{\"index\":{\"_index\":\"news\"}}\r\n");
+            }
+            let line = if i == 300 {
+                serde_json::json!({ "id": i, "other": "no text here" })
+            } else {
+                serde_json::json!({ "id": i, "title": title, "content": content })
+            };
+            input.extend_from_slice(line.to_string().as_bytes());
+            input.extend_from_slice(b"\r\n");
+        }
+        input
+    }
+
+    fn run(input: &[u8], threads: usize) -> (Vec<u8>, StampSummary) {
+        let mut engine = crate::config::EngineSettings::default()
+            .build()
+            .expect("default settings");
+        let options = StampOptions {
+            threads,
+            ..StampOptions::default()
+        };
+        let mut output = Vec::new();
+        let summary =
+            stamp(&mut engine, input, &mut output, &options, |_| {}).expect("valid input");
+        (output, summary)
+    }
+
+    #[test]
+    fn the_stamps_do_not_depend_on_the_threads() {
+        for bulk in [false, true] {
+            let input = overlapping_input(bulk);
+            let (one, one_summary) = run(&input, 1);
+            for threads in [2, 3, 8] {
+                let (many, many_summary) = run(&input, threads);
+                assert!(one == many, "{threads} threads, bulk {bulk}");
+                assert_eq!(one_summary.classes, many_summary.classes);
+                assert_eq!(one_summary.stamped, many_summary.stamped);
+            }
+            assert_eq!(one_summary.without_text, 1);
+            assert!(one_summary.largest_class_documents > 50, "{one_summary}");
+            assert!(one.starts_with(b"\xEF\xBB\xBF"));
+        }
+    }
+
+    #[test]
+    fn lines_before_a_bad_line_are_written() {
+        let mut input = overlapping_input(false);
+        input.extend_from_slice(b"{not json\n");
+        let mut engine = crate::config::EngineSettings::default()
+            .build()
+            .expect("default settings");
+        let options = StampOptions {
+            threads: 2,
+            ..StampOptions::default()
+        };
+        let mut output = Vec::new();
+        let error = stamp(&mut engine, input.as_slice(), &mut output, &options, |_| {});
+        assert!(matches!(
+            error,
+            Err(StampError::InvalidLine { line: 701, .. })
+        ));
+        let written = output.split(|&byte| byte == b'\n').count() - 1;
+        assert_eq!(written, 700);
     }
 }

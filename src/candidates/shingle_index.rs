@@ -174,7 +174,10 @@ impl ShingleIndex {
             .sum()
     }
 
-    fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
+    /// The keys a text of `shingles` is stored under and looked up by
+    /// (one per band): two texts can meet in this index only through a
+    /// key they share.
+    pub fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
         let mut keys = Vec::with_capacity(self.shape.bands);
         self.band_keys_into(shingles, &mut keys);
         keys

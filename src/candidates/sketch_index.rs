@@ -52,6 +52,12 @@ impl SketchIndex {
         self.texts == 0
     }
 
+    /// The keys a text of `sketch` is stored under and looked up by: two
+    /// texts can meet in this index only through a key they share.
+    pub fn keys(sketch: &[u32]) -> impl Iterator<Item = u32> + '_ {
+        sketch.iter().take(PROBES).copied()
+    }
+
     /// Index `node` under the smallest hashes of `sketch`; an empty
     /// sketch is not indexed.
     pub fn insert(&mut self, node: NodeId, sketch: &[u32]) {

@@ -139,6 +139,10 @@ pub struct StampArgs {
     #[arg(long)]
     pub skip_invalid: bool,
 
+    /// Threads that fingerprint and decide placements; the stamps are the same whatever the number [default: the machine's cores]
+    #[arg(long, env = "NEARDUP_STAMP_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
+
     #[command(flatten)]
     pub stamped: StampedFieldNames,
 

@@ -86,6 +86,10 @@ fn run_stamp(args: StampArgs, file: ConfigFile) -> anyhow::Result<()> {
         simhash_field: fields.simhash_field,
         time_field: args.time_field,
         skip_invalid: args.skip_invalid,
+        threads: args.threads.map_or_else(
+            || std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+            usize::from,
+        ),
     };
     let on_terminal = io::stderr().is_terminal();
     let files = StampFiles {

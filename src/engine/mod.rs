@@ -41,7 +41,9 @@
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 mod analysis;
+mod batch;
 mod exact_hashes;
+mod plan;
 mod restore;
 mod search;
 mod side_data;
@@ -53,7 +55,9 @@ mod side_tests;
 mod tests;
 
 pub use analysis::{Analysis, Analyzer};
+pub use batch::PlannedBatch;
 use exact_hashes::ExactHashes;
+use plan::Plan;
 use side_data::SideStore;
 pub use side_data::{EncodedSides, SideSnapshot};
 use side_file::{SideFileStats, SideStorage};
@@ -65,9 +69,7 @@ use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::{Fingerprinter, PreparedText};
-use crate::forest::{
-    Assignment, Forest, ForestConfig, ForestCounters, NodeNumbers, NodeRecord, Placement,
-};
+use crate::forest::{Assignment, Forest, ForestConfig, ForestCounters, NodeRecord, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// The forest a snapshot holds: its node records, in the order
@@ -149,6 +151,10 @@ pub struct Engine {
     /// Effects of every change since the last [`Engine::take_journal`],
     /// when journaling is on (persistence).
     journal: Option<Vec<EngineEffect>>,
+    /// Counts the changes of the engine's state that a plan decided earlier
+    /// cannot account for: every placement, adoption, removal and replayed
+    /// effect (see [`batch`]).
+    epoch: u64,
 }
 
 /// One change of the engine's state, enough to redo it without deciding
@@ -191,6 +197,7 @@ impl Engine {
             long_texts: SketchIndex::default(),
             stats: EngineStats::default(),
             journal: None,
+            epoch: 0,
         }
     }
 
@@ -223,6 +230,7 @@ impl Engine {
 
     /// Redoes a recorded effect (recovery from a log). Nothing is journaled.
     pub fn replay(&mut self, effect: EngineEffect) {
+        self.epoch += 1;
         let journal = self.journal.take();
         match effect {
             EngineEffect::Placed {
@@ -306,145 +314,18 @@ impl Engine {
     /// Place prepared text: the exact fast path, else simhash, candidates
     /// from the three searches, confirmation and assignment.
     pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
-        if let Some(placed) = self.place_exact(prepared.exact_hash, now) {
-            return placed;
+        if let Some(node) = self.exact_node(prepared.exact_hash) {
+            let plan = Plan::exact(node);
+            return self.apply(plan, now);
         }
         let analysis = self.analyzer.analyze(prepared);
-        self.place_analysed(analysis, now)
+        self.place(analysis, now)
     }
 
     /// A cloneable handle that computes [`Analysis`] without the engine:
     /// callers that hold the engine behind a lock analyse outside it.
     pub fn analyzer(&self) -> &Analyzer {
         &self.analyzer
-    }
-
-    /// The exact fast path alone: places the text if the same normalised
-    /// text was seen before.
-    fn place_exact(&mut self, exact_hash: u64, now: Millis) -> Option<Placed> {
-        let side_data = &self.side_data;
-        let id = self.exact_hashes.get(exact_hash, |node| {
-            side_data.holds_exact_hash(node, exact_hash)
-        })?;
-        let fingerprint = self.forest.fingerprint_at(id)?;
-        self.stats.exact_hits += 1;
-        let assignment = self.forest.assign(fingerprint, now);
-        self.record(|| EngineEffect::Placed {
-            now,
-            fingerprint,
-            root: assignment.root,
-            exact_hash: None,
-            short_text: None,
-            long_text: None,
-        });
-        Some(placed(fingerprint, assignment, true))
-    }
-
-    /// Places an analysed text: the exact fast path, else candidates from the
-    /// three searches, confirmation and assignment. The document is counted
-    /// in its node (see [`Engine::forget_document`] to take it back).
-    pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
-        match self.place_exact(analysis.exact_hash, now) {
-            Some(placed) => placed,
-            None => self.place_analysed(analysis, now),
-        }
-    }
-
-    /// Places a text the exact fast path did not know: its own node (or a
-    /// free one next to it), the candidates of the two extra searches, and
-    /// the forest's choice among the confirmed ones.
-    fn place_analysed(&mut self, analysis: Analysis, now: Millis) -> Placed {
-        let Analysis {
-            exact_hash,
-            fingerprint,
-            short_text: own_short_text,
-            long_text: own_long_text,
-        } = analysis;
-        let own = NodeTexts {
-            short: own_short_text.as_ref(),
-            long: own_long_text.as_ref(),
-        };
-        let fingerprint = self.node_for(fingerprint, own);
-        let mut extra_candidates = self.shingle_candidates(fingerprint, own);
-        extra_candidates.extend(self.sketch_candidates(fingerprint, own));
-        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
-        let confirm = |candidate: Fingerprint, id: NodeId, numbers: NodeNumbers<'_>| {
-            let record = side_data.record_of(id);
-            let verdict = record.and_then(|record| {
-                confirm_record(
-                    side_data,
-                    |root| numbers.number(root),
-                    candidate,
-                    record,
-                    own,
-                    FoundBy::SimhashDistance,
-                    config,
-                )
-            });
-            count_confirmation(stats, verdict)
-        };
-        let assignment = self.forest.assign_with_numbered_candidates(
-            fingerprint,
-            now,
-            &extra_candidates,
-            confirm,
-        );
-        if self.journal.is_some() {
-            let new_node = assignment.placement != Placement::ExistingNode;
-            let (short_text, long_text) = if new_node {
-                (own_short_text.clone(), own_long_text.clone())
-            } else {
-                (None, None)
-            };
-            self.record(|| EngineEffect::Placed {
-                now,
-                fingerprint,
-                root: assignment.root,
-                exact_hash: Some(exact_hash),
-                short_text,
-                long_text,
-            });
-        }
-        self.remember(
-            fingerprint,
-            assignment,
-            exact_hash,
-            own_short_text,
-            own_long_text,
-        );
-        placed(fingerprint, assignment, false)
-    }
-
-    /// The node a text takes. Rule 1 with confirmation: an identical
-    /// fingerprint joins only if the node's text confirms too; otherwise
-    /// the text takes the nearest fingerprint (one bit flipped) that is free
-    /// or whose node confirms.
-    fn node_for(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Fingerprint {
-        if !self.confirmation.confirm_identical_fingerprints {
-            return fingerprint;
-        }
-        std::iter::once(fingerprint)
-            .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
-            .find(|&probe| {
-                let Some(id) = self.forest.number(probe) else {
-                    return true;
-                };
-                self.side_data
-                    .record_of(id)
-                    .and_then(|record| {
-                        confirm_record(
-                            &self.side_data,
-                            |root| self.forest.number(root),
-                            probe,
-                            record,
-                            own,
-                            FoundBy::SimhashDistance,
-                            &self.confirmation,
-                        )
-                    })
-                    .unwrap_or(true)
-            })
-            .unwrap_or(fingerprint)
     }
 
     /// Places a document that already carries stamps (backfill, an index
@@ -459,6 +340,7 @@ impl Engine {
         root: Fingerprint,
         now: Millis,
     ) -> Placed {
+        self.epoch += 1;
         let assignment = self.forest.apply_placement(fingerprint, root, now);
         let new_node = assignment.placement != Placement::ExistingNode;
         let (exact_hash, short_text, long_text) = match analysis {
@@ -501,6 +383,7 @@ impl Engine {
         if self.forest.contains(root) {
             return Vec::new();
         }
+        self.epoch += 1;
         let mut carried = Vec::with_capacity(class.members.len());
         for member in class.members {
             let Some(node) = from.forest.node(member) else {
@@ -607,6 +490,7 @@ impl Engine {
         let progress = self.forest.expire(now, max_removals);
         self.drop_side_data(&progress.removed.ids);
         if !progress.removed.is_empty() {
+            self.epoch += 1;
             let removed = progress.removed.fingerprints.clone();
             self.record(|| EngineEffect::Expired { removed });
         }
@@ -622,6 +506,7 @@ impl Engine {
         if !self.forest.forget_document(fingerprint) {
             return false;
         }
+        self.epoch += 1;
         self.record(|| EngineEffect::Forgotten { fingerprint });
         let removed = self.forest.remove_if_unused(fingerprint);
         self.drop_side_data(&removed.ids);

@@ -8,7 +8,7 @@
 //! `docs/decisions.md`, "A document tries a bounded number of candidates").
 
 use super::side_record::record_texts;
-use super::{Engine, confirm_record, count_confirmation};
+use super::{Engine, EngineStats, confirm_record, count_confirmation};
 use crate::confirm::{FoundBy, NodeTexts};
 use crate::units::Fingerprint;
 
@@ -41,14 +41,15 @@ impl Engine {
     /// [`MAX_TRIES_PER_CLASS`] tried per class and
     /// [`MAX_SHORT_CONFIRMATIONS`] in all.
     pub(super) fn shingle_candidates(
-        &mut self,
+        &self,
         fingerprint: Fingerprint,
         own: NodeTexts<'_>,
+        stats: &mut EngineStats,
     ) -> Vec<Fingerprint> {
         let Some(own_short) = own.short.filter(|_| self.confirmation.short_text_search) else {
             return Vec::new();
         };
-        let (side_data, stats, config) = (&self.side_data, &mut self.stats, &self.confirmation);
+        let (side_data, config) = (&self.side_data, &self.confirmation);
         // Roots from the forest (in memory), not from the side records.
         let forest = &self.forest;
         // (class root, tries, confirmed)
@@ -105,9 +106,10 @@ impl Engine {
     /// the index's order (most probes shared, then newest), one confirmed
     /// member per class and at most [`MAX_LONG_CONFIRMATIONS`] tried.
     pub(super) fn sketch_candidates(
-        &mut self,
+        &self,
         fingerprint: Fingerprint,
         own: NodeTexts<'_>,
+        stats: &mut EngineStats,
     ) -> Vec<Fingerprint> {
         let Some(own_long) = own.long else {
             return Vec::new();
@@ -140,7 +142,7 @@ impl Engine {
             };
             tries += 1;
             let verdict = own_long.confirms_sketch_candidate(&theirs, &self.confirmation);
-            if count_confirmation(&mut self.stats, Some(verdict)) {
+            if count_confirmation(stats, Some(verdict)) {
                 confirmed_classes.push(root);
                 confirmed.push(candidate);
             }

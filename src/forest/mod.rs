@@ -283,8 +283,6 @@ pub struct Forest {
     expired_node_count: u64,
     /// Total capacity of all leaf lists, for a constant-time memory estimate.
     leaf_capacity: usize,
-    /// Scratch list of confirmed candidate roots, reused across assignments.
-    candidate_roots: Vec<Fingerprint>,
     /// Arrival number of the last node added.
     next_arrival: u64,
 }
@@ -305,7 +303,6 @@ impl Clone for Forest {
             document_count: self.document_count,
             expired_node_count: self.expired_node_count,
             leaf_capacity,
-            candidate_roots: Vec::new(),
             next_arrival: self.next_arrival,
         }
     }
@@ -332,7 +329,6 @@ impl Forest {
             document_count: 0,
             expired_node_count: 0,
             leaf_capacity: 0,
-            candidate_roots: Vec::new(),
             next_arrival: 0,
         })
     }
@@ -456,53 +452,83 @@ impl Forest {
         fingerprint: Fingerprint,
         now: Millis,
         extra_candidates: &[Fingerprint],
-        mut confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
+        confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
     ) -> Assignment {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
+        let roots = self.candidate_roots(fingerprint, extra_candidates, confirm);
+        self.assign_to_roots(fingerprint, now, &roots)
+    }
 
-        let Self {
-            index,
-            nodes,
-            candidate_roots,
-            ..
-        } = self;
-        candidate_roots.clear();
+    /// The first half of [`Forest::assign_with_numbered_candidates`], which
+    /// changes nothing: the roots a new node at `fingerprint` would choose
+    /// among (the roots of `extra_candidates`, then those of the confirmed
+    /// nodes within `k`, each once). Taking `&self`, it can run for many
+    /// documents at once against one state; [`Forest::assign_to_roots`]
+    /// then places each in turn. Which roots a set of nodes leads to does
+    /// not depend on the order they are read in, and the choice among them
+    /// (rule 4, by leaf count) is made when placing.
+    pub fn candidate_roots(
+        &self,
+        fingerprint: Fingerprint,
+        extra_candidates: &[Fingerprint],
+        mut confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
+    ) -> Vec<Fingerprint> {
+        let mut roots: Vec<Fingerprint> = Vec::new();
         for extra in extra_candidates {
-            if let Some(extra_node) = nodes.get(*extra)
-                && !candidate_roots.contains(&extra_node.root)
+            if let Some(extra_node) = self.nodes.get(*extra)
+                && *extra != fingerprint
+                && !roots.contains(&extra_node.root)
             {
-                candidate_roots.push(extra_node.root);
+                roots.push(extra_node.root);
             }
         }
+        let nodes = &self.nodes;
         let numbers = NodeNumbers { nodes };
-        index.for_each_within(fingerprint, |candidate, _distance| {
-            let Some(id) = nodes.number(candidate) else {
-                return;
-            };
-            let Some((_, candidate_node)) = nodes.at(id) else {
-                return;
-            };
-            let root = candidate_node.root;
-            if !candidate_roots.contains(&root) && confirm(candidate, id, numbers) {
-                candidate_roots.push(root);
-            }
-        });
+        self.index
+            .for_each_within(fingerprint, |candidate, _distance| {
+                let Some(id) = nodes.number(candidate) else {
+                    return;
+                };
+                let Some((_, candidate_node)) = nodes.at(id) else {
+                    return;
+                };
+                let root = candidate_node.root;
+                if !roots.contains(&root) && confirm(candidate, id, numbers) {
+                    roots.push(root);
+                }
+            });
+        roots
+    }
 
-        match self.candidate_roots.len() {
-            0 => self.add_root(fingerprint, now),
-            1 => {
-                let root = self.candidate_roots[0];
-                self.add_leaf(fingerprint, root, now, Placement::JoinedRoot)
-            }
-            competing_roots => {
-                let root = self.preferred_root();
+    /// The second half: places `fingerprint` (counted on its node if it is
+    /// one; else a new root when `roots` is empty, a leaf of the one root,
+    /// or of the one rule 4 prefers among several). `roots` are those
+    /// [`Forest::candidate_roots`] found, on this state or on an earlier one
+    /// that differs from it only in ways that cannot change them (the
+    /// caller's to know; see `Engine::place_batch`).
+    pub fn assign_to_roots(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        roots: &[Fingerprint],
+    ) -> Assignment {
+        if let Some(assignment) = self.count_existing(fingerprint, now) {
+            return assignment;
+        }
+        match roots {
+            [] => self.add_root(fingerprint, now),
+            [root] => self.add_leaf(fingerprint, *root, now, Placement::JoinedRoot),
+            competing => {
+                let root = self.preferred_root(competing);
                 self.add_leaf(
                     fingerprint,
                     root,
                     now,
-                    Placement::ResolvedConflict { competing_roots },
+                    Placement::ResolvedConflict {
+                        competing_roots: competing.len(),
+                    },
                 )
             }
         }
@@ -594,8 +620,7 @@ impl Forest {
         let trees = approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>());
         let leaves = self.leaf_capacity * size_of::<Fingerprint>();
         let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
-        let scratch = self.candidate_roots.capacity() * size_of::<Fingerprint>();
-        nodes + trees + leaves + queue + scratch + self.index.approx_heap_bytes()
+        nodes + trees + leaves + queue + self.index.approx_heap_bytes()
     }
 
     /// Makes room for `additional` more nodes, so the maps do not rehash while
@@ -686,7 +711,7 @@ impl Forest {
     /// Rule 4: among `candidate_roots`, the root with most leaves, then the
     /// earliest born (by time, then by arrival order within one millisecond),
     /// then the smaller fingerprint.
-    fn preferred_root(&self) -> Fingerprint {
+    fn preferred_root(&self, candidate_roots: &[Fingerprint]) -> Fingerprint {
         let ranking = |&root: &Fingerprint| {
             let leaf_count = self.trees.get(&root).map_or(0, |tree| tree.leaves.len());
             let (born, arrival) = self
@@ -695,7 +720,7 @@ impl Forest {
                 .map_or((Millis::MAX, u64::MAX), |node| (node.born, node.arrival));
             (Reverse(leaf_count), born, arrival, root)
         };
-        self.candidate_roots
+        candidate_roots
             .iter()
             .min_by_key(|root| ranking(root))
             .copied()

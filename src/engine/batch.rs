@@ -1,0 +1,214 @@
+//! Placing a batch of documents on several threads with the answers of
+//! placing them one by one, in arrival order.
+//!
+//! Motivation: a placement is mostly reading (candidate searches and
+//! confirmations) and a little writing (a node, its index entries). Done
+//! one after the other under one lock, placement uses one core however many
+//! the machine has; but the arrival order decides (SPEC §3: serialized
+//! arrival), so documents cannot simply be placed at once.
+//!
+//! Design: optimistic, in two phases.
+//!
+//! 1. [`Engine::plan_batch`] decides every document of the batch against
+//!    the engine as it is (`&self`, on `threads` threads): a [`Plan`] per
+//!    document, and its *footprint*, the parts of the state its decision
+//!    read: the nodes within `k + 1` bits of its simhash (its own node is at
+//!    most one bit away, its neighbours `k` from that), the keys it looked
+//!    up in the short-text and long-text indices, its exact hash.
+//! 2. [`Engine::place_next`] applies the plans in arrival order (`&mut
+//!    self`). Before applying one it checks what the earlier documents of
+//!    the batch changed: a new node within `k + 1` bits, a new index entry
+//!    under one of its keys, a text with its exact hash. Any of these could
+//!    change the decision, so the document is decided again, on the state
+//!    as it now is: exactly what placing it alone would have done. If none
+//!    did, the plan stands: nothing it read has changed. The choice among
+//!    several roots (rule 4, by leaf count) is taken at this step, on the
+//!    counts as they are, so it needs no check.
+//!
+//! Anything else that changes the engine between two steps (expiry that
+//! removed a node, a take-back, an adoption, a replayed effect, a placement
+//! outside the batch) moves the engine's epoch, and every plan left is
+//! decided again: rare, and always correct.
+//!
+//! Consequences: the answers are those of serial placement, byte for byte
+//! (a property test compares them on random batches, `tests/engine_props.rs`),
+//! whatever the number of threads. The second phase costs a scan of the
+//! batch's new nodes per document plus the re-decisions; a batch whose
+//! documents are copies of each other (a story arriving from many outlets
+//! at once) is decided again almost whole, and costs what serial
+//! placement costs.
+
+use std::collections::{HashSet, VecDeque};
+
+use super::plan::Plan;
+use super::{Analysis, Engine, Placed};
+use crate::candidates::sketch_index::SketchIndex;
+use crate::forest::Placement;
+use crate::units::{Fingerprint, Millis};
+
+/// The plans of a batch, waiting to be applied in order
+/// ([`Engine::place_next`]).
+#[derive(Debug)]
+pub struct PlannedBatch {
+    /// `None`: an item without text.
+    plans: VecDeque<Option<(Plan, Footprint)>>,
+    /// What the batch's own placements changed so far.
+    changes: Changes,
+    /// The engine's epoch after the batch's last step: any other value
+    /// means something else changed the engine.
+    expected_epoch: u64,
+    /// Set once something outside the batch changed the engine: every plan
+    /// left is decided again.
+    stale: bool,
+    /// Distance within which a new node may change a decision (`k + 1`).
+    reach: u32,
+    /// Plans applied as decided / decided again (for benches and stats).
+    pub kept: usize,
+    pub redecided: usize,
+}
+
+/// What a plan's decision read.
+#[derive(Debug, Default)]
+struct Footprint {
+    simhash: Fingerprint,
+    exact_hash: u64,
+    keys: Vec<u64>,
+}
+
+#[derive(Debug, Default)]
+struct Changes {
+    nodes: Vec<Fingerprint>,
+    keys: HashSet<u64>,
+    exact_hashes: HashSet<u64>,
+}
+
+impl PlannedBatch {
+    /// Items left to place.
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    fn touches_changes(&self, footprint: &Footprint) -> bool {
+        let changes = &self.changes;
+        changes.exact_hashes.contains(&footprint.exact_hash)
+            || footprint.keys.iter().any(|key| changes.keys.contains(key))
+            || changes
+                .nodes
+                .iter()
+                .any(|node| (node ^ footprint.simhash).count_ones() <= self.reach)
+    }
+}
+
+impl Engine {
+    /// Decides every item of `items` (in arrival order) against the engine
+    /// as it is, on up to `threads` threads: `analyse` (run on those threads
+    /// too) turns an item into its analysis, `None` for one without text.
+    /// Apply the plans with [`Engine::place_next`], once per item, in order.
+    pub fn plan_batch<T: Send>(
+        &self,
+        items: Vec<T>,
+        threads: usize,
+        analyse: impl Fn(T) -> Option<Analysis> + Sync,
+    ) -> PlannedBatch {
+        let plan_one = |item: T| analyse(item).map(|analysis| self.plan_with_footprint(analysis));
+        let threads = threads.clamp(1, items.len().max(1));
+        let planned: Vec<Option<(Plan, Footprint)>> = if threads == 1 {
+            items.into_iter().map(plan_one).collect()
+        } else {
+            let chunk = items.len().div_ceil(threads);
+            let mut items = items.into_iter();
+            let chunks: Vec<Vec<T>> = (0..threads)
+                .map(|_| items.by_ref().take(chunk).collect())
+                .collect();
+            let plan_one = &plan_one;
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = chunks
+                    .into_iter()
+                    .map(|chunk| {
+                        scope.spawn(move || chunk.into_iter().map(plan_one).collect::<Vec<_>>())
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .flat_map(|worker| match worker.join() {
+                        Ok(plans) => plans,
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    })
+                    .collect()
+            })
+        };
+        PlannedBatch {
+            plans: planned.into(),
+            changes: Changes::default(),
+            expected_epoch: self.epoch,
+            stale: false,
+            reach: self.forest.max_distance() + 1,
+            kept: 0,
+            redecided: 0,
+        }
+    }
+
+    /// [`Engine::plan_batch`] of JSON documents: each fingerprinted by the
+    /// engine's own analyzer.
+    pub fn plan_documents(
+        &self,
+        documents: Vec<&serde_json::Value>,
+        threads: usize,
+    ) -> PlannedBatch {
+        let analyzer = &self.analyzer;
+        self.plan_batch(documents, threads, |document| {
+            analyzer.analyze_document(document)
+        })
+    }
+
+    /// Places the next item of `batch` at `now`, with the answer placing
+    /// it alone would give; `None` for an item without text (or when the
+    /// batch is done: [`PlannedBatch::is_empty`]).
+    pub fn place_next(&mut self, batch: &mut PlannedBatch, now: Millis) -> Option<Placed> {
+        let (plan, footprint) = batch.plans.pop_front()??;
+        if self.epoch != batch.expected_epoch {
+            batch.stale = true;
+        }
+        let placed = if batch.stale || batch.touches_changes(&footprint) {
+            batch.redecided += 1;
+            match plan.into_analysis() {
+                Some(analysis) => self.place(analysis, now),
+                // Plans of a batch always keep their analysis.
+                None => return None,
+            }
+        } else {
+            batch.kept += 1;
+            self.apply(plan, now)
+        };
+        let changes = &mut batch.changes;
+        changes.exact_hashes.insert(footprint.exact_hash);
+        if placed.placement != Placement::ExistingNode {
+            changes.nodes.push(placed.fingerprint);
+            changes.keys.extend(footprint.keys);
+        }
+        batch.expected_epoch = self.epoch;
+        Some(placed)
+    }
+
+    fn plan_with_footprint(&self, analysis: Analysis) -> (Plan, Footprint) {
+        let mut keys = Vec::new();
+        if let Some(short) = &analysis.short_text
+            && self.confirmation.short_text_search
+        {
+            keys.extend(self.short_texts.band_keys(&short.shingles));
+        }
+        if let Some(long) = &analysis.long_text {
+            keys.extend(SketchIndex::keys(&long.sketch).map(u64::from));
+        }
+        let footprint = Footprint {
+            simhash: analysis.fingerprint,
+            exact_hash: analysis.exact_hash,
+            keys,
+        };
+        (self.plan(analysis), footprint)
+    }
+}

@@ -1,0 +1,229 @@
+//! A placement in two halves: deciding, which only reads the engine
+//! (`&self`), and applying, which changes it (`&mut self`).
+//!
+//! Motivation: deciding is most of a placement's cost (the searches and
+//! every confirmation); applying is a few map updates. Split this way, the
+//! decisions of many documents can be taken at once against one state, on
+//! as many threads as there are, and only the short second half needs the
+//! engine to itself ([`super::batch`]). [`Engine::place`] is the two halves
+//! back to back, so one document and a batch share every line that decides.
+//!
+//! Design: a [`Plan`] holds the analysis and what was decided: the node of
+//! an identical earlier text (the exact fast path), or the node the text
+//! takes with the roots it may join. The choice among several roots (rule
+//! 4, by leaf count) is left to the apply step, which reads the counts as
+//! they are then.
+
+use super::{
+    Analysis, Engine, EngineEffect, EngineStats, IDENTICAL_FINGERPRINT_PROBES, Placed,
+    confirm_record, count_confirmation, placed,
+};
+use crate::confirm::{FoundBy, NodeTexts};
+use crate::forest::{NodeNumbers, Placement};
+use crate::units::{Fingerprint, Millis, NodeId};
+
+/// What placing one text was decided to be, against some state of the engine.
+#[derive(Debug)]
+pub(super) struct Plan {
+    pub(super) decision: Decision,
+    /// Confirmations counted while deciding, added to the engine's when
+    /// the plan is applied.
+    confirmations: EngineStats,
+}
+
+#[derive(Debug)]
+pub(super) enum Decision {
+    /// The same normalised text is on this node. `analysis` is `None` for a
+    /// text found there before it was analysed ([`Engine::add_prepared`]).
+    Exact {
+        node: Fingerprint,
+        analysis: Option<Analysis>,
+    },
+    /// The text takes `node` (counted there if it is one), else joins one
+    /// of `roots` (a new root when there are none).
+    Place {
+        node: Fingerprint,
+        roots: Vec<Fingerprint>,
+        analysis: Analysis,
+    },
+}
+
+impl Plan {
+    /// A text the exact fast path found on `node`.
+    pub(super) fn exact(node: Fingerprint) -> Plan {
+        Plan {
+            decision: Decision::Exact {
+                node,
+                analysis: None,
+            },
+            confirmations: EngineStats::default(),
+        }
+    }
+
+    /// The analysis the plan was made from, to decide again.
+    pub(super) fn into_analysis(self) -> Option<Analysis> {
+        match self.decision {
+            Decision::Exact { analysis, .. } => analysis,
+            Decision::Place { analysis, .. } => Some(analysis),
+        }
+    }
+}
+
+impl Engine {
+    /// The node holding the same normalised text, if any (the exact fast
+    /// path).
+    pub(super) fn exact_node(&self, exact_hash: u64) -> Option<Fingerprint> {
+        let side_data = &self.side_data;
+        let id = self.exact_hashes.get(exact_hash, |node| {
+            side_data.holds_exact_hash(node, exact_hash)
+        })?;
+        self.forest.fingerprint_at(id)
+    }
+
+    /// Places an analysed text: the exact fast path, else candidates from the
+    /// three searches, confirmation and assignment. The document is counted
+    /// in its node (see [`Engine::forget_document`] to take it back).
+    pub fn place(&mut self, analysis: Analysis, now: Millis) -> Placed {
+        let plan = self.plan(analysis);
+        self.apply(plan, now)
+    }
+
+    /// Decides where a text goes, changing nothing: the exact fast path,
+    /// else its own node (or a free one next to it), the candidates of the
+    /// two extra searches and of the forest within `k`, confirmed.
+    pub(super) fn plan(&self, analysis: Analysis) -> Plan {
+        if let Some(node) = self.exact_node(analysis.exact_hash) {
+            return Plan {
+                decision: Decision::Exact {
+                    node,
+                    analysis: Some(analysis),
+                },
+                confirmations: EngineStats::default(),
+            };
+        }
+        let mut confirmations = EngineStats::default();
+        let own = NodeTexts {
+            short: analysis.short_text.as_ref(),
+            long: analysis.long_text.as_ref(),
+        };
+        let node = self.node_for(analysis.fingerprint, own);
+        let mut extra_candidates = self.shingle_candidates(node, own, &mut confirmations);
+        extra_candidates.extend(self.sketch_candidates(node, own, &mut confirmations));
+        let roots = if self.forest.number(node).is_some() {
+            // Counted on its node: no root to choose.
+            Vec::new()
+        } else {
+            let (side_data, config) = (&self.side_data, &self.confirmation);
+            let confirm = |candidate: Fingerprint, id: NodeId, numbers: NodeNumbers<'_>| {
+                let verdict = side_data.record_of(id).and_then(|record| {
+                    confirm_record(
+                        side_data,
+                        |root| numbers.number(root),
+                        candidate,
+                        record,
+                        own,
+                        FoundBy::SimhashDistance,
+                        config,
+                    )
+                });
+                count_confirmation(&mut confirmations, verdict)
+            };
+            self.forest
+                .candidate_roots(node, &extra_candidates, confirm)
+        };
+        Plan {
+            decision: Decision::Place {
+                node,
+                roots,
+                analysis,
+            },
+            confirmations,
+        }
+    }
+
+    /// Carries a plan out on the engine as it is now. The plan must have
+    /// been decided on this state, or on one whose differences cannot
+    /// change it (see [`super::batch`]).
+    pub(super) fn apply(&mut self, plan: Plan, now: Millis) -> Placed {
+        self.epoch += 1;
+        self.stats.confirmations += plan.confirmations.confirmations;
+        self.stats.confirmations_rejected += plan.confirmations.confirmations_rejected;
+        let (node, roots, analysis) = match plan.decision {
+            Decision::Exact { node, .. } => {
+                self.stats.exact_hits += 1;
+                let assignment = self.forest.assign(node, now);
+                self.record(|| EngineEffect::Placed {
+                    now,
+                    fingerprint: node,
+                    root: assignment.root,
+                    exact_hash: None,
+                    short_text: None,
+                    long_text: None,
+                });
+                return placed(node, assignment, true);
+            }
+            Decision::Place {
+                node,
+                roots,
+                analysis,
+            } => (node, roots, analysis),
+        };
+        let Analysis {
+            exact_hash,
+            short_text,
+            long_text,
+            ..
+        } = analysis;
+        let assignment = self.forest.assign_to_roots(node, now, &roots);
+        if self.journal.is_some() {
+            let new_node = assignment.placement != Placement::ExistingNode;
+            let (short_text, long_text) = if new_node {
+                (short_text.clone(), long_text.clone())
+            } else {
+                (None, None)
+            };
+            self.record(|| EngineEffect::Placed {
+                now,
+                fingerprint: node,
+                root: assignment.root,
+                exact_hash: Some(exact_hash),
+                short_text,
+                long_text,
+            });
+        }
+        self.remember(node, assignment, exact_hash, short_text, long_text);
+        placed(node, assignment, false)
+    }
+
+    /// The node a text takes. Rule 1 with confirmation: an identical
+    /// fingerprint joins only if the node's text confirms too; otherwise
+    /// the text takes the nearest fingerprint (one bit flipped) that is free
+    /// or whose node confirms.
+    fn node_for(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Fingerprint {
+        if !self.confirmation.confirm_identical_fingerprints {
+            return fingerprint;
+        }
+        std::iter::once(fingerprint)
+            .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
+            .find(|&probe| {
+                let Some(id) = self.forest.number(probe) else {
+                    return true;
+                };
+                self.side_data
+                    .record_of(id)
+                    .and_then(|record| {
+                        confirm_record(
+                            &self.side_data,
+                            |root| self.forest.number(root),
+                            probe,
+                            record,
+                            own,
+                            FoundBy::SimhashDistance,
+                            &self.confirmation,
+                        )
+                    })
+                    .unwrap_or(true)
+            })
+            .unwrap_or(fingerprint)
+    }
+}
