@@ -19,7 +19,7 @@
 //!
 //! Documents are placed in batches (`threads` × 64): fingerprinted and
 //! decided on several threads, placed in arrival order, with the answers of
-//! placing them one at a time ([`crate::engine::PlannedBatch`]); lines are
+//! placing them one at a time ([`crate::engine::batch::PlannedBatch`]); lines are
 //! written when their batch is placed.
 //!
 //! Consequences: arrival time is the wall clock, or a field of the document

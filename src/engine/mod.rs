@@ -41,7 +41,7 @@
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 mod analysis;
-mod batch;
+pub mod batch;
 mod exact_hashes;
 mod plan;
 mod restore;
@@ -55,9 +55,7 @@ mod side_tests;
 mod tests;
 
 pub use analysis::{Analysis, Analyzer};
-pub use batch::PlannedBatch;
 use exact_hashes::ExactHashes;
-use plan::Plan;
 use side_data::SideStore;
 pub use side_data::{EncodedSides, SideSnapshot};
 use side_file::{SideFileStats, SideStorage};
@@ -68,7 +66,7 @@ pub use side_record::{
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
-use crate::fingerprint::{Fingerprinter, PreparedText};
+use crate::fingerprint::Fingerprinter;
 use crate::forest::{Assignment, Forest, ForestConfig, ForestCounters, NodeRecord, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
 
@@ -309,17 +307,6 @@ impl Engine {
     pub fn add_text(&mut self, text: &str, now: Millis) -> Placed {
         let prepared = self.analyzer.fingerprinter.prepare(text);
         self.add_prepared(&prepared, now)
-    }
-
-    /// Place prepared text: the exact fast path, else simhash, candidates
-    /// from the three searches, confirmation and assignment.
-    pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
-        if let Some(node) = self.exact_node(prepared.exact_hash) {
-            let plan = Plan::exact(node);
-            return self.apply(plan, now);
-        }
-        let analysis = self.analyzer.analyze(prepared);
-        self.place(analysis, now)
     }
 
     /// A cloneable handle that computes [`Analysis`] without the engine:

@@ -19,6 +19,7 @@ use super::{
     confirm_record, count_confirmation, placed,
 };
 use crate::confirm::{FoundBy, NodeTexts};
+use crate::fingerprint::PreparedText;
 use crate::forest::{NodeNumbers, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
 
@@ -70,6 +71,17 @@ impl Plan {
 }
 
 impl Engine {
+    /// Place prepared text: the exact fast path, else simhash, candidates
+    /// from the three searches, confirmation and assignment.
+    pub fn add_prepared(&mut self, prepared: &PreparedText, now: Millis) -> Placed {
+        if let Some(node) = self.exact_node(prepared.exact_hash) {
+            let plan = Plan::exact(node);
+            return self.apply(plan, now);
+        }
+        let analysis = self.analyzer.analyze(prepared);
+        self.place(analysis, now)
+    }
+
     /// The node holding the same normalised text, if any (the exact fast
     /// path).
     pub(super) fn exact_node(&self, exact_hash: u64) -> Option<Fingerprint> {
