@@ -191,3 +191,57 @@ fn copies_inside_one_batch_meet() {
     assert_eq!(batch.kept, 1);
     assert_eq!(batch.redecided, 4);
 }
+
+/// Two batches decided on the same state (two requests of the sidecar
+/// deciding at once), then applied interleaved in `order` (true: the next
+/// of the first batch): the answers of placing the texts one by one in the
+/// order they were applied.
+fn interleaved(
+    first: &[String],
+    second: &[String],
+    order: &[bool],
+    k: u32,
+) -> (Vec<Placed>, Vec<Placed>) {
+    let now: Millis = 1_700_000_000_000;
+    let mut engine = new_engine(k);
+    let analyzer = engine.analyzer().clone();
+    let analyse = |text: &String| Some(analyzer.analyze(&analyzer.fingerprinter().prepare(text)));
+    let mut batch_a = engine.plan_batch(first.iter().collect(), 2, analyse);
+    let mut batch_b = engine.plan_batch(second.iter().collect(), 1, analyse);
+    let mut serial_engine = new_engine(k);
+    let (mut batched, mut one_by_one) = (Vec::new(), Vec::new());
+    let (mut next_a, mut next_b) = (0, 0);
+    for &take_first in order {
+        let (batch, texts, next) = if take_first && next_a < first.len() || next_b == second.len() {
+            (&mut batch_a, first, &mut next_a)
+        } else {
+            (&mut batch_b, second, &mut next_b)
+        };
+        if *next == texts.len() {
+            continue;
+        }
+        batched.push(engine.place_next(batch, now).expect("a plan"));
+        one_by_one.push(serial_engine.add_text(&texts[*next], now));
+        *next += 1;
+    }
+    (batched, one_by_one)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    #[test]
+    fn batches_decided_together_apply_in_any_interleaving(
+        first in prop::collection::vec((prop::collection::vec(0..PIECES.len(), 1..6), 0u8..7), 1..30),
+        second in prop::collection::vec((prop::collection::vec(0..PIECES.len(), 1..6), 0u8..7), 1..30),
+        order in prop::collection::vec(any::<bool>(), 60),
+        k in 1u32..5,
+    ) {
+        let texts = |specs: &[(Vec<usize>, u8)]| -> Vec<String> {
+            specs.iter().map(|(pieces, edit)| text_of(pieces, *edit)).collect()
+        };
+        let (batched, one_by_one) = interleaved(&texts(&first), &texts(&second), &order, k);
+        prop_assert_eq!(batched.len(), first.len() + second.len());
+        prop_assert_eq!(batched, one_by_one);
+    }
+}

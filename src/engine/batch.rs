@@ -10,25 +10,25 @@
 //! Design: optimistic, in two phases.
 //!
 //! 1. [`Engine::plan_batch`] decides every document of the batch against
-//!    the engine as it is (`&self`, on `threads` threads): a [`Plan`] per
-//!    document, and its *footprint*, the parts of the state its decision
-//!    read: the nodes within `k + 1` bits of its simhash (its own node is at
-//!    most one bit away, its neighbours `k` from that), the keys it looked
-//!    up in the short-text and long-text indices, its exact hash.
+//!    the engine as it is (`&self`, on `threads` threads; the sidecar holds
+//!    a shared lock): a [`Plan`] per document, with its *footprint*, the
+//!    parts of the state its decision read: the nodes within `k + 1` bits
+//!    of its simhash (its own node is at most one bit away, its neighbours
+//!    `k` from that), the keys it looked up in the short-text and long-text
+//!    indices, its exact hash.
 //! 2. [`Engine::place_next`] applies the plans in arrival order (`&mut
-//!    self`). Before applying one it checks what the earlier documents of
-//!    the batch changed: a new node within `k + 1` bits, a new index entry
-//!    under one of its keys, a text with its exact hash. Any of these could
-//!    change the decision, so the document is decided again, on the state
-//!    as it now is: exactly what placing it alone would have done. If none
-//!    did, the plan stands: nothing it read has changed. The choice among
-//!    several roots (rule 4, by leaf count) is taken at this step, on the
-//!    counts as they are, so it needs no check.
-//!
-//! Anything else that changes the engine between two steps (expiry that
-//! removed a node, a take-back, an adoption, a replayed effect, a placement
-//! outside the batch) moves the engine's epoch, and every plan left is
-//! decided again: rare, and always correct.
+//!    self`). Before applying one it asks the engine what changed since the
+//!    batch was decided ([`super::recent`]): the earlier documents of the
+//!    batch, and whatever else was placed meanwhile. A new node within
+//!    `k + 1` bits, a new index entry under one of its keys, a text with its
+//!    exact hash: any of these could change the decision, so the document
+//!    is decided again, on the state as it now is: exactly what placing it
+//!    alone would have done. If none did, the plan stands: nothing it read
+//!    has changed. The choice among several roots (rule 4, by leaf count)
+//!    is taken at this step, on the counts as they are, so it needs no
+//!    check. Anything else that changed the engine (expiry that removed a
+//!    node, a take-back, an adoption, a replayed effect) is a barrier: every
+//!    plan left is decided again: rare, and always correct.
 //!
 //! Consequences: the answers are those of serial placement, byte for byte
 //! (a property test compares them on random batches, `tests/engine_props.rs`),
@@ -38,48 +38,25 @@
 //! at once) is decided again almost whole, and costs what serial
 //! placement costs.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::VecDeque;
 
 use super::plan::Plan;
 use super::{Analysis, Engine, Placed};
-use crate::candidates::sketch_index::SketchIndex;
-use crate::forest::Placement;
-use crate::units::{Fingerprint, Millis};
+use crate::units::Millis;
 
 /// The plans of a batch, waiting to be applied in order
 /// ([`Engine::place_next`]).
 #[derive(Debug)]
 pub struct PlannedBatch {
     /// `None`: an item without text.
-    plans: VecDeque<Option<(Plan, Footprint)>>,
-    /// What the batch's own placements changed so far.
-    changes: Changes,
-    /// The engine's epoch after the batch's last step: any other value
-    /// means something else changed the engine.
-    expected_epoch: u64,
-    /// Set once something outside the batch changed the engine: every plan
-    /// left is decided again.
-    stale: bool,
+    plans: VecDeque<Option<Plan>>,
+    /// The engine's epoch when the plans were decided.
+    decided_at: u64,
     /// Distance within which a new node may change a decision (`k + 1`).
     reach: u32,
     /// Plans applied as decided / decided again (for benches and stats).
     pub kept: usize,
     pub redecided: usize,
-}
-
-/// What a plan's decision read.
-#[derive(Debug, Default)]
-struct Footprint {
-    simhash: Fingerprint,
-    exact_hash: u64,
-    keys: Vec<u64>,
-}
-
-#[derive(Debug, Default)]
-struct Changes {
-    nodes: Vec<Fingerprint>,
-    keys: HashSet<u64>,
-    exact_hashes: HashSet<u64>,
 }
 
 impl PlannedBatch {
@@ -90,16 +67,6 @@ impl PlannedBatch {
 
     pub fn is_empty(&self) -> bool {
         self.plans.is_empty()
-    }
-
-    fn touches_changes(&self, footprint: &Footprint) -> bool {
-        let changes = &self.changes;
-        changes.exact_hashes.contains(&footprint.exact_hash)
-            || footprint.keys.iter().any(|key| changes.keys.contains(key))
-            || changes
-                .nodes
-                .iter()
-                .any(|node| (node ^ footprint.simhash).count_ones() <= self.reach)
     }
 }
 
@@ -114,9 +81,9 @@ impl Engine {
         threads: usize,
         analyse: impl Fn(T) -> Option<Analysis> + Sync,
     ) -> PlannedBatch {
-        let plan_one = |item: T| analyse(item).map(|analysis| self.plan_with_footprint(analysis));
+        let plan_one = |item: T| analyse(item).map(|analysis| self.plan(analysis));
         let threads = threads.clamp(1, items.len().max(1));
-        let planned: Vec<Option<(Plan, Footprint)>> = if threads == 1 {
+        let planned: Vec<Option<Plan>> = if threads == 1 {
             items.into_iter().map(plan_one).collect()
         } else {
             let chunk = items.len().div_ceil(threads);
@@ -143,9 +110,7 @@ impl Engine {
         };
         PlannedBatch {
             plans: planned.into(),
-            changes: Changes::default(),
-            expected_epoch: self.epoch,
-            stale: false,
+            decided_at: self.recent.epoch(),
             reach: self.forest.max_distance() + 1,
             kept: 0,
             redecided: 0,
@@ -169,46 +134,18 @@ impl Engine {
     /// it alone would give; `None` for an item without text (or when the
     /// batch is done: [`PlannedBatch::is_empty`]).
     pub fn place_next(&mut self, batch: &mut PlannedBatch, now: Millis) -> Option<Placed> {
-        let (plan, footprint) = batch.plans.pop_front()??;
-        if self.epoch != batch.expected_epoch {
-            batch.stale = true;
-        }
-        let placed = if batch.stale || batch.touches_changes(&footprint) {
-            batch.redecided += 1;
-            match plan.into_analysis() {
-                Some(analysis) => self.place(analysis, now),
-                // Plans of a batch always keep their analysis.
-                None => return None,
-            }
-        } else {
-            batch.kept += 1;
-            self.apply(plan, now)
-        };
-        let changes = &mut batch.changes;
-        changes.exact_hashes.insert(footprint.exact_hash);
-        if placed.placement != Placement::ExistingNode {
-            changes.nodes.push(placed.fingerprint);
-            changes.keys.extend(footprint.keys);
-        }
-        batch.expected_epoch = self.epoch;
-        Some(placed)
-    }
-
-    fn plan_with_footprint(&self, analysis: Analysis) -> (Plan, Footprint) {
-        let mut keys = Vec::new();
-        if let Some(short) = &analysis.short_text
-            && self.confirmation.short_text_search
+        let plan = batch.plans.pop_front()??;
+        if self
+            .recent
+            .unchanged_since(batch.decided_at, &plan.footprint, batch.reach)
         {
-            keys.extend(self.short_texts.band_keys(&short.shingles));
+            batch.kept += 1;
+            Some(self.apply(plan, now))
+        } else {
+            batch.redecided += 1;
+            // Plans of a batch always keep their analysis.
+            let analysis = plan.into_analysis()?;
+            Some(self.place(analysis, now))
         }
-        if let Some(long) = &analysis.long_text {
-            keys.extend(SketchIndex::keys(&long.sketch).map(u64::from));
-        }
-        let footprint = Footprint {
-            simhash: analysis.fingerprint,
-            exact_hash: analysis.exact_hash,
-            keys,
-        };
-        (self.plan(analysis), footprint)
     }
 }

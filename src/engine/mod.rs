@@ -44,6 +44,7 @@ mod analysis;
 pub mod batch;
 mod exact_hashes;
 mod plan;
+mod recent;
 mod restore;
 mod search;
 mod side_data;
@@ -149,10 +150,9 @@ pub struct Engine {
     /// Effects of every change since the last [`Engine::take_journal`],
     /// when journaling is on (persistence).
     journal: Option<Vec<EngineEffect>>,
-    /// Counts the changes of the engine's state that a plan decided earlier
-    /// cannot account for: every placement, adoption, removal and replayed
-    /// effect (see [`batch`]).
-    epoch: u64,
+    /// What changed lately, to check decisions taken on an earlier state
+    /// ([`batch`]).
+    recent: recent::RecentChanges,
 }
 
 /// One change of the engine's state, enough to redo it without deciding
@@ -195,7 +195,7 @@ impl Engine {
             long_texts: SketchIndex::default(),
             stats: EngineStats::default(),
             journal: None,
-            epoch: 0,
+            recent: recent::RecentChanges::default(),
         }
     }
 
@@ -228,7 +228,7 @@ impl Engine {
 
     /// Redoes a recorded effect (recovery from a log). Nothing is journaled.
     pub fn replay(&mut self, effect: EngineEffect) {
-        self.epoch += 1;
+        self.recent.barrier();
         let journal = self.journal.take();
         match effect {
             EngineEffect::Placed {
@@ -327,7 +327,7 @@ impl Engine {
         root: Fingerprint,
         now: Millis,
     ) -> Placed {
-        self.epoch += 1;
+        self.recent.barrier();
         let assignment = self.forest.apply_placement(fingerprint, root, now);
         let new_node = assignment.placement != Placement::ExistingNode;
         let (exact_hash, short_text, long_text) = match analysis {
@@ -370,7 +370,7 @@ impl Engine {
         if self.forest.contains(root) {
             return Vec::new();
         }
-        self.epoch += 1;
+        self.recent.barrier();
         let mut carried = Vec::with_capacity(class.members.len());
         for member in class.members {
             let Some(node) = from.forest.node(member) else {
@@ -477,7 +477,7 @@ impl Engine {
         let progress = self.forest.expire(now, max_removals);
         self.drop_side_data(&progress.removed.ids);
         if !progress.removed.is_empty() {
-            self.epoch += 1;
+            self.recent.barrier();
             let removed = progress.removed.fingerprints.clone();
             self.record(|| EngineEffect::Expired { removed });
         }
@@ -493,7 +493,7 @@ impl Engine {
         if !self.forest.forget_document(fingerprint) {
             return false;
         }
-        self.epoch += 1;
+        self.recent.barrier();
         self.record(|| EngineEffect::Forgotten { fingerprint });
         let removed = self.forest.remove_if_unused(fingerprint);
         self.drop_side_data(&removed.ids);

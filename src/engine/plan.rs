@@ -14,10 +14,12 @@
 //! 4, by leaf count) is left to the apply step, which reads the counts as
 //! they are then.
 
+use super::recent::Footprint;
 use super::{
     Analysis, Engine, EngineEffect, EngineStats, IDENTICAL_FINGERPRINT_PROBES, Placed,
     confirm_record, count_confirmation, placed,
 };
+use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{FoundBy, NodeTexts};
 use crate::fingerprint::PreparedText;
 use crate::forest::{NodeNumbers, Placement};
@@ -27,6 +29,9 @@ use crate::units::{Fingerprint, Millis, NodeId};
 #[derive(Debug)]
 pub(super) struct Plan {
     pub(super) decision: Decision,
+    /// What the decision read (empty for a text found by the exact fast
+    /// path before it was analysed).
+    pub(super) footprint: Footprint,
     /// Confirmations counted while deciding, added to the engine's when
     /// the plan is applied.
     confirmations: EngineStats,
@@ -57,6 +62,7 @@ impl Plan {
                 node,
                 analysis: None,
             },
+            footprint: Footprint::default(),
             confirmations: EngineStats::default(),
         }
     }
@@ -104,12 +110,14 @@ impl Engine {
     /// else its own node (or a free one next to it), the candidates of the
     /// two extra searches and of the forest within `k`, confirmed.
     pub(super) fn plan(&self, analysis: Analysis) -> Plan {
+        let footprint = self.footprint(&analysis);
         if let Some(node) = self.exact_node(analysis.exact_hash) {
             return Plan {
                 decision: Decision::Exact {
                     node,
                     analysis: Some(analysis),
                 },
+                footprint,
                 confirmations: EngineStats::default(),
             };
         }
@@ -149,7 +157,28 @@ impl Engine {
                 roots,
                 analysis,
             },
+            footprint,
             confirmations,
+        }
+    }
+
+    /// What deciding `analysis` reads beside the forest within `k`: its
+    /// exact hash and its keys in the two text indices (the ones its node
+    /// is stored under too).
+    fn footprint(&self, analysis: &Analysis) -> Footprint {
+        let mut keys = Vec::new();
+        if let Some(short) = &analysis.short_text
+            && self.confirmation.short_text_search
+        {
+            keys.extend(self.short_texts.band_keys(&short.shingles));
+        }
+        if let Some(long) = &analysis.long_text {
+            keys.extend(SketchIndex::keys(&long.sketch).map(u64::from));
+        }
+        Footprint {
+            simhash: analysis.fingerprint,
+            exact_hash: analysis.exact_hash,
+            keys,
         }
     }
 
@@ -157,7 +186,6 @@ impl Engine {
     /// been decided on this state, or on one whose differences cannot
     /// change it (see [`super::batch`]).
     pub(super) fn apply(&mut self, plan: Plan, now: Millis) -> Placed {
-        self.epoch += 1;
         self.stats.confirmations += plan.confirmations.confirmations;
         self.stats.confirmations_rejected += plan.confirmations.confirmations_rejected;
         let (node, roots, analysis) = match plan.decision {
@@ -187,8 +215,12 @@ impl Engine {
             ..
         } = analysis;
         let assignment = self.forest.assign_to_roots(node, now, &roots);
+        let new_node = assignment.placement != Placement::ExistingNode;
+        self.recent.placed(
+            exact_hash,
+            new_node.then_some((node, plan.footprint.keys.as_slice())),
+        );
         if self.journal.is_some() {
-            let new_node = assignment.placement != Placement::ExistingNode;
             let (short_text, long_text) = if new_node {
                 (short_text.clone(), long_text.clone())
             } else {
