@@ -252,7 +252,7 @@ impl Engine {
             }
             EngineEffect::Expired { removed } => {
                 let removed = self.forest.apply_expiry(&removed);
-                self.drop_side_data(&removed.ids);
+                self.drop_side_data(&removed.ids, &[]);
             }
             EngineEffect::Uncounted { fingerprint } => {
                 self.forest.forget_document(fingerprint);
@@ -475,9 +475,8 @@ impl Engine {
     /// more expired nodes are pending.
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
         let progress = self.forest.expire(now, max_removals);
-        self.drop_side_data(&progress.removed.ids);
+        self.drop_side_data(&progress.removed.ids, &progress.removed.fingerprints);
         if !progress.removed.is_empty() {
-            self.recent.barrier();
             let removed = progress.removed.fingerprints.clone();
             self.record(|| EngineEffect::Expired { removed });
         }
@@ -493,10 +492,9 @@ impl Engine {
         if !self.forest.forget_document(fingerprint) {
             return false;
         }
-        self.recent.barrier();
         self.record(|| EngineEffect::Forgotten { fingerprint });
         let removed = self.forest.remove_if_unused(fingerprint);
-        self.drop_side_data(&removed.ids);
+        self.drop_side_data(&removed.ids, &removed.fingerprints);
         true
     }
 
@@ -512,23 +510,34 @@ impl Engine {
     }
 
     /// Drops the side data and index entries of removed nodes (by the
-    /// numbers they had).
-    fn drop_side_data(&mut self, removed: &[NodeId]) {
+    /// numbers they had). With their `fingerprints` (same order), the
+    /// removals are noted for decisions taken before them ([`recent`]);
+    /// without, the caller has set a barrier.
+    fn drop_side_data(&mut self, removed: &[NodeId], fingerprints: &[Fingerprint]) {
         if removed.is_empty() {
             return;
         }
-        for &id in removed {
-            let Some(side) = self.side_data.remove(id) else {
-                continue;
-            };
-            if let Some(short_text) = &side.short_text {
-                self.short_texts.remove(id, &short_text.shingles);
+        for (position, &id) in removed.iter().enumerate() {
+            let side = self.side_data.remove(id);
+            if let Some(side) = &side {
+                if let Some(short_text) = &side.short_text {
+                    self.short_texts.remove(id, &short_text.shingles);
+                }
+                if let Some(long_text) = &side.long_text {
+                    self.long_texts.remove(id, &long_text.sketch);
+                }
+                for &exact_hash in &side.exact_hashes {
+                    self.exact_hashes.remove(exact_hash, id);
+                }
             }
-            if let Some(long_text) = &side.long_text {
-                self.long_texts.remove(id, &long_text.sketch);
-            }
-            for &exact_hash in &side.exact_hashes {
-                self.exact_hashes.remove(exact_hash, id);
+            if let Some(&fingerprint) = fingerprints.get(position) {
+                let (exact_hashes, keys) = side.as_ref().map_or((&[][..], Vec::new()), |side| {
+                    (
+                        side.exact_hashes.as_slice(),
+                        self.index_keys(side.short_text.as_ref(), side.long_text.as_ref()),
+                    )
+                });
+                self.recent.removed(fingerprint, exact_hashes, &keys);
             }
         }
         self.side_data.fit_to(self.forest.number_bound());

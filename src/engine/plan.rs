@@ -20,7 +20,7 @@ use super::{
     confirm_record, count_confirmation, placed,
 };
 use crate::candidates::sketch_index::SketchIndex;
-use crate::confirm::{FoundBy, NodeTexts};
+use crate::confirm::{FoundBy, LongText, NodeTexts, ShortText};
 use crate::fingerprint::PreparedText;
 use crate::forest::{NodeNumbers, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
@@ -166,20 +166,30 @@ impl Engine {
     /// exact hash and its keys in the two text indices (the ones its node
     /// is stored under too).
     fn footprint(&self, analysis: &Analysis) -> Footprint {
+        Footprint {
+            simhash: analysis.fingerprint,
+            exact_hash: analysis.exact_hash,
+            keys: self.index_keys(analysis.short_text.as_ref(), analysis.long_text.as_ref()),
+        }
+    }
+
+    /// The keys a node of these texts is stored under (and a text looks
+    /// up) in the short-text and long-text indices.
+    pub(super) fn index_keys(
+        &self,
+        short: Option<&ShortText>,
+        long: Option<&LongText>,
+    ) -> Vec<u64> {
         let mut keys = Vec::new();
-        if let Some(short) = &analysis.short_text
+        if let Some(short) = short
             && self.confirmation.short_text_search
         {
             keys.extend(self.short_texts.band_keys(&short.shingles));
         }
-        if let Some(long) = &analysis.long_text {
+        if let Some(long) = long {
             keys.extend(SketchIndex::keys(&long.sketch).map(u64::from));
         }
-        Footprint {
-            simhash: analysis.fingerprint,
-            exact_hash: analysis.exact_hash,
-            keys,
-        }
+        keys
     }
 
     /// Carries a plan out on the engine as it is now. The plan must have

@@ -10,9 +10,10 @@
 //! Design: every change of the engine moves its epoch by one. A placement
 //! records what it added: the exact hash of its text, and for a new node its
 //! fingerprint and the keys it was stored under in the short-text and
-//! long-text indices. Anything else (removal, adoption, a replayed effect, a
-//! class carried over) is a *barrier*: no decision taken before it is
-//! trusted. Memory is bounded: the changes of the last [`RECENT_EPOCHS`]
+//! long-text indices; a removal (expiry, a node left without documents)
+//! records the same of the node it took. Anything else (an adoption, a
+//! replayed effect, a class carried over) is a *barrier*: no decision taken
+//! before it is trusted. Memory is bounded: the changes of the last [`RECENT_EPOCHS`]
 //! epochs are kept; a decision older than that is decided again.
 
 use std::collections::{HashMap, VecDeque};
@@ -66,9 +67,24 @@ impl RecentChanges {
     /// A text placed: on a new node (`new_node` with its index keys) or
     /// counted on an existing one.
     pub(super) fn placed(&mut self, exact_hash: u64, new_node: Option<(Fingerprint, &[u64])>) {
+        self.changed(&[exact_hash], new_node);
+    }
+
+    /// A node removed (expired, or left without documents), with the exact
+    /// hashes and index keys it was found by.
+    pub(super) fn removed(&mut self, node: Fingerprint, exact_hashes: &[u64], keys: &[u64]) {
+        self.changed(exact_hashes, Some((node, keys)));
+    }
+
+    /// A node added or removed where decisions look: near its fingerprint,
+    /// under its keys, by its exact hashes.
+    fn changed(&mut self, exact_hashes: &[u64], node: Option<(Fingerprint, &[u64])>) {
         self.epoch += 1;
         let epoch = self.epoch;
-        self.exact_hashes.insert(exact_hash, epoch);
+        for &exact_hash in exact_hashes {
+            self.exact_hashes.insert(exact_hash, epoch);
+        }
+        let new_node = node;
         if let Some((node, keys)) = new_node {
             for &key in keys {
                 self.keys.insert(key, epoch);
@@ -154,10 +170,18 @@ mod tests {
         let mut same = RecentChanges::default();
         same.placed(7, None);
         assert!(!same.unchanged_since(0, &mine, 4), "the same text");
+        let mut barred = RecentChanges::default();
+        barred.barrier();
+        assert!(!barred.unchanged_since(0, &mine, 4), "a barrier");
+        assert!(barred.unchanged_since(barred.epoch(), &mine, 4));
         let mut removed = RecentChanges::default();
-        removed.barrier();
-        assert!(!removed.unchanged_since(0, &mine, 4), "a barrier");
-        assert!(removed.unchanged_since(removed.epoch(), &mine, 4));
+        removed.removed(u64::MAX, &[3], &[4]);
+        assert!(removed.unchanged_since(0, &mine, 4), "an unrelated removal");
+        removed.removed(0b0111_0000_1111, &[], &[]);
+        assert!(
+            !removed.unchanged_since(0, &mine, 4),
+            "a removal within reach"
+        );
     }
 
     #[test]

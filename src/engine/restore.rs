@@ -218,7 +218,7 @@ impl Engine {
         engine.long_texts = long_texts;
         // Records of nodes the forest does not hold (a snapshot that
         // disagrees with itself) go: nothing could place them.
-        engine.drop_side_data(&orphans);
+        engine.drop_side_data(&orphans, &[]);
         Ok(engine)
     }
 }
