@@ -30,6 +30,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
 use crate::confirm::ConfirmationConfig;
+use crate::engine::batch::PlannedBatch;
 use crate::engine::side_file::SideStorage;
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::fingerprint::Fingerprinter;
@@ -419,6 +420,22 @@ impl Ledger {
         let placed = self.engine.place(analysis, now);
         self.hold_pending(placed.fingerprint);
         placed
+    }
+
+    /// Decides where each of `analyses` (a request's sources, in order;
+    /// `None`: not stamped) would go, changing nothing: on `threads`
+    /// threads, under a shared lock ([`crate::engine::batch`]).
+    pub fn plan_batch(&self, analyses: Vec<Option<Analysis>>, threads: usize) -> PlannedBatch {
+        self.engine
+            .plan_batch(analyses, threads, |analysis| analysis)
+    }
+
+    /// [`Ledger::place`] of the next item of `batch`, with the answer
+    /// placing it alone would give; `None` for an item without a plan.
+    pub fn place_next(&mut self, batch: &mut PlannedBatch, now: Millis) -> Option<Placed> {
+        let placed = self.engine.place_next(batch, now)?;
+        self.hold_pending(placed.fingerprint);
+        Some(placed)
     }
 
     /// A document found in the index with its stamps (backfill): counted

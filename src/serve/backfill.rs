@@ -39,7 +39,7 @@ impl LiveForest for Sidecar {
     }
 
     fn retention(&self) -> Option<Millis> {
-        self.ledger.lock().retention()
+        self.ledger.read().retention()
     }
 }
 

@@ -169,7 +169,7 @@ pub fn live(sidecar: &Sidecar) -> Response {
 }
 
 fn gauges(sidecar: &Sidecar) -> (Gauges, crate::engine::EngineStats, u64) {
-    let ledger = sidecar.ledger.lock();
+    let ledger = sidecar.ledger.read();
     let forest = ledger.engine().forest().stats();
     let engine = ledger.engine().stats();
     let gauges = Gauges {
@@ -286,7 +286,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
     }
     let analyzer = sidecar.analyzers.for_index(index.as_deref()).clone();
     let (confirmation, max_distance) = {
-        let ledger = sidecar.ledger.lock();
+        let ledger = sidecar.ledger.read();
         let engine = ledger.engine();
         (
             engine.confirmation().clone(),
@@ -317,7 +317,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
         Ok(described) => described,
         Err(reason) => return bad_request(&reason),
     };
-    let ledger = sidecar.ledger.lock();
+    let ledger = sidecar.ledger.read();
     let forest = ledger.engine().forest();
     let mut outputs: Vec<Value> = Vec::new();
     for description in &described {
@@ -337,7 +337,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
             "fingerprints": outputs,
             "comparison": {
                 "hamming_distance": hamming_distance(left.simhash, right.simhash),
-                "within_k": hamming_distance(left.simhash, right.simhash) <= sidecar.ledger.lock().engine().forest().max_distance(),
+                "within_k": hamming_distance(left.simhash, right.simhash) <= sidecar.ledger.read().engine().forest().max_distance(),
                 "short_text_jaccard": jaccard(&left.shingles, &right.shingles),
                 "long_text_jaccard_estimate": if left.sketch.is_empty() || right.sketch.is_empty() {
                     Value::Null
@@ -415,7 +415,7 @@ pub fn class(sidecar: &Sidecar, root: &str, query: Option<&str>) -> Response {
     let limit = query_value(query, "size")
         .and_then(|size| size.parse::<usize>().ok())
         .unwrap_or(DEFAULT_MEMBERS_LISTED);
-    let ledger = sidecar.ledger.lock();
+    let ledger = sidecar.ledger.read();
     let forest = ledger.engine().forest();
     let Some(class) = forest.class(root) else {
         return SidecarError::NotFound(format!(

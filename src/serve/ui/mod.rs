@@ -254,7 +254,7 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
     };
     let now = now_millis();
     let (overview, retention, max_distance) = {
-        let ledger = sidecar.ledger.lock();
+        let ledger = sidecar.ledger.read();
         let forest = ledger.engine().forest();
         (
             overview::overview(forest, now, params.order, params.size, in_index.as_ref()),
@@ -334,7 +334,7 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
     };
     let cluster_total = upstream::hits_total(&answer).unwrap_or(0);
     let (summary, confirmation, max_distance, borns) = {
-        let ledger = sidecar.ledger.lock();
+        let ledger = sidecar.ledger.read();
         let forest = ledger.engine().forest();
         let borns: HashMap<Fingerprint, Millis> = upstream::hits(&answer)
             .iter()

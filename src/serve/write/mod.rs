@@ -12,8 +12,9 @@
 //!    placed: refuse (503), or forward unstamped under
 //!    `--on-state-failure pass` ([`state_failure`]);
 //! 3. parse the body as the cluster does ([`crate::bulk`]);
-//! 4. analyse every stamped source on the blocking pool, then place them in
-//!    request order under one lock and write the stamps ([`place`]);
+//! 4. analyse every stamped source on the blocking pool, then place them
+//!    (decided in parallel under the shared lock, applied in request order
+//!    under the exclusive one) and write the stamps ([`place`]);
 //! 5. make the placements durable before anything leaves (write-ahead); if
 //!    that fails, take them back and answer as in step 2 ([`persist`]);
 //! 6. forward, in one request or in chunks ([`forward`]; the answer read
@@ -110,7 +111,10 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
             Ok(analysed) => analysed,
             Err(error) => return refused(&sidecar.metrics, error),
         };
-    let (stamped, seq) = place::place_and_stamp(&sidecar, analysed);
+    let (stamped, seq) = match place::place_and_stamp(&sidecar, analysed).await {
+        Ok(placed) => placed,
+        Err(error) => return refused(&sidecar.metrics, error),
+    };
     let stamped = match persist::before_forwarding(&sidecar, stamped, seq).await {
         Ok(stamped) => stamped,
         Err(error) => return state_failure::refused_or_passed(&sidecar, &parts, body, error).await,
@@ -203,7 +207,10 @@ pub async fn document(
         Ok(analysed) => analysed,
         Err(error) => return refused(&sidecar.metrics, error),
     };
-    let (stamped, seq) = place::place_and_stamp(&sidecar, vec![analysed]);
+    let (stamped, seq) = match place::place_and_stamp(&sidecar, vec![analysed]).await {
+        Ok(placed) => placed,
+        Err(error) => return refused(&sidecar.metrics, error),
+    };
     let stamped = match persist::before_forwarding(&sidecar, stamped, seq).await {
         Ok(stamped) => stamped,
         Err(error) => return state_failure::refused_or_passed(&sidecar, &parts, body, error).await,

@@ -1,7 +1,8 @@
 //! Analysis of a write's sources (on the blocking pool, in parallel
-//! slices) and their placement (in request order, under one lock), with
-//! the stamps written into each source; and the placements taken back when
-//! the documents never reached the cluster.
+//! slices) and their placement (decided in parallel under the shared lock,
+//! applied in request order under the exclusive one, on the blocking pool),
+//! with the stamps written into each source; and the placements taken back
+//! when the documents never reached the cluster.
 
 use std::sync::Arc;
 
@@ -116,31 +117,59 @@ fn analyse(analyzer: &Analyzer, kind: ActionKind, original: Bytes) -> Option<Ana
     })
 }
 
-/// Places the analysed sources in order under one lock, then writes the
-/// stamps. Returns them and the log position to persist before forwarding.
-pub(super) fn place_and_stamp(
+/// Places the analysed sources and writes the stamps, on the blocking pool
+/// (the async workers never wait for placement). Returns them and the log
+/// position to persist before forwarding.
+pub(super) async fn place_and_stamp(
+    sidecar: &Arc<Sidecar>,
+    analysed: Vec<Option<Analysed>>,
+) -> Result<(Vec<Option<Stamped>>, u64), SidecarError> {
+    let placing = sidecar.clone();
+    tokio::task::spawn_blocking(move || place_and_stamp_now(&placing, analysed))
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, "placement failed");
+            SidecarError::Internal(
+                "the sidecar failed to place the request; nothing was sent to the cluster".into(),
+            )
+        })
+}
+
+/// Decides every source's place under the shared lock, on the machine's
+/// cores, then applies the decisions in request order under the exclusive
+/// lock, checking each against what changed meanwhile
+/// ([`crate::engine::batch`]): the answers of placing them one by one.
+fn place_and_stamp_now(
     sidecar: &Sidecar,
     analysed: Vec<Option<Analysed>>,
 ) -> (Vec<Option<Stamped>>, u64) {
     let now = now_millis();
     let count = analysed.iter().flatten().count();
+    let (sources, analyses): (Vec<_>, Vec<_>) = analysed
+        .into_iter()
+        .map(|entry| match entry {
+            Some(analysed) => (
+                Some((analysed.target, analysed.source, analysed.original)),
+                Some(analysed.analysis),
+            ),
+            None => (None, None),
+        })
+        .unzip();
+    let mut batch = sidecar
+        .ledger
+        .read()
+        .plan_batch(analyses, placement_threads());
     let (placed, seq) = sidecar.ledger.write(|ledger| {
         if count > 0 {
             let (removed, _) = ledger.expire(now, EXPIRY_BUDGET_PER_DOCUMENT * count);
             Metrics::add(&sidecar.metrics.expired_nodes, removed as u64);
         }
-        analysed
+        sources
             .into_iter()
-            .map(|entry| {
-                entry.map(|analysed| {
-                    let placement = ledger.place(analysed.analysis, now);
-                    (
-                        analysed.target,
-                        analysed.source,
-                        analysed.original,
-                        placement,
-                    )
-                })
+            .map(|source| {
+                let placement = ledger.place_next(&mut batch, now);
+                let (target, source, original) = source?;
+                Some((target, source, original, placement?))
             })
             .collect::<Vec<_>>()
     });
@@ -163,6 +192,11 @@ pub(super) fn place_and_stamp(
         })
         .collect();
     (stamped, seq)
+}
+
+/// Threads that decide a request's placements: the machine's cores.
+fn placement_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Takes back every stamped document: none of them reached the cluster.

@@ -6,7 +6,10 @@
 //! will still know after a `kill -9`. Both hold only if every change to the
 //! forest and the counts goes through one door that orders it and logs it.
 //!
-//! Design: [`DurableLedger::write`] runs a change on the locked ledger and
+//! Design: the ledger is behind a read-write lock: placement decisions are
+//! taken under the shared lock, several at once ([`super::place`]), and
+//! only applied under the exclusive one. [`DurableLedger::write`] runs a
+//! change on the exclusively locked ledger and
 //! appends its journal to the log before the lock is released, so the log
 //! keeps the ledger's order and replays to the same state. It returns a log
 //! position; [`DurableLedger::persist`] makes everything up to it durable
@@ -24,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::ledger::Ledger;
 use crate::persist::store::StoreError;
@@ -34,7 +37,7 @@ use crate::units::now_millis;
 
 /// The ledger, its lock and its log.
 pub struct DurableLedger {
-    ledger: Mutex<Ledger>,
+    ledger: RwLock<Ledger>,
     /// Durable state, unless running without a state directory.
     store: Option<Arc<Store>>,
     /// A snapshot is being written (a second one is skipped, not queued).
@@ -44,16 +47,17 @@ pub struct DurableLedger {
 impl DurableLedger {
     pub fn new(ledger: Ledger, store: Option<Store>) -> Self {
         DurableLedger {
-            ledger: Mutex::new(ledger),
+            ledger: RwLock::new(ledger),
             store: store.map(Arc::new),
             snapshot_running: AtomicBool::new(false),
         }
     }
 
-    /// The locked ledger, for reading. A change made through this guard is
-    /// not logged: changes go through [`DurableLedger::write`].
-    pub fn lock(&self) -> MutexGuard<'_, Ledger> {
-        self.ledger.lock()
+    /// The ledger under the shared lock: readers (placement decisions,
+    /// the Explorer, stats) run together, and wait only while a change is
+    /// applied. Changes go through [`DurableLedger::write`].
+    pub fn read(&self) -> RwLockReadGuard<'_, Ledger> {
+        self.ledger.read()
     }
 
     /// The store, when there is a state directory.
@@ -81,7 +85,7 @@ impl DurableLedger {
     /// log, in the ledger's order. Returns the log position to
     /// [`DurableLedger::persist`].
     pub fn write<R>(&self, change: impl FnOnce(&mut Ledger) -> R) -> (R, u64) {
-        let mut ledger = self.ledger.lock();
+        let mut ledger = self.ledger.write();
         let result = change(&mut ledger);
         let seq = match &self.store {
             Some(store) => store.append(ledger.take_journal()),
@@ -123,7 +127,7 @@ impl DurableLedger {
         }
         let started = Instant::now();
         let pending = {
-            let mut ledger = self.ledger.lock();
+            let mut ledger = self.ledger.write();
             store.append(ledger.take_journal());
             store.begin_snapshot(&ledger)
         };
