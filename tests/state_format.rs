@@ -1,7 +1,8 @@
 //! The state files of every snapshot format version, committed in
 //! `tests/fixtures/state-v<N>/` (a snapshot and the log after it): later
 //! versions must load them all. Version 1 stores side records bare,
-//! version 2 each after its length (recovery maps them in place). Write the
+//! version 2 each after its length (recovery maps them in place), version
+//! 3 (log version 2) long texts with their identifying weight. Write the
 //! current version's only when it is new:
 //! `cargo test --release --test state_format -- --ignored`.
 
@@ -113,6 +114,11 @@ fn version_1_state_still_loads() {
 #[test]
 fn version_2_state_loads() {
     state_loads(2);
+}
+
+#[test]
+fn version_3_state_loads() {
+    state_loads(3);
 }
 
 fn state_loads(version: u32) {

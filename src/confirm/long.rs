@@ -17,7 +17,14 @@ pub struct LongText {
     /// The first [`LEAD_CHARS`] letters and digits of the body.
     pub lead: Box<str>,
     pub numbers: Box<[u32]>,
+    /// How much of the body identifies its story without the headline
+    /// ([`super::boilerplate::identifying_weight`]); [`UNKNOWN_WEIGHT`] for
+    /// nodes recorded before it was kept (they identify, as they did).
+    pub identifying_weight: u32,
 }
+
+/// The identifying weight of a node recorded before it was kept.
+pub const UNKNOWN_WEIGHT: u32 = u32::MAX;
 
 /// How much of a body's start is kept to recognise a headline taken from it.
 pub const LEAD_CHARS: usize = 48;
@@ -47,6 +54,12 @@ pub fn lead_is_chinese(lead: &str) -> bool {
 /// under reworded headlines (see [`LongText::same_body`]). Recurring
 /// reports share their frame but not their facts, and stay below it.
 const SAME_BODY_JACCARD: f64 = 0.9;
+
+/// The headline similarity (character bigrams) at which two headlines over
+/// a body that does not identify its story are one headline: a repost's
+/// edits to a headline (a tag, a source, punctuation) keep most bigrams;
+/// another story's headline, even in the same words' vocabulary, does not.
+const STRICT_HEADLINE_JACCARD: f64 = 0.5;
 
 /// How much of a headline must appear in the other copy's lead.
 const HEADLINE_PREFIX_CHARS: usize = 16;
@@ -79,7 +92,16 @@ impl LongText {
     /// / "…法文版出版发行") over bodies that are not the same text do not
     /// agree: a recurring report keeps its headline's frame, a reprint keeps
     /// its facts.
+    ///
+    /// When either body does not identify its story by itself (see
+    /// [`super::boilerplate`]: a disclaimer, a paywall, a footer), the shared
+    /// body says nothing and the headline decides: both documents have one
+    /// (or neither has), and they are one headline, not two with a fact
+    /// swapped.
     pub fn headlines_agree(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
+        if !(self.identifies_by_body() && other.identifies_by_body()) {
+            return self.headlines_are_one(other, config);
+        }
         let (Some(ours), Some(theirs)) = (&self.headline, &other.headline) else {
             return true;
         };
@@ -98,6 +120,27 @@ impl LongText {
             && !(config.content_word_check
                 && one_fact_edited(ours, theirs, &config.synonyms)
                 && !self.same_body(other, &config.synonyms))
+    }
+
+    /// The body holds enough text outside boilerplate sentences to tell
+    /// its story without a headline ([`super::boilerplate::MIN_IDENTIFYING_WEIGHT`]).
+    pub fn identifies_by_body(&self) -> bool {
+        self.identifying_weight >= super::boilerplate::MIN_IDENTIFYING_WEIGHT
+    }
+
+    /// The two headlines are one headline: both absent, or similar at
+    /// [`STRICT_HEADLINE_JACCARD`] with no fact swapped, or one taken from
+    /// the other copy's lead.
+    fn headlines_are_one(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
+        match (&self.headline, &other.headline) {
+            (None, None) => true,
+            (Some(ours), Some(theirs)) => {
+                bigram_jaccard(ours, theirs) >= STRICT_HEADLINE_JACCARD
+                    && !(config.content_word_check
+                        && one_fact_edited(ours, theirs, &config.synonyms))
+            }
+            _ => false,
+        }
     }
 
     /// The bodies share at least `min_jaccard` of their text (estimated by
@@ -150,6 +193,7 @@ mod tests {
             headline: None,
             lead: lead.into(),
             numbers: Box::default(),
+            identifying_weight: UNKNOWN_WEIGHT,
         }
     }
 

@@ -31,6 +31,7 @@
 //! (and the candidate's root for short texts), so its cost per candidate is
 //! bounded by the short-text length (the alignment is quadratic in it).
 
+pub mod boilerplate;
 mod config;
 pub mod edits;
 mod long;
@@ -39,7 +40,7 @@ mod short;
 pub mod synonyms;
 
 pub use config::ConfirmationConfig;
-pub use long::{LEAD_CHARS, LongText, lead_is_chinese, sketch_join_bar};
+pub use long::{LEAD_CHARS, LongText, UNKNOWN_WEIGHT, lead_is_chinese, sketch_join_bar};
 pub use short::{
     MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars, allowed_unmatched_chars,
     edits_allow_join, repost_allows_join, repost_shape_allows_join, repost_shape_excluded,

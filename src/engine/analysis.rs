@@ -17,6 +17,7 @@ use super::side_record::SideRecord;
 /// How many times the short-text bound a long text may be and still keep
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
+use crate::confirm::boilerplate::read_body;
 use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
 use crate::fingerprint::letters::letters_with_breaks;
 use crate::fingerprint::{Fingerprinter, PreparedText};
@@ -142,11 +143,16 @@ impl Analyzer {
         let repost_comparable = self.repost_comparable
             && prepared.char_count
                 < fingerprinter.config().short_text_chars * REPOST_COMPARABLE_FACTOR;
+        // Boilerplate sentences neither find candidates nor confirm a join:
+        // the sketch is of the rest of the body when there is a rest.
+        let body = read_body(&fingerprinter.body_text(prepared));
         let long_text = LongText {
-            sketch: if self.long_text_search {
-                fingerprinter.body_sketch(prepared).into_boxed_slice()
-            } else {
-                Box::default()
+            sketch: match (&body.identifying_text, self.long_text_search) {
+                (_, false) => Box::default(),
+                (Some(identifying_text), true) => {
+                    fingerprinter.sketch_of(identifying_text).into_boxed_slice()
+                }
+                (None, true) => fingerprinter.body_sketch(prepared).into_boxed_slice(),
             },
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
             headline: fingerprinter
@@ -155,6 +161,7 @@ impl Analyzer {
             lead: fingerprinter
                 .body_lead(prepared, LEAD_CHARS)
                 .into_boxed_str(),
+            identifying_weight: body.weight,
         };
         (repost_comparable.then(short_text), Some(long_text))
     }

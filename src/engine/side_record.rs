@@ -15,7 +15,7 @@
 //! Consequences: the layout is part of the state format (snapshots and the
 //! log); changing it is a format change (`crate::persist`).
 
-use crate::confirm::{LongText, ShortText};
+use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::units::Fingerprint;
 
@@ -75,13 +75,17 @@ pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         decoder.skip_str()?;
         decoder.skip(16)?;
     }
-    if decoder.u8()? != 0 {
+    let long_tag = decoder.u8()?;
+    if long_tag != 0 {
         decoder.skip_u32s()?;
         if decoder.u8()? != 0 {
             decoder.skip_str()?;
         }
         decoder.skip_str()?;
         decoder.skip_u32s()?;
+        if long_tag != 1 {
+            decoder.skip(4)?;
+        }
     }
     Ok(())
 }
@@ -210,18 +214,24 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
             encoder.u8(0);
         }
         Some(long) => {
-            encoder.u8(1).u32s(&long.sketch);
+            // Tag 2: the record ends with the identifying weight (tag 1,
+            // without it, is still read).
+            encoder.u8(2).u32s(&long.sketch);
             match &long.headline {
                 None => encoder.u8(0),
                 Some(headline) => encoder.u8(1).str(headline),
             };
-            encoder.str(&long.lead).u32s(&long.numbers);
+            encoder
+                .str(&long.lead)
+                .u32s(&long.numbers)
+                .u32(long.identifying_weight);
         }
     }
 }
 
 pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
-    if decoder.u8()? == 0 {
+    let tag = decoder.u8()?;
+    if tag == 0 {
         return Ok(None);
     }
     let sketch = decoder.u32s()?.into_boxed_slice();
@@ -229,11 +239,18 @@ pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeErr
         0 => None,
         _ => Some(decoder.str()?.into()),
     };
+    let lead = decoder.str()?.into();
+    let numbers = decoder.u32s()?.into_boxed_slice();
+    let identifying_weight = match tag {
+        1 => UNKNOWN_WEIGHT,
+        _ => decoder.u32()?,
+    };
     Ok(Some(LongText {
         sketch,
         headline,
-        lead: decoder.str()?.into(),
-        numbers: decoder.u32s()?.into_boxed_slice(),
+        lead,
+        numbers,
+        identifying_weight,
     }))
 }
 

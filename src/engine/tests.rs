@@ -169,6 +169,7 @@ fn headline_taken_from_the_other_copys_lead_agrees() {
         headline: headline.map(Into::into),
         lead: lead.into(),
         numbers: Box::default(),
+        identifying_weight: 500,
     };
     let original = long_text(
         Some("老城焕新民生为先"),

@@ -290,6 +290,30 @@ impl Fingerprinter {
             .collect()
     }
 
+    /// Every field but the headline, normalised, separated by
+    /// [`FIELD_SEPARATOR`].
+    pub fn body_text(&self, prepared: &PreparedText) -> String {
+        let mut body = String::with_capacity(prepared.normalized.len());
+        for (position, part) in prepared.normalized.split(FIELD_SEPARATOR).enumerate() {
+            if Some(position) != self.headline_position {
+                if !body.is_empty() {
+                    body.push(FIELD_SEPARATOR);
+                }
+                body.push_str(part);
+            }
+        }
+        body
+    }
+
+    /// Bottom-k sketch of the character 5-grams of `body` (fields separated
+    /// by [`FIELD_SEPARATOR`]): [`Fingerprinter::body_sketch`] of a body
+    /// that [`crate::confirm::boilerplate`] cut.
+    pub fn sketch_of(&self, body: &str) -> Vec<u32> {
+        let mut hashes = Vec::with_capacity(body.len());
+        for_each_shingle(body, 5, |shingle| hashes.push(xxh3_64(shingle) as u32));
+        sketch::bottom_k(hashes, sketch::SKETCH_SIZE)
+    }
+
     /// Bottom-k sketch ([`sketch`]) of the character 5-grams of every
     /// field but the headline.
     pub fn body_sketch(&self, prepared: &PreparedText) -> Vec<u32> {

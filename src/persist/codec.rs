@@ -229,6 +229,7 @@ mod tests {
                     headline: Some("标题".into()),
                     lead: "导语".into(),
                     numbers: vec![13].into_boxed_slice(),
+                    identifying_weight: 120,
                 }),
             },
         ];
@@ -278,6 +279,7 @@ mod tests {
                 headline: Some("标题".into()),
                 lead: "导语".into(),
                 numbers: Box::default(),
+                identifying_weight: 0,
             }),
         }));
         round_trip(Effect::Engine(EngineEffect::Forgotten { fingerprint: 3 }));

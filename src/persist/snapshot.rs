@@ -28,11 +28,13 @@ use crate::ledger::{DocumentKey, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
 
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
-/// Version of the snapshot format written; a reader reads this and
-/// version 1 and refuses newer ones. Version 2 stores each side record
+/// Version of the snapshot format written; a reader reads this and every
+/// earlier one and refuses newer ones. Version 2 stores each side record
 /// after its length, as the side file lays records out, so recovery maps
 /// them where they are instead of copying them (version 1: without).
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 2;
+/// Version 3 may hold long texts with their identifying weight (side record
+/// tag 2), which a build that reads up to version 2 would misread.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 3;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 const SNAPSHOT_NODES: u8 = b'N';
@@ -171,7 +173,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
         return Err("not a neardup snapshot".to_string());
     }
     let version = u32::from_le_bytes([version[0], version[1], version[2], version[3]]);
-    if version != 1 && version != SNAPSHOT_FORMAT_VERSION {
+    if !(1..=SNAPSHOT_FORMAT_VERSION).contains(&version) {
         return Err(format!(
             "format version {version}, this build reads 1 to {SNAPSHOT_FORMAT_VERSION}"
         ));

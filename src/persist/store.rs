@@ -18,7 +18,7 @@ use crate::units::Millis;
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 /// Version of the log format; a reader refuses newer ones.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 const LOG_HEADER_LEN: usize = 16 + 4 + 8;
 
 /// When written frames are forced to disk.
@@ -663,9 +663,14 @@ fn replay_log(
     let mut cut_here: Option<usize> = None;
     for (position, (_, path)) in segments.iter().enumerate() {
         let data = fs::read(path).map_err(io_error(path))?;
+        // Version 2 writes long texts with their identifying weight (side
+        // record tag 2); version 1 logs are read as they are.
         let header_ok = data.len() >= LOG_HEADER_LEN
             && &data[..16] == LOG_MAGIC
-            && data[16..20] == FORMAT_VERSION.to_le_bytes();
+            && data[16..20]
+                .try_into()
+                .map(u32::from_le_bytes)
+                .is_ok_and(|version| (1..=FORMAT_VERSION).contains(&version));
         if !header_ok {
             if data.len() < LOG_HEADER_LEN && position + 1 == segments.len() {
                 // Created but its header never reached the disk.
