@@ -121,6 +121,8 @@ fn main() {
     let (filling, probing) = documents.split_at(fill);
     let mut one = engine();
     let mut many = engine();
+    one.track_changes();
+    many.track_changes();
     let started = Instant::now();
     for chunk in filling.chunks(block_size) {
         place_block(&mut one, chunk, threads, START_TIME);

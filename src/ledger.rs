@@ -422,6 +422,13 @@ impl Ledger {
         placed
     }
 
+    /// Records the engine's changes from now on, so decisions taken under
+    /// a shared lock can be checked when they are applied
+    /// ([`crate::engine::Engine::track_changes`]).
+    pub fn track_changes(&mut self) {
+        self.engine.track_changes();
+    }
+
     /// Decides where each of `analyses` (a request's sources, in order;
     /// `None`: not stamped) would go, changing nothing: on `threads`
     /// threads, under a shared lock ([`crate::engine::batch`]).

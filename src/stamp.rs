@@ -218,6 +218,9 @@ pub fn stamp(
         pending_documents: 0,
     };
     let batch_documents = options.threads.max(1) * DOCUMENTS_PER_THREAD;
+    if options.threads > 1 {
+        stamper.engine.track_changes();
+    }
     let mut format = options.format;
     let mut expectation = BulkExpectation::Action;
     let mut bytes_read = 0u64;
@@ -381,7 +384,9 @@ impl Stamper<'_> {
                 Pending::Line(_) => None,
             })
             .collect();
-        let mut batch = self.engine.plan_documents(documents, self.options.threads);
+        // One thread: placed one by one, as they come (no batch to check).
+        let mut batch = (self.options.threads > 1)
+            .then(|| self.engine.plan_documents(documents, self.options.threads));
         for item in pending {
             let document = match item {
                 Pending::Line(line) => {
@@ -392,7 +397,14 @@ impl Stamper<'_> {
             };
             let (removed, _) = self.engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
             self.summary.expired_nodes += removed as u64;
-            let Some(placed) = self.engine.place_next(&mut batch, document.now) else {
+            let placed = match &mut batch {
+                Some(batch) => self.engine.place_next(batch, document.now),
+                None => document
+                    .target
+                    .document(&document.source)
+                    .and_then(|source| self.engine.add_document(source, document.now)),
+            };
+            let Some(placed) = placed else {
                 self.summary.without_text += 1;
                 output.write_all(&document.line)?;
                 continue;

@@ -119,6 +119,7 @@ fn serial(steps: &[Step], k: u32) -> Outcome {
 
 fn batched(steps: &[Step], k: u32, threads: usize) -> Outcome {
     let mut engine = new_engine(k);
+    engine.track_changes();
     let mut now: Millis = 1_700_000_000_000;
     let mut answers = Vec::new();
     for batch_steps in steps.split(|step| matches!(step, Step::Cut)) {
@@ -177,6 +178,7 @@ proptest! {
 #[test]
 fn copies_inside_one_batch_meet() {
     let mut engine = new_engine(3);
+    engine.track_changes();
     let text = text_of(&[0, 1, 2], 0);
     let analyzer = engine.analyzer().clone();
     let mut batch = engine.plan_batch(vec![text.clone(); 5], 2, |text| {
@@ -204,6 +206,7 @@ fn interleaved(
 ) -> (Vec<Placed>, Vec<Placed>) {
     let now: Millis = 1_700_000_000_000;
     let mut engine = new_engine(k);
+    engine.track_changes();
     let analyzer = engine.analyzer().clone();
     let analyse = |text: &String| Some(analyzer.analyze(&analyzer.fingerprinter().prepare(text)));
     let mut batch_a = engine.plan_batch(first.iter().collect(), 2, analyse);

@@ -128,9 +128,19 @@ impl ShingleIndex {
         if shingles.is_empty() {
             return;
         }
+        let keys = self.band_keys(shingles);
+        self.insert_keyed(node, &keys);
+    }
+
+    /// [`ShingleIndex::insert`] with the band keys already computed
+    /// ([`ShingleIndex::band_keys`] of non-empty shingles).
+    pub fn insert_keyed(&mut self, node: NodeId, keys: &[u64]) {
+        if keys.is_empty() {
+            return;
+        }
         // A full bucket takes no more: candidate lists stay bounded, and the
         // text is still found through its other bands.
-        for key in self.band_keys(shingles) {
+        for &key in keys {
             self.buckets[half_of(key)].insert(key, node);
         }
         self.texts += 1;
@@ -160,9 +170,14 @@ impl ShingleIndex {
         } else {
             self.band_keys(shingles)
         };
+        self.ranked_by_keys(&keys, order_key)
+    }
+
+    /// [`ShingleIndex::ranked`] with the band keys already computed.
+    pub fn ranked_by_keys<F: Fn(NodeId) -> u64>(&self, keys: &[u64], order_key: F) -> Ranked<F> {
         super::rank_by_hits_then_age(
-            keys.into_iter()
-                .map(|key| self.buckets[half_of(key)].get(key).0),
+            keys.iter()
+                .map(|&key| self.buckets[half_of(key)].get(key).0),
             order_key,
         )
     }
@@ -178,6 +193,9 @@ impl ShingleIndex {
     /// (one per band): two texts can meet in this index only through a
     /// key they share.
     pub fn band_keys(&self, shingles: &[u32]) -> Vec<u64> {
+        if shingles.is_empty() {
+            return Vec::new();
+        }
         let mut keys = Vec::with_capacity(self.shape.bands);
         self.band_keys_into(shingles, &mut keys);
         keys

@@ -35,6 +35,10 @@
 //! own) needs agreeing headlines to join; and a boilerplate page reposted
 //! under the same headline still joins.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 use crate::fingerprint::normalize;
 
 /// The weight ([`identifying_weight`]) a body needs to identify its story
@@ -160,6 +164,27 @@ const ENGLISH_MARKERS: &[&str] = &[
     "advertisement",
     "sponsored content",
 ];
+
+/// The Chinese phrases, found in one pass over a sentence's Han characters.
+static CHINESE_MATCHER: LazyLock<AhoCorasick> =
+    LazyLock::new(|| AhoCorasick::new(CHINESE_MARKERS).unwrap_or_else(|_| unreachable_matcher()));
+
+/// The English phrases padded with a space at both ends, found in one pass
+/// over a sentence's space-padded words: whole words only, and two phrases
+/// that share a space are both found.
+static ENGLISH_MATCHER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let padded: Vec<String> = ENGLISH_MARKERS
+        .iter()
+        .map(|marker| format!(" {marker} "))
+        .collect();
+    AhoCorasick::new(&padded).unwrap_or_else(|_| unreachable_matcher())
+});
+
+/// The matchers are built from the constant lists above, which are valid
+/// patterns; an automaton that matches nothing keeps this path panic-free.
+fn unreachable_matcher() -> AhoCorasick {
+    AhoCorasick::new(Vec::<String>::new()).unwrap_or_else(|_| unreachable!("no pattern"))
+}
 
 /// A sentence with one phrase of the genre is boilerplate only when what
 /// else it says weighs at most this (in half weights: about 30 Han
@@ -339,21 +364,30 @@ impl Sentence {
 /// A sentence (its Han characters, and its other words space-padded) is
 /// boilerplate: a phrase of the genre in a short sentence, or two in any.
 fn is_boilerplate(han: &str, words: &str, weight_in_halves: u64) -> bool {
+    let mut found = [false; CHINESE_MARKERS.len() + ENGLISH_MARKERS.len()];
     let mut phrases = 0;
     let mut phrase_halves = 0;
-    for marker in CHINESE_MARKERS {
-        if han.contains(marker) {
+    let mut note = |index: usize, halves: u64| {
+        if !found[index] {
+            found[index] = true;
             phrases += 1;
-            phrase_halves += 2 * marker.chars().count() as u64;
+            phrase_halves += halves;
+        }
+    };
+    if !han.is_empty() {
+        for found in CHINESE_MATCHER.find_overlapping_iter(han) {
+            let marker = CHINESE_MARKERS[found.pattern().as_usize()];
+            note(
+                found.pattern().as_usize(),
+                2 * marker.chars().count() as u64,
+            );
         }
     }
-    for marker in ENGLISH_MARKERS {
-        let whole_word = words.match_indices(marker).any(|(at, _)| {
-            words[..at].ends_with(' ') && words[at + marker.len()..].starts_with(' ')
-        });
-        if whole_word {
-            phrases += 1;
-            phrase_halves += marker.chars().filter(|c| *c != ' ').count() as u64;
+    if !words.is_empty() {
+        for found in ENGLISH_MATCHER.find_overlapping_iter(words) {
+            let index = found.pattern().as_usize();
+            let letters = ENGLISH_MARKERS[index].chars().filter(|c| *c != ' ').count();
+            note(CHINESE_MARKERS.len() + index, letters as u64);
         }
     }
     match phrases {

@@ -39,6 +39,9 @@
 //! placement costs.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
 
 use super::plan::Plan;
 use super::{Analysis, Engine, Placed};
@@ -71,6 +74,14 @@ impl PlannedBatch {
 }
 
 impl Engine {
+    /// Records the engine's changes from now on, so that decisions taken
+    /// on an earlier state ([`Engine::plan_batch`]) can be checked rather
+    /// than taken again. Call once, before planning; without it a batch's
+    /// plans are all decided again but the first (correct, and slow).
+    pub fn track_changes(&mut self) {
+        self.recent.track();
+    }
+
     /// Decides every item of `items` (in arrival order) against the engine
     /// as it is, on up to `threads` threads: `analyse` (run on those threads
     /// too) turns an item into its analysis, `None` for one without text.
@@ -86,27 +97,41 @@ impl Engine {
         let planned: Vec<Option<Plan>> = if threads == 1 {
             items.into_iter().map(plan_one).collect()
         } else {
-            let chunk = items.len().div_ceil(threads);
-            let mut items = items.into_iter();
-            let chunks: Vec<Vec<T>> = (0..threads)
-                .map(|_| items.by_ref().take(chunk).collect())
+            // Items are taken one at a time by whichever thread is free: a
+            // long text costs many times a short one, and fixed slices would
+            // leave one thread waiting for the other.
+            let slots: Vec<Mutex<Option<T>>> = items
+                .into_iter()
+                .map(|item| Mutex::new(Some(item)))
                 .collect();
-            let plan_one = &plan_one;
-            std::thread::scope(|scope| {
-                let workers: Vec<_> = chunks
-                    .into_iter()
-                    .map(|chunk| {
-                        scope.spawn(move || chunk.into_iter().map(plan_one).collect::<Vec<_>>())
+            let next = AtomicUsize::new(0);
+            let (slots, next, plan_one) = (&slots, &next, &plan_one);
+            let mut planned: Vec<(usize, Option<Plan>)> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..threads)
+                    .map(|_| {
+                        scope.spawn(move || {
+                            let mut done = Vec::new();
+                            loop {
+                                let index = next.fetch_add(1, Ordering::Relaxed);
+                                let Some(slot) = slots.get(index) else {
+                                    return done;
+                                };
+                                let item = slot.lock().take();
+                                done.push((index, item.and_then(plan_one)));
+                            }
+                        })
                     })
                     .collect();
                 workers
                     .into_iter()
                     .flat_map(|worker| match worker.join() {
-                        Ok(plans) => plans,
+                        Ok(done) => done,
                         Err(panic) => std::panic::resume_unwind(panic),
                     })
                     .collect()
-            })
+            });
+            planned.sort_unstable_by_key(|&(index, _)| index);
+            planned.into_iter().map(|(_, plan)| plan).collect()
         };
         PlannedBatch {
             plans: planned.into(),

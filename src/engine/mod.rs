@@ -421,6 +421,27 @@ impl Engine {
         own_short_text: Option<ShortText>,
         own_long_text: Option<LongText>,
     ) {
+        self.remember_keyed(
+            fingerprint,
+            assignment,
+            exact_hash,
+            own_short_text,
+            own_long_text,
+            None,
+        );
+    }
+
+    /// [`Engine::remember`] with the short text's band keys when they were
+    /// computed already (a placement's footprint).
+    fn remember_keyed(
+        &mut self,
+        fingerprint: Fingerprint,
+        assignment: Assignment,
+        exact_hash: u64,
+        own_short_text: Option<ShortText>,
+        own_long_text: Option<LongText>,
+        shingle_keys: Option<&[u64]>,
+    ) {
         let new_node = assignment.placement != Placement::ExistingNode;
         let Some(id) = self.forest.number(fingerprint) else {
             return;
@@ -456,7 +477,10 @@ impl Engine {
             if let Some(short_text) = &side.short_text
                 && self.confirmation.short_text_search
             {
-                self.short_texts.insert(id, &short_text.shingles);
+                match shingle_keys {
+                    Some(keys) => self.short_texts.insert_keyed(id, keys),
+                    None => self.short_texts.insert(id, &short_text.shingles),
+                }
             }
             if let Some(long_text) = &side.long_text {
                 self.long_texts.insert(id, &long_text.sketch);
@@ -531,12 +555,13 @@ impl Engine {
                 }
             }
             if let Some(&fingerprint) = fingerprints.get(position) {
-                let (exact_hashes, keys) = side.as_ref().map_or((&[][..], Vec::new()), |side| {
-                    (
+                let (exact_hashes, keys) = match side.as_ref() {
+                    Some(side) => (
                         side.exact_hashes.as_slice(),
                         self.index_keys(side.short_text.as_ref(), side.long_text.as_ref()),
-                    )
-                });
+                    ),
+                    None => (&[][..], self.index_keys(None, None)),
+                };
                 self.recent.removed(fingerprint, exact_hashes, &keys);
             }
         }

@@ -127,7 +127,8 @@ impl Engine {
             long: analysis.long_text.as_ref(),
         };
         let node = self.node_for(analysis.fingerprint, own);
-        let mut extra_candidates = self.shingle_candidates(node, own, &mut confirmations);
+        let mut extra_candidates =
+            self.shingle_candidates(node, own, &footprint.shingle_keys, &mut confirmations);
         extra_candidates.extend(self.sketch_candidates(node, own, &mut confirmations));
         let roots = if self.forest.number(node).is_some() {
             // Counted on its node: no root to choose.
@@ -166,30 +167,36 @@ impl Engine {
     /// exact hash and its keys in the two text indices (the ones its node
     /// is stored under too).
     fn footprint(&self, analysis: &Analysis) -> Footprint {
-        Footprint {
-            simhash: analysis.fingerprint,
-            exact_hash: analysis.exact_hash,
-            keys: self.index_keys(analysis.short_text.as_ref(), analysis.long_text.as_ref()),
-        }
+        let mut footprint =
+            self.index_keys(analysis.short_text.as_ref(), analysis.long_text.as_ref());
+        footprint.simhash = analysis.fingerprint;
+        footprint.exact_hash = analysis.exact_hash;
+        footprint
     }
 
     /// The keys a node of these texts is stored under (and a text looks
-    /// up) in the short-text and long-text indices.
+    /// up) in the short-text and long-text indices (simhash and exact hash
+    /// left at 0).
     pub(super) fn index_keys(
         &self,
         short: Option<&ShortText>,
         long: Option<&LongText>,
-    ) -> Vec<u64> {
-        let mut keys = Vec::new();
-        if let Some(short) = short
-            && self.confirmation.short_text_search
-        {
-            keys.extend(self.short_texts.band_keys(&short.shingles));
+    ) -> Footprint {
+        let shingle_keys = match short {
+            Some(short) if self.confirmation.short_text_search => {
+                self.short_texts.band_keys(&short.shingles)
+            }
+            _ => Vec::new(),
+        };
+        let sketch_keys = long.map_or_else(Vec::new, |long| {
+            SketchIndex::keys(&long.sketch).map(u64::from).collect()
+        });
+        Footprint {
+            simhash: 0,
+            exact_hash: 0,
+            shingle_keys,
+            sketch_keys,
         }
-        if let Some(long) = long {
-            keys.extend(SketchIndex::keys(&long.sketch).map(u64::from));
-        }
-        keys
     }
 
     /// Carries a plan out on the engine as it is now. The plan must have
@@ -226,10 +233,8 @@ impl Engine {
         } = analysis;
         let assignment = self.forest.assign_to_roots(node, now, &roots);
         let new_node = assignment.placement != Placement::ExistingNode;
-        self.recent.placed(
-            exact_hash,
-            new_node.then_some((node, plan.footprint.keys.as_slice())),
-        );
+        self.recent
+            .placed(exact_hash, new_node.then_some((node, &plan.footprint)));
         if self.journal.is_some() {
             let (short_text, long_text) = if new_node {
                 (short_text.clone(), long_text.clone())
@@ -245,7 +250,15 @@ impl Engine {
                 long_text,
             });
         }
-        self.remember(node, assignment, exact_hash, short_text, long_text);
+        let shingle_keys = Some(plan.footprint.shingle_keys.as_slice());
+        self.remember_keyed(
+            node,
+            assignment,
+            exact_hash,
+            short_text,
+            long_text,
+            shingle_keys,
+        );
         placed(node, assignment, false)
     }
 

@@ -16,7 +16,9 @@
 //! before it is trusted. Memory is bounded: the changes of the last [`RECENT_EPOCHS`]
 //! epochs are kept; a decision older than that is decided again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::hashing::FingerprintMap;
 
 use crate::units::Fingerprint;
 
@@ -34,12 +36,26 @@ const KEYS_BEFORE_TRIM: usize = 64 * RECENT_EPOCHS as usize;
 pub(super) struct Footprint {
     pub(super) simhash: Fingerprint,
     pub(super) exact_hash: u64,
-    pub(super) keys: Vec<u64>,
+    /// Its band keys in the short-text index (none when it has no short
+    /// text or that search is off).
+    pub(super) shingle_keys: Vec<u64>,
+    /// Its keys in the long-text index.
+    pub(super) sketch_keys: Vec<u64>,
+}
+
+impl Footprint {
+    fn keys(&self) -> impl Iterator<Item = &u64> {
+        self.shingle_keys.iter().chain(&self.sketch_keys)
+    }
 }
 
 /// The engine's recent changes, by epoch.
 #[derive(Debug, Default)]
 pub(super) struct RecentChanges {
+    /// Off until a caller decides on an earlier state
+    /// ([`RecentChanges::track`]): then only the epoch moves, and no
+    /// decision but one taken at the current epoch holds.
+    tracking: bool,
     epoch: u64,
     /// Epoch of the last change that decisions cannot be checked against.
     barrier: u64,
@@ -48,14 +64,24 @@ pub(super) struct RecentChanges {
     /// New nodes, oldest first, with the epoch that added them.
     nodes: VecDeque<(u64, Fingerprint)>,
     /// Index key → epoch of the last node stored under it.
-    keys: HashMap<u64, u64>,
+    keys: FingerprintMap<u64>,
     /// Exact hash → epoch of the last text placed with it.
-    exact_hashes: HashMap<u64, u64>,
+    exact_hashes: FingerprintMap<u64>,
 }
 
 impl RecentChanges {
     pub(super) fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// Records what changes from now on, so decisions taken on an earlier
+    /// state can be checked. Until then the engine pays nothing for it.
+    pub(super) fn track(&mut self) {
+        if !self.tracking {
+            self.tracking = true;
+            // Nothing before this moment is known.
+            self.known_since = self.epoch;
+        }
     }
 
     /// A change no decision taken before it can be checked against.
@@ -66,27 +92,30 @@ impl RecentChanges {
 
     /// A text placed: on a new node (`new_node` with its index keys) or
     /// counted on an existing one.
-    pub(super) fn placed(&mut self, exact_hash: u64, new_node: Option<(Fingerprint, &[u64])>) {
+    pub(super) fn placed(&mut self, exact_hash: u64, new_node: Option<(Fingerprint, &Footprint)>) {
         self.changed(&[exact_hash], new_node);
     }
 
     /// A node removed (expired, or left without documents), with the exact
     /// hashes and index keys it was found by.
-    pub(super) fn removed(&mut self, node: Fingerprint, exact_hashes: &[u64], keys: &[u64]) {
+    pub(super) fn removed(&mut self, node: Fingerprint, exact_hashes: &[u64], keys: &Footprint) {
         self.changed(exact_hashes, Some((node, keys)));
     }
 
     /// A node added or removed where decisions look: near its fingerprint,
     /// under its keys, by its exact hashes.
-    fn changed(&mut self, exact_hashes: &[u64], node: Option<(Fingerprint, &[u64])>) {
+    fn changed(&mut self, exact_hashes: &[u64], node: Option<(Fingerprint, &Footprint)>) {
         self.epoch += 1;
+        if !self.tracking {
+            return;
+        }
         let epoch = self.epoch;
         for &exact_hash in exact_hashes {
             self.exact_hashes.insert(exact_hash, epoch);
         }
         let new_node = node;
         if let Some((node, keys)) = new_node {
-            for &key in keys {
+            for &key in keys.keys() {
                 self.keys.insert(key, epoch);
             }
             self.nodes.push_back((epoch, node));
@@ -121,12 +150,12 @@ impl RecentChanges {
         if since == self.epoch {
             return true;
         }
-        if self.barrier > since || since < self.known_since {
+        if !self.tracking || self.barrier > since || since < self.known_since {
             return false;
         }
         let newer = |epoch: Option<&u64>| epoch.is_some_and(|&epoch| epoch > since);
         if newer(self.exact_hashes.get(&footprint.exact_hash))
-            || footprint.keys.iter().any(|key| newer(self.keys.get(key)))
+            || footprint.keys().any(|key| newer(self.keys.get(key)))
         {
             return false;
         }
@@ -147,37 +176,43 @@ mod tests {
         Footprint {
             simhash,
             exact_hash,
-            keys: keys.to_vec(),
+            shingle_keys: keys.to_vec(),
+            sketch_keys: Vec::new(),
         }
     }
 
     #[test]
     fn a_decision_holds_until_what_it_read_changes() {
-        let mut recent = RecentChanges::default();
+        let tracked = || {
+            let mut recent = RecentChanges::default();
+            recent.track();
+            recent
+        };
+        let mut recent = tracked();
         let since = recent.epoch();
         let mine = footprint(0b1111, 7, &[100, 200]);
-        recent.placed(8, Some((0xFFFF_0000, &[300])));
+        recent.placed(8, Some((0xFFFF_0000, &footprint(0, 0, &[300]))));
         assert!(recent.unchanged_since(since, &mine, 4), "unrelated node");
         recent.placed(9, None);
         assert!(recent.unchanged_since(since, &mine, 4), "counted elsewhere");
-        let mut near = RecentChanges::default();
-        near.placed(8, Some((0b0111_0000_1111, &[])));
+        let mut near = tracked();
+        near.placed(8, Some((0b0111_0000_1111, &footprint(0, 0, &[]))));
         assert!(!near.unchanged_since(0, &mine, 4), "a node within reach");
         assert!(near.unchanged_since(0, &mine, 2), "out of a smaller reach");
-        let mut keyed = RecentChanges::default();
-        keyed.placed(8, Some((u64::MAX, &[200])));
+        let mut keyed = tracked();
+        keyed.placed(8, Some((u64::MAX, &footprint(0, 0, &[200]))));
         assert!(!keyed.unchanged_since(0, &mine, 4), "a shared key");
-        let mut same = RecentChanges::default();
+        let mut same = tracked();
         same.placed(7, None);
         assert!(!same.unchanged_since(0, &mine, 4), "the same text");
-        let mut barred = RecentChanges::default();
+        let mut barred = tracked();
         barred.barrier();
         assert!(!barred.unchanged_since(0, &mine, 4), "a barrier");
         assert!(barred.unchanged_since(barred.epoch(), &mine, 4));
-        let mut removed = RecentChanges::default();
-        removed.removed(u64::MAX, &[3], &[4]);
+        let mut removed = tracked();
+        removed.removed(u64::MAX, &[3], &footprint(0, 0, &[4]));
         assert!(removed.unchanged_since(0, &mine, 4), "an unrelated removal");
-        removed.removed(0b0111_0000_1111, &[], &[]);
+        removed.removed(0b0111_0000_1111, &[], &footprint(0, 0, &[]));
         assert!(
             !removed.unchanged_since(0, &mine, 4),
             "a removal within reach"
@@ -185,11 +220,29 @@ mod tests {
     }
 
     #[test]
-    fn what_is_forgotten_is_not_trusted() {
+    fn untracked_changes_trust_only_the_current_state() {
         let mut recent = RecentChanges::default();
         let mine = footprint(0, 1, &[]);
+        recent.placed(5, Some((u64::MAX, &footprint(0, 0, &[]))));
+        assert!(!recent.unchanged_since(0, &mine, 3));
+        assert!(recent.unchanged_since(recent.epoch(), &mine, 3));
+        recent.track();
+        let since = recent.epoch();
+        recent.placed(6, Some((u64::MAX, &footprint(0, 0, &[]))));
+        assert!(recent.unchanged_since(since, &mine, 3));
+        assert!(
+            !recent.unchanged_since(since - 1, &mine, 3),
+            "before tracking began"
+        );
+    }
+
+    #[test]
+    fn what_is_forgotten_is_not_trusted() {
+        let mut recent = RecentChanges::default();
+        recent.track();
+        let mine = footprint(0, 1, &[]);
         for node in 0..=RECENT_EPOCHS {
-            recent.placed(node + 10, Some((u64::MAX - node, &[])));
+            recent.placed(node + 10, Some((u64::MAX - node, &footprint(0, 0, &[]))));
         }
         assert!(
             !recent.unchanged_since(0, &mine, 3),

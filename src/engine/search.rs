@@ -44,11 +44,12 @@ impl Engine {
         &self,
         fingerprint: Fingerprint,
         own: NodeTexts<'_>,
+        band_keys: &[u64],
         stats: &mut EngineStats,
     ) -> Vec<Fingerprint> {
-        let Some(own_short) = own.short.filter(|_| self.confirmation.short_text_search) else {
+        if own.short.is_none() || !self.confirmation.short_text_search {
             return Vec::new();
-        };
+        }
         let (side_data, config) = (&self.side_data, &self.confirmation);
         // Roots from the forest (in memory), not from the side records.
         let forest = &self.forest;
@@ -56,7 +57,7 @@ impl Engine {
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
         let mut confirmed = Vec::new();
-        let ranked = self.short_texts.ranked(&own_short.shingles, |node| {
+        let ranked = self.short_texts.ranked_by_keys(band_keys, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
         for node in ranked {

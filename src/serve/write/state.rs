@@ -45,7 +45,10 @@ pub struct DurableLedger {
 }
 
 impl DurableLedger {
-    pub fn new(ledger: Ledger, store: Option<Store>) -> Self {
+    pub fn new(mut ledger: Ledger, store: Option<Store>) -> Self {
+        // Placements are decided under the shared lock and checked when
+        // applied (see `super::place`).
+        ledger.track_changes();
         DurableLedger {
             ledger: RwLock::new(ledger),
             store: store.map(Arc::new),
