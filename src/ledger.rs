@@ -164,6 +164,9 @@ pub struct LedgerStats {
     pub deleted: u64,
     /// Keys currently tracked.
     pub keys: usize,
+    /// Placements counted before the cluster's answer (in flight, or being
+    /// read back).
+    pub awaiting_answer: u64,
 }
 
 /// A ledger's state held for writing a snapshot (see [`Ledger::snapshot_parts`]).
@@ -512,6 +515,16 @@ impl Ledger {
         self.engine.forget_document(fingerprint);
     }
 
+    /// The cluster was asked and does not hold the document placed at
+    /// `fingerprint` (or could not tell): its count is taken back, as after
+    /// a crash ([`Ledger::resolve_in_doubt`]), and its node stays, so a
+    /// stamp that reaches the index late still names a known class.
+    pub fn not_found(&mut self, fingerprint: Fingerprint) {
+        self.settled(fingerprint);
+        self.stats.not_stored += 1;
+        self.engine.uncount(fingerprint);
+    }
+
     /// The cluster deleted the document under `key`.
     pub fn deleted(&mut self, key: DocumentKey) {
         if let Some(previous) = self.fingerprint_of_key.remove(key) {
@@ -542,6 +555,7 @@ impl Ledger {
     pub fn stats(&self) -> LedgerStats {
         LedgerStats {
             keys: self.fingerprint_of_key.len(),
+            awaiting_answer: self.pending.values().map(|&count| u64::from(count)).sum(),
             ..self.stats
         }
     }
@@ -552,18 +566,14 @@ impl Ledger {
     }
 }
 
+/// A small ledger and placements, for the tests of the modules that settle
+/// writes.
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests_support {
     use super::*;
-    use crate::confirm::ConfirmationConfig;
-    use crate::fingerprint::{FingerprintConfig, Fingerprinter};
-    use crate::forest::{Forest, ForestConfig};
+    use crate::fingerprint::FingerprintConfig;
 
-    const ORIGINAL: &str = "周末去哪儿玩？这五个公园的秋景美到不想走";
-    const REPOST: &str = "转发：周末去哪儿玩？这五个公园的秋景美到不想走";
-    const OTHER: &str = "地铁三号线东延段今日开通，沿线设站七座";
-
-    fn ledger(retention: Option<Millis>) -> Ledger {
+    pub fn ledger_with(retention: Option<Millis>) -> Ledger {
         let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
         let forest = Forest::new(ForestConfig {
             retention,
@@ -577,11 +587,30 @@ mod tests {
         ))
     }
 
-    fn place(ledger: &mut Ledger, text: &str, now: Millis) -> Placed {
+    pub fn ledger() -> Ledger {
+        ledger_with(None)
+    }
+
+    pub fn place_at(ledger: &mut Ledger, text: &str, now: Millis) -> Placed {
         let analyzer = ledger.engine().analyzer().clone();
         let prepared = analyzer.fingerprinter().prepare(text);
         ledger.place(analyzer.analyze(&prepared), now)
     }
+
+    /// Places `text` and returns its fingerprint.
+    pub fn place(ledger: &mut Ledger, text: &str) -> Fingerprint {
+        place_at(ledger, text, 0).fingerprint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tests_support::{ledger_with as ledger, place_at as place};
+    use super::*;
+
+    const ORIGINAL: &str = "周末去哪儿玩？这五个公园的秋景美到不想走";
+    const REPOST: &str = "转发：周末去哪儿玩？这五个公园的秋景美到不想走";
+    const OTHER: &str = "地铁三号线东延段今日开通，沿线设站七座";
 
     fn documents(ledger: &Ledger) -> u64 {
         ledger.engine().forest().stats().documents
@@ -594,6 +623,16 @@ mod tests {
         ledger.not_stored(placed.fingerprint);
         assert_eq!(ledger.engine().forest().stats().nodes, 0);
         assert_eq!(documents(&ledger), 0);
+    }
+
+    #[test]
+    fn a_document_the_cluster_does_not_hold_keeps_its_node_uncounted() {
+        let mut ledger = ledger(None);
+        let placed = place(&mut ledger, ORIGINAL, 0);
+        ledger.not_found(placed.fingerprint);
+        assert_eq!(ledger.engine().forest().stats().nodes, 1);
+        assert_eq!(documents(&ledger), 0);
+        assert!(ledger.pending_records().is_empty());
     }
 
     #[test]

@@ -1,17 +1,17 @@
-//! The state directory runs out of space (a small tmpfs filled by a
-//! file): writes are refused with 503 and readiness says why; when the file
-//! is removed the sidecar recovers by itself, without a restart, and its
-//! log replays every effect exactly once. Under `--on-state-failure pass`
-//! writes go on unstamped, marked, and a backfill stamps them afterwards.
+//! The state directory runs out of space: writes are refused with 503 and
+//! readiness says why; when space returns the sidecar recovers by itself,
+//! without a restart, and its log replays every effect exactly once. Under
+//! `--on-state-failure pass` writes go on unstamped, marked, and a backfill
+//! stamps them afterwards.
 //!
-//! Needs `mount -t tmpfs` (root) and `prlimit`; elsewhere the tests say so
-//! and pass.
+//! The fault is a file-size limit on the sidecar's process (`prlimit
+//! --fsize`, util-linux, no privilege): its appends fail with EFBIG as they
+//! would with ENOSPC, so these tests run everywhere, not only where a tmpfs
+//! can be mounted.
 
 mod support;
 
-use std::fs::File;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -20,48 +20,42 @@ use support::{Osmem, Sidecar, TempDir, client, get_json, send_json, stamps_in, s
 
 const INDEX: &str = "news-full";
 
-/// A tmpfs of `size` mounted on a fresh directory, unmounted on drop.
-struct Tmpfs {
-    dir: TempDir,
+/// The sidecar's state runs out of space from now on: a soft file-size
+/// limit (`prlimit --fsize` on its process, which needs no privilege) at
+/// the size its largest log segment has, so the next append fails with
+/// EFBIG, which the sidecar treats as a full disk (ENOSPC). Raised again by
+/// [`give_space_back`].
+fn fill_state(sidecar: &Sidecar, state_dir: &Path) {
+    let log_len = largest_log_segment(state_dir);
+    set_file_size_limit(sidecar, &format!("{log_len}:unlimited"));
 }
 
-impl Tmpfs {
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let dir = TempDir::new("tmpfs");
-        let mounted = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .is_ok_and(|status| status.success());
-        if !mounted {
-            eprintln!("skipped: cannot mount a tmpfs here (needs root)");
-            return None;
-        }
-        Some(Tmpfs { dir })
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
+fn largest_log_segment(state_dir: &Path) -> u64 {
+    std::fs::read_dir(state_dir)
+        .expect("state dir")
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with("log-"))
+        .filter_map(|entry| entry.metadata().ok())
+        .map(|metadata| metadata.len())
+        .max()
+        .expect("a log segment")
 }
 
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
-    }
+fn give_space_back(sidecar: &Sidecar) {
+    set_file_size_limit(sidecar, "unlimited:unlimited");
 }
 
-/// Fills the file system of `dir` with one file; returns its path.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut file = File::create(&path).expect("filler");
-    let chunk = vec![0u8; 4096];
-    while file.write_all(&chunk).is_ok() {}
-    let _ = file.sync_all();
-    path
+/// The soft limit only: raising a hard limit needs a privilege.
+fn set_file_size_limit(sidecar: &Sidecar, value: &str) {
+    let limited = Command::new("prlimit")
+        .args([
+            "--pid",
+            &sidecar.pid().to_string(),
+            &format!("--fsize={value}"),
+        ])
+        .status()
+        .unwrap_or_else(|error| panic!("prlimit (util-linux) is needed: {error}"));
+    assert!(limited.success(), "prlimit --fsize={value}");
 }
 
 /// `count` distinct articles, ids `{prefix}{n}`, long enough that their
@@ -121,19 +115,16 @@ async fn wait_for_health(sidecar: &str, status: u16, limit: Duration) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_state_directory_turns_readiness_red_and_heals_by_itself_when_space_returns() {
-    let Some(tmpfs) = Tmpfs::mount("4m") else {
-        return;
-    };
     let osmem = Osmem::start();
-    let state_dir = tmpfs.path().join("state");
-    let state_dir = state_dir.to_string_lossy().to_string();
+    let state = TempDir::new("full-state");
+    let state_dir = state.path().to_string_lossy().to_string();
     let mut sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
 
     let (status, _, answer) = post_bulk(&sidecar.url, bulk("a", 20)).await;
     assert_eq!(status, 200, "{answer}");
     wait_for_health(&sidecar.url, 200, Duration::from_secs(5)).await;
 
-    let filler = fill(tmpfs.path());
+    fill_state(&sidecar, state.path());
     let (status, _, refused) = post_bulk(&sidecar.url, bulk("b", 40)).await;
     assert_eq!(status, 503, "{refused}");
     assert_eq!(
@@ -173,7 +164,7 @@ async fn a_full_state_directory_turns_readiness_red_and_heals_by_itself_when_spa
     assert!(metrics.contains("neardup_state_writable 0"), "{metrics}");
 
     // Space returns: no restart, readiness comes back, writes go through.
-    std::fs::remove_file(filler).expect("remove filler");
+    give_space_back(&sidecar);
     let healed = wait_for_health(&sidecar.url, 200, Duration::from_secs(10)).await;
     assert_eq!(healed["state"]["status"], "writable", "{healed}");
     let (status, _, answer) = post_bulk(&sidecar.url, bulk("c", 20)).await;
@@ -196,16 +187,13 @@ async fn a_full_state_directory_turns_readiness_red_and_heals_by_itself_when_spa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_pass_a_full_state_directory_forwards_writes_unstamped_and_a_backfill_stamps_them() {
-    let Some(tmpfs) = Tmpfs::mount("4m") else {
-        return;
-    };
     let osmem = Osmem::start();
-    let state_dir = tmpfs.path().join("state");
-    let state_dir = state_dir.to_string_lossy().to_string();
+    let state = TempDir::new("full-state-pass");
+    let state_dir = state.path().to_string_lossy().to_string();
     let sidecar =
         Sidecar::start_with_state(&osmem.url, &state_dir, &["--on-state-failure", "pass"]);
 
-    let filler = fill(tmpfs.path());
+    fill_state(&sidecar, state.path());
     let (status, headers, answer) = post_bulk(&sidecar.url, bulk("p", 30)).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer["errors"], false, "{answer}");
@@ -238,7 +226,7 @@ async fn under_pass_a_full_state_directory_forwards_writes_unstamped_and_a_backf
         "{metrics}"
     );
 
-    std::fs::remove_file(filler).expect("remove filler");
+    give_space_back(&sidecar);
     let deadline = Instant::now() + Duration::from_secs(10);
     while get_json(&format!("{}/_neardup/health", sidecar.url))
         .await
@@ -281,48 +269,22 @@ async fn under_pass_a_full_state_directory_forwards_writes_unstamped_and_a_backf
 /// heals it without a restart.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_size_limit_is_survived_and_healed_like_a_full_disk() {
-    let has_prlimit = Command::new("prlimit")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !has_prlimit {
-        eprintln!("skipped: no prlimit here");
-        return;
-    }
     let osmem = Osmem::start();
     let state = TempDir::new("fsize-state");
     let state_dir = state.path().to_string_lossy().to_string();
     let sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
     let (status, _, answer) = post_bulk(&sidecar.url, bulk("a", 10)).await;
     assert_eq!(status, 200, "{answer}");
-    let log_len = std::fs::read_dir(state.path())
-        .expect("state dir")
-        .flatten()
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with("log-"))
-        .filter_map(|entry| entry.metadata().ok())
-        .map(|metadata| metadata.len())
-        .max()
-        .expect("a log segment");
-    let limit = |value: String| {
-        let limited = Command::new("prlimit")
-            .args([
-                "--pid",
-                &sidecar.pid().to_string(),
-                &format!("--fsize={value}"),
-            ])
-            .status()
-            .is_ok_and(|status| status.success());
-        assert!(limited, "prlimit --fsize={value}");
-    };
-    // The soft limit only: raising a hard limit needs a privilege.
-    limit(format!("{}:unlimited", log_len + 512));
+    // Not at the log's size but a little above: the first appends pass.
+    let log_len = largest_log_segment(state.path());
+    set_file_size_limit(&sidecar, &format!("{}:unlimited", log_len + 512));
     let (status, _, refused) = post_bulk(&sidecar.url, bulk("b", 40)).await;
     assert_eq!(status, 503, "{refused}");
     let (status, health) = get_json(&format!("{}/_neardup/health", sidecar.url)).await;
     assert_eq!(status, 503, "{health}");
     assert_eq!(health["state"]["status"], "out_of_space", "{health}");
 
-    limit("unlimited:unlimited".to_string());
+    give_space_back(&sidecar);
     wait_for_health(&sidecar.url, 200, Duration::from_secs(10)).await;
     let (status, _, answer) = post_bulk(&sidecar.url, bulk("c", 10)).await;
     assert_eq!(status, 200, "{answer}");

@@ -501,3 +501,52 @@ async fn the_opensearch_crate_indexes_through_the_sidecar() {
         documents.len() as u64
     );
 }
+
+/// `/_bulk/` (trailing slash) and the typed `/{index}/{type}/_bulk` of older
+/// clients are bulks: stamped and counted like `/_bulk`.
+#[tokio::test]
+async fn bulk_with_a_trailing_slash_or_a_type_is_stamped() {
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let (body, documents) = support::demo_bulk("news-slash");
+    let (status, answer) = post_bulk(&format!("{}/_bulk/?refresh=true", sidecar.url), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let stored = stamps_in(&osmem.url, "news-slash").await;
+    assert_eq!(stored.len(), documents.len());
+    assert!(
+        stored
+            .values()
+            .all(|source| is_stamp(&source["cluster_root"]))
+    );
+    assert_eq!(
+        documents_counted(&sidecar.url).await,
+        documents.len() as u64
+    );
+    let typed = "{\"index\":{\"_id\":\"t1\"}}\n{\"title\":\"港口新航线周一开通\",\"content\":\"港口新航线周一开通，每周两班，连接本港与东南亚四个港口。\"}\n";
+    let (status, answer) = post_bulk(
+        &format!("{}/news-typed/article/_bulk?refresh=true", sidecar.url),
+        typed.to_string(),
+    )
+    .await;
+    if status == 200 && answer["errors"] == false {
+        let stored = stamps_in(&osmem.url, "news-typed").await;
+        assert!(
+            stored
+                .values()
+                .all(|source| is_stamp(&source["cluster_root"])),
+            "{stored:?}"
+        );
+        assert_eq!(
+            documents_counted(&sidecar.url).await,
+            documents.len() as u64 + 1
+        );
+    } else {
+        // A cluster without mapping types refuses the typed path; the
+        // sidecar must then count nothing for it.
+        assert_eq!(
+            documents_counted(&sidecar.url).await,
+            documents.len() as u64,
+            "{answer}"
+        );
+    }
+}

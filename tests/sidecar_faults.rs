@@ -68,6 +68,20 @@ fn articles(count: usize) -> String {
     body
 }
 
+/// Documents counted once no placement awaits an answer (a write whose
+/// answer never came is read back first; at most 20 s).
+async fn settled_documents(sidecar: &str) -> u64 {
+    let started = std::time::Instant::now();
+    loop {
+        let stats = stats(sidecar).await;
+        let awaiting = stats["cluster_outcomes"]["awaiting_answer"].as_u64();
+        if awaiting == Some(0) || started.elapsed() > Duration::from_secs(20) {
+            return stats["forest"]["documents"].as_u64().expect("documents");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 async fn documents_counted(sidecar: &str) -> u64 {
     stats(sidecar).await["forest"]["documents"]
         .as_u64()
@@ -205,7 +219,9 @@ async fn whole_request_errors_pass_back_and_count_nothing() {
             body,
             "answer passed back as it came"
         );
-        assert_eq!(documents_counted(&sidecar.url).await, 0, "status {status}");
+        // The unreadable 200 is read back; this upstream cannot tell, so
+        // the counts are taken back at the last read.
+        assert_eq!(settled_documents(&sidecar.url).await, 0, "status {status}");
     }
 }
 
@@ -219,7 +235,11 @@ async fn a_silent_cluster_gives_504_and_counts_nothing() {
     let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), articles(2)).await;
     assert_eq!(status, 504, "{answer}");
     assert_eq!(answer["error"]["type"], "timeout_exception");
-    assert_eq!(documents_counted(&sidecar.url).await, 0);
+    // Read back; the silent cluster cannot tell, so the counts are taken
+    // back at the last read and the classes kept (a late store still
+    // names one).
+    assert_eq!(settled_documents(&sidecar.url).await, 0);
+    assert!(stats(&sidecar.url).await["forest"]["nodes"].as_u64() > Some(0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

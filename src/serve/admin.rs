@@ -15,6 +15,14 @@
 //! in the cluster's error shape (`security_exception`, as the cluster's own
 //! security plugin answers).
 //!
+//! A `POST` must also carry `Content-Type: application/json` or the token
+//! header, as Kibana asks for its `kbn-xsrf` header: a web page open in a
+//! browser on the sidecar's machine can send a loopback `POST` of a form or
+//! of plain text without asking first, but a JSON content type or a custom
+//! header makes the browser ask (CORS preflight), and the sidecar never
+//! agrees. `DELETE` and `PUT` are always asked about. The refusal is the
+//! cluster's 406 for a content type it does not read.
+//!
 //! Consequences: behind a reverse proxy every peer looks like loopback; set
 //! a token there and listen on a non-loopback address only behind it. The
 //! peer address comes from the listener (`ConnectInfo`); a router served
@@ -52,8 +60,12 @@ impl AdminGuard {
         }
     }
 
-    /// `None` when `request` may change state, else the 403 to answer.
+    /// `None` when `request` may change state, else the 403 (or 406) to
+    /// answer.
     pub fn check(&self, request: &Request) -> Option<Response> {
+        if let Some(refusal) = cross_site_refusal(request) {
+            return Some(refusal);
+        }
         let peer = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
@@ -81,6 +93,47 @@ impl AdminGuard {
     }
 }
 
+/// A `POST` a browser could have sent from another site without asking:
+/// no JSON content type and no admin token header.
+fn cross_site_refusal(request: &Request) -> Option<Response> {
+    if request.method() != axum::http::Method::POST
+        || request.headers().contains_key(ADMIN_TOKEN_HEADER)
+    {
+        return None;
+    }
+    let content_type = request
+        .headers()
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    if is_json(content_type) {
+        return None;
+    }
+    let shown = if content_type.is_empty() {
+        "none".to_string()
+    } else {
+        content_type.to_string()
+    };
+    Some(
+        SidecarError::NotAcceptable(format!(
+            "Content-Type header [{shown}] is not supported: this neardup endpoint changes state and takes `Content-Type: application/json` (or the X-Neardup-Admin-Token header), so that a web page cannot call it"
+        ))
+        .into_response(),
+    )
+}
+
+/// `application/json`, with parameters or a `+json` suffix.
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
 fn forbidden() -> Response {
     SidecarError::Forbidden(
         "this neardup endpoint changes state: call it from the sidecar's machine (loopback) or send the admin token in X-Neardup-Admin-Token".into(),
@@ -105,6 +158,52 @@ mod tests {
 
     fn address(text: &str) -> Option<SocketAddr> {
         text.parse().ok()
+    }
+
+    fn post(content_type: Option<&str>, token: bool) -> Request {
+        let mut request = axum::http::Request::builder()
+            .method("POST")
+            .uri("/_neardup/backfill/_cancel");
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        if token {
+            request = request.header(ADMIN_TOKEN_HEADER, "x");
+        }
+        let mut request = request.body(axum::body::Body::empty()).expect("a request");
+        request
+            .extensions_mut()
+            .insert(ConnectInfo(address("127.0.0.1:5000").expect("an address")));
+        request
+    }
+
+    #[test]
+    fn a_post_a_web_page_could_send_is_refused() {
+        let guard = AdminGuard::new(None);
+        for content_type in [
+            None,
+            Some("text/plain"),
+            Some("application/x-www-form-urlencoded"),
+        ] {
+            let refusal = guard.check(&post(content_type, false)).expect("refused");
+            assert_eq!(refusal.status(), 406);
+        }
+        assert!(
+            guard
+                .check(&post(Some("application/json"), false))
+                .is_none()
+        );
+        assert!(
+            guard
+                .check(&post(Some("application/json; charset=utf-8"), false))
+                .is_none()
+        );
+        assert!(
+            guard
+                .check(&post(Some("application/vnd.elasticsearch+json"), false))
+                .is_none()
+        );
+        assert!(guard.check(&post(None, true)).is_none());
     }
 
     #[test]

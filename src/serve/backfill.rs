@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use futures_util::StreamExt;
 use serde_json::json;
 
@@ -74,7 +74,7 @@ pub async fn handle(sidecar: Arc<Sidecar>, request: Request) -> axum::response::
         ))
         .into_response();
     }
-    let credentials = cluster_credentials(request.headers());
+    let credentials = crate::upstream::credentials(request.headers());
     let body = match read_small_body(request).await {
         Ok(body) => body,
         Err(response) => return response,
@@ -97,15 +97,6 @@ pub async fn handle(sidecar: Arc<Sidecar>, request: Request) -> axum::response::
         .into_response(),
         Err(StartError::Invalid(reason)) => SidecarError::IllegalArgument(reason).into_response(),
     }
-}
-
-/// The caller's credentials for the cluster, for the job's own requests.
-fn cluster_credentials(headers: &HeaderMap) -> HeaderMap {
-    let mut out = HeaderMap::new();
-    if let Some(value) = headers.get(header::AUTHORIZATION) {
-        out.insert(header::AUTHORIZATION, value.clone());
-    }
-    out
 }
 
 async fn read_small_body(request: Request) -> Result<Vec<u8>, axum::response::Response> {

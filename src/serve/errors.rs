@@ -50,6 +50,10 @@ pub enum SidecarError {
     /// without the admin token.
     #[error("{0}")]
     Forbidden(String),
+    /// A state-changing `POST` without a JSON content type (the cluster's
+    /// 406 for a content type it does not read).
+    #[error("{0}")]
+    NotAcceptable(String),
     /// No such thing (a class, a document).
     #[error("{0}")]
     NotFound(String),
@@ -112,6 +116,9 @@ impl SidecarError {
                 (StatusCode::METHOD_NOT_ALLOWED, "illegal_argument_exception")
             }
             SidecarError::Forbidden(_) => (StatusCode::FORBIDDEN, "security_exception"),
+            SidecarError::NotAcceptable(_) => {
+                (StatusCode::NOT_ACCEPTABLE, "content_type_header_exception")
+            }
             SidecarError::NotFound(_) => (StatusCode::NOT_FOUND, "resource_not_found_exception"),
             SidecarError::AlreadyExists(_) => {
                 (StatusCode::CONFLICT, "resource_already_exists_exception")
@@ -125,6 +132,9 @@ impl SidecarError {
             }
             SidecarError::Upstream(UpstreamError::Unreachable { .. }) => {
                 (StatusCode::BAD_GATEWAY, "connect_transport_exception")
+            }
+            SidecarError::Upstream(UpstreamError::Interrupted { .. }) => {
+                (StatusCode::BAD_GATEWAY, "node_disconnected_exception")
             }
             SidecarError::UpstreamAnswer(_) => {
                 (StatusCode::BAD_GATEWAY, "neardup_upstream_exception")

@@ -29,6 +29,8 @@ pub struct Metrics {
     pub unreadable_upstream_answers: AtomicU64,
     pub stamped_documents: AtomicU64,
     pub unstamped_documents: AtomicU64,
+    /// Stamped or keyed items whose answer never came, read back.
+    pub in_doubt_documents: AtomicU64,
     pub expired_nodes: AtomicU64,
     /// Writes forwarded unstamped (`--on-state-failure pass`).
     pub unstamped_forwarded: AtomicU64,
@@ -86,7 +88,7 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = Exposition::with_capacity(4096);
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let counters: [(&str, &str, u64); 10] = [
+        let counters: [(&str, &str, u64); 11] = [
             (
                 "neardup_malformed_bulk_requests_total",
                 "bulk bodies the sidecar could not read, forwarded unstamped for the cluster to reject",
@@ -124,13 +126,18 @@ impl Metrics {
             ),
             (
                 "neardup_stamped_documents_total",
-                "sources stamped",
+                "documents the cluster stored with a stamp",
                 load(&self.stamped_documents),
             ),
             (
                 "neardup_unstamped_documents_total",
-                "sources passed without a stamp (no text, not an object)",
+                "documents the cluster stored without a stamp (no text to fingerprint)",
                 load(&self.unstamped_documents),
+            ),
+            (
+                "neardup_in_doubt_documents_total",
+                "written items whose answer never came, read back from the cluster",
+                load(&self.in_doubt_documents),
             ),
             (
                 "neardup_expired_nodes_total",

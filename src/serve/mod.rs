@@ -58,9 +58,13 @@ pub fn router(sidecar: Arc<Sidecar>) -> Router {
 async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Response {
     let route = route::classify(request.method(), request.uri().path());
     match route {
-        Route::Bulk { index } => write::bulk(sidecar, request, index).await,
+        Route::Bulk { index } => {
+            let write = write::bulk(sidecar.clone(), request, index);
+            write::run_to_the_end(sidecar, write).await
+        }
         Route::Document { index, id, kind } => {
-            write::document(sidecar, request, index, id, kind).await
+            let write = write::document(sidecar.clone(), request, index, id, kind);
+            write::run_to_the_end(sidecar, write).await
         }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),
@@ -126,6 +130,11 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown_signal())
         .await;
+    // Writes whose client left are still forwarding or settling.
+    let longest_write = sidecar.upstream.timeout() * 2 + Duration::from_secs(5);
+    if !sidecar.admission.writes_finished(longest_write).await {
+        tracing::warn!("writes still running at shutdown: their placements stay in doubt");
+    }
     if let Some(backfill) = sidecar.backfill.get() {
         // Stops after its page; the checkpoint lets the next start resume.
         backfill.cancel();

@@ -209,6 +209,7 @@ pub fn stats(sidecar: &Sidecar) -> Response {
             "replaced": ledger.replaced,
             "deleted": ledger.deleted,
             "tracked_keys": ledger.keys,
+            "awaiting_answer": ledger.awaiting_answer,
         },
         "memory": {
             "approx_heap_bytes": gauges.heap_bytes,

@@ -50,7 +50,11 @@ pub enum Route {
 
 /// Classifies a request by method and path (without the query string).
 pub fn classify(method: &Method, path: &str) -> Route {
-    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    // The cluster reads `/_bulk/` as `/_bulk`: one trailing slash is not a
+    // segment of its own.
+    let trimmed = path.trim_start_matches('/');
+    let trimmed = trimmed.strip_suffix('/').unwrap_or(trimmed);
+    let segments: Vec<&str> = trimmed.split('/').collect();
     let is_get = method == Method::GET;
     let is_write = method == Method::POST || method == Method::PUT;
     match segments.as_slice() {
@@ -58,6 +62,15 @@ pub fn classify(method: &Method, path: &str) -> Route {
         [index, "_bulk"] if is_write && is_index_name(index) => Route::Bulk {
             index: Some(decode(index)),
         },
+        // The typed form of older clients (`/{index}/{type}/_bulk`), which
+        // clusters that still take it read as a bulk into `index`.
+        [index, doc_type, "_bulk"]
+            if is_write && is_index_name(index) && is_index_name(doc_type) =>
+        {
+            Route::Bulk {
+                index: Some(decode(index)),
+            }
+        }
         [index, "_doc"] if method == Method::POST && is_index_name(index) => Route::Document {
             index: decode(index),
             id: None,
@@ -148,6 +161,31 @@ pub fn decode(segment: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_is_recognised_with_a_trailing_slash_and_a_type() {
+        assert_eq!(
+            classify(&Method::POST, "/_bulk/"),
+            Route::Bulk { index: None }
+        );
+        assert_eq!(
+            classify(&Method::POST, "/news/_bulk/"),
+            Route::Bulk {
+                index: Some("news".into())
+            }
+        );
+        assert_eq!(
+            classify(&Method::POST, "/news/article/_bulk"),
+            Route::Bulk {
+                index: Some("news".into())
+            }
+        );
+        assert_eq!(classify(&Method::POST, "/_bulk//"), Route::PassThrough);
+        assert_eq!(
+            classify(&Method::POST, "/news/_search/_bulk"),
+            Route::PassThrough
+        );
+    }
 
     #[test]
     fn write_apis_are_recognised() {

@@ -30,6 +30,17 @@ pub enum UpstreamError {
     Unreachable { url: String, detail: String },
     #[error("the cluster at {url} did not answer within {timeout:?}")]
     Timeout { url: String, timeout: Duration },
+    /// The connection broke after the request may have been sent.
+    #[error("the connection to the cluster at {url} broke before its answer: {detail}")]
+    Interrupted { url: String, detail: String },
+}
+
+impl UpstreamError {
+    /// Whether the cluster may have received (and carried out) the
+    /// request: anything but a connection that was never made.
+    pub fn may_have_arrived(&self) -> bool {
+        !matches!(self, UpstreamError::Unreachable { .. })
+    }
 }
 
 /// Why a request the sidecar made on its own account did not succeed.
@@ -120,6 +131,11 @@ impl Upstream {
 
     pub fn base(&self) -> &str {
         &self.base
+    }
+
+    /// How long a request may go without progress.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// Sends one request as it is; `path_and_query` starts with `/`.
@@ -254,8 +270,13 @@ impl Upstream {
                 url: url.to_string(),
                 timeout: self.timeout,
             }
-        } else {
+        } else if error.is_connect() {
             UpstreamError::Unreachable {
+                url: url.to_string(),
+                detail: error_chain(error),
+            }
+        } else {
+            UpstreamError::Interrupted {
                 url: url.to_string(),
                 detail: error_chain(error),
             }

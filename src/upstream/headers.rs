@@ -77,6 +77,16 @@ pub fn response_headers(headers: &HeaderMap, body_rewritten: bool) -> HeaderMap 
     out
 }
 
+/// Only the client's credentials, for requests the sidecar makes on a
+/// client's behalf (backfill, reading a write in doubt back).
+pub fn credentials(headers: &HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    if let Some(value) = headers.get(header::AUTHORIZATION) {
+        out.insert(header::AUTHORIZATION, value.clone());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -43,4 +43,4 @@ pub use client::{
     Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, encode_component, hits,
     hits_total,
 };
-pub use headers::{request_headers, response_headers};
+pub use headers::{credentials, request_headers, response_headers};

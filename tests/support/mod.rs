@@ -513,3 +513,117 @@ pub fn status_kib(field: &str) -> Option<u64> {
     let line = status.lines().find(|line| line.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
+
+/// A proxy between the sidecar and the real cluster that answers writes
+/// late: the cluster has carried a write out (the proxy waits for its
+/// answer) and the answer is held back for `write_delay` more. Reads pass
+/// at once. The delay can be changed while it runs.
+pub struct LateProxy {
+    pub url: String,
+    write_delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl LateProxy {
+    pub async fn start(cluster: &str, write_delay: Duration) -> Self {
+        let write_delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(
+            u64::try_from(write_delay.as_millis()).expect("delay"),
+        ));
+        let delay = write_delay_ms.clone();
+        let cluster = cluster.trim_end_matches('/').to_string();
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("client");
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let delay = delay.clone();
+            let cluster = cluster.clone();
+            let http = http.clone();
+            async move {
+                let (parts, body) = request.into_parts();
+                let body = axum::body::to_bytes(body, usize::MAX)
+                    .await
+                    .unwrap_or_default();
+                let path = parts
+                    .uri
+                    .path_and_query()
+                    .map_or("/".to_string(), ToString::to_string);
+                let is_write = parts.uri.path().contains("_bulk")
+                    || parts.uri.path().contains("/_doc")
+                    || parts.uri.path().contains("/_create");
+                let mut outgoing = http.request(parts.method.clone(), format!("{cluster}{path}"));
+                if let Some(content_type) = parts.headers.get("content-type") {
+                    outgoing = outgoing.header("content-type", content_type.clone());
+                }
+                let answer = outgoing.body(body).send().await.expect("cluster answers");
+                let status = answer.status();
+                let content_type = answer.headers().get("content-type").cloned();
+                let bytes = answer.bytes().await.unwrap_or_default();
+                if is_write {
+                    let wait = delay.load(std::sync::atomic::Ordering::Relaxed);
+                    tokio::time::sleep(Duration::from_millis(wait)).await;
+                }
+                let mut response = axum::response::Response::new(axum::body::Body::from(bytes));
+                *response.status_mut() = status;
+                if let Some(content_type) = content_type {
+                    response.headers_mut().insert("content-type", content_type);
+                }
+                response
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        LateProxy {
+            url,
+            write_delay_ms,
+            shutdown: Some(shutdown),
+        }
+    }
+
+    pub fn set_write_delay(&self, delay: Duration) {
+        self.write_delay_ms.store(
+            u64::try_from(delay.as_millis()).expect("delay"),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+}
+
+impl Drop for LateProxy {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// How many documents `index` holds (refreshed first), and how many of
+/// them carry a `simhash` stamp.
+pub async fn documents_in(cluster: &str, index: &str) -> (u64, u64) {
+    let _ = client()
+        .post(format!("{cluster}/{index}/_refresh"))
+        .send()
+        .await
+        .expect("refresh");
+    let count = |query: Value| async move {
+        let (_, answer) = send_json(
+            reqwest::Method::POST,
+            &format!("{cluster}/{index}/_count"),
+            &serde_json::json!({ "query": query }),
+        )
+        .await;
+        answer["count"].as_u64().unwrap_or(0)
+    };
+    let all = count(serde_json::json!({"match_all": {}})).await;
+    let stamped = count(serde_json::json!({"exists": {"field": "simhash"}})).await;
+    (all, stamped)
+}

@@ -32,6 +32,10 @@ pub struct Admission {
     in_flight_bytes: AtomicUsize,
     max_in_flight_bytes: usize,
     max_content_length: usize,
+    /// Writes running in their own task, and a wake-up when one ends
+    /// (shutdown waits for them: [`Admission::writes_finished`]).
+    running_writes: AtomicUsize,
+    write_ended: tokio::sync::Notify,
 }
 
 impl Admission {
@@ -40,7 +44,30 @@ impl Admission {
             in_flight_bytes: AtomicUsize::new(0),
             max_in_flight_bytes: limits.max_in_flight_bytes,
             max_content_length: limits.max_content_length,
+            running_writes: AtomicUsize::new(0),
+            write_ended: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Counts a write that runs in its own task until the guard drops.
+    pub(super) fn write_started(&self) -> RunningWrite<'_> {
+        self.running_writes.fetch_add(1, Ordering::AcqRel);
+        RunningWrite { admission: self }
+    }
+
+    /// Waits until no write is running (at shutdown, after the listener
+    /// stopped taking requests), at most `limit`; whether they all ended.
+    pub async fn writes_finished(&self, limit: std::time::Duration) -> bool {
+        let all_ended = async {
+            loop {
+                let ended = self.write_ended.notified();
+                if self.running_writes.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                ended.await;
+            }
+        };
+        tokio::time::timeout(limit, all_ended).await.is_ok()
     }
 
     /// Bytes of writes being stamped now (a gauge).
@@ -103,6 +130,18 @@ impl InFlight<'_> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         self.counter.fetch_sub(self.bytes, Ordering::AcqRel);
+    }
+}
+
+/// One write running in its own task (see [`Admission::write_started`]).
+pub(super) struct RunningWrite<'a> {
+    admission: &'a Admission,
+}
+
+impl Drop for RunningWrite<'_> {
+    fn drop(&mut self) {
+        self.admission.running_writes.fetch_sub(1, Ordering::AcqRel);
+        self.admission.write_ended.notify_waiters();
     }
 }
 

@@ -38,6 +38,15 @@ pub(super) fn answered_items(
         .map(Vec::as_slice)
 }
 
+/// Whether an answer without readable items may come after the write was
+/// carried out: a 2xx, or a 5xx that is not the cluster's own error (a
+/// proxy's 502/504 page, a connection cut). A 4xx (429 included), or the
+/// cluster's error object, refused the request as a whole.
+pub(super) fn may_have_been_applied(status: StatusCode, parsed: Option<&Value>) -> bool {
+    let clusters_error = parsed.is_some_and(|value| value["error"].is_object());
+    status.is_success() || (status.is_server_error() && !clusters_error)
+}
+
 /// One document's outcome: a bulk item's inner object, or the answer of a
 /// single-document API.
 #[derive(Debug, Default, Deserialize)]

@@ -84,6 +84,9 @@ pub(super) struct ChunkAnswer {
     pub items: Vec<Value>,
     /// No item list came back for the chunk.
     failed: bool,
+    /// ... and the chunk may have been written: its items are read back
+    /// rather than settled from the errors made up for them.
+    pub in_doubt: bool,
 }
 
 /// Sends one chunk of a split bulk request (`body`, holding `chunk_items`).
@@ -108,8 +111,16 @@ pub(super) async fn send_chunk(
             took: read.took,
             items: read.items,
             failed: false,
+            in_doubt: false,
         },
         None => {
+            let in_doubt = match &answer {
+                Ok(answer) => super::answer::may_have_been_applied(
+                    answer.status,
+                    serde_json::from_slice::<Value>(&answer.body).ok().as_ref(),
+                ),
+                Err(error) => error.may_have_arrived(),
+            };
             let failure = chunk_failure(answer.as_ref().map(|answer| answer.status));
             let items = chunk_items
                 .iter()
@@ -120,6 +131,7 @@ pub(super) async fn send_chunk(
                 took: 0,
                 items,
                 failed: true,
+                in_doubt,
             }
         }
     }

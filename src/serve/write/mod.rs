@@ -21,7 +21,9 @@
 //!    in [`answer`]);
 //! 7. settle the counts from the cluster's answer, chunk by chunk as the
 //!    answers come ([`settle`]); a cluster that cannot be reached takes
-//!    every placement back.
+//!    every placement back; an answer that never came (timeout, broken
+//!    connection, unreadable answer) is read back from the cluster
+//!    ([`in_doubt`]).
 //!
 //! A [`WriteRequest`] carries what the steps after
 //! admission need (the sidecar, method, path, forwarded headers,
@@ -44,12 +46,18 @@
 //! - A body the bulk parser rejects (no final newline, malformed action
 //!   line, no item) is forwarded unchanged, so the client gets the error of
 //!   its own cluster and version, word for word; nothing is counted.
+//! - A write runs to its end in its own task ([`run_to_the_end`]): a
+//!   client that gives up (timeout, closed connection) drops only its wait
+//!   for the answer, never the settlement of what was placed and
+//!   forwarded, so its retry of the same `_id` counts once. Shutdown waits
+//!   for these tasks.
 //! - An answer the sidecar cannot read counts nothing (the client still
 //!   gets it as it came); an unreachable or silent cluster gives 502/504.
 
 pub(super) mod admission;
 mod answer;
 mod forward;
+mod in_doubt;
 mod persist;
 mod place;
 mod request;
@@ -72,6 +80,27 @@ use answer::Outcome;
 use place::Stamped;
 use request::WriteRequest;
 use settle::Settlement;
+
+/// Runs a write in its own task and waits for its answer. If the client
+/// leaves, only this wait is dropped: the task still forwards, settles and
+/// logs what it placed.
+pub async fn run_to_the_end<F>(sidecar: Arc<Sidecar>, write: F) -> Response
+where
+    F: Future<Output = Response> + Send + 'static,
+{
+    let task = tokio::spawn(async move {
+        let _running = sidecar.admission.write_started();
+        write.await
+    });
+    match task.await {
+        Ok(response) => response,
+        Err(error) => {
+            tracing::error!(%error, "write task ended without an answer");
+            crate::serve::errors::SidecarError::Internal("the write ended without an answer".into())
+                .into_response()
+        }
+    }
+}
 
 /// `_bulk` and `/{index}/_bulk`.
 pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<String>) -> Response {
@@ -143,20 +172,25 @@ async fn forward_and_settle_whole(
     let answer = match forward::send(write, body).await {
         Ok(answer) => answer,
         Err(error) => {
-            persist::take_back(write.sidecar, stamped).await;
+            if error.may_have_arrived() {
+                in_doubt::read_back_later(write, items, stamped);
+            } else {
+                persist::take_back(write.sidecar, stamped).await;
+            }
             return forward::upstream_failure(write.sidecar, error);
         }
     };
     let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
     match answer::answered_items(answer.status, parsed.as_ref(), items.len()) {
         Some(answered) => settle::items(write, items, stamped, answered).await,
-        None => {
+        None if answer::may_have_been_applied(answer.status, parsed.as_ref()) => {
             if answer.status.is_success() {
                 Metrics::add(&write.sidecar.metrics.unreadable_upstream_answers, 1);
-                tracing::warn!(status = %answer.status, "bulk answer without one item per request item: nothing counted");
+                tracing::warn!(status = %answer.status, "bulk answer without one item per request item: read back from the cluster");
             }
-            persist::take_back(write.sidecar, stamped).await;
+            in_doubt::read_back_later(write, items, stamped);
         }
+        None => persist::take_back(write.sidecar, stamped).await,
     }
     forward::finish(write, answer, parsed)
 }
@@ -176,7 +210,11 @@ async fn forward_and_settle_in_chunks(
         let chunk_items = &items[chunk.clone()];
         let body = segments[chunk.clone()].concat();
         let answer = forward::send_chunk(write, body, chunk_items).await;
-        settle::items(write, chunk_items, &stamped[chunk], &answer.items).await;
+        if answer.in_doubt {
+            in_doubt::read_back_later(write, chunk_items, &stamped[chunk]);
+        } else {
+            settle::items(write, chunk_items, &stamped[chunk], &answer.items).await;
+        }
         joined.add(answer);
     }
     joined.into_response(write.filter.as_ref())
@@ -220,25 +258,42 @@ pub async fn document(
         Some(stamp) => stamp.bytes.clone(),
         None => body.to_vec(),
     };
+    // The item as a bulk item would read, for reading it back.
+    let as_item = BulkItem {
+        kind,
+        action: 0..0,
+        source: None,
+        index: Some(index.clone()),
+        id: id.clone(),
+    };
     let answer = match forward::send(&write, outgoing).await {
         Ok(answer) => answer,
         Err(error) => {
-            persist::take_back(&sidecar, &stamped).await;
+            if error.may_have_arrived() {
+                in_doubt::read_back_later(&write, std::slice::from_ref(&as_item), &stamped);
+            } else {
+                persist::take_back(&sidecar, &stamped).await;
+            }
             return forward::upstream_failure(&sidecar, error);
         }
     };
     let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
     let status = answer.status.as_u16();
-    let settlement = Settlement {
-        kind,
-        stamp: stamp.map(Stamped::placed),
-        outcome: parsed
-            .as_ref()
-            .and_then(|value| Outcome::of_document(value, status)),
-        index: Some(&index),
-        id: id.as_deref(),
-    };
-    settle::document(&sidecar, &settlement).await;
+    let outcome = parsed
+        .as_ref()
+        .and_then(|value| Outcome::of_document(value, status));
+    if outcome.is_none() && answer::may_have_been_applied(answer.status, parsed.as_ref()) {
+        in_doubt::read_back_later(&write, std::slice::from_ref(&as_item), &stamped);
+    } else {
+        let settlement = Settlement {
+            kind,
+            stamp: stamp.map(Stamped::placed),
+            outcome,
+            index: Some(&index),
+            id: id.as_deref(),
+        };
+        settle::document(&sidecar, &settlement).await;
+    }
     sidecar.metrics.observe_write(started.elapsed());
     forward::finish(&write, answer, parsed)
 }

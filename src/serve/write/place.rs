@@ -173,7 +173,6 @@ fn place_and_stamp_now(
             })
             .collect::<Vec<_>>()
     });
-    Metrics::add(&sidecar.metrics.stamped_documents, count as u64);
     let stamped = placed
         .into_iter()
         .map(|entry| {

@@ -1,5 +1,7 @@
 //! What every step of one write needs to know about its request.
 
+use std::sync::Arc;
+
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method};
 
@@ -10,6 +12,9 @@ use crate::upstream;
 /// One write's request, as the steps after admission see it.
 pub(super) struct WriteRequest<'a> {
     pub sidecar: &'a Sidecar,
+    /// The same, for work that outlives the request (reading writes in
+    /// doubt back).
+    pub shared: Arc<Sidecar>,
     pub method: Method,
     /// The forwarded path and query (`filter_path` taken off: the sidecar
     /// needs every item of the answer, and applies the filter itself).
@@ -23,10 +28,11 @@ pub(super) struct WriteRequest<'a> {
 }
 
 impl<'a> WriteRequest<'a> {
-    pub fn new(sidecar: &'a Sidecar, parts: &Parts, path_index: Option<String>) -> Self {
+    pub fn new(sidecar: &'a Arc<Sidecar>, parts: &Parts, path_index: Option<String>) -> Self {
         let (query, filter) = split_filter_path(parts.uri.query());
         WriteRequest {
             sidecar,
+            shared: sidecar.clone(),
             method: parts.method.clone(),
             path_and_query: with_query(parts.uri.path(), &query),
             headers: upstream::request_headers(&parts.headers, true),

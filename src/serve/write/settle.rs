@@ -4,6 +4,8 @@
 //! concurrent copies meet in one class); the answer says whether it was
 //! stored. A refused item is taken back; a delete, or an unstamped write
 //! over a known id, takes the old document's count back ([`Ledger`]).
+//! `neardup_stamped_documents_total` and `neardup_unstamped_documents_total`
+//! count here, from what the cluster stored, not at placement.
 
 use serde_json::Value;
 
@@ -14,6 +16,7 @@ use super::request::WriteRequest;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{ActionKind, BulkItem};
 use crate::ledger::{DocumentKey, Ledger};
+use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
 use crate::units::Fingerprint;
 
@@ -26,17 +29,34 @@ pub(super) async fn items(
     answered: &[Value],
 ) {
     let path_index = write.path_index.as_deref();
-    let ((), seq) = write
+    let (stored, seq) = write
         .sidecar
         .ledger
         .write(|ledger| answered_items(ledger, items, stamped, answered, path_index));
+    count_stored(write.sidecar, &stored);
     persist::after_answer(write.sidecar, seq).await;
 }
 
 /// Settles a single-document request, and logs that.
 pub(super) async fn document(sidecar: &Sidecar, settlement: &Settlement<'_>) {
-    let ((), seq) = sidecar.ledger.write(|ledger| settle(ledger, settlement));
+    let (stored, seq) = sidecar.ledger.write(|ledger| settle(ledger, settlement));
+    count_stored(sidecar, &[stored]);
     persist::after_answer(sidecar, seq).await;
+}
+
+/// What the cluster stored of one item, for the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StoredAs {
+    Stamped,
+    Unstamped,
+    Nothing,
+}
+
+pub(super) fn count_stored(sidecar: &Sidecar, stored: &[StoredAs]) {
+    let stamped = stored.iter().filter(|&&s| s == StoredAs::Stamped).count();
+    let unstamped = stored.iter().filter(|&&s| s == StoredAs::Unstamped).count();
+    Metrics::add(&sidecar.metrics.stamped_documents, stamped as u64);
+    Metrics::add(&sidecar.metrics.unstamped_documents, unstamped as u64);
 }
 
 /// What one item was sent with and what the cluster answered.
@@ -56,9 +76,10 @@ fn answered_items(
     stamped: &[Option<Stamped>],
     answered: &[Value],
     path_index: Option<&str>,
-) {
+) -> Vec<StoredAs> {
+    let mut stored = Vec::with_capacity(items.len());
     for ((item, stamp), answer) in items.iter().zip(stamped).zip(answered) {
-        settle(
+        stored.push(settle(
             ledger,
             &Settlement {
                 kind: item.kind,
@@ -67,12 +88,13 @@ fn answered_items(
                 index: item.index.as_deref().or(path_index),
                 id: item.id.as_deref(),
             },
-        );
+        ));
     }
+    stored
 }
 
 /// Applies one item's outcome to the counts.
-fn settle(ledger: &mut Ledger, settlement: &Settlement<'_>) {
+fn settle(ledger: &mut Ledger, settlement: &Settlement<'_>) -> StoredAs {
     let outcome = settlement.outcome.as_ref();
     let key = outcome.and_then(|outcome| {
         let index = outcome.index.or(settlement.index)?;
@@ -88,8 +110,10 @@ fn settle(ledger: &mut Ledger, settlement: &Settlement<'_>) {
                     Some(key) => ledger.stored(key, fingerprint),
                     None => ledger.stored_untracked(fingerprint),
                 }
+                StoredAs::Stamped
             } else {
                 ledger.not_stored(fingerprint);
+                StoredAs::Nothing
             }
         }
         None => {
@@ -105,6 +129,12 @@ fn settle(ledger: &mut Ledger, settlement: &Settlement<'_>) {
                 && let Some(key) = key
             {
                 ledger.deleted(key);
+            }
+            let writes_a_source = matches!(settlement.kind, ActionKind::Index | ActionKind::Create);
+            if succeeded && writes_a_source {
+                StoredAs::Unstamped
+            } else {
+                StoredAs::Nothing
             }
         }
     }

@@ -1,0 +1,447 @@
+//! Writes whose answer never came: read back from the cluster, not guessed.
+//!
+//! Motivation: when the sidecar's request times out, its connection breaks
+//! after the body was sent, or the answer cannot be read, the cluster may
+//! or may not have stored the stamped documents. Taking their counts back
+//! undercounts what did land (and removing their nodes would leave stamps
+//! naming no class); keeping them overcounts what did not, and the client's
+//! retry counts again.
+//!
+//! Design: the items stay placed and counted (pending) while a task reads
+//! them back a few times ([`READ_BACK_AFTER`]), so a write the cluster is
+//! still working on has time to land:
+//!
+//! - an item with an `_id`: `_mget` (realtime, only the fingerprint field).
+//!   The key holding this placement's fingerprint → stored under it, as if
+//!   the answer had said so; anything else at the last read → not stored;
+//! - a stamped item without an `_id` (the cluster would have picked it):
+//!   the index is refreshed and searched for the fingerprint; a document
+//!   with it under a key the ledger does not know → stored under that key;
+//! - a delete or unstamped write: a key found empty, or holding a document
+//!   without a stamp, is taken out of the counts.
+//!
+//! At the last read, what is still unknown (the cluster cannot be asked)
+//! gets the crash rule ([`crate::ledger::Ledger::resolve_in_doubt`]): count
+//! taken back, node kept. Items whose request never reached the cluster
+//! (connection refused) are not in doubt: the caller takes them back.
+//!
+//! Consequences: counts of writes in doubt are right within the last read
+//! (about ten seconds); a retry that stores the same text under the same
+//! key in the meantime counts once, whichever settles first (the ledger's
+//! key table, [`crate::ledger::Ledger::stored`]).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderMap, Method};
+use serde_json::{Value, json};
+
+use super::persist;
+use super::place::Stamped;
+use super::request::WriteRequest;
+use super::settle::{StoredAs, count_stored};
+use crate::bulk::{ActionKind, BulkItem};
+use crate::ledger::{DocumentKey, Ledger};
+use crate::serve::metrics::Metrics;
+use crate::serve::sidecar::Sidecar;
+use crate::units::{Fingerprint, format_fingerprint, parse_fingerprint};
+use crate::upstream::{Payload, credentials, encode_component};
+
+/// Delays before each read-back, from when the write gave up.
+pub(super) const READ_BACK_AFTER: [Duration; 3] = [
+    Duration::from_millis(500),
+    Duration::from_secs(2),
+    Duration::from_secs(8),
+];
+
+/// One item of a write whose answer never came.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Doubt {
+    pub kind: ActionKind,
+    /// The index as the request named it (an alias reads back as well).
+    pub index: Option<String>,
+    pub id: Option<String>,
+    /// Where it was placed, when it was stamped.
+    pub stamp: Option<Fingerprint>,
+}
+
+impl Doubt {
+    /// The items of a bulk request (or of one chunk) that can change the
+    /// counts: stamped ones, and any with an `_id`.
+    pub fn of_items(
+        items: &[BulkItem],
+        stamped: &[Option<Stamped>],
+        path_index: Option<&str>,
+    ) -> Vec<Doubt> {
+        items
+            .iter()
+            .zip(stamped)
+            .filter_map(|(item, stamp)| {
+                let stamp = stamp.as_ref().map(|stamp| stamp.fingerprint);
+                let index = item.index.as_deref().or(path_index).map(str::to_string);
+                (stamp.is_some() || item.id.is_some()).then(|| Doubt {
+                    kind: item.kind,
+                    index,
+                    id: item.id.clone(),
+                    stamp,
+                })
+            })
+            .collect()
+    }
+}
+
+/// What the cluster holds under one key, read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ReadBack {
+    /// A document, with its stamp (none when it has no readable one).
+    Holds {
+        key: DocumentKey,
+        stamp: Option<Fingerprint>,
+    },
+    /// No document (or no such index).
+    Missing { key: DocumentKey },
+    /// The cluster could not tell (no answer, another error).
+    Unknown,
+}
+
+/// Reads the `stamped` items of `write` whose answer never came back from
+/// the cluster, in a task of their own, with the client's credentials.
+pub(super) fn read_back_later(
+    write: &WriteRequest<'_>,
+    items: &[BulkItem],
+    stamped: &[Option<Stamped>],
+) {
+    let doubts = Doubt::of_items(items, stamped, write.path_index.as_deref());
+    resolve_later(write.shared.clone(), credentials(&write.headers), doubts);
+}
+
+/// Reads `doubts` back in a task of their own (shutdown waits for it) and
+/// settles each one once the cluster tells.
+fn resolve_later(sidecar: Arc<Sidecar>, headers: HeaderMap, doubts: Vec<Doubt>) {
+    if doubts.is_empty() {
+        return;
+    }
+    Metrics::add(&sidecar.metrics.in_doubt_documents, doubts.len() as u64);
+    tokio::spawn(async move {
+        let _running = sidecar.admission.write_started();
+        resolve(&sidecar, &headers, doubts).await;
+    });
+}
+
+async fn resolve(sidecar: &Sidecar, headers: &HeaderMap, mut doubts: Vec<Doubt>) {
+    for (attempt, delay) in READ_BACK_AFTER.iter().enumerate() {
+        tokio::time::sleep(*delay).await;
+        let last = attempt + 1 == READ_BACK_AFTER.len();
+        let read = read_back(sidecar, headers, &doubts).await;
+        let (stored, seq) = sidecar.ledger.write(|ledger| {
+            let mut unresolved = Vec::new();
+            let mut stored = Vec::new();
+            for (doubt, read) in doubts.drain(..).zip(read) {
+                match settle(ledger, &doubt, &read, last) {
+                    Some(outcome) => stored.push(outcome),
+                    None => unresolved.push(doubt),
+                }
+            }
+            doubts = unresolved;
+            stored
+        });
+        count_stored(sidecar, &stored);
+        persist::after_answer(sidecar, seq).await;
+        if doubts.is_empty() {
+            return;
+        }
+    }
+}
+
+/// Settles one doubt from what was read back; what the cluster stored, or
+/// `None` while it is unsettled (at the `last` read, it always is).
+pub(super) fn settle(
+    ledger: &mut Ledger,
+    doubt: &Doubt,
+    read: &ReadBack,
+    last: bool,
+) -> Option<StoredAs> {
+    match (doubt.stamp, read) {
+        (Some(stamp), ReadBack::Holds { key, stamp: held }) if *held == Some(stamp) => {
+            ledger.stored(*key, stamp);
+            Some(StoredAs::Stamped)
+        }
+        (Some(stamp), read) => {
+            if !last {
+                return None;
+            }
+            ledger.not_found(stamp);
+            take_out_if_unstamped(ledger, read);
+            Some(StoredAs::Nothing)
+        }
+        (None, ReadBack::Missing { .. } | ReadBack::Holds { stamp: None, .. }) => {
+            take_out_if_unstamped(ledger, read);
+            Some(StoredAs::Nothing)
+        }
+        (None, _) => last.then_some(StoredAs::Nothing),
+    }
+}
+
+/// A key found empty, or holding a document without a stamp, no longer
+/// holds a counted document.
+fn take_out_if_unstamped(ledger: &mut Ledger, read: &ReadBack) {
+    match read {
+        ReadBack::Missing { key } | ReadBack::Holds { key, stamp: None } => ledger.deleted(*key),
+        _ => {}
+    }
+}
+
+/// One read of every doubt, in order.
+async fn read_back(sidecar: &Sidecar, headers: &HeaderMap, doubts: &[Doubt]) -> Vec<ReadBack> {
+    let mut read = vec![ReadBack::Unknown; doubts.len()];
+    let by_id: Vec<usize> = (0..doubts.len())
+        .filter(|&position| doubts[position].id.is_some() && doubts[position].index.is_some())
+        .collect();
+    if !by_id.is_empty() {
+        let found = read_by_id(sidecar, headers, by_id.iter().map(|&at| &doubts[at])).await;
+        for (at, found) in by_id.iter().zip(found) {
+            read[*at] = found;
+        }
+    }
+    let by_stamp: Vec<usize> = (0..doubts.len())
+        .filter(|&position| {
+            let doubt = &doubts[position];
+            doubt.id.is_none() && doubt.stamp.is_some() && doubt.index.is_some()
+        })
+        .collect();
+    let mut claimed = HashSet::new();
+    for at in by_stamp {
+        let doubt = &doubts[at];
+        if let (Some(index), Some(stamp)) = (doubt.index.as_deref(), doubt.stamp) {
+            read[at] = read_by_stamp(sidecar, headers, index, stamp, &mut claimed).await;
+        }
+    }
+    read
+}
+
+/// `_mget` of the doubts' keys, realtime, only the stamp field.
+async fn read_by_id<'a>(
+    sidecar: &Sidecar,
+    headers: &HeaderMap,
+    doubts: impl Iterator<Item = &'a Doubt>,
+) -> Vec<ReadBack> {
+    let requested: Vec<(&str, &str)> = doubts
+        .filter_map(|doubt| Some((doubt.index.as_deref()?, doubt.id.as_deref()?)))
+        .collect();
+    let docs: Vec<Value> = requested
+        .iter()
+        .map(|(index, id)| json!({ "_index": index, "_id": id }))
+        .collect();
+    let path = format!(
+        "/_mget?realtime=true&_source_includes={}",
+        encode_component(&sidecar.simhash_field)
+    );
+    let answer = sidecar
+        .upstream
+        .call_json(
+            Method::POST,
+            &path,
+            headers,
+            Payload::Json(&json!({ "docs": docs })),
+        )
+        .await;
+    let answered = match answer {
+        Ok(answer) => answer["docs"].as_array().cloned().unwrap_or_default(),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read writes in doubt back");
+            Vec::new()
+        }
+    };
+    if answered.len() != requested.len() {
+        return vec![ReadBack::Unknown; requested.len()];
+    }
+    requested
+        .iter()
+        .zip(&answered)
+        .map(|(&(index, id), doc)| read_doc(doc, index, id, &sidecar.simhash_field))
+        .collect()
+}
+
+/// One document of an `_mget` answer. Its key uses the concrete index the
+/// cluster names (the request may have named an alias).
+pub(super) fn read_doc(doc: &Value, index: &str, id: &str, stamp_field: &str) -> ReadBack {
+    let key = DocumentKey::new(doc["_index"].as_str().unwrap_or(index), id);
+    match doc["found"].as_bool() {
+        Some(true) => ReadBack::Holds {
+            key,
+            stamp: doc["_source"][stamp_field]
+                .as_str()
+                .and_then(parse_fingerprint),
+        },
+        Some(false) => ReadBack::Missing { key },
+        None if doc["error"]["type"] == "index_not_found_exception" => ReadBack::Missing { key },
+        None => ReadBack::Unknown,
+    }
+}
+
+/// A stamped write without an `_id`: the index refreshed and searched for
+/// documents with the stamp under a key the ledger does not know (each
+/// claimed once).
+async fn read_by_stamp(
+    sidecar: &Sidecar,
+    headers: &HeaderMap,
+    index: &str,
+    stamp: Fingerprint,
+    claimed: &mut HashSet<DocumentKey>,
+) -> ReadBack {
+    let refresh = format!("/{}/_refresh", encode_component(index));
+    if let Err(error) = sidecar
+        .upstream
+        .call_json(Method::POST, &refresh, headers, Payload::Empty)
+        .await
+    {
+        tracing::warn!(%error, "cannot refresh to read a write in doubt back");
+        return ReadBack::Unknown;
+    }
+    let query = json!({
+        "size": 100,
+        "_source": false,
+        "query": { "term": { sidecar.simhash_field.as_str(): format_fingerprint(stamp) } },
+    });
+    let answer = match sidecar.upstream.search(Some(index), headers, &query).await {
+        Ok(answer) if answer.status.is_success() => answer.json(),
+        _ => None,
+    };
+    let Some(answer) = answer else {
+        return ReadBack::Unknown;
+    };
+    let unknown_key = answer["hits"]["hits"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|hit| {
+            Some(DocumentKey::new(
+                hit["_index"].as_str()?,
+                hit["_id"].as_str()?,
+            ))
+        })
+        .find(|key| {
+            !claimed.contains(key) && sidecar.ledger.read().fingerprint_of(*key) != Some(stamp)
+        });
+    match unknown_key {
+        Some(key) => {
+            claimed.insert(key);
+            ReadBack::Holds {
+                key,
+                stamp: Some(stamp),
+            }
+        }
+        None => ReadBack::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doubt(stamp: Option<Fingerprint>) -> Doubt {
+        Doubt {
+            kind: ActionKind::Index,
+            index: Some("news".into()),
+            id: Some("1".into()),
+            stamp,
+        }
+    }
+
+    #[test]
+    fn mget_documents_read_as_the_cluster_holds_them() {
+        let key = DocumentKey::new("news-000001", "1");
+        let found = json!({"_index": "news-000001", "_id": "1", "found": true, "_source": {"simhash": "00000000000000ff"}});
+        assert_eq!(
+            read_doc(&found, "news", "1", "simhash"),
+            ReadBack::Holds {
+                key,
+                stamp: Some(255)
+            }
+        );
+        let unstamped = json!({"_index": "news-000001", "_id": "1", "found": true, "_source": {}});
+        assert_eq!(
+            read_doc(&unstamped, "news", "1", "simhash"),
+            ReadBack::Holds { key, stamp: None }
+        );
+        let missing = json!({"_index": "news-000001", "_id": "1", "found": false});
+        assert_eq!(
+            read_doc(&missing, "news", "1", "simhash"),
+            ReadBack::Missing { key }
+        );
+        let no_index =
+            json!({"_index": "gone", "_id": "1", "error": {"type": "index_not_found_exception"}});
+        assert!(matches!(
+            read_doc(&no_index, "gone", "1", "simhash"),
+            ReadBack::Missing { .. }
+        ));
+        let other = json!({"_index": "news", "_id": "1", "error": {"type": "shard_not_available"}});
+        assert_eq!(read_doc(&other, "news", "1", "simhash"), ReadBack::Unknown);
+    }
+
+    #[test]
+    fn a_stamp_found_under_its_key_is_stored_and_anything_else_waits_for_the_last_read() {
+        let key = DocumentKey::new("news", "1");
+        let ours = ReadBack::Holds {
+            key,
+            stamp: Some(7),
+        };
+        let mut ledger = crate::ledger::tests_support::ledger();
+        let fingerprint = crate::ledger::tests_support::place(
+            &mut ledger,
+            "一段足够长的新闻正文，用来放进森林里做测试。",
+        );
+        let doubt = doubt(Some(fingerprint));
+        assert_eq!(
+            settle(&mut ledger, &doubt, &ReadBack::Missing { key }, false),
+            None
+        );
+        assert_eq!(settle(&mut ledger, &doubt, &ReadBack::Unknown, false), None);
+        assert_eq!(ledger.pending_records().len(), 1);
+        let held = ReadBack::Holds {
+            key,
+            stamp: Some(fingerprint),
+        };
+        assert_eq!(
+            settle(&mut ledger, &doubt, &held, false),
+            Some(StoredAs::Stamped)
+        );
+        assert_eq!(ledger.fingerprint_of(key), Some(fingerprint));
+        assert!(ledger.pending_records().is_empty());
+        // An unstamped item (a delete) whose key is found empty takes the
+        // count out at once; holding another stamp, it waits.
+        let delete = Doubt {
+            kind: ActionKind::Delete,
+            stamp: None,
+            ..doubt.clone()
+        };
+        assert_eq!(settle(&mut ledger, &delete, &ours, false), None);
+        assert_eq!(
+            settle(&mut ledger, &delete, &ReadBack::Missing { key }, false),
+            Some(StoredAs::Nothing)
+        );
+        assert_eq!(ledger.fingerprint_of(key), None);
+    }
+
+    #[test]
+    fn at_the_last_read_a_stamp_not_found_is_uncounted_and_its_node_kept() {
+        let mut ledger = crate::ledger::tests_support::ledger();
+        let fingerprint = crate::ledger::tests_support::place(
+            &mut ledger,
+            "另一段足够长的新闻正文，用来放进森林里做测试。",
+        );
+        assert_eq!(
+            settle(
+                &mut ledger,
+                &doubt(Some(fingerprint)),
+                &ReadBack::Unknown,
+                true
+            ),
+            Some(StoredAs::Nothing)
+        );
+        assert!(ledger.pending_records().is_empty());
+        assert_eq!(ledger.engine().forest().stats().nodes, 1);
+        assert_eq!(ledger.stats().not_stored, 1);
+    }
+}

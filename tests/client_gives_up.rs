@@ -1,0 +1,159 @@
+//! Counts stay equal to what the index holds when the cluster answers late
+//! and clients give up: a client that times out and retries, the sidecar's
+//! own timeout (the write read back), a client that closes its connection
+//! mid-body. The cluster is the real server; the lateness is a proxy
+//! between the sidecar and it ([`support::LateProxy`]), never the sidecar.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use support::{LateProxy, Osmem, Sidecar, client, demo_bulk, documents_in, post_bulk, stats};
+
+async fn counts_of(sidecar: &str) -> (u64, u64) {
+    let stats = stats(sidecar).await;
+    (
+        stats["forest"]["documents"].as_u64().expect("documents"),
+        stats["cluster_outcomes"]["tracked_keys"]
+            .as_u64()
+            .expect("tracked keys"),
+    )
+}
+
+/// Waits until the sidecar's count equals what the index holds stamped,
+/// with nothing awaiting an answer (within `limit`); returns both.
+async fn counts_agree(sidecar: &str, cluster: &str, index: &str, limit: Duration) -> (u64, u64) {
+    let started = Instant::now();
+    loop {
+        let (documents, _) = counts_of(sidecar).await;
+        let awaiting = stats(sidecar).await["cluster_outcomes"]["awaiting_answer"]
+            .as_u64()
+            .expect("awaiting_answer");
+        let (_, stamped) = documents_in(cluster, index).await;
+        if (documents == stamped && awaiting == 0) || started.elapsed() > limit {
+            return (documents, stamped);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_gives_up_and_retries_counts_once() {
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::from_millis(1500)).await;
+    let sidecar = Sidecar::start(&proxy.url, &["--upstream-timeout", "30s"]);
+    let (body, documents) = demo_bulk("late");
+    let impatient = reqwest::Client::builder()
+        .no_proxy()
+        .timeout(Duration::from_millis(300))
+        .build()
+        .expect("client");
+    for _ in 0..3 {
+        let gave_up = impatient
+            .post(format!("{}/_bulk", sidecar.url))
+            .header("content-type", "application/x-ndjson")
+            .body(body.clone())
+            .send()
+            .await;
+        assert!(gave_up.is_err(), "the client gives up before the answer");
+    }
+    // The retry that waits long enough.
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["errors"], false, "{answer}");
+    let (counted, held) =
+        counts_agree(&sidecar.url, &osmem.url, "late", Duration::from_secs(10)).await;
+    assert_eq!(held, documents.len() as u64);
+    assert_eq!(counted, held, "the sidecar counts what the index holds");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_the_sidecar_timed_out_on_is_read_back() {
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::from_secs(3)).await;
+    let sidecar = Sidecar::start(&proxy.url, &["--upstream-timeout", "1s"]);
+    let (body, documents) = demo_bulk("timedout");
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body.clone()).await;
+    assert_eq!(status, 504, "{answer}");
+    // The cluster stored them (the proxy only held the answer back): the
+    // read-back counts them, and keeps their classes.
+    let (counted, held) = counts_agree(
+        &sidecar.url,
+        &osmem.url,
+        "timedout",
+        Duration::from_secs(15),
+    )
+    .await;
+    assert_eq!(held, documents.len() as u64);
+    assert_eq!(counted, held);
+    // Stamped documents are counted when the cluster is known to hold
+    // them: after the read-back.
+    let stamped_line = format!("neardup_stamped_documents_total {}", documents.len());
+    let started = Instant::now();
+    let metrics = loop {
+        let metrics = client()
+            .get(format!("{}/metrics", sidecar.url))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        if metrics.contains(&stamped_line) || started.elapsed() > Duration::from_secs(15) {
+            break metrics;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(metrics.contains(&stamped_line), "{metrics}");
+    assert!(
+        metrics.contains(&format!(
+            "neardup_in_doubt_documents_total {}",
+            documents.len()
+        )),
+        "{metrics}"
+    );
+    assert_eq!(
+        counts_of(&sidecar.url).await.1,
+        documents.len() as u64,
+        "keys tracked"
+    );
+    // A retry once the cluster answers in time counts nothing more.
+    proxy.set_write_delay(Duration::ZERO);
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let (counted, held) =
+        counts_agree(&sidecar.url, &osmem.url, "timedout", Duration::from_secs(5)).await;
+    assert_eq!(
+        (counted, held),
+        (documents.len() as u64, documents.len() as u64)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_client_that_closes_mid_body_leaves_nothing_counted() {
+    use tokio::io::AsyncWriteExt;
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let (body, _) = demo_bulk("halfsent");
+    let address = sidecar.url.trim_start_matches("http://").to_string();
+    for _ in 0..5 {
+        let mut stream = tokio::net::TcpStream::connect(&address)
+            .await
+            .expect("connect");
+        let head = format!(
+            "POST /_bulk HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.expect("head");
+        stream
+            .write_all(&body.as_bytes()[..body.len() / 2])
+            .await
+            .expect("half");
+        drop(stream);
+    }
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let (counted, held) =
+        counts_agree(&sidecar.url, &osmem.url, "halfsent", Duration::from_secs(5)).await;
+    assert_eq!(counted, held);
+}
