@@ -108,15 +108,10 @@ sidecar_pid=$!
 (cat >/dev/null; kill "$sidecar_pid" 2>/dev/null) <"$tmp/osmem.in" >/dev/null 2>&1 3>&- &
 sidecar="$(first_line_value "$sidecar_pid" "$tmp/neardup.out" listen)"
 
-# The index as a news site would map it (the neardup template, installed by
-# --install-template for news*, adds cluster_root and simhash as keywords).
-cat >"$tmp/index.json" <<'JSON'
-{"mappings": {"properties": {
-  "source": {"type": "keyword"}, "url": {"type": "keyword"},
-  "story": {"type": "keyword"}, "published_at": {"type": "date"},
-  "title": {"type": "text"}, "content": {"type": "text"}}}}
-JSON
-req PUT "/$index" "$tmp/index.json" >/dev/null
+# The index as a news site would map it (mappings/news-index.json, as the
+# README shows; the neardup template, installed by --install-template for
+# news*, adds cluster_root and simhash as keywords).
+req PUT "/$index" mappings/news-index.json >/dev/null
 
 # JSON lines → _bulk NDJSON (an index action with _id per article).
 "$py" - "$corpus" "$index" >"$tmp/articles.bulk" <<'PY'

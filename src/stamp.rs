@@ -111,24 +111,40 @@ pub struct StampSummary {
     /// Approximate heap bytes of the forest and the engine at the end.
     pub approx_heap_bytes: u64,
     pub elapsed: Duration,
+    /// Fingerprinted field → documents that hold no text in it (a body
+    /// under another name leaves only the headline to group on).
+    pub fields_without_text: std::collections::BTreeMap<String, u64>,
+}
+
+/// `1 document`, `2 documents`.
+fn counted(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
 }
 
 impl std::fmt::Display for StampSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "stamped {} of {} documents into {} classes (largest {} documents{}) in {:.2}s",
+            "stamped {} of {} into {} (largest {}{}) in {:.2}s",
             self.stamped,
-            self.documents,
-            self.classes,
-            self.largest_class_documents,
+            counted(self.documents, "document", "documents"),
+            counted(self.classes, "class", "classes"),
+            counted(self.largest_class_documents, "document", "documents"),
             self.largest_class_root
                 .map(|root| format!(", root {}", format_fingerprint(root)))
                 .unwrap_or_default(),
             self.elapsed.as_secs_f64(),
         )?;
         if self.exact_hits > 0 {
-            write!(f, "; {} exact reprints", self.exact_hits)?;
+            write!(
+                f,
+                "; {}",
+                counted(self.exact_hits, "exact reprint", "exact reprints")
+            )?;
         }
         if self.without_text > 0 {
             write!(f, "; {} without text (not stamped)", self.without_text)?;
@@ -137,15 +153,26 @@ impl std::fmt::Display for StampSummary {
             write!(f, "; {} without a readable time", self.without_time)?;
         }
         if self.invalid_lines > 0 {
-            write!(f, "; {} invalid lines passed through", self.invalid_lines)?;
+            write!(
+                f,
+                "; {} passed through",
+                counted(self.invalid_lines, "invalid line", "invalid lines")
+            )?;
+        }
+        for (field, documents) in &self.fields_without_text {
+            write!(
+                f,
+                "; no text in `{field}` in {}",
+                counted(*documents, "document", "documents")
+            )?;
         }
         if self.expired_nodes > 0 {
             write!(f, "; {} nodes expired", self.expired_nodes)?;
         }
         write!(
             f,
-            "; {} nodes, about {:.1} MiB",
-            self.nodes,
+            "; {}, about {:.1} MiB",
+            counted(self.nodes, "node", "nodes"),
             self.approx_heap_bytes as f64 / (1024.0 * 1024.0)
         )
     }
@@ -367,6 +394,13 @@ impl Stamper<'_> {
             return Ok(None);
         };
         self.summary.documents += 1;
+        for field in self.engine.fingerprinter().fields_without_text(document) {
+            *self
+                .summary
+                .fields_without_text
+                .entry(field.to_string())
+                .or_default() += 1;
+        }
         let now = self.arrival_time(document);
         Ok(Some((source, target, now)))
     }

@@ -307,6 +307,21 @@ fn summary_line_reports_documents_and_classes() {
 }
 
 #[test]
+fn summary_names_fingerprinted_fields_the_documents_lack() {
+    let input = "{\"title\":\"Weather update\",\"body\":\"Rain today in the north\"}\n\
+                 {\"title\":\"Weather update\",\"body\":\"Sun tomorrow in the south\"}\n";
+    let output = neardup(&["stamp", "--summary"], Some(input.as_bytes()));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("no text in `content` in 2 documents"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("into 1 class "), "{stderr}");
+    assert!(stderr.contains("1 exact reprint;"), "{stderr}");
+}
+
+#[test]
 fn fingerprint_command_prints_hex_and_folds_script() {
     let output = neardup(&["fingerprint", "经济发展", "經濟發展"], None);
     let lines = stdout_lines(&output);

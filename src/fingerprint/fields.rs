@@ -88,6 +88,22 @@ pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<Str
     found_any.then_some(text)
 }
 
+/// The configured fields of `document` that hold no text (absent, empty or
+/// not text), in configuration order: a body under another name leaves
+/// only the headline to fingerprint, which merges different stories.
+pub fn fields_without_text<'spec>(document: &Value, fields: &'spec [FieldSpec]) -> Vec<&'spec str> {
+    fields
+        .iter()
+        .filter(|field| {
+            !values_at(document, &field.path)
+                .into_iter()
+                .filter_map(value_text)
+                .any(|value| !value.trim().is_empty())
+        })
+        .map(|field| field.path.as_str())
+        .collect()
+}
+
 /// The leaf values at `path` in `document`, in document order, by the
 /// cluster's rules for field names (see the module doc). Shared by text
 /// extraction and by `stamp --time-field`, so both read paths alike.
@@ -164,6 +180,23 @@ mod tests {
         // One part per field; values of a multi-valued field on their own lines.
         let expected = ["nested", "literal", "p1\np2", "a\nb"].join(&FIELD_SEPARATOR.to_string());
         assert_eq!(text, Some(expected));
+    }
+
+    #[test]
+    fn fields_without_text_are_named_in_order() {
+        let fields: Vec<FieldSpec> = ["title^0.5", "content", "meta.summary"]
+            .iter()
+            .map(|spec| spec.parse().expect("spec"))
+            .collect();
+        let document = json!({"title": "Weather update", "body": "Rain", "content": "  ", "meta": {"summary": 3}});
+        assert_eq!(fields_without_text(&document, &fields), vec!["content"]);
+        assert!(
+            fields_without_text(
+                &json!({"title": "t", "content": "c", "meta.summary": "s"}),
+                &fields
+            )
+            .is_empty()
+        );
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub mod tokenize;
 use xxhash_rust::xxh3::xxh3_64;
 
 pub use config::{FeatureMode, FingerprintConfig, FingerprintConfigError, Weighting};
-pub use fields::{FIELD_SEPARATOR, FieldSpec, extract_fields_text, values_at};
+pub use fields::{FIELD_SEPARATOR, FieldSpec, extract_fields_text, fields_without_text, values_at};
 use letters::letters_with_breaks;
 pub use normalize::{NormalizeOptions, normalize};
 pub use numbers::is_chinese_numeral;
@@ -111,6 +111,17 @@ impl Fingerprinter {
 
     pub fn config(&self) -> &FingerprintConfig {
         &self.config
+    }
+
+    /// The configured fields `document` holds no text in (see
+    /// [`fields_without_text`]).
+    pub fn fields_without_text(&self, document: &serde_json::Value) -> Vec<&str> {
+        fields_without_text(document, &self.fields)
+    }
+
+    /// The configured fields, as given (`title^0.5`, `content`).
+    pub fn field_paths(&self) -> impl Iterator<Item = &str> {
+        self.fields.iter().map(|field| field.path.as_str())
     }
 
     /// Extract the configured fields of `document` and prepare their text.

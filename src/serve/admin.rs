@@ -60,12 +60,9 @@ impl AdminGuard {
         }
     }
 
-    /// `None` when `request` may change state, else the 403 (or 406) to
-    /// answer.
+    /// `None` when `request` may change state, else the 403 (who may not)
+    /// or the 406 (a request a web page could have sent) to answer.
     pub fn check(&self, request: &Request) -> Option<Response> {
-        if let Some(refusal) = cross_site_refusal(request) {
-            return Some(refusal);
-        }
         let peer = request
             .extensions()
             .get::<ConnectInfo<SocketAddr>>()
@@ -75,7 +72,7 @@ impl AdminGuard {
             .get(ADMIN_TOKEN_HEADER)
             .map(|value| value.as_bytes());
         if self.allows(peer, presented) {
-            None
+            cross_site_refusal(request)
         } else {
             Some(forbidden())
         }
