@@ -550,3 +550,31 @@ async fn bulk_with_a_trailing_slash_or_a_type_is_stamped() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn documents_without_a_fingerprinted_field_are_counted_in_the_metrics() {
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    // The body under `body` (not `content`): stamped on the headline alone;
+    // one with neither field: stored unstamped.
+    let body = "{\"index\":{\"_index\":\"news-fields\",\"_id\":\"1\"}}\n{\"title\":\"Weather update\",\"body\":\"Rain in the north\"}\n\
+                {\"index\":{\"_index\":\"news-fields\",\"_id\":\"2\"}}\n{\"title\":\"Weather update\",\"body\":\"Sun in the south\"}\n\
+                {\"index\":{\"_index\":\"news-fields\",\"_id\":\"3\"}}\n{\"headline\":\"x\",\"body\":\"y\"}\n";
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body.to_string()).await;
+    assert_eq!(status, 200, "{answer}");
+    let metrics = client()
+        .get(format!("{}/metrics", sidecar.url))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    for line in [
+        "neardup_documents_missing_fields_total 3",
+        "neardup_stamped_documents_total 2",
+        "neardup_unstamped_documents_total 1",
+    ] {
+        assert!(metrics.contains(line), "{line}: {metrics}");
+    }
+}

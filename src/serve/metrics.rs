@@ -29,6 +29,8 @@ pub struct Metrics {
     pub unreadable_upstream_answers: AtomicU64,
     pub stamped_documents: AtomicU64,
     pub unstamped_documents: AtomicU64,
+    /// Stamped sources without text in a fingerprinted field.
+    pub documents_missing_fields: AtomicU64,
     /// Stamped or keyed items whose answer never came, read back.
     pub in_doubt_documents: AtomicU64,
     pub expired_nodes: AtomicU64,
@@ -88,7 +90,7 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = Exposition::with_capacity(4096);
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let counters: [(&str, &str, u64); 11] = [
+        let counters: [(&str, &str, u64); 12] = [
             (
                 "neardup_malformed_bulk_requests_total",
                 "bulk bodies the sidecar could not read, forwarded unstamped for the cluster to reject",
@@ -133,6 +135,11 @@ impl Metrics {
                 "neardup_unstamped_documents_total",
                 "documents the cluster stored without a stamp (no text to fingerprint)",
                 load(&self.unstamped_documents),
+            ),
+            (
+                "neardup_documents_missing_fields_total",
+                "stamped sources without text in a fingerprinted field (they group on the others alone)",
+                load(&self.documents_missing_fields),
             ),
             (
                 "neardup_in_doubt_documents_total",

@@ -14,6 +14,7 @@ use std::time::Instant;
 use super::admin::AdminGuard;
 use super::metrics::Metrics;
 use super::write::admission::Admission;
+use super::write::missing_fields::MissingFieldWarnings;
 use super::write::state::DurableLedger;
 use crate::backfill::{BackfillSettings, Controller};
 use crate::config::{Analyzers, Limits, OnStateFailure, ServeOptions};
@@ -40,6 +41,9 @@ pub struct Sidecar {
     pub(super) on_state_failure: OnStateFailure,
     /// The backfill job, once [`Sidecar::install_backfill`] set it up.
     pub(super) backfill: OnceLock<Controller>,
+    /// Indices and fields already warned about (documents without text in
+    /// a fingerprinted field).
+    pub(super) missing_fields: MissingFieldWarnings,
 }
 
 impl Sidecar {
@@ -62,6 +66,7 @@ impl Sidecar {
             admin: AdminGuard::new(options.admin_token.clone()),
             on_state_failure: options.on_state_failure,
             backfill: OnceLock::new(),
+            missing_fields: MissingFieldWarnings::default(),
         })
     }
 

@@ -58,6 +58,7 @@ pub(super) mod admission;
 mod answer;
 mod forward;
 mod in_doubt;
+pub(super) mod missing_fields;
 mod persist;
 mod place;
 mod request;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::{Map, Value};
 
+use super::missing_fields::MissingFields;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
@@ -67,7 +68,14 @@ pub(super) async fn analyse_items(
                 .map(|item| {
                     let source = body.slice(item.source.clone()?);
                     let index = item.index.as_deref().or(path_index.as_deref());
-                    analyse(sidecar.analyzers.for_index(index), item.kind, source)
+                    let (analysed, missing) =
+                        analyse(sidecar.analyzers.for_index(index), item.kind, source);
+                    if let Some(missing) = missing {
+                        sidecar
+                            .missing_fields
+                            .note(&sidecar.metrics, index, &missing);
+                    }
+                    analysed
                 })
                 .collect::<Vec<_>>()
         }));
@@ -87,9 +95,15 @@ pub(super) async fn analyse_one(
     source: Bytes,
 ) -> Result<Option<Analysed>, SidecarError> {
     let analyzer = sidecar.analyzers.for_index(Some(index)).clone();
-    tokio::task::spawn_blocking(move || analyse(&analyzer, kind, source))
+    let (analysed, missing) = tokio::task::spawn_blocking(move || analyse(&analyzer, kind, source))
         .await
-        .map_err(analysis_failed)
+        .map_err(analysis_failed)?;
+    if let Some(missing) = missing {
+        sidecar
+            .missing_fields
+            .note(&sidecar.metrics, Some(index), &missing);
+    }
+    Ok(analysed)
 }
 
 fn analysis_failed(error: tokio::task::JoinError) -> SidecarError {
@@ -100,21 +114,37 @@ fn analysis_failed(error: tokio::task::JoinError) -> SidecarError {
 }
 
 /// The analysis of a source that gets stamped ([`StampTarget::of`]);
-/// `None` for sources that are not stamped or hold no text.
-fn analyse(analyzer: &Analyzer, kind: ActionKind, original: Bytes) -> Option<Analysed> {
-    let source = bulk::parse_source(&original)?;
-    let target = StampTarget::of(kind, &source)?;
-    let source = Value::Object(source);
-    let analysis = analyzer.analyze_document(target.document(&source)?)?;
-    let Value::Object(source) = source else {
-        return None;
+/// `None` for sources that are not stamped or hold no text. Beside it, the
+/// fingerprinted fields a stamped document lacks.
+fn analyse(
+    analyzer: &Analyzer,
+    kind: ActionKind,
+    original: Bytes,
+) -> (Option<Analysed>, Option<MissingFields>) {
+    let Some(source) = bulk::parse_source(&original) else {
+        return (None, None);
     };
-    Some(Analysed {
+    let Some(target) = StampTarget::of(kind, &source) else {
+        return (None, None);
+    };
+    let source = Value::Object(source);
+    let Some(document) = target.document(&source) else {
+        return (None, None);
+    };
+    let missing = MissingFields::of(analyzer.fingerprinter(), document);
+    let Some(analysis) = analyzer.analyze_document(document) else {
+        return (None, missing);
+    };
+    let Value::Object(source) = source else {
+        return (None, missing);
+    };
+    let analysed = Analysed {
         target,
         source,
         original,
         analysis,
-    })
+    };
+    (Some(analysed), missing)
 }
 
 /// Places the analysed sources and writes the stamps, on the blocking pool

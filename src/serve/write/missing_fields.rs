@@ -1,0 +1,115 @@
+//! Documents that lack a fingerprinted field: counted, and said once.
+//!
+//! Motivation: with the body under `body` where the configuration says
+//! `content`, only headlines are fingerprinted, and different stories with
+//! the same headline ("Weather update") become exact reprints. Nothing
+//! fails, so nothing would tell the operator.
+//!
+//! Design: every stamped source is checked for text in each configured
+//! field ([`crate::fingerprint::Fingerprinter::fields_without_text`]); such
+//! documents count in `neardup_documents_missing_fields_total`, and the
+//! first one of each index and field logs a warning naming the fields the
+//! document does have. The set of warned pairs is bounded.
+
+use std::collections::HashSet;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+
+use crate::fingerprint::Fingerprinter;
+use crate::serve::metrics::Metrics;
+
+/// At most this many (index, field) pairs are remembered as warned.
+const MAX_WARNED: usize = 1024;
+
+/// What one document lacks, and what it has (for the warning).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct MissingFields {
+    pub missing: Vec<String>,
+    /// Its top-level fields (at most 12), so the operator sees the name
+    /// the text is under.
+    pub present: Vec<String>,
+}
+
+impl MissingFields {
+    /// `None` when `document` has text in every configured field.
+    pub fn of(fingerprinter: &Fingerprinter, document: &Value) -> Option<MissingFields> {
+        let missing = fingerprinter.fields_without_text(document);
+        if missing.is_empty() {
+            return None;
+        }
+        Some(MissingFields {
+            missing: missing.into_iter().map(str::to_string).collect(),
+            present: document
+                .as_object()
+                .map(|object| object.keys().take(12).cloned().collect())
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// The (index, field) pairs already warned about.
+#[derive(Debug, Default)]
+pub struct MissingFieldWarnings {
+    warned: Mutex<HashSet<(String, String)>>,
+}
+
+impl MissingFieldWarnings {
+    /// Counts one document of `index` that lacks fields, and warns about
+    /// each field the first time it is missing in that index.
+    pub(super) fn note(&self, metrics: &Metrics, index: Option<&str>, fields: &MissingFields) {
+        Metrics::add(&metrics.documents_missing_fields, 1);
+        let index = index.unwrap_or("(no index)");
+        let mut warned = self.warned.lock();
+        for field in &fields.missing {
+            if warned.len() >= MAX_WARNED || warned.contains(&(index.to_string(), field.clone())) {
+                continue;
+            }
+            warned.insert((index.to_string(), field.clone()));
+            tracing::warn!(
+                index,
+                field = field.as_str(),
+                document_fields = fields.present.join(", "),
+                "documents have no text in a fingerprinted field: they group on the other fields alone (set them with --fields, or per index with [[serve.index]])"
+            );
+        }
+    }
+
+    #[cfg(test)]
+    fn warned(&self) -> usize {
+        self.warned.lock().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::FingerprintConfig;
+
+    #[test]
+    fn each_index_and_field_is_warned_once_and_every_document_counted() {
+        let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
+        let document = serde_json::json!({"title": "Weather update", "body": "Rain"});
+        let missing = MissingFields::of(&fingerprinter, &document).expect("content missing");
+        assert_eq!(missing.missing, vec!["content".to_string()]);
+        assert_eq!(
+            missing.present,
+            vec!["title".to_string(), "body".to_string()]
+        );
+        let complete = serde_json::json!({"title": "Weather update", "content": "Rain"});
+        assert_eq!(MissingFields::of(&fingerprinter, &complete), None);
+        let metrics = Metrics::default();
+        let warnings = MissingFieldWarnings::default();
+        for _ in 0..3 {
+            warnings.note(&metrics, Some("news"), &missing);
+        }
+        warnings.note(&metrics, Some("blog"), &missing);
+        assert_eq!(warnings.warned(), 2);
+        assert_eq!(
+            metrics
+                .documents_missing_fields
+                .load(std::sync::atomic::Ordering::Relaxed),
+            4
+        );
+    }
+}
