@@ -283,6 +283,8 @@ pub struct RebuildOptions {
     pub index: String,
     /// Headers every request to the cluster carries (its authorization).
     pub headers: axum::http::HeaderMap,
+    /// TLS towards the cluster.
+    pub tls: crate::upstream::UpstreamTls,
     pub fields: RebuildFields,
     /// The engine the documents' texts are analysed with again (side data).
     pub parts: crate::ledger::EngineParts,
@@ -310,6 +312,7 @@ pub fn rebuild_into(
     let upstream = Upstream::new(
         &options.upstream,
         crate::config::defaults::JOB_UPSTREAM_TIMEOUT,
+        &options.tls,
     )?;
     let now = crate::units::now_millis();
     let bar = options.show_progress.then(|| {

@@ -438,3 +438,36 @@ fn serve_refuses_a_state_directory_it_cannot_write_with_a_clear_error() {
     assert!(stderr.contains("state directory"), "{stderr}");
     assert!(stderr.contains(&*state_dir.to_string_lossy()), "{stderr}");
 }
+
+#[test]
+fn a_bad_serve_argument_is_named_before_the_state_directory_is_touched() {
+    let root = std::env::temp_dir().join(format!("neardup-untouched-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let state_dir = root.join("state");
+    let state = state_dir.to_string_lossy().to_string();
+    for (args, expected) in [
+        (
+            vec!["--upstream", "127.0.0.1:9200"],
+            "did you mean `http://127.0.0.1:9200`",
+        ),
+        (vec!["--upstream", "ftp://search:21"], "http or https"),
+        (vec!["--listen", "nonsense"], "not host:port"),
+        (
+            vec!["--upstream-ca", "/nonexistent/http_ca.crt"],
+            "--upstream-ca",
+        ),
+    ] {
+        let mut full = vec!["serve", "--state-dir", state.as_str()];
+        full.extend(args.iter().copied());
+        let output = neardup(&full, None);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        assert!(
+            !state_dir.exists(),
+            "{args:?} created {}",
+            state_dir.display()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&root);
+}

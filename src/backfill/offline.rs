@@ -100,6 +100,8 @@ pub struct OfflineOptions {
     pub upstream: String,
     /// Headers every request to the cluster carries (its authorization).
     pub headers: HeaderMap,
+    /// TLS towards the cluster.
+    pub tls: crate::upstream::UpstreamTls,
     pub fields: StampedFields,
     pub request: BackfillRequest,
     /// Show a progress bar on standard error.
@@ -122,7 +124,7 @@ pub fn backfill(
     let forest = Arc::new(OfflineForest {
         ledger: Mutex::new(opened.ledger),
         store: opened.store,
-        upstream: Upstream::new(&options.upstream, JOB_UPSTREAM_TIMEOUT)?,
+        upstream: Upstream::new(&options.upstream, JOB_UPSTREAM_TIMEOUT, &options.tls)?,
         analyzers: options.analyzers,
     });
     let history_settings = options.engine;

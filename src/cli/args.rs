@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use crate::config::{EngineSettings, ServeSettings, StampedFieldNames};
+use crate::config::{EngineSettings, ServeSettings, StampedFieldNames, UpstreamTlsSettings};
 use crate::stamp::InputFormat;
 
 #[derive(Debug, clap::Args)]
@@ -46,6 +46,9 @@ pub struct BackfillArgs {
     pub authorization: Option<String>,
 
     #[command(flatten)]
+    pub upstream_tls: UpstreamTlsSettings,
+
+    #[command(flatten)]
     pub stamped: StampedFieldNames,
 
     /// No progress bar and no summary line
@@ -81,6 +84,9 @@ pub struct RebuildArgs {
     /// Value of an `Authorization` header for the cluster
     #[arg(long, env = "NEARDUP_UPSTREAM_AUTHORIZATION", hide_env_values = true)]
     pub authorization: Option<String>,
+
+    #[command(flatten)]
+    pub upstream_tls: UpstreamTlsSettings,
 
     #[command(flatten)]
     pub stamped: StampedFieldNames,

@@ -151,6 +151,7 @@ fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
         upstream: args.upstream,
         state_dir: args.state_dir,
         authorization: args.authorization,
+        tls: args.upstream_tls,
     }
     .validate(&file.serve)?;
     let state_dir = PathBuf::from(job.state_dir);
@@ -169,6 +170,7 @@ fn run_rebuild(args: RebuildArgs, file: ConfigFile) -> anyhow::Result<()> {
         upstream: job.upstream,
         index: args.index.clone(),
         headers: job.headers,
+        tls: job.tls,
         fields: crate::rebuild::RebuildFields {
             root_field: fields.root_field,
             simhash_field: fields.simhash_field,
@@ -201,6 +203,7 @@ fn run_backfill(args: BackfillArgs, file: ConfigFile) -> anyhow::Result<()> {
         upstream: args.upstream,
         state_dir: args.state_dir,
         authorization: args.authorization,
+        tls: args.upstream_tls,
     }
     .validate(&file.serve)?;
     let parts = engine.parts()?;
@@ -214,6 +217,7 @@ fn run_backfill(args: BackfillArgs, file: ConfigFile) -> anyhow::Result<()> {
         store,
         upstream: job.upstream,
         headers: job.headers,
+        tls: job.tls,
         fields,
         request: crate::backfill::BackfillRequest {
             index: args.index,

@@ -8,6 +8,8 @@ use axum::http::{HeaderMap, HeaderValue, header};
 
 use super::defaults::{DEFAULT_STATE_DIR, DEFAULT_UPSTREAM};
 use super::serve::ServeSettings;
+use super::tls::UpstreamTlsSettings;
+use crate::upstream::UpstreamTls;
 
 /// A job's settings as its flags give them.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +17,7 @@ pub struct JobSettings {
     pub upstream: Option<String>,
     pub state_dir: Option<String>,
     pub authorization: Option<String>,
+    pub tls: UpstreamTlsSettings,
 }
 
 /// A job's settings, validated.
@@ -24,6 +27,8 @@ pub struct JobOptions {
     pub upstream: String,
     /// Headers every request to the cluster carries (its authorization).
     pub headers: HeaderMap,
+    /// TLS towards the cluster.
+    pub tls: UpstreamTls,
     /// The state directory as given: `rebuild` writes there whatever it
     /// says; `backfill` reads `none` as memory only.
     pub state_dir: String,
@@ -49,6 +54,7 @@ impl JobSettings {
                 .or_else(|| file.upstream.clone())
                 .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string()),
             headers,
+            tls: self.tls.or(file.upstream_tls.clone()).load()?,
             state_dir: self
                 .state_dir
                 .or_else(|| file.state_dir.clone())

@@ -23,7 +23,8 @@
 //! `serve.rs` (`[serve]`), `analyzers.rs` (per-index fields), `fields.rs`
 //! (the stamped fields' names), `job.rs` (offline jobs), `state.rs` (the
 //! state directory), `file.rs` (the config file that holds them all),
-//! `defaults.rs` (every default, named once). This file only re-exports.
+//! `defaults.rs` (every default, named once), `tls.rs` (TLS towards the
+//! cluster). This file only re-exports.
 
 mod analyzers;
 pub mod defaults;
@@ -33,6 +34,7 @@ mod file;
 mod job;
 mod serve;
 mod state;
+mod tls;
 
 pub use analyzers::{Analyzers, IndexFields};
 pub use engine::EngineSettings;
@@ -41,5 +43,6 @@ pub use file::ConfigFile;
 pub use job::{JobOptions, JobSettings};
 pub use serve::{Limits, OnStateFailure, ServeOptions, ServeSettings, SidecarConfig};
 pub use state::{job_store, state_directory};
+pub use tls::UpstreamTlsSettings;
 
 pub use crate::ledger::EngineParts;

@@ -16,9 +16,11 @@ use super::defaults::{
 use super::engine::EngineSettings;
 use super::fields::StampedFields;
 use super::state::{sidecar_store, state_directory};
+use super::tls::UpstreamTlsSettings;
 use crate::ledger::EngineParts;
 use crate::persist::{FsyncPolicy, StoreOptions};
 use crate::units::{parse_duration, parse_size};
+use crate::upstream::UpstreamTls;
 
 /// Settings of the sidecar: flags, `NEARDUP_*` variables, or the `[serve]`
 /// table of the config file.
@@ -73,6 +75,11 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
     pub backfill_max_docs_per_second: Option<f64>,
 
+    /// TLS towards the cluster (`[serve.upstream_tls]` in the config file)
+    #[command(flatten)]
+    #[serde(default)]
+    pub upstream_tls: UpstreamTlsSettings,
+
     /// Per-index fields (config file only): `[[serve.index]]` with `pattern = "news-*"` and `fields = [...]`, optionally `headline_field`; the first matching pattern wins
     #[arg(skip)]
     #[serde(default)]
@@ -98,6 +105,7 @@ impl ServeSettings {
             backfill_max_docs_per_second: self
                 .backfill_max_docs_per_second
                 .or(fallback.backfill_max_docs_per_second),
+            upstream_tls: self.upstream_tls.or(fallback.upstream_tls),
             index: if self.index.is_empty() {
                 fallback.index
             } else {
@@ -114,6 +122,7 @@ pub struct ServeOptions {
     pub listen: String,
     pub limits: Limits,
     pub upstream_timeout: Duration,
+    pub upstream_tls: UpstreamTls,
     pub root_field: String,
     pub simhash_field: String,
     /// Install the index template (`mappings/index-template.json`) at start.
@@ -125,6 +134,40 @@ pub struct ServeOptions {
     pub on_state_failure: OnStateFailure,
     pub admin_token: Option<String>,
     pub backfill_max_docs_per_second: Option<f64>,
+}
+
+/// The cluster's URL: `http://` or `https://`, a host, no query.
+fn check_upstream_url(url: &str) -> anyhow::Result<()> {
+    if !url.contains("://") {
+        anyhow::bail!("upstream `{url}` has no scheme: did you mean `http://{url}`?");
+    }
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|error| anyhow::anyhow!("upstream `{url}` is not a URL: {error}"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        anyhow::bail!(
+            "upstream `{url}`: the scheme must be http or https, not {}",
+            parsed.scheme()
+        );
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        anyhow::bail!("upstream `{url}` names no host");
+    }
+    Ok(())
+}
+
+/// The address to listen on: `host:port` that resolves.
+fn check_listen_address(listen: &str) -> anyhow::Result<()> {
+    use std::net::ToSocketAddrs;
+    match listen
+        .to_socket_addrs()
+        .map(|mut addresses| addresses.next())
+    {
+        Ok(Some(_)) => Ok(()),
+        Ok(None) => anyhow::bail!("listen address `{listen}` resolves to nothing"),
+        Err(error) => anyhow::bail!(
+            "listen address `{listen}` is not host:port (e.g. 127.0.0.1:9201): {error}"
+        ),
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -184,6 +227,18 @@ impl ServeOptions {
             }
             rate => rate,
         };
+        // Everything is checked before the state directory is touched.
+        let upstream = settings
+            .upstream
+            .clone()
+            .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string());
+        check_upstream_url(&upstream)?;
+        let listen = settings
+            .listen
+            .clone()
+            .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+        check_listen_address(&listen)?;
+        let upstream_tls = settings.upstream_tls.load()?;
         let state = sidecar_store(
             state_directory(settings.state_dir.as_deref()),
             fsync,
@@ -191,20 +246,15 @@ impl ServeOptions {
             settings_digest,
         )?;
         Ok(ServeOptions {
-            upstream: settings
-                .upstream
-                .clone()
-                .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string()),
-            listen: settings
-                .listen
-                .clone()
-                .unwrap_or_else(|| DEFAULT_LISTEN.to_string()),
+            upstream,
+            listen,
             limits: Limits {
                 max_content_length,
                 upstream_max_content_length,
                 max_in_flight_bytes,
             },
             upstream_timeout,
+            upstream_tls,
             root_field: fields.root_field,
             simhash_field: fields.simhash_field,
             install_template: false,

@@ -133,6 +133,9 @@ impl SidecarError {
             SidecarError::Upstream(UpstreamError::Unreachable { .. }) => {
                 (StatusCode::BAD_GATEWAY, "connect_transport_exception")
             }
+            SidecarError::Upstream(UpstreamError::Certificate { .. }) => {
+                (StatusCode::BAD_GATEWAY, "ssl_handshake_exception")
+            }
             SidecarError::Upstream(UpstreamError::Interrupted { .. }) => {
                 (StatusCode::BAD_GATEWAY, "node_disconnected_exception")
             }

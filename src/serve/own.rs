@@ -95,6 +95,10 @@ pub async fn health(sidecar: &Sidecar) -> Response {
         Ok(answer) => (Some(answer.status().as_u16()), true),
         Err(_) => (None, false),
     };
+    let tls_failure = match &probe {
+        Err(crate::upstream::UpstreamError::Certificate { detail, .. }) => Some(detail.clone()),
+        _ => None,
+    };
     // Readiness: not ready while writes are refused, for whatever reason.
     let state = sidecar.ledger.health();
     let passing = sidecar.on_state_failure.forwards_unstamped();
@@ -114,8 +118,15 @@ pub async fn health(sidecar: &Sidecar) -> Response {
     };
     let state_ok = state == StoreHealth::Writable;
     let mut reasons = Vec::new();
-    if !reachable {
-        reasons.push(format!("upstream {} unreachable", sidecar.upstream.base()));
+    match &tls_failure {
+        Some(detail) => reasons.push(format!(
+            "TLS with upstream {} failed: {detail} (give the cluster's CA with --upstream-ca)",
+            sidecar.upstream.base()
+        )),
+        None if !reachable => {
+            reasons.push(format!("upstream {} unreachable", sidecar.upstream.base()));
+        }
+        None => {}
     }
     if let Some(reason) = &state_reason
         && !passing
@@ -123,7 +134,9 @@ pub async fn health(sidecar: &Sidecar) -> Response {
         reasons.push(reason.clone());
     }
     let status_word = if !reasons.is_empty() {
-        if reachable {
+        if tls_failure.is_some() {
+            "upstream_tls_failure"
+        } else if reachable {
             "state_unavailable"
         } else {
             "upstream_unreachable"

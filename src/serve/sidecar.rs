@@ -57,7 +57,11 @@ impl Sidecar {
             ledger: DurableLedger::new(ledger, store),
             admission: Admission::new(&options.limits),
             analyzers,
-            upstream: Upstream::new(&options.upstream, options.upstream_timeout)?,
+            upstream: Upstream::new(
+                &options.upstream,
+                options.upstream_timeout,
+                &options.upstream_tls,
+            )?,
             root_field: options.root_field.clone(),
             simhash_field: options.simhash_field.clone(),
             limits: options.limits,

@@ -49,6 +49,12 @@ pub fn start(
         parts,
         analyzers,
     } = config;
+    if options.upstream_tls.insecure {
+        tracing::warn!(
+            upstream = options.upstream,
+            "--upstream-insecure: the cluster's certificate is NOT verified; anyone on the path can read and change every request, credentials included. For a laboratory only: give the cluster's CA with --upstream-ca instead"
+        );
+    }
     if let (Some(index), Some(store)) = (rebuild_index, &options.state)
         && !holds_state(&store.dir)
     {
@@ -102,6 +108,7 @@ fn rebuild_first(
             upstream: options.upstream.clone(),
             index: index.to_string(),
             headers: axum::http::HeaderMap::new(),
+            tls: options.upstream_tls.clone(),
             fields: RebuildFields {
                 root_field: options.root_field.clone(),
                 simhash_field: options.simhash_field.clone(),

@@ -30,6 +30,10 @@ pub enum UpstreamError {
     Unreachable { url: String, detail: String },
     #[error("the cluster at {url} did not answer within {timeout:?}")]
     Timeout { url: String, timeout: Duration },
+    /// The TLS handshake failed: the cluster's certificate is not trusted
+    /// (give its CA with `--upstream-ca`), or it refused ours.
+    #[error("TLS with the cluster at {url} failed: {detail}")]
+    Certificate { url: String, detail: String },
     /// The connection broke after the request may have been sent.
     #[error("the connection to the cluster at {url} broke before its answer: {detail}")]
     Interrupted { url: String, detail: String },
@@ -39,7 +43,10 @@ impl UpstreamError {
     /// Whether the cluster may have received (and carried out) the
     /// request: anything but a connection that was never made.
     pub fn may_have_arrived(&self) -> bool {
-        !matches!(self, UpstreamError::Unreachable { .. })
+        !matches!(
+            self,
+            UpstreamError::Unreachable { .. } | UpstreamError::Certificate { .. }
+        )
     }
 }
 
@@ -100,6 +107,18 @@ impl Answer {
     }
 }
 
+/// TLS towards the cluster, read from its files
+/// ([`crate::config::UpstreamTlsSettings::load`]).
+#[derive(Debug, Clone, Default)]
+pub struct UpstreamTls {
+    /// PEM bundle added to the system's roots.
+    pub ca_pem: Option<Vec<u8>>,
+    /// Client certificate and key, PEM, one after the other.
+    pub identity_pem: Option<Vec<u8>>,
+    /// No verification of the cluster's certificate.
+    pub insecure: bool,
+}
+
 /// The cluster, as the sidecar, `rebuild` and `backfill` reach it.
 #[derive(Debug, Clone)]
 pub struct Upstream {
@@ -109,19 +128,35 @@ pub struct Upstream {
 }
 
 impl Upstream {
-    pub fn new(base: &str, timeout: Duration) -> anyhow::Result<Self> {
+    pub fn new(base: &str, timeout: Duration, tls: &UpstreamTls) -> anyhow::Result<Self> {
         let base = base.trim_end_matches('/').to_string();
         let parsed = reqwest::Url::parse(&base)
             .map_err(|error| anyhow::anyhow!("upstream URL `{base}`: {error}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             anyhow::bail!("upstream URL `{base}`: the scheme must be http or https");
         }
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .read_timeout(timeout)
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()?;
+            .pool_idle_timeout(Duration::from_secs(60));
+        if let Some(pem) = &tls.ca_pem {
+            let roots = reqwest::Certificate::from_pem_bundle(pem)
+                .map_err(|error| anyhow::anyhow!("--upstream-ca: not a PEM bundle: {error}"))?;
+            builder = builder.tls_certs_merge(roots);
+        }
+        if let Some(pem) = &tls.identity_pem {
+            let identity = reqwest::Identity::from_pem(pem).map_err(|error| {
+                anyhow::anyhow!(
+                    "--upstream-cert/--upstream-key: not a certificate and its key: {error}"
+                )
+            })?;
+            builder = builder.identity(identity);
+        }
+        if tls.insecure {
+            builder = builder.tls_danger_accept_invalid_certs(true);
+        }
+        let client = builder.build()?;
         Ok(Upstream {
             client,
             base,
@@ -270,6 +305,11 @@ impl Upstream {
                 url: url.to_string(),
                 timeout: self.timeout,
             }
+        } else if is_tls_failure(error) {
+            UpstreamError::Certificate {
+                url: url.to_string(),
+                detail: error_chain(error),
+            }
         } else if error.is_connect() {
             UpstreamError::Unreachable {
                 url: url.to_string(),
@@ -282,6 +322,21 @@ impl Upstream {
             }
         }
     }
+}
+
+/// Whether `error` came from the TLS handshake (a certificate not
+/// trusted, expired or for another name; a client certificate refused).
+fn is_tls_failure(error: &reqwest::Error) -> bool {
+    let chain = error_chain(error).to_ascii_lowercase();
+    [
+        "certificate",
+        "invalid peer",
+        "tls handshake",
+        "unknownissuer",
+        "handshake failure",
+    ]
+    .iter()
+    .any(|mark| chain.contains(mark))
 }
 
 /// Percent-encodes a path segment or a query-string value: every byte but

@@ -40,7 +40,7 @@ pub mod headers;
 pub mod scan;
 
 pub use client::{
-    Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, encode_component, hits,
-    hits_total,
+    Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, UpstreamTls,
+    encode_component, hits, hits_total,
 };
 pub use headers::{credentials, request_headers, response_headers};
