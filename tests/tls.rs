@@ -270,3 +270,37 @@ async fn a_cluster_that_requires_a_client_certificate_gets_one() {
     assert_eq!(status, 200, "{answer}");
     assert_eq!(stamps_in(&osmem.url, "news-tls").await.len(), 2);
 }
+
+#[test]
+fn the_listener_refuses_a_key_of_another_certificate_and_plain_http_beyond_loopback() {
+    let dir = TempDir::new("listener-tls");
+    make_certificates(dir.path());
+    let file = |name: &str| dir.path().join(name).to_string_lossy().to_string();
+    let state = dir.path().join("state");
+    let serve = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["serve", "--upstream", "http://127.0.0.1:9", "--state-dir"])
+            .arg(&state)
+            .args(extra)
+            .stdin(Stdio::null())
+            .output()
+            .expect("serve")
+    };
+    let mismatched = serve(&[
+        "--tls-cert",
+        &file("server.pem"),
+        "--tls-key",
+        &file("client.key"),
+    ]);
+    let stderr = String::from_utf8_lossy(&mismatched.stderr);
+    assert!(!mismatched.status.success());
+    assert!(stderr.contains("do not belong together"), "{stderr}");
+    let plain = serve(&["--listen", "0.0.0.0:0"]);
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(!plain.status.success());
+    assert!(stderr.contains("--allow-plain-http"), "{stderr}");
+    assert!(
+        !state.exists(),
+        "refused before the state directory was touched"
+    );
+}

@@ -46,7 +46,7 @@ pub enum Command {
     /// Print the fingerprint of texts given as arguments (or of standard input)
     Fingerprint(FingerprintArgs),
     /// Run the sidecar: a drop-in proxy in front of the cluster that stamps every indexed document
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Rebuild the sidecar's state (the forest) from the stamped documents of an index
     Rebuild(RebuildArgs),
     /// Stamp the documents an index already holds, oldest first, into the state directory's forest (no sidecar may be running on it; in a running sidecar use POST /_neardup/backfill)
@@ -62,7 +62,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Stamp(args) => run_stamp(args, file),
         Command::Fingerprint(args) => run_fingerprint(args, file),
-        Command::Serve(args) => run_serve(args, file),
+        Command::Serve(args) => run_serve(*args, file),
         Command::Rebuild(args) => run_rebuild(args, file),
         Command::Backfill(args) => run_backfill(args, file),
     }

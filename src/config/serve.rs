@@ -4,6 +4,7 @@
 //! Motivation: the server reads validated options; it does not parse
 //! settings, so settings do not depend on the server.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -75,6 +76,19 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
     pub backfill_max_docs_per_second: Option<f64>,
 
+    /// PEM certificate chain of the sidecar's own HTTPS listener (with --tls-key); reloaded on SIGHUP or when the file changes
+    #[arg(long, env = "NEARDUP_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key of the HTTPS listener (with --tls-cert)
+    #[arg(long, env = "NEARDUP_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Listen with plain HTTP on an address other than loopback (clients' credentials then cross the network in the clear) [default: refused; give --tls-cert/--tls-key]
+    #[arg(long, env = "NEARDUP_ALLOW_PLAIN_HTTP")]
+    #[serde(default)]
+    pub allow_plain_http: bool,
+
     /// TLS towards the cluster (`[serve.upstream_tls]` in the config file)
     #[command(flatten)]
     #[serde(default)]
@@ -106,6 +120,9 @@ impl ServeSettings {
                 .backfill_max_docs_per_second
                 .or(fallback.backfill_max_docs_per_second),
             upstream_tls: self.upstream_tls.or(fallback.upstream_tls),
+            tls_cert: self.tls_cert.or(fallback.tls_cert),
+            tls_key: self.tls_key.or(fallback.tls_key),
+            allow_plain_http: self.allow_plain_http || fallback.allow_plain_http,
             index: if self.index.is_empty() {
                 fallback.index
             } else {
@@ -123,6 +140,8 @@ pub struct ServeOptions {
     pub limits: Limits,
     pub upstream_timeout: Duration,
     pub upstream_tls: UpstreamTls,
+    /// The HTTPS listener's certificate and key files; `None`: plain HTTP.
+    pub listener_tls: Option<(PathBuf, PathBuf)>,
     pub root_field: String,
     pub simhash_field: String,
     /// Install the index template (`mappings/index-template.json`) at start.
@@ -155,13 +174,19 @@ fn check_upstream_url(url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The address to listen on: `host:port` that resolves.
-fn check_listen_address(listen: &str) -> anyhow::Result<()> {
+/// The address to listen on: `host:port` that resolves, and loopback
+/// unless the listener is HTTPS or plain HTTP was asked for.
+fn check_listen_address(listen: &str, beyond_loopback_allowed: bool) -> anyhow::Result<()> {
     use std::net::ToSocketAddrs;
     match listen
         .to_socket_addrs()
         .map(|mut addresses| addresses.next())
     {
+        Ok(Some(address)) if !address.ip().is_loopback() && !beyond_loopback_allowed => {
+            anyhow::bail!(
+                "listening on {listen} with plain HTTP would let clients' credentials cross the network in the clear: give --tls-cert and --tls-key, or --allow-plain-http"
+            )
+        }
         Ok(Some(_)) => Ok(()),
         Ok(None) => anyhow::bail!("listen address `{listen}` resolves to nothing"),
         Err(error) => anyhow::bail!(
@@ -237,7 +262,12 @@ impl ServeOptions {
             .listen
             .clone()
             .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
-        check_listen_address(&listen)?;
+        let listener_tls = match (&settings.tls_cert, &settings.tls_key) {
+            (Some(cert), Some(key)) => Some((cert.clone(), key.clone())),
+            (None, None) => None,
+            _ => anyhow::bail!("--tls-cert and --tls-key go together"),
+        };
+        check_listen_address(&listen, listener_tls.is_some() || settings.allow_plain_http)?;
         let upstream_tls = settings.upstream_tls.load()?;
         let state = sidecar_store(
             state_directory(settings.state_dir.as_deref()),
@@ -255,6 +285,7 @@ impl ServeOptions {
             },
             upstream_timeout,
             upstream_tls,
+            listener_tls,
             root_field: fields.root_field,
             simhash_field: fields.simhash_field,
             install_template: false,

@@ -21,6 +21,7 @@ pub mod admin;
 mod backfill;
 mod errors;
 pub mod filter_path;
+pub mod https;
 mod metrics;
 mod own;
 mod relay;
@@ -104,8 +105,13 @@ pub async fn install_templates(sidecar: &Sidecar, patterns: &[String]) -> anyhow
     Ok(())
 }
 
-/// Runs the sidecar until SIGTERM or ctrl-c; in-flight requests finish first.
-pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Result<()> {
+/// Runs the sidecar until SIGTERM or ctrl-c; in-flight requests finish
+/// first. With `certificate`, the listener speaks HTTPS ([`https`]).
+pub async fn run(
+    sidecar: Arc<Sidecar>,
+    options: &ServeOptions,
+    certificate: Option<Arc<https::ReloadingCertificate>>,
+) -> anyhow::Result<()> {
     if options.install_template {
         install_templates(&sidecar, &options.template_patterns).await?;
         tracing::info!("templates `neardup-stamps` and `neardup` installed");
@@ -114,10 +120,15 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         .await
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address: SocketAddr = listener.local_addr()?;
+    let scheme = if certificate.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     // First line on stdout, once listening: scripts read the address from it.
     println!(
         "{}",
-        serde_json::json!({ "listen": format!("http://{address}"), "upstream": sidecar.upstream.base() })
+        serde_json::json!({ "listen": format!("{scheme}://{address}"), "upstream": sidecar.upstream.base() })
     );
     tracing::info!(%address, upstream = sidecar.upstream.base(), "neardup serve listening");
     let tick = match options.fsync {
@@ -125,11 +136,25 @@ pub async fn run(sidecar: Arc<Sidecar>, options: &ServeOptions) -> anyhow::Resul
         _ => Duration::from_secs(1),
     };
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
-    // Peer addresses for the admin guard (loopback or token).
-    let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await;
+    let served = match certificate {
+        Some(certificate) => {
+            https::serve(
+                listener,
+                router(sidecar.clone()),
+                certificate,
+                shutdown_signal(),
+            )
+            .await
+        }
+        None => {
+            // Peer addresses for the admin guard (loopback or token).
+            let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
+            axum::serve(listener, app)
+                .with_graceful_shutdown(shutdown_signal())
+                .await
+                .map_err(anyhow::Error::from)
+        }
+    };
     // Writes whose client left are still forwarding or settling.
     let longest_write = sidecar.upstream.timeout() * 2 + Duration::from_secs(5);
     if !sidecar.admission.writes_finished(longest_write).await {

@@ -55,6 +55,13 @@ pub fn start(
             "--upstream-insecure: the cluster's certificate is NOT verified; anyone on the path can read and change every request, credentials included. For a laboratory only: give the cluster's CA with --upstream-ca instead"
         );
     }
+    // Read before the state directory is touched: a bad pair stops here.
+    let certificate = match &options.listener_tls {
+        Some((cert, key)) => Some(Arc::new(crate::serve::https::ReloadingCertificate::load(
+            cert, key,
+        )?)),
+        None => None,
+    };
     if let (Some(index), Some(store)) = (rebuild_index, &options.state)
         && !holds_state(&store.dir)
     {
@@ -74,7 +81,7 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
-    runtime.block_on(run(sidecar, &options))
+    runtime.block_on(run(sidecar, &options, certificate))
 }
 
 /// Log lines on standard error, filtered by `NEARDUP_LOG` (default `info`).
