@@ -1069,3 +1069,28 @@ async fn a_cancelled_backfill_stops_after_its_page_and_a_new_post_resumes_where_
 async fn json_of_delete(url: &str) -> (u16, Value) {
     support::json_of(client().delete(url).send().await.expect("DELETE")).await
 }
+
+#[test]
+fn a_time_field_the_index_lacks_or_that_holds_no_time_is_named_before_reading() {
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let osmem = Osmem::start();
+    let now = now_millis();
+    let few: Vec<Article> = corpus(now).history.into_iter().take(20).collect();
+    runtime.block_on(index_directly(&osmem.url, &few));
+    let state = TempDir::new("time-field-state");
+    for (field, expected) in [("pubdate", "has no such field"), ("title", "text")] {
+        let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["backfill", "--upstream", &osmem.url, "--index", INDEX, "-q"])
+            .args(["--time-field", field, "--state-dir"])
+            .arg(state.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("neardup backfill");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !output.status.success(),
+            "--time-field {field} was accepted: {stderr}"
+        );
+        assert!(stderr.contains(expected), "--time-field {field}: {stderr}");
+    }
+}

@@ -37,6 +37,7 @@
 
 pub mod client;
 pub mod headers;
+pub mod mapping;
 pub mod scan;
 
 pub use client::{
