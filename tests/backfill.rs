@@ -575,7 +575,13 @@ async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token(
     index_directly(&osmem.url, &few).await;
     let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
         .args(["serve", "--upstream", &osmem.url, "--listen", "0.0.0.0:0"])
-        .args(["--state-dir", "none", "--admin-token", "s3cret"])
+        .args([
+            "--state-dir",
+            "none",
+            "--admin-token",
+            "s3cret",
+            "--allow-plain-http",
+        ])
         .env("NEARDUP_LOG", "error")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

@@ -578,3 +578,32 @@ async fn documents_without_a_fingerprinted_field_are_counted_in_the_metrics() {
         assert!(metrics.contains(line), "{line}: {metrics}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_whose_stamps_are_not_keywords_is_named_after_its_first_write() {
+    let osmem = Osmem::start();
+    // The template covers news*; blog-1 is outside it and maps dynamically.
+    let sidecar = Sidecar::start(
+        &osmem.url,
+        &["--install-template", "--template-patterns", "news*"],
+    );
+    let article = |index: &str| {
+        format!(
+            "{{\"index\":{{\"_index\":\"{index}\",\"_id\":\"1\"}}}}\n{{\"title\":\"港口新航线周一开通\",\"content\":\"港口新航线周一开通，每周两班，连接本港与东南亚四个港口。\"}}\n"
+        )
+    };
+    for index in ["news-covered", "blog-1"] {
+        let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), article(index)).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let listed = loop {
+        let listed = stats(&sidecar.url).await["stamp_mapping"]["not_keyword"].clone();
+        if listed.get("blog-1").is_some() || std::time::Instant::now() > deadline {
+            break listed;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert_eq!(listed["blog-1"], "text", "{listed}");
+    assert!(listed.get("news-covered").is_none(), "{listed}");
+}

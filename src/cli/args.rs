@@ -104,17 +104,9 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub serve: ServeSettings,
 
-    /// At start, install the component template `neardup-stamps` (stamped fields as keywords) and the index template `neardup` that applies it (see mappings/)
-    #[arg(long)]
-    pub install_template: bool,
-
     /// When the state directory holds no state, rebuild it first from the stamped documents of this index or pattern (see `neardup rebuild`)
     #[arg(long, env = "NEARDUP_REBUILD_INDEX")]
     pub rebuild_index: Option<String>,
-
-    /// Index patterns of the `neardup` index template [default: articles*,news*]
-    #[arg(long, value_delimiter = ',')]
-    pub template_patterns: Vec<String>,
 
     #[command(flatten)]
     pub stamped: StampedFieldNames,

@@ -138,9 +138,7 @@ fn run_fingerprint(args: FingerprintArgs, file: ConfigFile) -> anyhow::Result<()
 fn run_serve(args: ServeArgs, file: ConfigFile) -> anyhow::Result<()> {
     let fields = args.stamped.resolve(&file);
     let serve_settings = args.serve.or(file.serve);
-    let mut config = SidecarConfig::validate(args.engine.or(file.engine), &serve_settings, fields)?;
-    config.options.install_template = args.install_template;
-    config.options.template_patterns = args.template_patterns;
+    let config = SidecarConfig::validate(args.engine.or(file.engine), &serve_settings, fields)?;
     crate::serve::startup::start(&async_runtime()?, config, args.rebuild_index.as_deref())
 }
 

@@ -78,6 +78,10 @@ listen = "127.0.0.1:9300"
 max_content_length = "50mb"
 state_dir = "/var/lib/neardup"
 fsync = "1s"
+install_template = true
+template_patterns = ["news*", "blog-*"]
+[serve.upstream_tls]
+ca = "/etc/neardup/http_ca.crt"
 [[serve.index]]
 pattern = "blog-*"
 fields = ["headline", "body.text"]
@@ -92,8 +96,18 @@ headline_field = "headline"
             root_field: "story_id".into(),
             simhash_field: "simhash".into(),
         };
-        let options = ServeOptions::from_settings(&file.serve, fields, "digest".into())
+        assert_eq!(
+            file.serve.upstream_tls.ca,
+            Some(PathBuf::from("/etc/neardup/http_ca.crt"))
+        );
+        let without_ca = ServeSettings {
+            upstream_tls: crate::config::UpstreamTlsSettings::default(),
+            ..file.serve.clone()
+        };
+        let options = ServeOptions::from_settings(&without_ca, fields, "digest".into())
             .expect("valid serve settings");
+        assert!(options.install_template);
+        assert_eq!(options.template_patterns, ["news*", "blog-*"]);
         assert_eq!(options.listen, "127.0.0.1:9300");
         assert_eq!(options.limits.max_content_length, 50 << 20);
         assert_eq!(

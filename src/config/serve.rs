@@ -89,6 +89,15 @@ pub struct ServeSettings {
     #[serde(default)]
     pub allow_plain_http: bool,
 
+    /// At start, install the component template `neardup-stamps` (stamped fields as keywords) and the index template `neardup` that applies it to --template-patterns (see mappings/)
+    #[arg(long, env = "NEARDUP_INSTALL_TEMPLATE")]
+    #[serde(default)]
+    pub install_template: bool,
+
+    /// Index patterns of the `neardup` index template; list here every pattern the sidecar stamps (the `[[serve.index]]` ones too) [default: articles*,news*]
+    #[arg(long, env = "NEARDUP_TEMPLATE_PATTERNS", value_delimiter = ',')]
+    pub template_patterns: Option<Vec<String>>,
+
     /// TLS towards the cluster (`[serve.upstream_tls]` in the config file)
     #[command(flatten)]
     #[serde(default)]
@@ -120,6 +129,8 @@ impl ServeSettings {
                 .backfill_max_docs_per_second
                 .or(fallback.backfill_max_docs_per_second),
             upstream_tls: self.upstream_tls.or(fallback.upstream_tls),
+            install_template: self.install_template || fallback.install_template,
+            template_patterns: self.template_patterns.or(fallback.template_patterns),
             tls_cert: self.tls_cert.or(fallback.tls_cert),
             tls_key: self.tls_key.or(fallback.tls_key),
             allow_plain_http: self.allow_plain_http || fallback.allow_plain_http,
@@ -288,8 +299,8 @@ impl ServeOptions {
             listener_tls,
             root_field: fields.root_field,
             simhash_field: fields.simhash_field,
-            install_template: false,
-            template_patterns: Vec::new(),
+            install_template: settings.install_template,
+            template_patterns: settings.template_patterns.clone().unwrap_or_default(),
             fsync,
             state,
             on_state_failure,

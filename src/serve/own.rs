@@ -231,6 +231,7 @@ pub fn stats(sidecar: &Sidecar) -> Response {
         },
         "backfill": sidecar.backfill.get().map(|backfill| backfill.progress().to_json()),
         "unstamped_forwarded": sidecar.metrics.unstamped_forwarded.load(std::sync::atomic::Ordering::Relaxed),
+        "stamp_mapping": { "not_keyword": sidecar.stamp_mapping.not_keyword() },
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
     json_response(StatusCode::OK, &body)

@@ -15,6 +15,7 @@ use super::admin::AdminGuard;
 use super::metrics::Metrics;
 use super::write::admission::Admission;
 use super::write::missing_fields::MissingFieldWarnings;
+use super::write::stamp_mapping::StampMappingChecks;
 use super::write::state::DurableLedger;
 use crate::backfill::{BackfillSettings, Controller};
 use crate::config::{Analyzers, Limits, OnStateFailure, ServeOptions};
@@ -44,6 +45,8 @@ pub struct Sidecar {
     /// Indices and fields already warned about (documents without text in
     /// a fingerprinted field).
     pub(super) missing_fields: MissingFieldWarnings,
+    /// Indices whose stamp mapping was checked (and those not keyword).
+    pub(super) stamp_mapping: StampMappingChecks,
 }
 
 impl Sidecar {
@@ -71,6 +74,7 @@ impl Sidecar {
             on_state_failure: options.on_state_failure,
             backfill: OnceLock::new(),
             missing_fields: MissingFieldWarnings::default(),
+            stamp_mapping: StampMappingChecks::default(),
         })
     }
 

@@ -63,6 +63,7 @@ mod persist;
 mod place;
 mod request;
 mod settle;
+pub(super) mod stamp_mapping;
 pub(super) mod state;
 mod state_failure;
 
@@ -293,7 +294,7 @@ pub async fn document(
             index: Some(&index),
             id: id.as_deref(),
         };
-        settle::document(&sidecar, &settlement).await;
+        settle::document(&write, &settlement).await;
     }
     sidecar.metrics.observe_write(started.elapsed());
     forward::finish(&write, answer, parsed)

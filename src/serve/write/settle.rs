@@ -13,12 +13,14 @@ use super::answer::Outcome;
 use super::persist;
 use super::place::Stamped;
 use super::request::WriteRequest;
+use super::stamp_mapping;
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{ActionKind, BulkItem};
 use crate::ledger::{DocumentKey, Ledger};
 use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
 use crate::units::Fingerprint;
+use crate::upstream::credentials;
 
 /// Settles the items of a bulk request (or of one chunk of it) from their
 /// answered items, and logs that.
@@ -34,14 +36,51 @@ pub(super) async fn items(
         .ledger
         .write(|ledger| answered_items(ledger, items, stamped, answered, path_index));
     count_stored(write.sidecar, &stored);
+    let stamped_indices = stored
+        .iter()
+        .zip(answered)
+        .filter(|(stored, _)| **stored == StoredAs::Stamped)
+        .filter_map(|(_, answer)| Outcome::of_item(answer)?.index.map(str::to_string));
+    check_stamp_mapping_later(write, stamped_indices);
     persist::after_answer(write.sidecar, seq).await;
 }
 
 /// Settles a single-document request, and logs that.
-pub(super) async fn document(sidecar: &Sidecar, settlement: &Settlement<'_>) {
+pub(super) async fn document(write: &WriteRequest<'_>, settlement: &Settlement<'_>) {
+    let sidecar = write.sidecar;
     let (stored, seq) = sidecar.ledger.write(|ledger| settle(ledger, settlement));
     count_stored(sidecar, &[stored]);
+    if stored == StoredAs::Stamped {
+        let index = settlement
+            .outcome
+            .as_ref()
+            .and_then(|outcome| outcome.index)
+            .or(settlement.index)
+            .map(str::to_string);
+        check_stamp_mapping_later(write, index);
+    }
     persist::after_answer(sidecar, seq).await;
+}
+
+/// Checks, in a task of its own, the stamp mapping of the indices not
+/// checked yet ([`stamp_mapping`]).
+fn check_stamp_mapping_later(write: &WriteRequest<'_>, stored: impl IntoIterator<Item = String>) {
+    let new = write.sidecar.stamp_mapping.claim(stored);
+    if new.is_empty() {
+        return;
+    }
+    let sidecar = write.shared.clone();
+    let headers = credentials(&write.headers);
+    tokio::spawn(async move {
+        stamp_mapping::check(
+            &sidecar.stamp_mapping,
+            &sidecar.upstream,
+            &headers,
+            &sidecar.root_field,
+            new,
+        )
+        .await;
+    });
 }
 
 /// What the cluster stored of one item, for the metrics.
