@@ -81,7 +81,7 @@ impl Controller {
             tiebreak_field: request
                 .tiebreak_field
                 .clone()
-                .unwrap_or_else(|| "_id".to_string()),
+                .unwrap_or_else(|| crate::upstream::scan::DEFAULT_TIEBREAK.to_string()),
             root_field: self.settings.root_field.clone(),
             simhash_field: self.settings.simhash_field.clone(),
             max_docs_per_second: request

@@ -87,7 +87,7 @@ pub async fn run(
         }
     }
     let mut history = Some(history_engine().context("cannot build the history forest")?);
-    let resume_key = checkpoint.after.clone();
+
     let start = start_position(&checkpoint, retention);
     let page_size = match config.max_docs_per_second {
         Some(rate) => config.page_size.min(rate.ceil().max(1.0) as usize),
@@ -110,6 +110,19 @@ pub async fn run(
     )
     .await?;
     progress.lock().reader = Some(scan.kind());
+    // Documents up to the checkpoint's key are only warmed into the history
+    // frame. Where keys end in a tiebreak of the previous read only
+    // (Elasticsearch's `_shard_doc`), only their time part still orders:
+    // the documents of that instant are processed again.
+    let resume_key = checkpoint.after.clone().map(|key| {
+        if scan.keys_survive_reopening() {
+            key
+        } else {
+            key.into_iter()
+                .take(usize::from(config.time_field.is_some()))
+                .collect()
+        }
+    });
     let run_started = Instant::now();
     let mut run_seen = 0u64;
     // One page's stamps go out while the next page is read and placed.

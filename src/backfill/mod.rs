@@ -10,7 +10,8 @@
 //! - One job at a time reads the index oldest first: a point-in-time
 //!   (OpenSearch `_search/point_in_time`, Elasticsearch `_pit`) paged with
 //!   `search_after`, or a scroll when neither exists, sorted by the time
-//!   field and then a tiebreak (`_id` unless told otherwise), a page at a
+//!   field and then a tiebreak (`_id` unless told otherwise; on an
+//!   Elasticsearch point in time its own `_shard_doc`), a page at a
 //!   time, so memory stays bounded by one page.
 //! - A document older than the retention (as of the job's start) is grouped
 //!   in a history frame of its own: a separate forest replayed with the
@@ -46,9 +47,11 @@
 //! - Without a state directory (`--state-dir none`) there is no checkpoint:
 //!   a job started again reads from the beginning, and everything it
 //!   stamped before comes back as already stamped.
-//! - Reading needs sorting on the tiebreak; Elasticsearch 8 refuses sorting
-//!   on `_id` unless `indices.id_field_data.enabled`: name a keyword field
-//!   holding a unique id as `tiebreak_field` there.
+//! - Reading needs sorting on the tiebreak. Elasticsearch 8 refuses sorting
+//!   on `_id` by default, so there the default becomes the point in time's
+//!   own `_shard_doc` ([`crate::upstream::scan`]); a resume then starts at
+//!   the checkpoint's time and reads that instant again (already stamped
+//!   documents are known by their stamps).
 //!
 //! Files, each importing only the ones after it:
 //!

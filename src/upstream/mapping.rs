@@ -35,22 +35,34 @@ pub async fn field_types(
     Ok(types_in(&answer, field))
 }
 
-/// Reads a field-mapping answer: index → the field's `type`.
+/// Reads a field-mapping answer: index → the field's `type`. A server that
+/// answers with the whole mapping instead is read through its `properties`.
 fn types_in(answer: &Value, field: &str) -> Vec<(String, Option<String>)> {
     let mut types: Vec<(String, Option<String>)> = answer
         .as_object()
         .into_iter()
         .flatten()
         .map(|(index, mappings)| {
+            let mappings = &mappings["mappings"];
             let leaf = field.rsplit('.').next().unwrap_or(field);
-            let kind = mappings["mappings"][field]["mapping"][leaf]["type"]
+            let kind = mappings[field]["mapping"][leaf]["type"]
                 .as_str()
+                .or_else(|| in_properties(mappings, field))
                 .map(str::to_string);
             (index.clone(), kind)
         })
         .collect();
     types.sort();
     types
+}
+
+/// The type of the dotted `field` in a whole mapping's `properties`.
+fn in_properties<'a>(mapping: &'a Value, field: &str) -> Option<&'a str> {
+    let mut node = mapping;
+    for part in field.split('.') {
+        node = node.get("properties")?.get(part)?;
+    }
+    node.get("type")?.as_str()
 }
 
 /// Field types a document's time can be read from: dates and epoch numbers.
@@ -130,6 +142,11 @@ mod tests {
         assert!(problem.contains("text in news"), "{problem}");
         let date = vec![("news".to_string(), Some("date".to_string()))];
         assert_eq!(time_field_problem("news", "published_at", &date), None);
+        let whole = json!({"news": {"mappings": {"properties": {"meta": {"properties": {"at": {"type": "date"}}}}}}});
+        assert_eq!(
+            types_in(&whole, "meta.at"),
+            vec![("news".to_string(), Some("date".to_string()))]
+        );
         let nested = json!({"blog": {"mappings": {"meta.at": {"full_name": "meta.at", "mapping": {"at": {"type": "long"}}}}}});
         assert_eq!(
             time_field_problem("blog", "meta.at", &types_in(&nested, "meta.at")),

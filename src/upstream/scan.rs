@@ -25,9 +25,11 @@
 //! - On Elasticsearch a point in time adds `_shard_doc` to the sort, so its
 //!   hits carry one sort value more than asked for; it stays in the resume
 //!   key, where it can only break a tie the unique tiebreak never leaves.
-//! - The tiebreak must be sortable: Elasticsearch 8 refuses `_id` unless
-//!   `indices.id_field_data.enabled` (see [`crate::backfill`]); not worked
-//!   around here.
+//! - The default tiebreak, `_id`, is taken on OpenSearch and through a
+//!   scroll; on an Elasticsearch point in time it becomes the `_shard_doc`
+//!   Elasticsearch appends itself, its documented tiebreak (Elasticsearch 8
+//!   refuses sorting on `_id` unless `indices.id_field_data.enabled`). A
+//!   tiebreak given by name is used as given.
 //! - A scroll answered without a scroll id ends after its first page.
 
 use std::cmp::Ordering as CmpOrdering;
@@ -37,6 +39,11 @@ use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
 
 use super::client::{ClusterError, Payload, Upstream, hits_total};
+
+/// The tiebreak asked for when none is given: `_id` on OpenSearch and
+/// through a scroll; on an Elasticsearch point in time, its own
+/// `_shard_doc` instead (see [`Scan::open`]).
+pub const DEFAULT_TIEBREAK: &str = "_id";
 
 /// Where an oldest-first read starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +126,9 @@ pub struct Scan {
     first: bool,
     /// Hits up to this key are dropped (a scroll cannot `search_after`).
     skip_through: Option<Vec<Value>>,
+    /// The sort ends in Elasticsearch's own `_shard_doc`: keys are
+    /// comparable within this read only.
+    implicit_tiebreak: bool,
 }
 
 impl Scan {
@@ -148,6 +158,7 @@ impl Scan {
             headers,
             first: true,
             skip_through: None,
+            implicit_tiebreak: false,
         };
         let ScanOrder::Oldest {
             time_field,
@@ -158,12 +169,10 @@ impl Scan {
             // Index order: a scroll, opened with the first page.
             return Ok(scan);
         };
-        let mut sort = Vec::new();
-        if let Some(field) = &time_field {
-            sort.push(json!({ field.as_str(): {"order": "asc", "missing": "_last", "unmapped_type": "date"} }));
-        }
-        sort.push(json!({ tiebreak_field.as_str(): {"order": "asc"} }));
-        scan.sort = Value::Array(sort);
+        let time_sort = time_field.as_ref().map(|field| {
+            json!({ field.as_str(): {"order": "asc", "missing": "_last", "unmapped_type": "date"} })
+        });
+        let tiebreak_sort = json!({ tiebreak_field.as_str(): {"order": "asc"} });
         let (query, search_after) = match start {
             ScanStart::Beginning => (None, None),
             ScanStart::After(key) => (None, Some(key)),
@@ -173,7 +182,27 @@ impl Scan {
             ),
         };
         match open_point_in_time(upstream, &scan.index, keep_alive, &scan.headers).await? {
+            Some((id, PitFlavor::Elasticsearch)) if tiebreak_field == DEFAULT_TIEBREAK => {
+                // Elasticsearch's documented tiebreak for a point in time is
+                // the `_shard_doc` it appends itself (sorting on `_id` is
+                // refused by default). Its values mean nothing in another
+                // point in time, so a resume starts at the key's time: the
+                // documents of that instant are read again, and the job
+                // knows them by their stamps.
+                scan.sort = Value::Array(time_sort.clone().into_iter().collect());
+                scan.implicit_tiebreak = true;
+                scan.query = match (&search_after, &time_field) {
+                    (Some(key), Some(field)) => key.first().map(|raw| at_or_after(field, raw)),
+                    _ => query,
+                };
+                scan.cursor = Cursor::Pit {
+                    id,
+                    flavor: PitFlavor::Elasticsearch,
+                    search_after: None,
+                };
+            }
             Some((id, flavor)) => {
+                scan.sort = Value::Array(time_sort.into_iter().chain([tiebreak_sort]).collect());
                 scan.cursor = Cursor::Pit {
                     id,
                     flavor,
@@ -182,6 +211,7 @@ impl Scan {
                 scan.query = query;
             }
             None => {
+                scan.sort = Value::Array(time_sort.into_iter().chain([tiebreak_sort]).collect());
                 // A scroll cannot start after a key: it starts at the key's
                 // time and drops what comes up to the key.
                 scan.query = match (&search_after, &time_field) {
@@ -192,6 +222,13 @@ impl Scan {
             }
         }
         Ok(scan)
+    }
+
+    /// Whether a key of this read still orders documents in a later read
+    /// (not when the tiebreak is Elasticsearch's `_shard_doc`: then only
+    /// the time part of a key does).
+    pub fn keys_survive_reopening(&self) -> bool {
+        !self.implicit_tiebreak
     }
 
     /// `point_in_time` (OpenSearch's), `pit` (Elasticsearch's) or `scroll`.

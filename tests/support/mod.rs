@@ -64,6 +64,68 @@ fn first_json_line(child: &mut Child, what: &str) -> Value {
     serde_json::from_str(&line).unwrap_or_else(|error| panic!("{what} printed {line:?}: {error}"))
 }
 
+/// A running noida-db serving an Elasticsearch 8.15 compatible API (the
+/// binary bundled in the pinned `noida-db` wheel, run directly so that
+/// killing it stops the server), on a free port, with a data directory of
+/// its own.
+pub struct Noida {
+    child: Child,
+    pub url: String,
+    _data: TempDir,
+}
+
+impl Noida {
+    pub fn start() -> Self {
+        osmem_binary(); // the venv, with the wheel in it
+        let binary = std::fs::read_dir(project_root().join(".venv/lib"))
+            .expect(".venv/lib")
+            .flatten()
+            .map(|python| python.path().join("site-packages/noida_db/noida-db"))
+            .find(|path| path.exists())
+            .expect("noida-db in the venv (scripts/requirements.txt)");
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755));
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("free port")
+            .port();
+        let data = TempDir::new("noida");
+        let child = Command::new(binary)
+            .args(["start", "--only", "elasticsearch", "--elasticsearch-port"])
+            .arg(port.to_string())
+            .arg("--data-dir")
+            .arg(data.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start noida-db");
+        let url = format!("http://127.0.0.1:{port}");
+        let deadline = std::time::Instant::now() + START_TIMEOUT;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "noida-db did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Noida {
+            child,
+            url,
+            _data: data,
+        }
+    }
+}
+
+impl Drop for Noida {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A running osmem-server; it exits when its stdin closes (on drop, or when
 /// the test process dies).
 pub struct Osmem {
