@@ -607,3 +607,41 @@ async fn an_index_whose_stamps_are_not_keywords_is_named_after_its_first_write()
     assert_eq!(listed["blog-1"], "text", "{listed}");
     assert!(listed.get("news-covered").is_none(), "{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_compare_tool_reads_texts_and_documents_through_one_path() {
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let first = "市统计局今天发布数据，上半年全市地区生产总值达到1520亿元，同比增长5.8%，其中第三产业增加值增长7.1%，规模以上工业增加值增长4.6%，社会消费品零售总额增长6.3%，城镇居民人均可支配收入达到38200元。统计局有关负责人表示，下半年将继续跟踪重点行业运行情况，按季度发布分析报告，为企业和社会各界提供参考。";
+    let second = "转载：市统计局今天发布数据，上半年全市地区生产总值达到1520亿元，同比增长5.8%，其中第三产业增加值增长7.1%，规模以上工业增加值增长4.6%，社会消费品零售总额增长6.3%，城镇居民人均可支配收入达到38200元。统计局有关负责人表示，下半年将继续跟踪重点行业运行情况，按季度发布分析报告，为企业和社会各界提供参考。";
+    let compare = |body: Value| {
+        let url = format!("{}/_neardup/fingerprint", sidecar.url);
+        async move { send_json(reqwest::Method::POST, &url, &body).await }
+    };
+    let (status, texts) = compare(json!({"texts": [first, second]})).await;
+    assert_eq!(status, 200, "{texts}");
+    let (status, documents) =
+        compare(json!({"documents": [{"content": first}, {"content": second}]})).await;
+    assert_eq!(status, 200, "{documents}");
+    assert_eq!(texts, documents, "a text is the body of a document");
+    assert!(
+        texts["fingerprints"][0]["numbers"].as_u64() > Some(3),
+        "{texts}"
+    );
+    assert!(
+        texts["comparison"]["long_text_jaccard_estimate"].is_number(),
+        "{texts}"
+    );
+    // And the decision is the engine's: the repost joins the original.
+    let body = format!(
+        "{{\"index\":{{\"_index\":\"news-compare\",\"_id\":\"1\"}}}}\n{}\n{{\"index\":{{\"_index\":\"news-compare\",\"_id\":\"2\"}}}}\n{}\n",
+        json!({"content": first}),
+        json!({"content": second})
+    );
+    let (status, answer) = post_bulk(&format!("{}/_bulk?refresh=true", sidecar.url), body).await;
+    assert_eq!(status, 200, "{answer}");
+    let stored = stamps_in(&osmem.url, "news-compare").await;
+    let grouped = stored["1"]["cluster_root"] == stored["2"]["cluster_root"];
+    let joins = texts["comparison"]["decision"]["joins"].as_bool();
+    assert_eq!(joins, Some(grouped), "{texts}");
+}

@@ -377,6 +377,18 @@ struct Description {
     json: Value,
 }
 
+/// The field a bare text stands for: the first fingerprinted field that is
+/// not the headline (`content` by default).
+fn body_field(fingerprinter: &crate::fingerprint::Fingerprinter) -> String {
+    let headline = fingerprinter.config().headline_field.as_deref();
+    let paths: Vec<&str> = fingerprinter.field_paths().collect();
+    paths
+        .iter()
+        .find(|path| Some(**path) != headline)
+        .or(paths.first())
+        .map_or_else(|| "content".to_string(), |path| (*path).to_string())
+}
+
 fn describe_all(
     analyzer: &crate::engine::Analyzer,
     documents: &[Value],
@@ -385,13 +397,21 @@ fn describe_all(
     documents
         .iter()
         .map(|document| {
-            let prepared = match document {
-                Value::String(text) => fingerprinter.prepare(text),
-                Value::Object(_) => fingerprinter.prepare_document(document).ok_or_else(|| {
-                    "the document has no text in the configured fields".to_string()
-                })?,
+            // A text is read as the body of a document, so that texts and
+            // documents go through the engine's one path (fields, headline,
+            // body figures and sketch alike).
+            let as_document;
+            let document = match document {
+                Value::String(text) => {
+                    as_document = json!({ body_field(fingerprinter): text });
+                    &as_document
+                }
+                Value::Object(_) => document,
                 _ => return Err("a text is a string, a document an object".to_string()),
             };
+            let prepared = fingerprinter
+                .prepare_document(document)
+                .ok_or_else(|| "the document has no text in the configured fields".to_string())?;
             let simhash = fingerprinter.simhash(&prepared);
             let short = fingerprinter.is_short(&prepared);
             let shingles = fingerprinter.shingle_set(&prepared);
