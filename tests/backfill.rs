@@ -496,6 +496,13 @@ async fn an_adopted_index_is_stamped_oldest_first_across_a_kill_and_groups_like_
         counts["stamped_history"].as_u64().expect("history") > 0,
         "{done}"
     );
+    // The answer says why the history does not show in stats.
+    assert!(
+        done["note"]
+            .as_str()
+            .is_some_and(|note| note.contains("history frame")),
+        "{done}"
+    );
 
     // Every document stamped; the live ones kept their stamps.
     let documents = all_documents(&osmem.url).await;
@@ -1053,6 +1060,9 @@ async fn a_cancelled_backfill_stops_after_its_page_and_a_new_post_resumes_where_
     assert_eq!(status, 200, "{answer}");
     let done = wait_for_state(&sidecar.url, "done", Duration::from_secs(60)).await;
     assert_eq!(done["documents"]["seen"], 200, "{done}");
+    // The total is the index's, not what the resumed read had left.
+    assert_eq!(done["documents"]["total"], 200, "{done}");
+    assert!(done["eta_seconds"].is_null(), "{done}");
     assert_eq!(done["documents"]["stamped"], 200, "{done}");
     assert_eq!(done["documents"]["already_stamped"], 0, "{done}");
     // 200 documents at 100 per second: at least about two seconds.

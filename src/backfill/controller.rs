@@ -103,6 +103,12 @@ impl Controller {
                 ..Progress::default()
             };
         }
+        tracing::info!(
+            index = %config.index,
+            time_field = config.time_field.as_deref().unwrap_or("(none)"),
+            max_docs_per_second = config.max_docs_per_second,
+            "backfill started"
+        );
         let progress = self.progress.clone();
         let history_engine = self.settings.history_engine.clone();
         let job_cancel = cancel.clone();
@@ -116,8 +122,21 @@ impl Controller {
             )
             .await;
             let mut progress = progress.lock();
+            progress.run_finished = Some(Instant::now());
             match outcome {
-                Ok(state) => progress.state = state,
+                Ok(state) => {
+                    progress.state = state;
+                    let counts = progress.counts;
+                    tracing::info!(
+                        state = state.name(),
+                        seen = counts.seen,
+                        stamped = counts.stamped,
+                        stamped_history = counts.stamped_history,
+                        already_stamped = counts.already_stamped,
+                        skipped = counts.skipped(),
+                        "backfill ended"
+                    );
+                }
                 Err(error) => {
                     tracing::error!(error = format!("{error:#}"), "backfill failed");
                     progress.state = JobState::Failed;

@@ -75,6 +75,24 @@ pub async fn run(
         },
     };
     progress.lock().counts = checkpoint.counts;
+    // The whole index's count, against which `seen` (of every run) is shown.
+    let count_path = format!(
+        "/{}/_count",
+        crate::upstream::encode_component(&config.index)
+    );
+    if let Ok(answer) = live
+        .upstream()
+        .call_json(
+            axum::http::Method::GET,
+            &count_path,
+            &config.headers,
+            crate::upstream::Payload::Empty,
+        )
+        .await
+        && let Some(count) = answer["count"].as_u64()
+    {
+        progress.lock().total = Some(count);
+    }
     if let Some(field) = &config.time_field {
         // A field no index maps, or one that holds no time, would place
         // every document "now" or fail deep in the read: say so first.
@@ -154,7 +172,9 @@ pub async fn run(
             }
         };
         if let Some(total) = page.total {
-            progress.lock().total = Some(total);
+            // The index's own count when it could be read (a resumed read
+            // counts only what is left of it).
+            progress.lock().total.get_or_insert(total);
         }
         if page.hits.is_empty() {
             if let Err(error) = complete_in_flight!() {

@@ -173,12 +173,7 @@ pub fn run(
                     bar.set_length(total);
                 }
                 bar.set_position(progress.counts.seen);
-                bar.set_message(format!(
-                    "{} stamped, {} already, {} skipped",
-                    progress.counts.stamped,
-                    progress.counts.already_stamped,
-                    progress.counts.skipped()
-                ));
+                bar.set_message(progress_line(&progress));
             }
             if progress.state != JobState::Running {
                 break;
@@ -199,9 +194,14 @@ pub fn run(
     }
     if progress.state == JobState::Failed {
         anyhow::bail!(
-            "backfill failed after {} documents (run it again to resume): {}",
+            "backfill failed after {} documents: {}{}",
             progress.counts.seen,
-            progress.error.clone().unwrap_or_default()
+            progress.error.clone().unwrap_or_default(),
+            if progress.counts.seen > 0 {
+                " (run it again to resume)"
+            } else {
+                ""
+            }
         );
     }
     Ok(OfflineSummary {
@@ -210,11 +210,38 @@ pub fn run(
     })
 }
 
+/// The bar's message: the job's own rate and time left (whole numbers; none
+/// while nothing moves), then its counts.
+fn progress_line(progress: &super::Progress) -> String {
+    let pace = match (progress.rate(), progress.eta_seconds()) {
+        (Some(rate), Some(eta)) if rate >= 0.5 => {
+            format!("{rate:.0}/s, {} left; ", format_seconds(eta))
+        }
+        (Some(rate), _) if rate >= 0.5 => format!("{rate:.0}/s; "),
+        _ => String::new(),
+    };
+    format!(
+        "{pace}{} stamped, {} already, {} skipped",
+        progress.counts.stamped,
+        progress.counts.already_stamped,
+        progress.counts.skipped()
+    )
+}
+
+fn format_seconds(seconds: f64) -> String {
+    let seconds = seconds.round() as u64;
+    match seconds {
+        0..=59 => format!("{seconds}s"),
+        60..=3599 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
 fn new_bar() -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new(0);
-    if let Ok(style) = indicatif::ProgressStyle::with_template(
-        "{spinner} backfill {pos}/{len} [{wide_bar}] {per_sec}, {eta} left; {msg}",
-    ) {
+    if let Ok(style) =
+        indicatif::ProgressStyle::with_template("{spinner} backfill {pos}/{len} [{wide_bar}] {msg}")
+    {
         bar.set_style(style.progress_chars("=> "));
     }
     bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));

@@ -49,6 +49,8 @@ pub struct Progress {
     pub run_started: Option<Instant>,
     /// Documents seen in this run (for the rate).
     pub run_seen: u64,
+    /// When this run ended (the rate is frozen there).
+    pub run_finished: Option<Instant>,
     pub max_docs_per_second: Option<f64>,
 }
 
@@ -64,16 +66,25 @@ impl Default for Progress {
             error: None,
             run_started: None,
             run_seen: 0,
+            run_finished: None,
             max_docs_per_second: None,
         }
     }
 }
 
 impl Progress {
-    /// Documents per second in this run.
+    /// Documents per second in this run (until it ended). A throttled
+    /// job reads its first page at once; its rate is shown as at most the
+    /// throttle it keeps over the run.
     pub fn rate(&self) -> Option<f64> {
-        let elapsed = self.run_started?.elapsed().as_secs_f64();
-        (elapsed > 0.0 && self.run_seen > 0).then(|| self.run_seen as f64 / elapsed)
+        let started = self.run_started?;
+        let until = self.run_finished.unwrap_or_else(Instant::now);
+        let elapsed = until.saturating_duration_since(started).as_secs_f64();
+        let rate = (elapsed > 0.0 && self.run_seen > 0).then(|| self.run_seen as f64 / elapsed)?;
+        Some(match self.max_docs_per_second {
+            Some(limit) => rate.min(limit),
+            None => rate,
+        })
     }
 
     /// Seconds left at the current rate.
@@ -107,6 +118,24 @@ impl Progress {
             "max_docs_per_second": self.max_docs_per_second,
             "eta_seconds": self.eta_seconds(),
             "error": self.error,
+            "note": self.note(),
+        })
+    }
+
+    /// What the counts do not show: documents older than the retention are
+    /// stamped in the index but kept out of the live window that stats and
+    /// the Explorer show.
+    fn note(&self) -> Option<String> {
+        let history = self.counts.stamped_history;
+        let retention = if self.time_field.is_some() {
+            "older than the retention (by the time field)"
+        } else {
+            "older than the retention"
+        };
+        (history > 0).then(|| {
+            format!(
+                "{history} documents {retention} were grouped in a history frame of their own: they are stamped in the index, where the pages group them, but not counted in /_neardup/stats or shown in the Explorer, which show the live window"
+            )
         })
     }
 }
@@ -135,5 +164,32 @@ mod tests {
         let json = progress.to_json();
         assert_eq!(json["state"], "running");
         assert_eq!(json["documents"]["seen"], 100);
+    }
+
+    #[test]
+    fn the_rate_stays_within_the_throttle_and_stops_with_the_run() {
+        let started = Instant::now()
+            .checked_sub(std::time::Duration::from_secs(2))
+            .expect("time");
+        let burst = Progress {
+            state: JobState::Running,
+            run_seen: 520,
+            run_started: Some(started),
+            max_docs_per_second: Some(200.0),
+            ..Progress::default()
+        };
+        assert_eq!(burst.rate(), Some(200.0));
+        let done = Progress {
+            state: JobState::Done,
+            run_seen: 100,
+            run_started: Some(started),
+            run_finished: Some(started + std::time::Duration::from_secs(1)),
+            ..Progress::default()
+        };
+        let first = done.rate().expect("rate");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert_eq!(done.rate(), Some(first), "frozen at the end");
+        assert!((first - 100.0).abs() < 1e-6, "{first}");
+        assert_eq!(done.eta_seconds(), None);
     }
 }

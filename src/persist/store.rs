@@ -110,7 +110,7 @@ pub enum StoreError {
     #[error("state directory {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error(
-        "state directory {0} is in use by another neardup process (its LOCK file is locked); give each sidecar its own --state-dir"
+        "state directory {0} is in use by another neardup process (its LOCK file is locked); stop that process first (a running sidecar backfills with POST /_neardup/backfill), or give each sidecar its own --state-dir"
     )]
     Locked(PathBuf),
     #[error("state directory {path}: {reason}")]
