@@ -471,3 +471,13 @@ fn a_bad_serve_argument_is_named_before_the_state_directory_is_touched() {
     }
     let _ = std::fs::remove_dir_all(&root);
 }
+
+#[test]
+fn a_text_without_letters_or_digits_has_no_fingerprint() {
+    let output = neardup(&["fingerprint", ""], None);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no letters or digits"), "{stderr}");
+    let output = neardup(&["fingerprint", "……！！"], None);
+    assert!(!output.status.success());
+}

@@ -450,6 +450,11 @@ async fn own_endpoints_explain_the_classes() {
     )
     .await;
     assert_eq!(status, 400);
+    // An endpoint the sidecar does not have is its own 404, never the
+    // cluster's.
+    let (status, unknown) = get_json(&format!("{}/_neardup/classes", sidecar.url)).await;
+    assert_eq!(status, 404, "{unknown}");
+    assert_eq!(unknown["error"]["type"], "resource_not_found_exception");
 
     let metrics = client()
         .get(format!("{}/metrics", sidecar.url))

@@ -116,6 +116,16 @@ fn run_fingerprint(args: FingerprintArgs, file: ConfigFile) -> anyhow::Result<()
     } else {
         args.texts
     };
+    // A text without letters or digits has no fingerprint: the engine
+    // never stamps one (all such texts would share a class).
+    for (position, text) in texts.iter().enumerate() {
+        if fingerprinter.prepare(text).char_count == 0 {
+            anyhow::bail!(
+                "text {} has no letters or digits to fingerprint",
+                position + 1
+            );
+        }
+    }
     let mut out = io::stdout().lock();
     for text in &texts {
         let prepared = fingerprinter.prepare(text);

@@ -76,6 +76,12 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
         Route::Class { root } => own::class(&sidecar, &root, request.uri().query()),
         Route::Similar { index, id } => own::similar(&sidecar, request, &index, &id).await,
         Route::Explorer { rest } => ui::serve(sidecar, request, &rest).await,
+        Route::UnknownOwn => errors::SidecarError::NotFound(format!(
+            "no neardup endpoint {} {} (the README lists them under 'Own endpoints')",
+            request.method(),
+            request.uri().path()
+        ))
+        .into_response(),
         Route::PassThrough => pass_through(&sidecar, request).await,
     }
 }
@@ -136,6 +142,7 @@ pub async fn run(
         _ => Duration::from_secs(1),
     };
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
+    tokio::spawn(warn_if_the_cluster_is_silent(sidecar.clone()));
     let served = match certificate {
         Some(certificate) => {
             https::serve(
@@ -202,6 +209,18 @@ async fn maintain_in_background(sidecar: Arc<Sidecar>, tick: Duration) {
             }
         })
         .await;
+    }
+}
+
+/// One look at the cluster at start: a wrong `--upstream` (or a cluster
+/// not up yet) is said at once, not at the first write.
+async fn warn_if_the_cluster_is_silent(sidecar: Arc<Sidecar>) {
+    let probe = sidecar
+        .upstream
+        .call(Method::GET, "/", &HeaderMap::new(), Payload::Empty)
+        .await;
+    if let Err(error) = probe {
+        tracing::warn!(%error, "the cluster does not answer yet: writes get 502/504 and readiness stays red until it does");
     }
 }
 

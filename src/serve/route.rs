@@ -44,6 +44,9 @@ pub enum Route {
     Explorer {
         rest: String,
     },
+    /// Another path or method under `/_neardup/`: the sidecar's own 404
+    /// (the cluster has no such endpoints, so it is never asked).
+    UnknownOwn,
     /// Everything else: proxied unchanged.
     PassThrough,
 }
@@ -127,6 +130,7 @@ pub fn classify(method: &Method, path: &str) -> Route {
                 id: decode(id),
             }
         }
+        ["_neardup", ..] => Route::UnknownOwn,
         _ => Route::PassThrough,
     }
 }
@@ -292,7 +296,15 @@ mod tests {
             classify(&Method::GET, "/_neardup/ui/classes/00ff"),
             explorer("classes/00ff")
         );
-        assert_eq!(classify(&Method::POST, "/_neardup/ui/"), Route::PassThrough);
+        assert_eq!(classify(&Method::POST, "/_neardup/ui/"), Route::UnknownOwn);
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/classes"),
+            Route::UnknownOwn
+        );
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/nothing"),
+            Route::UnknownOwn
+        );
     }
 
     #[test]
