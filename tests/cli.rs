@@ -469,6 +469,21 @@ fn a_bad_serve_argument_is_named_before_the_state_directory_is_touched() {
             state_dir.display()
         );
     }
+    // A port in use, too.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = taken.local_addr().expect("address").to_string();
+    let output = neardup(
+        &["serve", "--state-dir", &state, "--listen", &address],
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("cannot listen on"), "{stderr}");
+    assert!(
+        !state_dir.exists(),
+        "a port in use created {}",
+        state_dir.display()
+    );
     let _ = std::fs::remove_dir_all(&root);
 }
 

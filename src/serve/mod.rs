@@ -117,13 +117,14 @@ pub async fn run(
     sidecar: Arc<Sidecar>,
     options: &ServeOptions,
     certificate: Option<Arc<https::ReloadingCertificate>>,
+    listener: std::net::TcpListener,
 ) -> anyhow::Result<()> {
     if options.install_template {
         install_templates(&sidecar, &options.template_patterns).await?;
         tracing::info!("templates `neardup-stamps` and `neardup` installed");
     }
-    let listener = tokio::net::TcpListener::bind(&options.listen)
-        .await
+    listener.set_nonblocking(true)?;
+    let listener = tokio::net::TcpListener::from_std(listener)
         .with_context(|| format!("cannot listen on {}", options.listen))?;
     let address: SocketAddr = listener.local_addr()?;
     let scheme = if certificate.is_some() {

@@ -55,6 +55,9 @@ pub fn start(
             "--upstream-insecure: the cluster's certificate is NOT verified; anyone on the path can read and change every request, credentials included. For a laboratory only: give the cluster's CA with --upstream-ca instead"
         );
     }
+    // Bound before the state directory is touched: a port in use stops here.
+    let listener = std::net::TcpListener::bind(&options.listen)
+        .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", options.listen))?;
     // Read before the state directory is touched: a bad pair stops here.
     let certificate = match &options.listener_tls {
         Some((cert, key)) => Some(Arc::new(crate::serve::https::ReloadingCertificate::load(
@@ -81,7 +84,7 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
-    runtime.block_on(run(sidecar, &options, certificate))
+    runtime.block_on(run(sidecar, &options, certificate, listener))
 }
 
 /// Log lines on standard error, filtered by `NEARDUP_LOG` (default `info`).
