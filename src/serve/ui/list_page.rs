@@ -93,14 +93,21 @@ pub fn list_page(view: &ListView<'_>) -> String {
         let _ = writeln!(body, "<p class=\"notice\">{}</p>", escape(notice));
     }
     if view.overview.classes.is_empty() {
-        let _ = writeln!(
-            body,
-            "<p class=\"empty\">{}</p>",
-            lang.t(
-                "No class yet: documents written through the sidecar appear here.",
-                "暂无类：经由 sidecar 写入的文档会出现在这里。"
-            )
-        );
+        let empty = match view.index {
+            // Classes exist, but none has a document in the filtered index.
+            Some(index) if !index.is_empty() => format!(
+                "{} <code>{}</code>.",
+                lang.t("No class has documents in", "没有类在以下索引中有文档："),
+                escape(index)
+            ),
+            _ => lang
+                .t(
+                    "No class yet: documents written through the sidecar appear here.",
+                    "暂无类：经由 sidecar 写入的文档会出现在这里。",
+                )
+                .to_string(),
+        };
+        let _ = writeln!(body, "<p class=\"empty\">{empty}</p>");
     } else {
         body.push_str(&classes_table(view));
     }
@@ -279,5 +286,30 @@ mod tests {
         assert!(page.contains("/_neardup/ui/classes/00000000000000ab?lang=zh&amp;index=news-*"));
         assert!(page.contains("青禾地铁3号线 &lt;b&gt;"));
         assert!(page.contains("<html lang=\"zh-CN\">"));
+    }
+
+    #[test]
+    fn an_empty_filter_result_says_so_rather_than_that_nothing_exists() {
+        let overview = Overview {
+            stats: ForestStats::default(),
+            classes: Vec::new(),
+            axis: Range { start: 0, end: 10 },
+        };
+        let titles = HashMap::new();
+        let view = |index| ListView {
+            lang: Lang::En,
+            overview: &overview,
+            order: Order::Largest,
+            index,
+            in_index: None,
+            titles: &titles,
+            notice: None,
+            retention: None,
+            max_distance: 3,
+        };
+        let filtered = list_page(&view(Some("blog-*")));
+        assert!(filtered.contains("No class has documents in <code>blog-*</code>."));
+        assert!(!filtered.contains("No class yet"));
+        assert!(list_page(&view(None)).contains("No class yet"));
     }
 }
