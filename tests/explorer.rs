@@ -376,17 +376,26 @@ async fn class_pages_search_with_the_viewers_credentials_and_pass_refusals_back(
     let (_, error) = json_of(refused).await;
     assert_eq!(error["error"]["type"], "security_exception");
 
-    let (status, missing) = json_of(
-        client()
-            .get(&url)
-            .header("authorization", "Basic dmlld2VyOnNlY3JldA==")
-            .send()
-            .await
-            .expect("GET"),
-    )
-    .await;
-    assert_eq!(status, 404, "{missing}");
-    assert_eq!(missing["error"]["type"], "resource_not_found_exception");
+    // A class neither the forest nor the index knows: a page, not JSON.
+    let missing = client()
+        .get(&url)
+        .header("authorization", "Basic dmlld2VyOnNlY3JldA==")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(missing.status(), 404);
+    assert!(
+        missing.headers()["content-type"]
+            .to_str()
+            .is_ok_and(|value| value.starts_with("text/html")),
+        "{:?}",
+        missing.headers()
+    );
+    let page = missing.text().await.expect("page");
+    assert!(
+        page.contains("No such class") && page.contains("00000000000000ab"),
+        "{page}"
+    );
     let searches: Vec<_> = cluster
         .recorded()
         .into_iter()

@@ -138,6 +138,31 @@ fn asset(text: &'static str, content_type: &'static str) -> Response {
     response
 }
 
+/// A class the forest and the index do not know: a page a browser shows,
+/// with the way back, and the status a client can read.
+fn not_found_page(lang: Lang, root_hex: &str) -> Response {
+    let back = render::link("", lang, None, &[]);
+    let body = format!(
+        "<h1>{}</h1>\n<p>{} <code>{}</code>. {}</p>\n<p><a href=\"{}\">{}</a></p>\n",
+        lang.t("No such class", "没有这个类"),
+        lang.t(
+            "Neither the forest nor the index has a class with root",
+            "森林和索引里都没有以此为根的类："
+        ),
+        render::escape(root_hex),
+        lang.t(
+            "It may have expired (see the retention), or the id was mistyped.",
+            "它可能已过期（见保留时长），或编号有误。"
+        ),
+        render::escape(&back),
+        lang.t("All classes", "所有类"),
+    );
+    let title = lang.t("No such class", "没有这个类");
+    let mut response = html(render::layout(lang, title, &back, &body));
+    *response.status_mut() = StatusCode::NOT_FOUND;
+    response
+}
+
 fn html(page: String) -> Response {
     let mut response = Response::new(Body::from(page));
     let headers = response.headers_mut();
@@ -349,7 +374,7 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
         )
     };
     if summary.is_none() && cluster_total == 0 {
-        return SidecarError::NotFound(format!("no class with root [{root_hex}]")).into_response();
+        return not_found_page(params.lang, &root_hex);
     }
     let documents: Vec<Document> = upstream::hits(&answer)
         .iter()
