@@ -17,8 +17,14 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("neardup: error: {error}");
+            // A cause the message above already quotes is not repeated.
+            let mut said = error.to_string();
             for cause in error.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let cause = cause.to_string();
+                if !said.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                }
+                said.push_str(&cause);
             }
             ExitCode::FAILURE
         }

@@ -496,3 +496,28 @@ fn a_text_without_letters_or_digits_has_no_fingerprint() {
     let output = neardup(&["fingerprint", "……！！"], None);
     assert!(!output.status.success());
 }
+
+#[test]
+fn a_state_directory_that_is_a_file_is_named_once() {
+    let file = std::env::temp_dir().join(format!("neardup-file-state-{}", std::process::id()));
+    std::fs::write(&file, b"x").expect("temp file");
+    let output = neardup(
+        &[
+            "serve",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--listen",
+            "127.0.0.1:0",
+            "--state-dir",
+        ]
+        .into_iter()
+        .chain([file.to_str().unwrap_or_default()])
+        .collect::<Vec<_>>(),
+        None,
+    );
+    let _ = std::fs::remove_file(&file);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("is a file, not a directory"), "{stderr}");
+    assert!(!stderr.contains("caused by"), "{stderr}");
+}

@@ -31,7 +31,7 @@ pub use args::{BackfillArgs, FingerprintArgs, RebuildArgs, ServeArgs, StampArgs}
 #[derive(Debug, Parser)]
 #[command(name = "neardup", version, about, long_about)]
 pub struct Cli {
-    /// TOML config file: `root_field`, `simhash_field` at the top and engine settings (fields, mode, max_distance, retention, …) in an [engine] table
+    /// TOML config file: `root_field`, `simhash_field` at the top, engine settings (fields, mode, max_distance, retention, …) in an [engine] table, the sidecar's (upstream, state_dir, template_patterns, …) in [serve], with [serve.upstream_tls] and [[serve.index]]; flags and NEARDUP_* variables win over it
     #[arg(long, global = true, env = "NEARDUP_CONFIG")]
     pub config: Option<PathBuf>,
 

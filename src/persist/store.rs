@@ -251,6 +251,12 @@ impl Store {
         build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
     ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
         let dir = options.dir.clone();
+        if dir.exists() && !dir.is_dir() {
+            anyhow::bail!(
+                "state directory {} is a file, not a directory: give --state-dir a directory (or `none`)",
+                dir.display()
+            );
+        }
         fs::create_dir_all(&dir).map_err(io_error(&dir))?;
         let lock_path = dir.join("LOCK");
         let lock = OpenOptions::new()
