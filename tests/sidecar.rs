@@ -650,3 +650,25 @@ async fn the_compare_tool_reads_texts_and_documents_through_one_path() {
     let joins = texts["comparison"]["decision"]["joins"].as_bool();
     assert_eq!(joins, Some(grouped), "{texts}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_document_write_answers_with_its_class_in_a_header() {
+    let osmem = Osmem::start();
+    let sidecar = Sidecar::start(&osmem.url, &[]);
+    let response = client()
+        .put(format!("{}/news-header/_doc/1?refresh=true", sidecar.url))
+        .header("content-type", "application/json")
+        .body(json!({"title": "港口新航线周一开通", "content": "港口新航线周一开通，每周两班，连接本港与东南亚四个港口。"}).to_string())
+        .send()
+        .await
+        .expect("PUT");
+    assert_eq!(response.status().as_u16(), 201);
+    let header = response
+        .headers()
+        .get("x-neardup-cluster-root")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_string)
+        .expect("the class header");
+    let stored = stamps_in(&osmem.url, "news-header").await;
+    assert_eq!(stored["1"]["cluster_root"], header.as_str());
+}

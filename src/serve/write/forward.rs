@@ -290,6 +290,7 @@ mod tests {
             Some(Stamped {
                 target: StampTarget::Source,
                 fingerprint: 1,
+                root: 1,
                 bytes: b"{\"a\":1,\"r\":\"x\"}".to_vec(),
             }),
             None,

@@ -297,5 +297,20 @@ pub async fn document(
         settle::document(&write, &settlement).await;
     }
     sidecar.metrics.observe_write(started.elapsed());
-    forward::finish(&write, answer, parsed)
+    let stamped_root = stamp
+        .filter(|_| answer.status.is_success())
+        .map(|stamp| crate::units::format_fingerprint(stamp.root));
+    let mut response = forward::finish(&write, answer, parsed);
+    // The class the document was stamped with, for clients that want it
+    // without reading the document back.
+    if let Some(root) = stamped_root
+        && let Ok(value) = axum::http::HeaderValue::from_str(&root)
+    {
+        response.headers_mut().insert(CLUSTER_ROOT_HEADER, value);
+    }
+    response
 }
+
+/// The header of a single-document write's answer that carries the
+/// `cluster_root` the document was stamped with.
+pub const CLUSTER_ROOT_HEADER: &str = "x-neardup-cluster-root";

@@ -26,6 +26,8 @@ const MIN_SOURCES_PER_SLICE: usize = 16;
 pub(super) struct Stamped {
     pub target: StampTarget,
     pub fingerprint: Fingerprint,
+    /// The class stamped (`cluster_root`).
+    pub root: Fingerprint,
     pub bytes: Vec<u8>,
 }
 
@@ -216,6 +218,7 @@ fn place_and_stamp_now(
             Some(Stamped {
                 target,
                 fingerprint: placement.fingerprint,
+                root: placement.root,
                 bytes: target.stamp(source, &original, &stamps),
             })
         })
