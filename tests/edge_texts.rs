@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 
 use neardup::config::EngineSettings;
 use serde_json::{Value, json};
-use support::{RecordingUpstream, Sidecar, post_bulk};
+use support::{RecordingUpstream, Sidecar, first_bulk, post_bulk};
 
 fn engine() -> neardup::engine::Engine {
     EngineSettings::default().build().expect("engine")
@@ -128,7 +128,7 @@ async fn edge_texts_through_the_sidecar_and_a_ten_megabyte_body() {
     }
     let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
     assert_eq!(status, 200, "{answer}");
-    let forwarded = String::from_utf8_lossy(&upstream.recorded()[0].body).to_string();
+    let forwarded = String::from_utf8_lossy(&first_bulk(&upstream).body).to_string();
     let stamped_ids: Vec<String> = forwarded
         .lines()
         .collect::<Vec<_>>()

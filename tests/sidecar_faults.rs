@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
-use support::{Recorded, RecordingUpstream, Sidecar, client, json_of, post_bulk, stats};
+use support::{
+    Recorded, RecordingUpstream, Sidecar, client, first_bulk, json_of, post_bulk, stats,
+};
 
 /// A cluster-like bulk answer: every item gets `status` (201 → created).
 fn bulk_answer(request: &Recorded, status: u16) -> Vec<u8> {
@@ -126,12 +128,15 @@ async fn credentials_and_product_headers_pass_both_ways() {
         .await
         .expect("search");
     assert!(response.headers().contains_key("x-elastic-product"));
-    // The client's two requests (the sidecar's own check of the stamp
-    // mapping after the first write is not one of them).
+    // The client's two requests (not the sidecar's own: its look at the
+    // cluster at start, its check of the stamp mapping after the first
+    // write).
     let recorded: Vec<_> = upstream
         .recorded()
         .into_iter()
-        .filter(|request| !request.path_and_query.contains("/_mapping/"))
+        .filter(|request| {
+            request.path_and_query != "/" && !request.path_and_query.contains("/_mapping/")
+        })
         .collect();
     assert_eq!(recorded.len(), 2);
     let bulk = &recorded[0];
@@ -263,7 +268,7 @@ async fn action_lines_the_cluster_accepts_are_stamped() {
     );
     let (status, _) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
     assert_eq!(status, 200);
-    let forwarded = String::from_utf8_lossy(&upstream.recorded()[0].body).to_string();
+    let forwarded = String::from_utf8_lossy(&first_bulk(&upstream).body).to_string();
     assert_eq!(
         forwarded.matches("\"cluster_root\"").count(),
         2,

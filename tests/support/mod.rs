@@ -416,6 +416,16 @@ impl RecordingUpstream {
     }
 }
 
+/// The first `_bulk` request `upstream` received (the sidecar's own
+/// requests, such as its look at the cluster at start, come before it).
+pub fn first_bulk(upstream: &RecordingUpstream) -> Recorded {
+    upstream
+        .recorded()
+        .into_iter()
+        .find(|request| request.path_and_query.contains("_bulk"))
+        .expect("a bulk request")
+}
+
 impl Drop for RecordingUpstream {
     fn drop(&mut self) {
         if let Some(shutdown) = self.shutdown.take() {
