@@ -672,3 +672,27 @@ async fn a_single_document_write_answers_with_its_class_in_a_header() {
     let stored = stamps_in(&osmem.url, "news-header").await;
     assert_eq!(stored["1"]["cluster_root"], header.as_str());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stamped_pattern_no_template_covers_is_named_at_start() {
+    let osmem = Osmem::start();
+    let config = std::env::temp_dir().join(format!("neardup-coverage-{}.toml", std::process::id()));
+    std::fs::write(
+        &config,
+        "[serve]\ntemplate_patterns = [\"news*\"]\ninstall_template = true\n[[serve.index]]\npattern = \"blog-*\"\nfields = [\"headline\", \"body\"]\nheadline_field = \"headline\"\n",
+    )
+    .expect("config");
+    let config_arg = config.to_string_lossy().to_string();
+    let sidecar = Sidecar::start(&osmem.url, &["--config", &config_arg]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let listed = loop {
+        let listed = stats(&sidecar.url).await["stamp_mapping"]["patterns_not_covered"].clone();
+        if listed.get("blog-*").is_some() || std::time::Instant::now() > deadline {
+            break listed;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let _ = std::fs::remove_file(&config);
+    assert!(listed.get("blog-*").is_some(), "{listed}");
+    assert!(listed.get("news*").is_none(), "{listed}");
+}

@@ -64,6 +64,11 @@ impl Analyzers {
     }
 
     /// The analyzer for documents of `index` (the default when unknown).
+    /// The `[[serve.index]]` patterns, in order.
+    pub fn patterns(&self) -> impl Iterator<Item = &str> {
+        self.by_pattern.iter().map(|(pattern, _)| pattern.as_str())
+    }
+
     pub fn for_index(&self, index: Option<&str>) -> &Analyzer {
         index
             .and_then(|index| {

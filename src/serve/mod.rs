@@ -144,6 +144,11 @@ pub async fn run(
     };
     let maintenance = tokio::spawn(maintain_in_background(sidecar.clone(), tick));
     tokio::spawn(warn_if_the_cluster_is_silent(sidecar.clone()));
+    tokio::spawn(check_template_coverage(
+        sidecar.clone(),
+        options.install_template,
+        options.template_patterns.clone(),
+    ));
     let served = match certificate {
         Some(certificate) => {
             https::serve(
@@ -223,6 +228,37 @@ async fn warn_if_the_cluster_is_silent(sidecar: Arc<Sidecar>) {
     if let Err(error) = probe {
         tracing::warn!(%error, "the cluster does not answer yet: writes get 502/504 and readiness stays red until it does");
     }
+}
+
+/// The patterns the operator named (`--template-patterns`, or their default
+/// under `--install-template`, and every `[[serve.index]]` pattern): does a
+/// template map their stamps as keywords? Said at start, not when the list
+/// page fails. Other indices are checked at their first write.
+async fn check_template_coverage(
+    sidecar: Arc<Sidecar>,
+    install_template: bool,
+    template_patterns: Vec<String>,
+) {
+    let mut patterns: Vec<String> = if template_patterns.is_empty() && install_template {
+        own::DEFAULT_TEMPLATE_PATTERNS
+            .iter()
+            .map(|pattern| (*pattern).to_string())
+            .collect()
+    } else {
+        template_patterns
+    };
+    for pattern in sidecar.analyzers.patterns() {
+        if !patterns.iter().any(|known| known == pattern) {
+            patterns.push(pattern.to_string());
+        }
+    }
+    write::stamp_mapping::check_patterns(
+        &sidecar.stamp_mapping,
+        &sidecar.upstream,
+        &sidecar.root_field,
+        patterns,
+    )
+    .await;
 }
 
 async fn shutdown_signal() {

@@ -231,7 +231,10 @@ pub fn stats(sidecar: &Sidecar) -> Response {
         },
         "backfill": sidecar.backfill.get().map(|backfill| backfill.progress().to_json()),
         "unstamped_forwarded": sidecar.metrics.unstamped_forwarded.load(std::sync::atomic::Ordering::Relaxed),
-        "stamp_mapping": { "not_keyword": sidecar.stamp_mapping.not_keyword() },
+        "stamp_mapping": {
+            "not_keyword": sidecar.stamp_mapping.not_keyword(),
+            "patterns_not_covered": sidecar.stamp_mapping.patterns_not_covered(),
+        },
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
     json_response(StatusCode::OK, &body)

@@ -29,6 +29,9 @@ const MAX_CHECKED: usize = 10_000;
 pub struct StampMappingChecks {
     checked: Mutex<HashSet<String>>,
     not_keyword: Mutex<BTreeMap<String, String>>,
+    /// Index patterns the sidecar stamps that no template maps as keyword
+    /// (found at start) → what a new index there would map it as.
+    patterns_not_covered: Mutex<BTreeMap<String, String>>,
 }
 
 impl StampMappingChecks {
@@ -41,6 +44,12 @@ impl StampMappingChecks {
             .take(100)
             .map(|(index, kind)| (index.clone(), kind.clone()))
             .collect()
+    }
+
+    /// Patterns found at start whose new indices would not map the root
+    /// field as a keyword.
+    pub fn patterns_not_covered(&self) -> BTreeMap<String, String> {
+        self.patterns_not_covered.lock().clone()
     }
 
     /// The indices of `stored` not checked yet, marked as checked.
@@ -56,6 +65,53 @@ impl StampMappingChecks {
         self.not_keyword
             .lock()
             .insert(index.to_string(), kind.to_string());
+    }
+}
+
+/// At start: asks the cluster what a new index of each pattern would map the
+/// root field as (`POST /_index_template/_simulate_index/{name}`, a name the
+/// pattern matches), and records (and warns about) the patterns where it
+/// would not be a keyword. A cluster without the API is not asked again.
+pub async fn check_patterns(
+    checks: &StampMappingChecks,
+    upstream: &Upstream,
+    field: &str,
+    patterns: impl IntoIterator<Item = String>,
+) {
+    for pattern in patterns {
+        let name = pattern.replace('*', "neardup-probe");
+        let path = format!(
+            "/_index_template/_simulate_index/{}",
+            crate::upstream::encode_component(&name)
+        );
+        let answer = upstream
+            .call_json(
+                axum::http::Method::POST,
+                &path,
+                &HeaderMap::new(),
+                crate::upstream::Payload::Empty,
+            )
+            .await;
+        let Ok(answer) = answer else {
+            tracing::debug!(
+                pattern,
+                "cannot simulate a new index: template coverage not checked at start"
+            );
+            return;
+        };
+        let kind = answer["template"]["mappings"]["properties"][field]["type"]
+            .as_str()
+            .unwrap_or("text (dynamic)")
+            .to_string();
+        if kind != "keyword" {
+            tracing::warn!(
+                pattern,
+                field,
+                mapped_as = kind,
+                "no index template maps the stamps of this pattern as keyword: collapse on them will fail there; add it to --template-patterns with --install-template, or \"composed_of\": [\"neardup-stamps\"] to its template"
+            );
+            checks.patterns_not_covered.lock().insert(pattern, kind);
+        }
     }
 }
 
