@@ -264,6 +264,29 @@ async fn all_documents(server: &str) -> BTreeMap<String, Value> {
     }
 }
 
+/// The `count` oldest-first articles of the history corpus.
+fn oldest_articles(count: usize) -> Vec<Article> {
+    let mut few: Vec<Article> = corpus(now_millis())
+        .history
+        .into_iter()
+        .take(count)
+        .collect();
+    few.sort_by_key(|article| article.time);
+    few
+}
+
+/// `POST /_neardup/backfill` with `request`; the job's first answer.
+async fn start_backfill(sidecar: &str, request: &Value) -> Value {
+    let (status, started) = send_json(
+        reqwest::Method::POST,
+        &format!("{sidecar}/_neardup/backfill"),
+        request,
+    )
+    .await;
+    assert_eq!(status, 200, "{started}");
+    started
+}
+
 async fn backfill_status(sidecar: &str) -> Value {
     get_json(&format!("{sidecar}/_neardup/backfill")).await.1
 }
@@ -665,20 +688,16 @@ async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_document_rewritten_by_a_client_during_the_backfill_keeps_its_own_stamp() {
     let osmem = Osmem::start();
-    let now = now_millis();
-    let mut few: Vec<Article> = corpus(now).history.into_iter().take(60).collect();
-    few.sort_by_key(|article| article.time);
+    let few = oldest_articles(60);
     index_directly(&osmem.url, &few).await;
     let sidecar = Sidecar::start(&osmem.url, &[]);
     // Slow, so the rewrite lands after the read's point in time opened and
     // before the job reaches the newest document.
-    let (status, started) = send_json(
-        reqwest::Method::POST,
-        &format!("{}/_neardup/backfill", sidecar.url),
+    start_backfill(
+        &sidecar.url,
         &json!({"index": INDEX, "time_field": "published_at", "max_docs_per_second": 20, "page_size": 5}),
     )
     .await;
-    assert_eq!(status, 200, "{started}");
     let deadline = Instant::now() + Duration::from_secs(30);
     while backfill_status(&sidecar.url).await["documents"]["seen"] == 0 {
         assert!(Instant::now() < deadline, "the job did not start");
@@ -1067,14 +1086,7 @@ async fn a_cancelled_backfill_stops_after_its_page_and_a_new_post_resumes_where_
     assert_eq!(done["documents"]["already_stamped"], 0, "{done}");
     // 200 documents at 100 per second: at least about two seconds.
     assert!(started.elapsed() >= Duration::from_millis(1_500));
-    let metrics = client()
-        .get(format!("{}/metrics", sidecar.url))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = support::metrics_text(&sidecar.url).await;
     assert!(
         metrics.contains("neardup_backfill_documents_total{outcome=\"stamped\"} 200"),
         "{metrics}"
@@ -1090,9 +1102,7 @@ async fn json_of_delete(url: &str) -> (u16, Value) {
 fn a_time_field_the_index_lacks_or_that_holds_no_time_is_named_before_reading() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let osmem = Osmem::start();
-    let now = now_millis();
-    let few: Vec<Article> = corpus(now).history.into_iter().take(20).collect();
-    runtime.block_on(index_directly(&osmem.url, &few));
+    runtime.block_on(index_directly(&osmem.url, &oldest_articles(20)));
     let state = TempDir::new("time-field-state");
     for (field, expected) in [("pubdate", "has no such field"), ("title", "text")] {
         let output = Command::new(env!("CARGO_BIN_EXE_neardup"))
@@ -1118,18 +1128,14 @@ fn a_time_field_the_index_lacks_or_that_holds_no_time_is_named_before_reading() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_an_elasticsearch_8_api_the_default_tiebreak_is_its_shard_doc() {
     let noida = support::Noida::start();
-    let now = now_millis();
-    let mut few: Vec<Article> = corpus(now).history.into_iter().take(120).collect();
-    few.sort_by_key(|article| article.time);
+    let few = oldest_articles(120);
     index_directly(&noida.url, &few).await;
     let sidecar = Sidecar::start(&noida.url, &[]);
-    let (status, started) = send_json(
-        reqwest::Method::POST,
-        &format!("{}/_neardup/backfill", sidecar.url),
+    start_backfill(
+        &sidecar.url,
         &json!({"index": INDEX, "time_field": "published_at", "page_size": 10, "max_docs_per_second": 200}),
     )
     .await;
-    assert_eq!(status, 200, "{started}");
     // Cancel after some pages; the resume starts a new point in time.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let _ = client()
@@ -1138,13 +1144,11 @@ async fn on_an_elasticsearch_8_api_the_default_tiebreak_is_its_shard_doc() {
         .await;
     let stopped = wait_for_state(&sidecar.url, "cancelled", Duration::from_secs(30)).await;
     assert_eq!(stopped["reader"], "pit", "{stopped}");
-    let (status, resumed) = send_json(
-        reqwest::Method::POST,
-        &format!("{}/_neardup/backfill", sidecar.url),
+    start_backfill(
+        &sidecar.url,
         &json!({"index": INDEX, "time_field": "published_at", "page_size": 10}),
     )
     .await;
-    assert_eq!(status, 200, "{resumed}");
     let done = wait_for_state(&sidecar.url, "done", Duration::from_secs(60)).await;
     assert_eq!(done["reader"], "pit", "{done}");
     let _ = client()

@@ -8,7 +8,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use support::{LateProxy, Osmem, Sidecar, client, demo_bulk, documents_in, post_bulk, stats};
+use support::{LateProxy, Osmem, Sidecar, demo_bulk, documents_in, post_bulk, stats};
 
 async fn counts_of(sidecar: &str) -> (u64, u64) {
     let stats = stats(sidecar).await;
@@ -91,14 +91,7 @@ async fn a_write_the_sidecar_timed_out_on_is_read_back() {
     let stamped_line = format!("neardup_stamped_documents_total {}", documents.len());
     let started = Instant::now();
     let metrics = loop {
-        let metrics = client()
-            .get(format!("{}/metrics", sidecar.url))
-            .send()
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text");
+        let metrics = support::metrics_text(&sidecar.url).await;
         if metrics.contains(&stamped_line) || started.elapsed() > Duration::from_secs(15) {
             break metrics;
         }
@@ -156,4 +149,35 @@ async fn a_client_that_closes_mid_body_leaves_nothing_counted() {
     let (counted, held) =
         counts_agree(&sidecar.url, &osmem.url, "halfsent", Duration::from_secs(5)).await;
     assert_eq!(counted, held);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_without_ids_the_sidecar_timed_out_on_is_found_by_its_stamps() {
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::from_secs(3)).await;
+    let sidecar = Sidecar::start(&proxy.url, &["--upstream-timeout", "1s"]);
+    let (with_ids, documents) = demo_bulk("noids");
+    // The same articles, the cluster picking the ids.
+    let body: String = with_ids
+        .lines()
+        .map(|line| {
+            if line.starts_with("{\"index\"") {
+                "{\"index\":{\"_index\":\"noids\"}}".to_string()
+            } else {
+                line.to_string()
+            }
+        })
+        .map(|line| line + "\n")
+        .collect();
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
+    assert_eq!(status, 504, "{answer}");
+    let (counted, held) =
+        counts_agree(&sidecar.url, &osmem.url, "noids", Duration::from_secs(15)).await;
+    assert_eq!(held, documents.len() as u64);
+    assert_eq!(counted, held);
+    assert_eq!(
+        counts_of(&sidecar.url).await.1,
+        documents.len() as u64,
+        "keys tracked"
+    );
 }

@@ -153,14 +153,7 @@ async fn a_full_state_directory_turns_readiness_red_and_heals_by_itself_when_spa
     );
     let (status, live) = get_json(&format!("{}/_neardup/health/live", sidecar.url)).await;
     assert_eq!((status, &live["status"]), (200, &json!("alive")));
-    let metrics = client()
-        .get(format!("{}/metrics", sidecar.url))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = support::metrics_text(&sidecar.url).await;
     assert!(metrics.contains("neardup_state_writable 0"), "{metrics}");
 
     // Space returns: no restart, readiness comes back, writes go through.
@@ -213,14 +206,7 @@ async fn under_pass_a_full_state_directory_forwards_writes_unstamped_and_a_backf
     let (status, health) = get_json(&format!("{}/_neardup/health", sidecar.url)).await;
     assert_eq!(status, 200, "writes are accepted: {health}");
     assert_eq!(health["status"], "degraded", "{health}");
-    let metrics = client()
-        .get(format!("{}/metrics", sidecar.url))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = support::metrics_text(&sidecar.url).await;
     assert!(
         metrics.contains("neardup_unstamped_forwarded_total 1"),
         "{metrics}"

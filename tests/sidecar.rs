@@ -456,14 +456,7 @@ async fn own_endpoints_explain_the_classes() {
     assert_eq!(status, 404, "{unknown}");
     assert_eq!(unknown["error"]["type"], "resource_not_found_exception");
 
-    let metrics = client()
-        .get(format!("{}/metrics", sidecar.url))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = support::metrics_text(&sidecar.url).await;
     assert!(metrics.contains("neardup_forest_documents 48"), "{metrics}");
     assert!(metrics.contains("neardup_bulk_requests_total 1"));
 }
@@ -567,14 +560,7 @@ async fn documents_without_a_fingerprinted_field_are_counted_in_the_metrics() {
                 {\"index\":{\"_index\":\"news-fields\",\"_id\":\"3\"}}\n{\"headline\":\"x\",\"body\":\"y\"}\n";
     let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body.to_string()).await;
     assert_eq!(status, 200, "{answer}");
-    let metrics = client()
-        .get(format!("{}/metrics", sidecar.url))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("text");
+    let metrics = support::metrics_text(&sidecar.url).await;
     for line in [
         "neardup_documents_missing_fields_total 3",
         "neardup_stamped_documents_total 2",

@@ -104,6 +104,16 @@ impl Analyzer {
         Some(self.analyze(&prepared))
     }
 
+    /// [`Analyzer::analyze_document`], and the configured fields the
+    /// document holds no text in (found in the same walk of its fields).
+    pub fn analyze_document_noting_gaps(
+        &self,
+        document: &serde_json::Value,
+    ) -> (Option<Analysis>, Vec<&str>) {
+        let (prepared, gaps) = self.fingerprinter.prepare_document_noting_gaps(document);
+        (prepared.map(|prepared| self.analyze(&prepared)), gaps)
+    }
+
     /// Analyses prepared text.
     pub fn analyze(&self, prepared: &PreparedText) -> Analysis {
         let (short_text, long_text) = self.describe(prepared);

@@ -58,8 +58,20 @@ impl std::str::FromStr for FieldSpec {
 /// part `i` is always field `i`; values of a multi-valued field are joined by
 /// a line break). `None` when none of them has any text.
 pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<String> {
+    extract_fields_text_noting_gaps(document, fields).0
+}
+
+/// [`extract_fields_text`], and the configured fields that held no text
+/// (absent, empty or not text), in configuration order, found in the same
+/// walk: a body under another name leaves only the headline to
+/// fingerprint, which merges different stories.
+pub fn extract_fields_text_noting_gaps<'spec>(
+    document: &Value,
+    fields: &'spec [FieldSpec],
+) -> (Option<String>, Vec<&'spec str>) {
     let mut text = String::new();
     let mut found_any = false;
+    let mut gaps = Vec::new();
     for (position, field) in fields.iter().enumerate() {
         if position > 0 {
             text.push(FIELD_SEPARATOR);
@@ -84,24 +96,17 @@ pub fn extract_fields_text(document: &Value, fields: &[FieldSpec]) -> Option<Str
             first_value = false;
             found_any = true;
         }
+        if first_value {
+            gaps.push(field.path.as_str());
+        }
     }
-    found_any.then_some(text)
+    (found_any.then_some(text), gaps)
 }
 
-/// The configured fields of `document` that hold no text (absent, empty or
-/// not text), in configuration order: a body under another name leaves
-/// only the headline to fingerprint, which merges different stories.
+/// The configured fields of `document` that hold no text (see
+/// [`extract_fields_text_noting_gaps`]).
 pub fn fields_without_text<'spec>(document: &Value, fields: &'spec [FieldSpec]) -> Vec<&'spec str> {
-    fields
-        .iter()
-        .filter(|field| {
-            !values_at(document, &field.path)
-                .into_iter()
-                .filter_map(value_text)
-                .any(|value| !value.trim().is_empty())
-        })
-        .map(|field| field.path.as_str())
-        .collect()
+    extract_fields_text_noting_gaps(document, fields).1
 }
 
 /// The leaf values at `path` in `document`, in document order, by the

@@ -36,7 +36,10 @@ pub mod tokenize;
 use xxhash_rust::xxh3::xxh3_64;
 
 pub use config::{FeatureMode, FingerprintConfig, FingerprintConfigError, Weighting};
-pub use fields::{FIELD_SEPARATOR, FieldSpec, extract_fields_text, fields_without_text, values_at};
+pub use fields::{
+    FIELD_SEPARATOR, FieldSpec, extract_fields_text, extract_fields_text_noting_gaps,
+    fields_without_text, values_at,
+};
 use letters::letters_with_breaks;
 pub use normalize::{NormalizeOptions, normalize};
 pub use numbers::is_chinese_numeral;
@@ -127,11 +130,22 @@ impl Fingerprinter {
     /// Extract the configured fields of `document` and prepare their text.
     /// `None` when no configured field holds any text.
     pub fn prepare_document(&self, document: &serde_json::Value) -> Option<PreparedText> {
-        let text = extract_fields_text(document, &self.fields)?;
+        self.prepare_document_noting_gaps(document).0
+    }
+
+    /// [`Fingerprinter::prepare_document`], and the configured fields the
+    /// document holds no text in, from the same walk.
+    pub fn prepare_document_noting_gaps(
+        &self,
+        document: &serde_json::Value,
+    ) -> (Option<PreparedText>, Vec<&str>) {
+        let (text, gaps) = extract_fields_text_noting_gaps(document, &self.fields);
         // Punctuation, emoji or zero-width characters alone are no text: they
         // would all share one fingerprint and so one class.
-        let prepared = self.prepare(&text);
-        (prepared.char_count > 0).then_some(prepared)
+        let prepared = text
+            .map(|text| self.prepare(&text))
+            .filter(|prepared| prepared.char_count > 0);
+        (prepared, gaps)
     }
 
     /// Normalise raw text and compute its exact hash.

@@ -305,6 +305,18 @@ pub async fn send_json(method: reqwest::Method, url: &str, body: &Value) -> (u16
     .await
 }
 
+/// The sidecar's `/metrics`, as text.
+pub async fn metrics_text(sidecar: &str) -> String {
+    client()
+        .get(format!("{sidecar}/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text")
+}
+
 /// The sidecar's `/_neardup/stats`.
 pub async fn stats(sidecar: &str) -> Value {
     get_json(&format!("{sidecar}/_neardup/stats")).await.1
@@ -320,6 +332,24 @@ pub struct Recorded {
 }
 
 type Responder = dyn Fn(&Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8>) + Send + Sync;
+
+/// Serves `app` on a free loopback port until the sender is used or
+/// dropped; its URL.
+async fn serve_locally(app: axum::Router) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .await;
+    });
+    (url, shutdown)
+}
 
 /// A tiny upstream that records requests and answers with `responder`.
 pub struct RecordingUpstream {
@@ -392,18 +422,7 @@ impl RecordingUpstream {
                 response
             }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let (url, shutdown) = serve_locally(app).await;
         RecordingUpstream {
             url,
             requests,
@@ -643,18 +662,7 @@ impl LateProxy {
                 response
             }
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        let (shutdown, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
-                })
-                .await;
-        });
+        let (url, shutdown) = serve_locally(app).await;
         LateProxy {
             url,
             write_delay_ms,

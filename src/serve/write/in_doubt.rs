@@ -30,7 +30,7 @@
 //! key in the meantime counts once, whichever settles first (the ledger's
 //! key table, [`crate::ledger::Ledger::stored`]).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -204,17 +204,16 @@ async fn read_back(sidecar: &Sidecar, headers: &HeaderMap, doubts: &[Doubt]) -> 
             read[*at] = found;
         }
     }
-    let by_stamp: Vec<usize> = (0..doubts.len())
-        .filter(|&position| {
-            let doubt = &doubts[position];
-            doubt.id.is_none() && doubt.stamp.is_some() && doubt.index.is_some()
-        })
-        .collect();
-    let mut claimed = HashSet::new();
-    for at in by_stamp {
-        let doubt = &doubts[at];
-        if let (Some(index), Some(stamp)) = (doubt.index.as_deref(), doubt.stamp) {
-            read[at] = read_by_stamp(sidecar, headers, index, stamp, &mut claimed).await;
+    // Without an id: per index, one refresh and one search for all stamps.
+    let mut by_index: BTreeMap<&str, Vec<(usize, Fingerprint)>> = BTreeMap::new();
+    for (position, doubt) in doubts.iter().enumerate() {
+        if let (None, Some(index), Some(stamp)) = (&doubt.id, doubt.index.as_deref(), doubt.stamp) {
+            by_index.entry(index).or_default().push((position, stamp));
+        }
+    }
+    for (index, wanted) in by_index {
+        for (position, found) in read_by_stamp(sidecar, headers, index, &wanted).await {
+            read[position] = found;
         }
     }
     read
@@ -280,60 +279,76 @@ pub(super) fn read_doc(doc: &Value, index: &str, id: &str, stamp_field: &str) ->
     }
 }
 
-/// A stamped write without an `_id`: the index refreshed and searched for
-/// documents with the stamp under a key the ledger does not know (each
-/// claimed once).
+/// Stamped writes without an `_id`, all to `index`: the index refreshed
+/// once and searched once for their stamps; each finds a document with its
+/// stamp under a key the ledger does not hold with it (each key claimed
+/// once). Returns a read per `(position, stamp)` given.
 async fn read_by_stamp(
     sidecar: &Sidecar,
     headers: &HeaderMap,
     index: &str,
-    stamp: Fingerprint,
-    claimed: &mut HashSet<DocumentKey>,
-) -> ReadBack {
+    wanted: &[(usize, Fingerprint)],
+) -> Vec<(usize, ReadBack)> {
+    let unknown = || {
+        wanted
+            .iter()
+            .map(|&(position, _)| (position, ReadBack::Unknown))
+            .collect()
+    };
     let refresh = format!("/{}/_refresh", encode_component(index));
     if let Err(error) = sidecar
         .upstream
         .call_json(Method::POST, &refresh, headers, Payload::Empty)
         .await
     {
-        tracing::warn!(%error, "cannot refresh to read a write in doubt back");
-        return ReadBack::Unknown;
+        tracing::warn!(%error, "cannot refresh to read writes in doubt back");
+        return unknown();
     }
+    let stamps: BTreeSet<String> = wanted
+        .iter()
+        .map(|&(_, stamp)| format_fingerprint(stamp))
+        .collect();
+    let field = sidecar.simhash_field.as_str();
     let query = json!({
-        "size": 100,
-        "_source": false,
-        "query": { "term": { sidecar.simhash_field.as_str(): format_fingerprint(stamp) } },
+        // Copies already counted under other keys may share a stamp.
+        "size": (wanted.len() * 4 + 100).min(10_000),
+        "_source": [field],
+        "query": { "terms": { field: stamps } },
     });
     let answer = match sidecar.upstream.search(Some(index), headers, &query).await {
         Ok(answer) if answer.status.is_success() => answer.json(),
         _ => None,
     };
     let Some(answer) = answer else {
-        return ReadBack::Unknown;
+        return unknown();
     };
-    let unknown_key = answer["hits"]["hits"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    let mut hits: Vec<(DocumentKey, Fingerprint)> = crate::upstream::hits(&answer)
+        .iter()
         .filter_map(|hit| {
-            Some(DocumentKey::new(
-                hit["_index"].as_str()?,
-                hit["_id"].as_str()?,
-            ))
+            let key = DocumentKey::new(hit["_index"].as_str()?, hit["_id"].as_str()?);
+            Some((key, parse_fingerprint(hit["_source"][field].as_str()?)?))
         })
-        .find(|key| {
-            !claimed.contains(key) && sidecar.ledger.read().fingerprint_of(*key) != Some(stamp)
-        });
-    match unknown_key {
-        Some(key) => {
-            claimed.insert(key);
-            ReadBack::Holds {
-                key,
-                stamp: Some(stamp),
-            }
-        }
-        None => ReadBack::Unknown,
-    }
+        .collect();
+    let ledger = sidecar.ledger.read();
+    hits.retain(|&(key, stamp)| ledger.fingerprint_of(key) != Some(stamp));
+    drop(ledger);
+    wanted
+        .iter()
+        .map(|&(position, stamp)| {
+            let found = hits.iter().position(|&(_, held)| held == stamp);
+            let read = match found {
+                Some(at) => {
+                    let (key, _) = hits.swap_remove(at);
+                    ReadBack::Holds {
+                        key,
+                        stamp: Some(stamp),
+                    }
+                }
+                None => ReadBack::Unknown,
+            };
+            (position, read)
+        })
+        .collect()
 }
 
 #[cfg(test)]

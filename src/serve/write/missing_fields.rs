@@ -16,7 +16,6 @@ use std::collections::HashSet;
 use parking_lot::Mutex;
 use serde_json::Value;
 
-use crate::fingerprint::Fingerprinter;
 use crate::serve::metrics::Metrics;
 
 /// At most this many (index, field) pairs are remembered as warned.
@@ -32,9 +31,9 @@ pub(super) struct MissingFields {
 }
 
 impl MissingFields {
-    /// `None` when `document` has text in every configured field.
-    pub fn of(fingerprinter: &Fingerprinter, document: &Value) -> Option<MissingFields> {
-        let missing = fingerprinter.fields_without_text(document);
+    /// `None` when `document` has text in every configured field (`missing`
+    /// lists those it has none in, from its analysis).
+    pub fn of(missing: Vec<&str>, document: &Value) -> Option<MissingFields> {
         if missing.is_empty() {
             return None;
         }
@@ -84,20 +83,24 @@ impl MissingFieldWarnings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fingerprint::FingerprintConfig;
+    use crate::fingerprint::{FingerprintConfig, Fingerprinter};
 
     #[test]
     fn each_index_and_field_is_warned_once_and_every_document_counted() {
         let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
         let document = serde_json::json!({"title": "Weather update", "body": "Rain"});
-        let missing = MissingFields::of(&fingerprinter, &document).expect("content missing");
+        let missing = MissingFields::of(fingerprinter.fields_without_text(&document), &document)
+            .expect("content missing");
         assert_eq!(missing.missing, vec!["content".to_string()]);
         assert_eq!(
             missing.present,
             vec!["title".to_string(), "body".to_string()]
         );
         let complete = serde_json::json!({"title": "Weather update", "content": "Rain"});
-        assert_eq!(MissingFields::of(&fingerprinter, &complete), None);
+        assert_eq!(
+            MissingFields::of(fingerprinter.fields_without_text(&complete), &complete),
+            None
+        );
         let metrics = Metrics::default();
         let warnings = MissingFieldWarnings::default();
         for _ in 0..3 {

@@ -133,8 +133,9 @@ fn analyse(
     let Some(document) = target.document(&source) else {
         return (None, None);
     };
-    let missing = MissingFields::of(analyzer.fingerprinter(), document);
-    let Some(analysis) = analyzer.analyze_document(document) else {
+    let (analysis, gaps) = analyzer.analyze_document_noting_gaps(document);
+    let missing = MissingFields::of(gaps, document);
+    let Some(analysis) = analysis else {
         return (None, missing);
     };
     let Value::Object(source) = source else {

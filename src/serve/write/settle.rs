@@ -40,7 +40,7 @@ pub(super) async fn items(
         .iter()
         .zip(answered)
         .filter(|(stored, _)| **stored == StoredAs::Stamped)
-        .filter_map(|(_, answer)| Outcome::of_item(answer)?.index.map(str::to_string));
+        .filter_map(|(_, answer)| Outcome::of_item(answer)?.index);
     check_stamp_mapping_later(write, stamped_indices);
     persist::after_answer(write.sidecar, seq).await;
 }
@@ -55,8 +55,7 @@ pub(super) async fn document(write: &WriteRequest<'_>, settlement: &Settlement<'
             .outcome
             .as_ref()
             .and_then(|outcome| outcome.index)
-            .or(settlement.index)
-            .map(str::to_string);
+            .or(settlement.index);
         check_stamp_mapping_later(write, index);
     }
     persist::after_answer(sidecar, seq).await;
@@ -64,7 +63,10 @@ pub(super) async fn document(write: &WriteRequest<'_>, settlement: &Settlement<'
 
 /// Checks, in a task of its own, the stamp mapping of the indices not
 /// checked yet ([`stamp_mapping`]).
-fn check_stamp_mapping_later(write: &WriteRequest<'_>, stored: impl IntoIterator<Item = String>) {
+fn check_stamp_mapping_later<'a>(
+    write: &WriteRequest<'_>,
+    stored: impl IntoIterator<Item = &'a str>,
+) {
     let new = write.sidecar.stamp_mapping.claim(stored);
     if new.is_empty() {
         return;
