@@ -93,11 +93,11 @@ pub const EXPIRY_BUDGET_PER_DOCUMENT: usize = 8;
 const MAX_EXACT_HASHES_PER_NODE: usize = 4;
 
 /// How many one-bit flips a text whose fingerprint is taken by a node that
-/// does not confirm it tries (see
-/// [`ConfirmationConfig::confirm_identical_fingerprints`]). When all are
-/// taken too (a report recurring more often than this within the
-/// retention), it joins the node of its own fingerprint as rule 1 says:
-/// each probe costs a confirmation, and this bounds them.
+/// does not confirm it tries to confirm (see
+/// [`ConfirmationConfig::confirm_identical_fingerprints`]): each costs a
+/// confirmation, and this bounds them. Past them the text takes the first
+/// free flip unconfirmed (a report recurring more often than this within
+/// the retention, see `Engine::node_for`).
 const IDENTICAL_FINGERPRINT_PROBES: u32 = 8;
 
 /// Where a document went.

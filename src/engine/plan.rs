@@ -265,13 +265,22 @@ impl Engine {
     /// The node a text takes. Rule 1 with confirmation: an identical
     /// fingerprint joins only if the node's text confirms too; otherwise
     /// the text takes the nearest fingerprint (one bit flipped) that is free
-    /// or whose node confirms.
+    /// or whose node confirms. The first [`IDENTICAL_FINGERPRINT_PROBES`]
+    /// flips are confirmed; past them a text only looks for a free flip
+    /// (a lookup, no confirmation): a template recurring more often than
+    /// that (a notice, a bulletin) must not join the first one's node
+    /// unconfirmed, and its neighbours within `k` of the free node are
+    /// still confirmed by the search that follows. Only when all 64 flips
+    /// are taken does the text join its own fingerprint's node, as rule 1
+    /// says. The node stays within one bit of the fingerprint either way
+    /// (what [`super::batch`] relies on).
     fn node_for(&self, fingerprint: Fingerprint, own: NodeTexts<'_>) -> Fingerprint {
         if !self.confirmation.confirm_identical_fingerprints {
             return fingerprint;
         }
+        let flip = |bit: u32| fingerprint ^ (1 << bit);
         std::iter::once(fingerprint)
-            .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(|bit| fingerprint ^ (1 << bit)))
+            .chain((0..IDENTICAL_FINGERPRINT_PROBES).map(flip))
             .find(|&probe| {
                 let Some(id) = self.forest.number(probe) else {
                     return true;
@@ -290,6 +299,11 @@ impl Engine {
                         )
                     })
                     .unwrap_or(true)
+            })
+            .or_else(|| {
+                (IDENTICAL_FINGERPRINT_PROBES..Fingerprint::BITS)
+                    .map(flip)
+                    .find(|&probe| self.forest.number(probe).is_none())
             })
             .unwrap_or(fingerprint)
     }

@@ -506,6 +506,46 @@ fn an_identical_fingerprint_with_other_figures_takes_a_free_one() {
 }
 
 #[test]
+fn a_report_recurring_past_the_confirmed_probes_still_takes_a_free_node() {
+    // Twelve weekly reports of one frame: one fingerprint, other figures.
+    // Past the confirmed flips, a report used to join the first one's node
+    // unconfirmed; each must stay its own story, and a copy of one still
+    // finds it.
+    let report = |week: u32| {
+        article(
+            "本周蔬菜价格",
+            &format!(
+                "市农业部门今天发布本周主要蔬菜批发价格监测情况，各品种价格总体平稳，供应充足，市场运行有序，\
+                 部分叶菜受天气影响上市量略有减少，根茎类蔬菜库存较多，预计下周价格仍将保持稳定。\
+                 其中白菜每公斤{}.{}元，与上周相比有所变化。",
+                week + 1,
+                week % 10
+            ),
+        )
+    };
+    let mut engine = engine();
+    let weeks = 2 + IDENTICAL_FINGERPRINT_PROBES + 2;
+    let placed: Vec<_> = (0..weeks)
+        .map(|week| {
+            engine
+                .add_document(&report(week), i64::from(week))
+                .expect("text")
+        })
+        .collect();
+    let roots: std::collections::HashSet<_> = placed.iter().map(|placed| placed.root).collect();
+    assert_eq!(roots.len(), placed.len(), "every week is its own story");
+    let first = placed[0].fingerprint;
+    assert!(
+        placed
+            .iter()
+            .all(|placed| (placed.fingerprint ^ first).count_ones() <= 1)
+    );
+    let last = weeks - 1;
+    let again = engine.add_document(&report(last), 99).expect("text");
+    assert_eq!(again.root, placed[last as usize].root);
+}
+
+#[test]
 fn unrelated_short_texts_are_separate() {
     let mut engine = engine();
     let open = engine.add_text("打开蓝牙", 0);
