@@ -28,9 +28,13 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_HEADLINE_FIELD")]
     pub headline_field: Option<String>,
 
-    /// Minimum character-bigram Jaccard similarity of two headlines for such a join [default: 0.2]
+    /// Minimum character-bigram Jaccard similarity of two headlines for such a join [default: 0.3]
     #[arg(long, env = "NEARDUP_MIN_HEADLINE_JACCARD")]
     pub min_headline_jaccard: Option<f64>,
+
+    /// The same when both headlines are Chinese (most letters Han): a character bigram is most of a word there [default: 0.2]
+    #[arg(long, env = "NEARDUP_MIN_HEADLINE_JACCARD_CHINESE")]
+    pub min_headline_jaccard_chinese: Option<f64>,
 
     /// Minimum estimated character-5-gram Jaccard similarity for a long text to join a candidate found by shared text [default: 0.7]
     #[arg(long, env = "NEARDUP_MIN_LONG_JACCARD")]
@@ -163,6 +167,9 @@ impl EngineSettings {
             long_text_search: self.long_text_search.or(fallback.long_text_search),
             headline_field: self.headline_field.or(fallback.headline_field),
             min_headline_jaccard: self.min_headline_jaccard.or(fallback.min_headline_jaccard),
+            min_headline_jaccard_chinese: self
+                .min_headline_jaccard_chinese
+                .or(fallback.min_headline_jaccard_chinese),
             min_long_jaccard: self.min_long_jaccard.or(fallback.min_long_jaccard),
             min_long_jaccard_chinese: self
                 .min_long_jaccard_chinese
@@ -268,6 +275,9 @@ impl EngineSettings {
             min_headline_jaccard: self
                 .min_headline_jaccard
                 .unwrap_or(defaults.min_headline_jaccard),
+            min_headline_jaccard_chinese: self
+                .min_headline_jaccard_chinese
+                .unwrap_or(defaults.min_headline_jaccard_chinese),
             short_edit_check: self.short_edit_check.unwrap_or(defaults.short_edit_check),
             min_fuzzy_chars: self.min_fuzzy_chars.unwrap_or(defaults.min_fuzzy_chars),
             content_word_check: self

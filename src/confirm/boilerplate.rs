@@ -18,15 +18,18 @@
 //!   identifying. The phrases are the genre's vocabulary, not any site's
 //!   text: a news sentence rarely says "all rights reserved" or
 //!   "不代表本站观点".
-//! - The stream ([`crate::engine`]'s lead commonness): a body start that the
-//!   engine has already seen under several different headlines is
-//!   boilerplate whatever it says.
+//! - The stream (`Engine::body_is_common`): a body the engine already
+//!   holds under two other stories' headlines, when the new document's
+//!   headline is not told by its body ([`headline_told_by_body`]), is
+//!   boilerplate whatever it says. A story reprinted under many headlines
+//!   keeps its headline's words in its body; a cookie notice under "Bus
+//!   drivers ratify contract" does not.
 //!
 //! [`identifying_weight`] measures what is left: the body's letters outside
 //! boilerplate sentences, a Han character counting as one and a Latin letter
 //! or digit as a half (an English word of five letters carries about what
 //! two or three Chinese characters do). A body identifies its story by itself when that weight
-//! reaches [`MIN_IDENTIFYING_WEIGHT`] and its start is not common; otherwise
+//! reaches [`MIN_IDENTIFYING_WEIGHT`] and the stream does not find it common; otherwise
 //! the headline decides ([`super::LongText::headlines_agree`]).
 //!
 //! Consequences: a real article is never affected by the prior unless most
@@ -40,6 +43,7 @@ use std::sync::LazyLock;
 use aho_corasick::AhoCorasick;
 
 use crate::fingerprint::normalize;
+use crate::fingerprint::stopwords::is_stop_word;
 
 /// The weight ([`identifying_weight`]) a body needs to identify its story
 /// without its headline: about a paragraph of news text.
@@ -194,6 +198,55 @@ fn unreachable_matcher() -> AhoCorasick {
 /// trade") or a tag stuck to the last sentence of a cut article ("… Read
 /// more").
 const MAX_BESIDE_ONE_PHRASE: u64 = 60;
+
+/// The share of a headline's words that must appear in its body for the
+/// body to tell the headline's story (see [`headline_told_by_body`]). A
+/// news body repeats most of its headline's words (DEV: 98 % of copies reach
+/// a fifth); a boilerplate body repeats none.
+const MIN_HEADLINE_WORDS_IN_BODY: f64 = 0.25;
+
+/// Whether `body` tells the story `headline` names (both normalised): at
+/// least [`MIN_HEADLINE_WORDS_IN_BODY`] of the headline's words appear in
+/// the body, a word being a Han character bigram or a Latin word of three
+/// letters or more that is not a stop word. True for a headline without
+/// such words (nothing to tell).
+pub fn headline_told_by_body(headline: &str, body: &str) -> bool {
+    let mut words: Vec<String> = Vec::new();
+    let mut run: Vec<char> = Vec::new();
+    let flush = |run: &mut Vec<char>, words: &mut Vec<String>| {
+        if run.first().is_some_and(|&c| normalize::is_han(c)) {
+            words.extend(run.windows(2).map(|pair| pair.iter().collect::<String>()));
+        } else if run.len() >= 3 {
+            let word: String = run.iter().collect();
+            if !is_stop_word(&word) {
+                words.push(word);
+            }
+        }
+        run.clear();
+    };
+    for c in headline.chars() {
+        let continues = run
+            .last()
+            .is_some_and(|&last| normalize::is_han(last) == normalize::is_han(c));
+        if !normalize::is_letter_or_digit(c) || !continues {
+            flush(&mut run, &mut words);
+        }
+        if normalize::is_letter_or_digit(c) {
+            run.push(c);
+        }
+    }
+    flush(&mut run, &mut words);
+    words.sort_unstable();
+    words.dedup();
+    if words.is_empty() {
+        return true;
+    }
+    let told = words
+        .iter()
+        .filter(|word| body.contains(word.as_str()))
+        .count();
+    told as f64 >= MIN_HEADLINE_WORDS_IN_BODY * words.len() as f64
+}
 
 /// How much of `body` (normalised text: lower case, punctuation kept) is
 /// outside boilerplate sentences: Han characters count one, other letters
@@ -407,6 +460,30 @@ fn is_sentence_end(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_news_body_tells_its_headline_and_a_site_notice_does_not() {
+        let story = "本市今天召开城市更新工作推进会，今年计划改造老旧小区120个。";
+        assert!(headline_told_by_body("我市召开城市更新推进会", story));
+        assert!(!headline_told_by_body("第36届冰雪节6月15日开幕", story));
+        let notice = "this site uses cookies. sign up for our morning briefing.";
+        assert!(!headline_told_by_body(
+            "bus drivers ratify tentative contract",
+            notice
+        ));
+        let report = "the city's bus drivers voted on monday to ratify the contract.";
+        assert!(headline_told_by_body(
+            "fairview bus drivers ratify tentative contract",
+            report
+        ));
+        // Stop words are not the story's words ("for", "our" are in it).
+        assert!(!headline_told_by_body(
+            "ministers meet for our budget talks",
+            notice
+        ));
+        // Nothing to tell: a headline of figures and punctuation only.
+        assert!(headline_told_by_body("12 · 34", notice));
+    }
 
     #[test]
     fn a_disclaimer_identifies_nothing() {

@@ -40,10 +40,21 @@ pub fn sketch_join_bar(ours: &str, theirs: &str, config: &ConfirmationConfig) ->
     }
 }
 
-/// Most letters of a body's lead are Han characters.
+/// The headline bigram Jaccard two headlines need to agree:
+/// [`ConfirmationConfig::min_headline_jaccard_chinese`] when both are
+/// Chinese, [`ConfirmationConfig::min_headline_jaccard`] otherwise.
+pub fn headline_bar(ours: &str, theirs: &str, config: &ConfirmationConfig) -> f64 {
+    if lead_is_chinese(ours) && lead_is_chinese(theirs) {
+        config.min_headline_jaccard_chinese
+    } else {
+        config.min_headline_jaccard
+    }
+}
+
+/// Most letters of a body's lead (or of a headline) are Han characters.
 pub fn lead_is_chinese(lead: &str) -> bool {
     let (mut han, mut letters) = (0usize, 0usize);
-    for c in lead.chars() {
+    for c in lead.chars().filter(|&c| normalize::is_letter_or_digit(c)) {
         letters += 1;
         han += usize::from(normalize::is_han(c));
     }
@@ -116,7 +127,7 @@ impl LongText {
         if taken_from_lead(ours, &other.lead) || taken_from_lead(theirs, &self.lead) {
             return true;
         }
-        bigram_jaccard(ours, theirs) >= config.min_headline_jaccard
+        bigram_jaccard(ours, theirs) >= headline_bar(ours, theirs, config)
             && !(config.content_word_check
                 && one_fact_edited(ours, theirs, &config.synonyms)
                 && !self.same_body(other, &config.synonyms))
@@ -128,10 +139,36 @@ impl LongText {
         self.identifying_weight >= super::boilerplate::MIN_IDENTIFYING_WEIGHT
     }
 
+    /// `other` carries this text's body (estimated Jaccard at least
+    /// [`SAME_BODY_JACCARD`]) under a headline that is not this one's (see
+    /// [`LongText::headlines_are_one`]). Several such others, under
+    /// headlines that are not one another's either, make the body
+    /// boilerplate learned from the stream (see `Engine::plan`): one body
+    /// under many stories' headlines identifies none of them.
+    pub fn carries_body_under_another_headline(
+        &self,
+        other: &LongText,
+        config: &ConfirmationConfig,
+    ) -> bool {
+        self.headline.is_some()
+            && other.headline.is_some()
+            && !self.sketch.is_empty()
+            && estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= SAME_BODY_JACCARD
+            && !self.headlines_are_one(other, config)
+    }
+
+    /// This text with its body marked as not identifying its story: the
+    /// headline decides its joins (see [`LongText::headlines_agree`]).
+    pub fn with_body_not_identifying(&self) -> LongText {
+        LongText {
+            identifying_weight: 0,
+            ..self.clone()
+        }
+    }
+
     /// The two headlines are one headline: both absent, or similar at
-    /// [`STRICT_HEADLINE_JACCARD`] with no fact swapped, or one taken from
-    /// the other copy's lead.
-    fn headlines_are_one(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
+    /// [`STRICT_HEADLINE_JACCARD`] with no fact swapped.
+    pub fn headlines_are_one(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
         match (&self.headline, &other.headline) {
             (None, None) => true,
             (Some(ours), Some(theirs)) => {
@@ -214,6 +251,41 @@ mod tests {
         assert!(!body(chinese, 42).confirms_sketch_candidate(&body(chinese, 64), &same_bar));
         // 36 of 64 (0.56) stays apart in both scripts.
         assert!(!body(chinese, 36).confirms_sketch_candidate(&body(chinese, 64), &config));
+    }
+
+    #[test]
+    fn english_headlines_need_more_shared_bigrams_than_chinese_ones() {
+        let titled = |headline: &str| LongText {
+            headline: Some(headline.into()),
+            ..body("thecouncilapprovedthebudget", 64)
+        };
+        let config = ConfirmationConfig::default();
+        // Two unrelated English headlines share a fifth of their letter
+        // bigrams ("re", "in", "an", …).
+        let (recycling, rain) = (
+            titled("lakewood expands recycling program"),
+            titled("heavy rain closes roads in cleveland area"),
+        );
+        let english = bigram_jaccard(
+            "lakewood expands recycling program",
+            "heavy rain closes roads in cleveland area",
+        );
+        assert!((0.2..0.3).contains(&english), "{english}");
+        assert!(!recycling.headlines_agree(&rain, &config));
+        let lenient = ConfirmationConfig {
+            min_headline_jaccard: 0.2,
+            ..config.clone()
+        };
+        assert!(recycling.headlines_agree(&rain, &lenient));
+        // Chinese headlines keep the lower bar: a bigram is most of a word.
+        let (ours, theirs) = ("城市更新推进会召开", "城市更新工作推进会今天召开");
+        assert!(bigram_jaccard(ours, theirs) < 0.5);
+        assert!(titled(ours).headlines_agree(&titled(theirs), &config));
+        let chinese_strict = ConfirmationConfig {
+            min_headline_jaccard_chinese: 0.5,
+            ..config
+        };
+        assert!(!titled(ours).headlines_agree(&titled(theirs), &chinese_strict));
     }
 
     #[test]

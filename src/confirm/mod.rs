@@ -40,7 +40,9 @@ mod short;
 pub mod synonyms;
 
 pub use config::ConfirmationConfig;
-pub use long::{LEAD_CHARS, LongText, UNKNOWN_WEIGHT, lead_is_chinese, sketch_join_bar};
+pub use long::{
+    LEAD_CHARS, LongText, UNKNOWN_WEIGHT, headline_bar, lead_is_chinese, sketch_join_bar,
+};
 pub use short::{
     MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars, allowed_unmatched_chars,
     edits_allow_join, repost_allows_join, repost_shape_allows_join, repost_shape_excluded,

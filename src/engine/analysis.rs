@@ -17,7 +17,7 @@ use super::side_record::SideRecord;
 /// How many times the short-text bound a long text may be and still keep
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
-use crate::confirm::boilerplate::read_body;
+use crate::confirm::boilerplate::{headline_told_by_body, read_body};
 use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
 use crate::fingerprint::letters::letters_with_breaks;
 use crate::fingerprint::{Fingerprinter, PreparedText};
@@ -31,6 +31,10 @@ pub struct Analysis {
     pub(super) fingerprint: Fingerprint,
     pub(super) short_text: Option<ShortText>,
     pub(super) long_text: Option<LongText>,
+    /// The body tells the story its headline names
+    /// ([`crate::confirm::boilerplate::headline_told_by_body`]; true
+    /// without a headline): read when the body turns out common, not kept.
+    pub(super) headline_told_by_body: bool,
 }
 
 impl Analysis {
@@ -116,12 +120,13 @@ impl Analyzer {
 
     /// Analyses prepared text.
     pub fn analyze(&self, prepared: &PreparedText) -> Analysis {
-        let (short_text, long_text) = self.describe(prepared);
+        let (short_text, long_text, headline_told_by_body) = self.describe(prepared);
         Analysis {
             exact_hash: prepared.exact_hash,
             fingerprint: self.fingerprinter.simhash(prepared),
             short_text,
             long_text,
+            headline_told_by_body,
         }
     }
 
@@ -133,7 +138,9 @@ impl Analyzer {
     /// bound keeps the short description too: a short post reposted with a
     /// comment, or a post cut to a short repost, crosses the bound, and the
     /// two meet only as short texts.
-    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>) {
+    /// Also whether the body tells its headline's story (see
+    /// [`Analysis::headline_told_by_body`]).
+    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>, bool) {
         let fingerprinter = &self.fingerprinter;
         let short_text = || {
             let text = ShortText::new(
@@ -148,14 +155,18 @@ impl Analyzer {
             text
         };
         if fingerprinter.is_short(prepared) {
-            return (Some(short_text()), None);
+            return (Some(short_text()), None, true);
         }
         let repost_comparable = self.repost_comparable
             && prepared.char_count
                 < fingerprinter.config().short_text_chars * REPOST_COMPARABLE_FACTOR;
         // Boilerplate sentences neither find candidates nor confirm a join:
         // the sketch is of the rest of the body when there is a rest.
-        let body = read_body(&fingerprinter.body_text(prepared));
+        let body_text = fingerprinter.body_text(prepared);
+        let headline = fingerprinter.headline(prepared);
+        let headline_told =
+            headline.is_none_or(|headline| headline_told_by_body(headline, &body_text));
+        let body = read_body(&body_text);
         let long_text = LongText {
             sketch: match (&body.identifying_text, self.long_text_search) {
                 (_, false) => Box::default(),
@@ -165,14 +176,16 @@ impl Analyzer {
                 (None, true) => fingerprinter.body_sketch(prepared).into_boxed_slice(),
             },
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
-            headline: fingerprinter
-                .headline(prepared)
-                .map(|headline| letters_with_breaks(headline).into_boxed_str()),
+            headline: headline.map(|headline| letters_with_breaks(headline).into_boxed_str()),
             lead: fingerprinter
                 .body_lead(prepared, LEAD_CHARS)
                 .into_boxed_str(),
             identifying_weight: body.weight,
         };
-        (repost_comparable.then(short_text), Some(long_text))
+        (
+            repost_comparable.then(short_text),
+            Some(long_text),
+            headline_told,
+        )
     }
 }

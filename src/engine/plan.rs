@@ -122,9 +122,18 @@ impl Engine {
             };
         }
         let mut confirmations = EngineStats::default();
+        // A body the stream carries under other stories' headlines, which
+        // does not tell this one's, is judged as boilerplate: the headline
+        // decides (the node keeps the
+        // text as analysed; the next text decides again from the state).
+        let common_body = analysis
+            .long_text
+            .as_ref()
+            .filter(|long| !analysis.headline_told_by_body && self.body_is_common(long))
+            .map(LongText::with_body_not_identifying);
         let own = NodeTexts {
             short: analysis.short_text.as_ref(),
-            long: analysis.long_text.as_ref(),
+            long: common_body.as_ref().or(analysis.long_text.as_ref()),
         };
         let node = self.node_for(analysis.fingerprint, own);
         let mut extra_candidates =

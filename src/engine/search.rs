@@ -9,7 +9,7 @@
 
 use super::side_record::record_texts;
 use super::{Engine, EngineStats, confirm_record, count_confirmation};
-use crate::confirm::{FoundBy, NodeTexts};
+use crate::confirm::{FoundBy, LongText, NodeTexts};
 use crate::units::Fingerprint;
 
 /// How many short-text candidates one document may try to confirm. On a
@@ -32,6 +32,10 @@ pub(super) const MAX_LONG_CONFIRMATIONS: usize = 16;
 /// try is too few (DEV short F1 −0.003 at 3); a class whose six closest
 /// members do not confirm does not confirm through a seventh.
 pub(super) const MAX_TRIES_PER_CLASS: usize = 6;
+
+/// How many other headlines one body must be carried under before it counts
+/// as boilerplate (see [`Engine::body_is_common`]).
+pub(super) const COMMON_BODY_HEADLINES: usize = 2;
 
 impl Engine {
     /// Short texts: candidates by shingle overlap, since their simhash
@@ -100,6 +104,45 @@ impl Engine {
             }
         }
         confirmed
+    }
+
+    /// Whether the body of `own` is boilerplate learned from the stream:
+    /// among its first [`MAX_LONG_CONFIRMATIONS`] sketch candidates, at
+    /// least [`COMMON_BODY_HEADLINES`] carry the same body under headlines
+    /// that are neither `own`'s nor one another's. A site's disclaimer,
+    /// cookie notice or newsletter box under each of its stories is that;
+    /// a story reprinted by many outlets keeps its headline or one of a
+    /// few (each retitling is one more headline, rarely two unrelated
+    /// ones). Read from the nodes the engine holds now, so recovery and a
+    /// batch decide the same (the sketch keys are in the footprint).
+    pub(super) fn body_is_common(&self, own: &LongText) -> bool {
+        if !own.identifies_by_body() || own.headline.is_none() {
+            return false;
+        }
+        let (side_data, forest, config) = (&self.side_data, &self.forest, &self.confirmation);
+        let ranked = self.long_texts.ranked(&own.sketch, |node| {
+            forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
+        });
+        let mut other_headlines: Vec<LongText> = Vec::new();
+        for node in ranked.take(MAX_LONG_CONFIRMATIONS) {
+            let texts = side_data
+                .record_of(node)
+                .and_then(|record| record_texts(record).ok());
+            let Some((_, Some(theirs))) = texts else {
+                continue;
+            };
+            if own.carries_body_under_another_headline(&theirs, config)
+                && !other_headlines
+                    .iter()
+                    .any(|known| known.headlines_are_one(&theirs, config))
+            {
+                other_headlines.push(theirs);
+                if other_headlines.len() == COMMON_BODY_HEADLINES {
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Long texts: candidates by shared text, when the edit moved the

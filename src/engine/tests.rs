@@ -214,6 +214,71 @@ fn long_text_with_other_numbers_or_another_headline_stays_apart() {
     assert_ne!(unrelated.root, original.root);
 }
 
+/// A site's page whose crawled body is all its own furniture (a cookie
+/// notice, a newsletter box, a tip line), none of it in the boilerplate
+/// prior's phrase list.
+const SITE_FURNITURE: &str = "This site stores small files on your device so that pages load the way you \
+    left them. Find out how we keep them in our policy and change your choices at any time under \
+    Settings. Sign up for the Harbor Ledger morning briefing to get local news in your inbox each \
+    weekday. Have a story idea? Write to our newsroom at tips@harborledger.example or call the \
+    desk. Corrections: the Harbor Ledger corrects errors of fact promptly; write to the standards \
+    editor with the headline and the date of the article concerned.";
+
+#[test]
+fn a_body_the_stream_carries_under_other_stories_headlines_does_not_join_them() {
+    let headlines = [
+        "Fairview bus drivers ratify tentative contract",
+        "Plymouth teachers ratify new contract",
+        "Dover nurses ratify two-year contract",
+        "Salem librarians ratify first contract",
+    ];
+    let mut engine = engine();
+    let roots: Vec<_> = headlines
+        .iter()
+        .enumerate()
+        .map(|(at, headline)| {
+            engine
+                .add_document(&article(headline, SITE_FURNITURE), at as Millis)
+                .expect("text")
+                .root
+        })
+        .collect();
+    // The first two meet before the stream knows the body (their
+    // headlines share the frame "… ratify … contract"); from the third on,
+    // the body is under two other stories' headlines and the headline
+    // decides.
+    assert_ne!(roots[2], roots[0], "{roots:?}");
+    assert_ne!(roots[3], roots[0], "{roots:?}");
+    assert_ne!(roots[3], roots[2], "{roots:?}");
+    // The same page again under one of those headlines is still its copy.
+    let again = engine
+        .add_document(&article(headlines[3], &format!("{SITE_FURNITURE} ")), 9)
+        .expect("text");
+    assert_eq!(again.root, roots[3]);
+}
+
+#[test]
+fn a_story_reprinted_under_several_headlines_still_joins() {
+    // Outlets retitle a wire story each their own way; each headline is
+    // told by the body, so however many there are the body identifies it.
+    let headlines = [
+        "城市更新推进会召开",
+        "我市召开城市更新工作推进会",
+        "城市更新工作推进会今天召开",
+        "本市召开城市更新推进会部署改造",
+    ];
+    let mut engine = engine();
+    let first = engine
+        .add_document(&article(headlines[0], LONG_BODY), 0)
+        .expect("text");
+    for (at, headline) in headlines.iter().enumerate().skip(1) {
+        let copy = engine
+            .add_document(&article(headline, LONG_BODY), at as Millis)
+            .expect("text");
+        assert_eq!(copy.root, first.root, "{headline}");
+    }
+}
+
 #[test]
 fn a_recurring_report_with_a_headline_word_swapped_stays_apart_but_a_retitled_reprint_joins() {
     let report = |edition: &str| {

@@ -43,7 +43,7 @@ use crate::confirm::measures::{
 };
 use crate::confirm::{
     ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, allowed_cut_chars,
-    allowed_unmatched_chars, edits_allow_join, repost_allows_join, short_texts_close,
+    allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join, short_texts_close,
     sketch_join_bar,
 };
 use crate::engine::Engine;
@@ -441,18 +441,26 @@ fn long_figures(
         fingerprinter.headline(first),
         fingerprinter.headline(second),
     );
+    let headlines = match headlines {
+        (Some(ours), Some(theirs)) => {
+            Some((letters_with_breaks(ours), letters_with_breaks(theirs)))
+        }
+        _ => None,
+    };
+    let bar = headlines
+        .as_ref()
+        .map_or(confirmation.min_headline_jaccard, |(ours, theirs)| {
+            headline_bar(ours, theirs, confirmation)
+        });
     figures.push(Figure {
         name: "headline",
-        value: match headlines {
-            (Some(ours), Some(theirs)) => format!(
-                "{:.2}",
-                bigram_jaccard(&letters_with_breaks(ours), &letters_with_breaks(theirs))
-            ),
-            _ => "no headline on one side".to_string(),
+        value: match &headlines {
+            Some((ours, theirs)) => format!("{:.2}", bigram_jaccard(ours, theirs)),
+            None => "no headline on one side".to_string(),
         },
         requirement: format!(
-            "bigram Jaccard ≥ {:.2}, or one headline opens the other's body; one content word swapped only over the same body",
-            confirmation.min_headline_jaccard
+            "bigram Jaccard ≥ {bar:.2} ({:.2} when both are Chinese), or one headline opens the other's body; one content word swapped only over the same body",
+            confirmation.min_headline_jaccard_chinese
         ),
         passes: None,
     });
