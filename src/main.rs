@@ -3,12 +3,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     ignore_file_size_signal();
     neardup::allocator::keep_large_blocks_mapped();
-    let cli = neardup::cli::Cli::parse();
+    let cli = neardup::cli::parse_command_line();
     match neardup::cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

@@ -521,3 +521,31 @@ fn a_state_directory_that_is_a_file_is_named_once() {
     assert!(stderr.contains("is a file, not a directory"), "{stderr}");
     assert!(!stderr.contains("caused by"), "{stderr}");
 }
+
+#[test]
+fn a_bad_value_from_a_variable_names_the_variable() {
+    let run = |args: &[&str], variable: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_neardup"));
+        command.args(args).env_remove("NEARDUP_CONFIG");
+        match variable {
+            Some(value) => command.env("NEARDUP_MAX_DISTANCE", value),
+            None => command.env_remove("NEARDUP_MAX_DISTANCE"),
+        };
+        let output = command.stdin(Stdio::null()).output().expect("neardup runs");
+        assert_eq!(output.status.code(), Some(2));
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let from_variable = run(&["stamp", "--input", "/dev/null"], Some("three"));
+    assert!(
+        from_variable.contains("invalid value 'three'"),
+        "{from_variable}"
+    );
+    assert!(
+        from_variable.contains("environment variable NEARDUP_MAX_DISTANCE"),
+        "{from_variable}"
+    );
+    // Typed on the command line: the flag is what to fix, no note.
+    let typed = run(&["stamp", "-k", "three", "--input", "/dev/null"], None);
+    assert!(typed.contains("invalid value 'three'"), "{typed}");
+    assert!(!typed.contains("environment variable"), "{typed}");
+}

@@ -28,6 +28,66 @@ pub use args::{BackfillArgs, FingerprintArgs, RebuildArgs, ServeArgs, StampArgs}
 /// (`cluster_root`) and its own fingerprint (`simhash`), 16 hex digits each.
 /// Settings come from flags, then NEARDUP_* environment variables, then the
 /// --config file, then defaults.
+/// Parses the process's command line like [`Parser::parse`] (printing
+/// clap's message and exiting on an error), and when a rejected value came
+/// from a `NEARDUP_*` variable rather than the command line, says which:
+/// clap names only the flag, which the user may never have typed.
+pub fn parse_command_line() -> Cli {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            if let Some(variable) = variable_behind(&error, &args) {
+                let _ = error.print();
+                eprintln!(
+                    "note: the value came from the environment variable {variable}; fix or unset it"
+                );
+                std::process::exit(error.exit_code());
+            }
+            error.exit()
+        }
+    }
+}
+
+/// The environment variable a rejected value came from: the error names a
+/// flag that has one, the variable is set, and the flag is not on the
+/// command line.
+fn variable_behind(error: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if !matches!(
+        error.kind(),
+        ErrorKind::InvalidValue | ErrorKind::ValueValidation
+    ) {
+        return None;
+    }
+    let Some(ContextValue::String(named)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let flag = named.split_whitespace().next()?.trim_start_matches('-');
+    fn find(command: &clap::Command, long: &str) -> Option<(Option<char>, String)> {
+        command
+            .get_arguments()
+            .find(|arg| arg.get_long() == Some(long))
+            .and_then(|arg| {
+                let variable = arg.get_env()?.to_str()?.to_string();
+                Some((arg.get_short(), variable))
+            })
+            .or_else(|| command.get_subcommands().find_map(|sub| find(sub, long)))
+    }
+    let (short, variable) = find(&<Cli as clap::CommandFactory>::command(), flag)?;
+    std::env::var_os(&variable)?;
+    let on_command_line = args.iter().skip(1).any(|arg| {
+        let arg = arg.to_string_lossy();
+        let long = format!("--{flag}");
+        arg == long
+            || arg.starts_with(&format!("{long}="))
+            || short.is_some_and(|short| {
+                arg.starts_with('-') && !arg.starts_with("--") && arg.contains(short)
+            })
+    });
+    (!on_command_line).then_some(variable)
+}
+
 #[derive(Debug, Parser)]
 #[command(name = "neardup", version, about, long_about)]
 pub struct Cli {
