@@ -28,7 +28,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_HEADLINE_FIELD")]
     pub headline_field: Option<String>,
 
-    /// Minimum character-bigram Jaccard similarity of two headlines for such a join [default: 0.3]
+    /// Minimum character-bigram Jaccard similarity of two headlines for such a join [default: 0.2]
     #[arg(long, env = "NEARDUP_MIN_HEADLINE_JACCARD")]
     pub min_headline_jaccard: Option<f64>,
 

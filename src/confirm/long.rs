@@ -254,12 +254,15 @@ mod tests {
     }
 
     #[test]
-    fn english_headlines_need_more_shared_bigrams_than_chinese_ones() {
+    fn english_and_chinese_headlines_have_their_own_bars() {
         let titled = |headline: &str| LongText {
             headline: Some(headline.into()),
             ..body("thecouncilapprovedthebudget", 64)
         };
-        let config = ConfirmationConfig::default();
+        let config = ConfirmationConfig {
+            min_headline_jaccard: 0.3,
+            ..ConfirmationConfig::default()
+        };
         // Two unrelated English headlines share a fifth of their letter
         // bigrams ("re", "in", "an", …).
         let (recycling, rain) = (
