@@ -549,3 +549,13 @@ fn a_bad_value_from_a_variable_names_the_variable() {
     assert!(typed.contains("invalid value 'three'"), "{typed}");
     assert!(!typed.contains("environment variable"), "{typed}");
 }
+
+#[test]
+fn help_describes_the_command() {
+    let output = neardup(&["--help"], None);
+    let help = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        help.starts_with("neardup groups near-duplicate articles as they are indexed."),
+        "{help}"
+    );
+}

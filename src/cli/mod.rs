@@ -28,6 +28,17 @@ pub use args::{BackfillArgs, FingerprintArgs, RebuildArgs, ServeArgs, StampArgs}
 /// (`cluster_root`) and its own fingerprint (`simhash`), 16 hex digits each.
 /// Settings come from flags, then NEARDUP_* environment variables, then the
 /// --config file, then defaults.
+#[derive(Debug, Parser)]
+#[command(name = "neardup", version, about, long_about)]
+pub struct Cli {
+    /// TOML config file: `root_field`, `simhash_field` at the top, engine settings (fields, mode, max_distance, retention, …) in an [engine] table, the sidecar's (upstream, state_dir, template_patterns, …) in [serve], with [serve.upstream_tls] and [[serve.index]]; flags and NEARDUP_* variables win over it
+    #[arg(long, global = true, env = "NEARDUP_CONFIG")]
+    pub config: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
 /// Parses the process's command line like [`Parser::parse`] (printing
 /// clap's message and exiting on an error), and when a rejected value came
 /// from a `NEARDUP_*` variable rather than the command line, says which:
@@ -86,17 +97,6 @@ fn variable_behind(error: &clap::Error, args: &[std::ffi::OsString]) -> Option<S
             })
     });
     (!on_command_line).then_some(variable)
-}
-
-#[derive(Debug, Parser)]
-#[command(name = "neardup", version, about, long_about)]
-pub struct Cli {
-    /// TOML config file: `root_field`, `simhash_field` at the top, engine settings (fields, mode, max_distance, retention, …) in an [engine] table, the sidecar's (upstream, state_dir, template_patterns, …) in [serve], with [serve.upstream_tls] and [[serve.index]]; flags and NEARDUP_* variables win over it
-    #[arg(long, global = true, env = "NEARDUP_CONFIG")]
-    pub config: Option<PathBuf>,
-
-    #[command(subcommand)]
-    pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]

@@ -211,40 +211,40 @@ const MIN_HEADLINE_WORDS_IN_BODY: f64 = 0.25;
 /// letters or more that is not a stop word. True for a headline without
 /// such words (nothing to tell).
 pub fn headline_told_by_body(headline: &str, body: &str) -> bool {
-    let mut words: Vec<String> = Vec::new();
-    let mut run: Vec<char> = Vec::new();
-    let flush = |run: &mut Vec<char>, words: &mut Vec<String>| {
-        if run.first().is_some_and(|&c| normalize::is_han(c)) {
-            words.extend(run.windows(2).map(|pair| pair.iter().collect::<String>()));
-        } else if run.len() >= 3 {
-            let word: String = run.iter().collect();
-            if !is_stop_word(&word) {
-                words.push(word);
+    // Words are slices of the headline: this runs for every long text.
+    let mut words: Vec<&str> = Vec::new();
+    let mut runs = headline
+        .char_indices()
+        .filter(|&(_, c)| normalize::is_letter_or_digit(c))
+        .peekable();
+    while let Some((start, first)) = runs.next() {
+        let han = normalize::is_han(first);
+        let mut ends = vec![start + first.len_utf8()];
+        while let Some(&(at, c)) = runs.peek() {
+            if at != *ends.last().unwrap_or(&at) || normalize::is_han(c) != han {
+                break;
             }
+            ends.push(at + c.len_utf8());
+            runs.next();
         }
-        run.clear();
-    };
-    for c in headline.chars() {
-        let continues = run
-            .last()
-            .is_some_and(|&last| normalize::is_han(last) == normalize::is_han(c));
-        if !normalize::is_letter_or_digit(c) || !continues {
-            flush(&mut run, &mut words);
-        }
-        if normalize::is_letter_or_digit(c) {
-            run.push(c);
+        let end = ends.last().copied().unwrap_or(start);
+        if han {
+            // Each bigram ends where its second character does.
+            let mut from = start;
+            for pair in ends.windows(2) {
+                words.push(&headline[from..pair[1]]);
+                from = pair[0];
+            }
+        } else if ends.len() >= 3 && !is_stop_word(&headline[start..end]) {
+            words.push(&headline[start..end]);
         }
     }
-    flush(&mut run, &mut words);
     words.sort_unstable();
     words.dedup();
     if words.is_empty() {
         return true;
     }
-    let told = words
-        .iter()
-        .filter(|word| body.contains(word.as_str()))
-        .count();
+    let told = words.iter().filter(|word| body.contains(**word)).count();
     told as f64 >= MIN_HEADLINE_WORDS_IN_BODY * words.len() as f64
 }
 

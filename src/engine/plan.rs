@@ -124,8 +124,8 @@ impl Engine {
         let mut confirmations = EngineStats::default();
         // A body the stream carries under other stories' headlines, which
         // does not tell this one's, is judged as boilerplate: the headline
-        // decides (the node keeps the
-        // text as analysed; the next text decides again from the state).
+        // decides. The node keeps the text as analysed; the next text
+        // decides again from the state.
         let common_body = analysis
             .long_text
             .as_ref()
