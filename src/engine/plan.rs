@@ -122,45 +122,31 @@ impl Engine {
             };
         }
         let mut confirmations = EngineStats::default();
-        // A body the stream carries under other stories' headlines, which
-        // does not tell this one's, is judged as boilerplate: the headline
-        // decides. The node keeps the text as analysed; the next text
-        // decides again from the state.
-        let common_body = analysis
-            .long_text
-            .as_ref()
-            .filter(|long| !analysis.headline_told_by_body && self.body_is_common(long))
-            .map(LongText::with_body_not_identifying);
         let own = NodeTexts {
             short: analysis.short_text.as_ref(),
-            long: common_body.as_ref().or(analysis.long_text.as_ref()),
+            long: analysis.long_text.as_ref(),
         };
-        let node = self.node_for(analysis.fingerprint, own);
-        let mut extra_candidates =
-            self.shingle_candidates(node, own, &footprint.shingle_keys, &mut confirmations);
-        extra_candidates.extend(self.sketch_candidates(node, own, &mut confirmations));
-        let roots = if self.forest.number(node).is_some() {
-            // Counted on its node: no root to choose.
-            Vec::new()
-        } else {
-            let (side_data, config) = (&self.side_data, &self.confirmation);
-            let confirm = |candidate: Fingerprint, id: NodeId, numbers: NodeNumbers<'_>| {
-                let verdict = side_data.record_of(id).and_then(|record| {
-                    confirm_record(
-                        side_data,
-                        |root| numbers.number(root),
-                        candidate,
-                        record,
-                        own,
-                        FoundBy::SimhashDistance,
-                        config,
-                    )
-                });
-                count_confirmation(&mut confirmations, verdict)
+        let (mut node, mut roots) =
+            self.decide(analysis.fingerprint, own, &footprint, &mut confirmations);
+        // A body the stream carries under other stories' headlines, which
+        // does not tell this one's, is judged as boilerplate: the headline
+        // decides. Asked only of a text that joins something (judging the
+        // body boilerplate only makes joins stricter, so a text that joins
+        // nothing is placed the same), and decided again if so. The node
+        // keeps the text as analysed; the next text decides from the state.
+        let joins = !roots.is_empty() || self.forest.number(node).is_some();
+        if joins
+            && !analysis.headline_told_by_body
+            && let Some(long) = own.long
+            && self.body_is_common(long)
+        {
+            let common_body = long.with_body_not_identifying();
+            let own = NodeTexts {
+                long: Some(&common_body),
+                ..own
             };
-            self.forest
-                .candidate_roots(node, &extra_candidates, confirm)
-        };
+            (node, roots) = self.decide(analysis.fingerprint, own, &footprint, &mut confirmations);
+        }
         Plan {
             decision: Decision::Place {
                 node,
@@ -170,6 +156,45 @@ impl Engine {
             footprint,
             confirmations,
         }
+    }
+
+    /// The node a text takes and the roots it may join: its own node (or a
+    /// free one next to it), the candidates of the two extra searches and
+    /// of the forest within `k`, confirmed against `own`.
+    fn decide(
+        &self,
+        fingerprint: Fingerprint,
+        own: NodeTexts<'_>,
+        footprint: &Footprint,
+        confirmations: &mut EngineStats,
+    ) -> (Fingerprint, Vec<Fingerprint>) {
+        let node = self.node_for(fingerprint, own);
+        let mut extra_candidates =
+            self.shingle_candidates(node, own, &footprint.shingle_keys, confirmations);
+        extra_candidates.extend(self.sketch_candidates(node, own, confirmations));
+        if self.forest.number(node).is_some() {
+            // Counted on its node: no root to choose.
+            return (node, Vec::new());
+        }
+        let (side_data, config) = (&self.side_data, &self.confirmation);
+        let confirm = |candidate: Fingerprint, id: NodeId, numbers: NodeNumbers<'_>| {
+            let verdict = side_data.record_of(id).and_then(|record| {
+                confirm_record(
+                    side_data,
+                    |root| numbers.number(root),
+                    candidate,
+                    record,
+                    own,
+                    FoundBy::SimhashDistance,
+                    config,
+                )
+            });
+            count_confirmation(confirmations, verdict)
+        };
+        let roots = self
+            .forest
+            .candidate_roots(node, &extra_candidates, confirm);
+        (node, roots)
     }
 
     /// What deciding `analysis` reads beside the forest within `k`: its
