@@ -28,6 +28,7 @@
 //! Design: pure functions over bytes; item positions are byte ranges into the
 //! body, so stamping copies the untouched bytes around each source.
 
+pub mod partial;
 pub mod stamping;
 
 use std::ops::Range;

@@ -13,9 +13,10 @@
 //!   when the id is new);
 //! - an `update` with `doc_as_upsert: true`: its `doc` (clients use that
 //!   idiom to send whole documents);
-//! - nothing else: a partial `doc` or a script changes a document whose
-//!   stamp describes its text at index time (re-index it to group it
-//!   again), and `delete` has no source.
+//! - nothing else here: a partial `doc` or a script changes a stored
+//!   document, which only the sidecar can read: it places the result again
+//!   ([`super::partial`]; `neardup stamp` leaves them as they are), and
+//!   `delete` has no source.
 //!
 //! A plain source keeps its bytes, with the stamps inserted before its
 //! closing brace ([`super::insert_fields`]); an update body is serialised
@@ -38,6 +39,11 @@ pub enum StampTarget {
     Upsert,
     /// The `doc` object of an update with `doc_as_upsert`.
     DocAsUpsert,
+    /// The `doc` of a partial update that rewrites the text: the document
+    /// it makes (the stored one merged with it) was placed. Only the
+    /// sidecar, which reads the stored document, stamps it
+    /// ([`super::partial`]); [`StampTarget::of`] never answers it.
+    MergedDoc,
 }
 
 impl StampTarget {
@@ -66,7 +72,7 @@ impl StampTarget {
         match self {
             StampTarget::Source => None,
             StampTarget::Upsert => Some("upsert"),
-            StampTarget::DocAsUpsert => Some("doc"),
+            StampTarget::DocAsUpsert | StampTarget::MergedDoc => Some("doc"),
         }
     }
 
@@ -86,6 +92,8 @@ impl StampTarget {
                 StampTarget::Source => true,
                 StampTarget::Upsert => result == Some("created"),
                 StampTarget::DocAsUpsert => matches!(result, Some("created" | "updated")),
+                // `noop`: the document already held this text and stamp.
+                StampTarget::MergedDoc => matches!(result, Some("updated" | "noop")),
             }
     }
 
@@ -186,5 +194,8 @@ mod tests {
         assert!(!StampTarget::DocAsUpsert.stored(200, Some("noop")));
         assert!(StampTarget::Source.stored(201, Some("created")));
         assert!(!StampTarget::Source.stored(429, None));
+        assert!(StampTarget::MergedDoc.stored(200, Some("updated")));
+        assert!(StampTarget::MergedDoc.stored(200, Some("noop")));
+        assert!(!StampTarget::MergedDoc.stored(404, None));
     }
 }

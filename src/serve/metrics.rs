@@ -33,6 +33,10 @@ pub struct Metrics {
     pub documents_missing_fields: AtomicU64,
     /// Stamped or keyed items whose answer never came, read back.
     pub in_doubt_documents: AtomicU64,
+    /// Partial updates whose stored document was read to place the result.
+    pub edited_documents_read: AtomicU64,
+    /// Updated documents read back and stamped by a follow-up update.
+    pub edited_documents_restamped: AtomicU64,
     pub expired_nodes: AtomicU64,
     /// Writes forwarded unstamped (`--on-state-failure pass`).
     pub unstamped_forwarded: AtomicU64,
@@ -90,7 +94,7 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = Exposition::with_capacity(4096);
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let counters: [(&str, &str, u64); 12] = [
+        let counters: [(&str, &str, u64); 14] = [
             (
                 "neardup_malformed_bulk_requests_total",
                 "bulk bodies the sidecar could not read, forwarded unstamped for the cluster to reject",
@@ -145,6 +149,16 @@ impl Metrics {
                 "neardup_in_doubt_documents_total",
                 "written items whose answer never came, read back from the cluster",
                 load(&self.in_doubt_documents),
+            ),
+            (
+                "neardup_edited_documents_read_total",
+                "partial updates rewriting a fingerprinted field whose stored document was read, merged and placed again",
+                load(&self.edited_documents_read),
+            ),
+            (
+                "neardup_edited_documents_restamped_total",
+                "updated documents (scripts, or edits raced by another write) read back and stamped by a follow-up update",
+                load(&self.edited_documents_restamped),
             ),
             (
                 "neardup_expired_nodes_total",

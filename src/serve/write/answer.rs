@@ -59,6 +59,9 @@ pub(super) struct Outcome<'a> {
     pub status: Option<u16>,
     #[serde(borrow, default)]
     pub result: Option<&'a str>,
+    /// The document's version after the write.
+    #[serde(rename = "_version", default)]
+    pub version: Option<u64>,
 }
 
 impl<'a> Outcome<'a> {

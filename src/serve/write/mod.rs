@@ -11,7 +11,9 @@
 //! 2. while the state is known to be unwritable, answer before anything is
 //!    placed: refuse (503), or forward unstamped under
 //!    `--on-state-failure pass` ([`state_failure`]);
-//! 3. parse the body as the cluster does ([`crate::bulk`]);
+//! 3. parse the body as the cluster does ([`crate::bulk`]); read the
+//!    stored documents of the partial updates that rewrite their text
+//!    ([`edits`]);
 //! 4. analyse every stamped source on the blocking pool, then place them
 //!    (decided in parallel under the shared lock, applied in request order
 //!    under the exclusive one) and write the stamps ([`place`]);
@@ -23,7 +25,10 @@
 //!    answers come ([`settle`]); a cluster that cannot be reached takes
 //!    every placement back; an answer that never came (timeout, broken
 //!    connection, unreadable answer) is read back from the cluster
-//!    ([`in_doubt`]).
+//!    ([`in_doubt`]);
+//! 8. read back the updated documents whose text changed beyond what was
+//!    stamped (scripts, edits raced by another write) and stamp them with
+//!    a guarded follow-up ([`edits`]).
 //!
 //! A [`WriteRequest`] carries what the steps after
 //! admission need (the sidecar, method, path, forwarded headers,
@@ -33,7 +38,8 @@
 //!
 //! - What gets stamped is [`crate::bulk::stamping`]'s rule, the same as
 //!   `neardup stamp`'s: `index` / `create` sources, update upserts and
-//!   `doc_as_upsert` docs.
+//!   `doc_as_upsert` docs; and, here only, the updates that rewrite a
+//!   stored document's text ([`crate::bulk::partial`], [`edits`]).
 //! - `delete`, a scripted update that deletes, and an unstamped `index`
 //!   over a known id take the old document's count back.
 //! - `filter_path` is taken off the forwarded query and applied to the
@@ -56,6 +62,7 @@
 
 pub(super) mod admission;
 mod answer;
+mod edits;
 mod forward;
 mod in_doubt;
 pub(super) mod missing_fields;
@@ -137,8 +144,11 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
             };
         }
     };
+    let edits::Edits { plans, merged } = edits::read_for_bulk(&write, &body, &items).await;
     let analysed =
-        match place::analyse_items(&sidecar, &body, &items, write.path_index.as_deref()).await {
+        match place::analyse_items(&sidecar, &body, &items, write.path_index.as_deref(), merged)
+            .await
+        {
             Ok(analysed) => analysed,
             Err(error) => return refused(&sidecar.metrics, error),
         };
@@ -155,9 +165,11 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
     let response = match chunks.as_slice() {
         [whole] => {
             let body = segments[whole.clone()].concat();
-            forward_and_settle_whole(&write, body, &items, &stamped).await
+            forward_and_settle_whole(&write, body, &items, &stamped, &plans).await
         }
-        _ => forward_and_settle_in_chunks(&write, &segments, chunks, &items, &stamped).await,
+        _ => {
+            forward_and_settle_in_chunks(&write, &segments, chunks, &items, &stamped, &plans).await
+        }
     };
     sidecar.metrics.observe_write(started.elapsed());
     response
@@ -170,6 +182,7 @@ async fn forward_and_settle_whole(
     body: Vec<u8>,
     items: &[BulkItem],
     stamped: &[Option<Stamped>],
+    edits: &[Option<edits::Edit>],
 ) -> Response {
     let answer = match forward::send(write, body).await {
         Ok(answer) => answer,
@@ -184,7 +197,10 @@ async fn forward_and_settle_whole(
     };
     let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
     match answer::answered_items(answer.status, parsed.as_ref(), items.len()) {
-        Some(answered) => settle::items(write, items, stamped, answered).await,
+        Some(answered) => {
+            settle::items(write, items, stamped, answered).await;
+            edits::restamp_after(write, edits, answered).await;
+        }
         None if answer::may_have_been_applied(answer.status, parsed.as_ref()) => {
             if answer.status.is_success() {
                 Metrics::add(&write.sidecar.metrics.unreadable_upstream_answers, 1);
@@ -206,6 +222,7 @@ async fn forward_and_settle_in_chunks(
     chunks: Vec<std::ops::Range<usize>>,
     items: &[BulkItem],
     stamped: &[Option<Stamped>],
+    edits: &[Option<edits::Edit>],
 ) -> Response {
     let mut joined = forward::JoinedAnswer::with_capacity(items.len());
     for chunk in chunks {
@@ -215,7 +232,8 @@ async fn forward_and_settle_in_chunks(
         if answer.in_doubt {
             in_doubt::read_back_later(write, chunk_items, &stamped[chunk]);
         } else {
-            settle::items(write, chunk_items, &stamped[chunk], &answer.items).await;
+            settle::items(write, chunk_items, &stamped[chunk.clone()], &answer.items).await;
+            edits::restamp_after(write, &edits[chunk], &answer.items).await;
         }
         joined.add(answer);
     }
@@ -243,7 +261,15 @@ pub async fn document(
         return response;
     }
     let write = WriteRequest::new(&sidecar, &parts, Some(index.clone()));
-    let analysed = match place::analyse_one(&sidecar, &index, kind, body.clone()).await {
+    let edits::Edits { plans, merged } = match (kind, &id) {
+        (ActionKind::Update, Some(id)) => edits::read_for_document(&write, &index, id, &body).await,
+        _ => edits::Edits::none(1),
+    };
+    let analysed = match merged.into_iter().next().flatten() {
+        Some(merged) => place::analyse_merged_one(&sidecar, &index, body.clone(), merged).await,
+        None => place::analyse_one(&sidecar, &index, kind, body.clone()).await,
+    };
+    let analysed = match analysed {
         Ok(analysed) => analysed,
         Err(error) => return refused(&sidecar.metrics, error),
     };
@@ -295,6 +321,8 @@ pub async fn document(
             id: id.as_deref(),
         };
         settle::document(&write, &settlement).await;
+        let plan = plans.first().and_then(Option::as_ref);
+        edits::restamp_document_after(&write, plan, settlement.outcome.as_ref()).await;
     }
     sidecar.metrics.observe_write(started.elapsed());
     let stamped_root = stamp

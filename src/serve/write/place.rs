@@ -49,12 +49,17 @@ pub(super) struct Analysed {
 
 /// Analyses every stampable source of a bulk body, in parallel slices on
 /// the blocking pool.
+/// `merged` holds, per item, the document a partial update makes (the
+/// stored one merged with its `doc`, [`super::edits`]): that is what such
+/// an item places.
 pub(super) async fn analyse_items(
     sidecar: &Arc<Sidecar>,
     body: &Bytes,
     items: &Arc<Vec<BulkItem>>,
     path_index: Option<&str>,
+    merged: Vec<Option<Value>>,
 ) -> Result<Vec<Option<Analysed>>, SidecarError> {
+    let merged = Arc::new(merged);
     let workers = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
     let slice_len = items.len().div_ceil(workers).max(MIN_SOURCES_PER_SLICE);
     let mut handles = Vec::new();
@@ -64,14 +69,19 @@ pub(super) async fn analyse_items(
         let body = body.clone();
         let items = items.clone();
         let path_index = path_index.map(str::to_string);
+        let merged = merged.clone();
         handles.push(tokio::task::spawn_blocking(move || {
             items[start..end]
                 .iter()
-                .map(|item| {
+                .zip(&merged[start..end])
+                .map(|(item, merged)| {
                     let source = body.slice(item.source.clone()?);
                     let index = item.index.as_deref().or(path_index.as_deref());
-                    let (analysed, missing) =
-                        analyse(sidecar.analyzers.for_index(index), item.kind, source);
+                    let analyzer = sidecar.analyzers.for_index(index);
+                    if let Some(merged) = merged {
+                        return analyse_merged(analyzer, source, merged);
+                    }
+                    let (analysed, missing) = analyse(analyzer, item.kind, source);
                     if let Some(missing) = missing {
                         sidecar
                             .missing_fields
@@ -106,6 +116,19 @@ pub(super) async fn analyse_one(
             .note(&sidecar.metrics, Some(index), &missing);
     }
     Ok(analysed)
+}
+
+/// [`analyse_merged`] for a single `_update` request, on the blocking pool.
+pub(super) async fn analyse_merged_one(
+    sidecar: &Sidecar,
+    index: &str,
+    body: Bytes,
+    merged: Value,
+) -> Result<Option<Analysed>, SidecarError> {
+    let analyzer = sidecar.analyzers.for_index(Some(index)).clone();
+    tokio::task::spawn_blocking(move || analyse_merged(&analyzer, body, &merged))
+        .await
+        .map_err(analysis_failed)
 }
 
 fn analysis_failed(error: tokio::task::JoinError) -> SidecarError {
@@ -148,6 +171,24 @@ fn analyse(
         analysis,
     };
     (Some(analysed), missing)
+}
+
+/// The analysis of an update body (`original`) whose stamps go into its
+/// `doc`, placed as `document` (the stored document merged with the
+/// `doc`); `None` when it holds no text.
+pub(super) fn analyse_merged(
+    analyzer: &Analyzer,
+    original: Bytes,
+    document: &Value,
+) -> Option<Analysed> {
+    let source = bulk::parse_source(&original)?;
+    let analysis = analyzer.analyze_document(document)?;
+    Some(Analysed {
+        target: StampTarget::MergedDoc,
+        source,
+        original,
+        analysis,
+    })
 }
 
 /// Places the analysed sources and writes the stamps, on the blocking pool
