@@ -304,17 +304,20 @@ impl Ledger {
     /// After a crash: placements whose answer never came back may or may
     /// not be in the index. Their count is taken back (a client that got no
     /// answer retries, and the retry counts), but their nodes stay, so a
-    /// stamp that did reach the index still names a known class. Returns how
-    /// many were in doubt.
-    pub fn resolve_in_doubt(&mut self) -> u64 {
-        let mut resolved = 0;
+    /// stamp that did reach the index still names a known class (and a
+    /// document found later with that stamp is counted again,
+    /// [`Ledger::adopt`]). Returns the fingerprints that were in doubt,
+    /// sorted, one per placement.
+    pub fn resolve_in_doubt(&mut self) -> Vec<Fingerprint> {
+        let mut resolved = Vec::new();
         for (fingerprint, count) in std::mem::take(&mut self.pending) {
             for _ in 0..count {
                 self.engine.uncount(fingerprint);
                 self.record_key(Effect::Settled { fingerprint });
-                resolved += 1;
+                resolved.push(fingerprint);
             }
         }
+        resolved.sort_unstable();
         resolved
     }
 

@@ -181,3 +181,47 @@ async fn a_write_without_ids_the_sidecar_timed_out_on_is_found_by_its_stamps() {
         "keys tracked"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writes_in_doubt_at_a_crash_are_read_back_after_the_restart() {
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::from_secs(60)).await;
+    let state = support::TempDir::new("crash-in-doubt");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
+    let (body, documents) = demo_bulk("crashed");
+    let url = format!("{}/_bulk", sidecar.url);
+    let write = tokio::spawn(async move {
+        // Its connection breaks with the kill below.
+        let _ = support::client()
+            .post(url)
+            .header("content-type", "application/x-ndjson")
+            .body(body)
+            .send()
+            .await;
+    });
+    // The cluster stored them; the answer is held back by the proxy.
+    let started = Instant::now();
+    while documents_in(&osmem.url, "crashed").await.1 < documents.len() as u64 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "documents stored"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sidecar.kill();
+    write.abort();
+    // Restarted on the same state: recovery uncounts the placements in
+    // doubt, then the cluster is asked, and the ones it holds count again.
+    let restarted = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    let (counted, held) = counts_agree(
+        &restarted.url,
+        &osmem.url,
+        "crashed",
+        Duration::from_secs(15),
+    )
+    .await;
+    assert_eq!(held, documents.len() as u64);
+    assert_eq!(counted, held, "the sidecar counts what the index holds");
+    assert_eq!(counts_of(&restarted.url).await.1, held, "keys tracked");
+}

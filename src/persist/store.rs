@@ -81,6 +81,9 @@ pub struct RecoveryReport {
     /// Placements forwarded before the stop whose answer never came back:
     /// uncounted, nodes kept.
     pub in_doubt: u64,
+    /// Their fingerprints, sorted (one per placement): the cluster is asked
+    /// for documents with these stamps once the sidecar runs.
+    pub in_doubt_stamps: Vec<crate::units::Fingerprint>,
     /// Time spent reading and checking the snapshot.
     pub snapshot_read: std::time::Duration,
     /// Time spent building the state from it (forest, indexes, side file).
@@ -296,7 +299,8 @@ impl Store {
         let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
         report.log_replay = started.elapsed();
         ledger.enable_journal();
-        report.in_doubt = ledger.resolve_in_doubt();
+        report.in_doubt_stamps = ledger.resolve_in_doubt();
+        report.in_doubt = report.in_doubt_stamps.len() as u64;
         let segment = create_segment(&dir, last_seq + 1)?;
         let store = Store {
             options,

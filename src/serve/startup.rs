@@ -71,6 +71,11 @@ pub fn start(
         rebuild_first(runtime, index, &options, &parts, store)?;
     }
     let state = open_state_logged(&options, parts)?;
+    let in_doubt_at_the_crash = state
+        .recovery
+        .as_ref()
+        .map(|report| report.in_doubt_stamps.clone())
+        .unwrap_or_default();
     let sidecar = Arc::new(Sidecar::new(
         state.ledger,
         state.store,
@@ -84,7 +89,13 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
-    runtime.block_on(run(sidecar, &options, certificate, listener))
+    runtime.block_on(async {
+        tokio::spawn(crate::serve::write::read_back_recovered(
+            sidecar.clone(),
+            in_doubt_at_the_crash,
+        ));
+        run(sidecar, &options, certificate, listener).await
+    })
 }
 
 /// Log lines on standard error, filtered by `NEARDUP_LOG` (default `info`).

@@ -25,6 +25,12 @@
 //! taken back, node kept. Items whose request never reached the cluster
 //! (connection refused) are not in doubt: the caller takes them back.
 //!
+//! After a crash the same question is asked with what the state knows:
+//! recovery uncounts the placements in doubt (keys are learnt only from
+//! answers), and once the sidecar runs, the cluster is searched for their
+//! stamps ([`read_back_recovered`]); a document found with one under a key
+//! that does not hold it is counted again, at most once per placement.
+//!
 //! Consequences: counts of writes in doubt are right within the last read
 //! (about ten seconds); a retry that stores the same text under the same
 //! key in the meantime counts once, whichever settles first (the ledger's
@@ -45,7 +51,7 @@ use crate::bulk::{ActionKind, BulkItem};
 use crate::ledger::{DocumentKey, Ledger};
 use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
-use crate::units::{Fingerprint, format_fingerprint, parse_fingerprint};
+use crate::units::{Fingerprint, format_fingerprint, now_millis, parse_fingerprint};
 use crate::upstream::{Payload, credentials, encode_component};
 
 /// Delays before each read-back, from when the write gave up.
@@ -351,6 +357,126 @@ async fn read_by_stamp(
         .collect()
 }
 
+/// Delays before each try to read the stamps in doubt at a crash back,
+/// from the start (the cluster may still be coming up).
+const RECOVERED_READ_BACK_AFTER: [Duration; 4] = [
+    Duration::from_millis(200),
+    Duration::from_secs(2),
+    Duration::from_secs(10),
+    Duration::from_secs(30),
+];
+
+/// Stamps looked for per search.
+const RECOVERED_STAMPS_PER_SEARCH: usize = 1_000;
+
+/// After a crash: searches the cluster (every index the sidecar's own
+/// calls may read) for documents with the stamps that were in doubt
+/// (`stamps`, one per placement), and counts each one found again under
+/// its key. A cluster that cannot be asked leaves the crash rule's answer.
+pub async fn read_back_recovered(sidecar: Arc<Sidecar>, stamps: Vec<Fingerprint>) {
+    if stamps.is_empty() {
+        return;
+    }
+    let _running = sidecar.admission.write_started();
+    Metrics::add(&sidecar.metrics.in_doubt_documents, stamps.len() as u64);
+    for delay in RECOVERED_READ_BACK_AFTER {
+        tokio::time::sleep(delay).await;
+        match search_stamps(&sidecar, &stamps).await {
+            Ok(found) => {
+                let (counted, seq) = sidecar
+                    .ledger
+                    .write(|ledger| count_found(ledger, &stamps, &found, now_millis()));
+                persist::after_answer(&sidecar, seq).await;
+                tracing::info!(
+                    in_doubt = stamps.len(),
+                    found_in_the_index = counted,
+                    "placements in doubt at the crash read back"
+                );
+                return;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the placements in doubt at the crash back yet");
+            }
+        }
+    }
+    tracing::warn!(
+        in_doubt = stamps.len(),
+        "placements in doubt at the crash could not be read back: they stay uncounted"
+    );
+}
+
+/// A document found with a stamp: its key, stamp and class.
+type FoundStamp = (DocumentKey, Fingerprint, Fingerprint);
+
+/// Every document holding one of `stamps`, searched in batches.
+async fn search_stamps(
+    sidecar: &Sidecar,
+    stamps: &[Fingerprint],
+) -> Result<Vec<FoundStamp>, String> {
+    let field = sidecar.simhash_field.as_str();
+    let root_field = sidecar.root_field.as_str();
+    let mut distinct = stamps.to_vec();
+    distinct.dedup();
+    let mut found = Vec::new();
+    for batch in distinct.chunks(RECOVERED_STAMPS_PER_SEARCH) {
+        let wanted: Vec<String> = batch
+            .iter()
+            .map(|&stamp| format_fingerprint(stamp))
+            .collect();
+        let query = json!({
+            "size": 10_000,
+            "_source": [field, root_field],
+            "query": { "terms": { field: wanted } },
+        });
+        let answer = sidecar
+            .upstream
+            .call_json(
+                Method::POST,
+                "/_search?ignore_unavailable=true&allow_no_indices=true",
+                &HeaderMap::new(),
+                Payload::Json(&query),
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+        found.extend(crate::upstream::hits(&answer).iter().filter_map(|hit| {
+            let key = DocumentKey::new(hit["_index"].as_str()?, hit["_id"].as_str()?);
+            let stamp = parse_fingerprint(hit["_source"][field].as_str()?)?;
+            let root = hit["_source"][root_field]
+                .as_str()
+                .and_then(parse_fingerprint)
+                .unwrap_or(stamp);
+            Some((key, stamp, root))
+        }));
+    }
+    Ok(found)
+}
+
+/// Counts again the documents `found` whose key does not hold their
+/// stamp, at most as many per stamp as placements were in doubt with it.
+/// Returns how many were counted.
+fn count_found(
+    ledger: &mut Ledger,
+    stamps: &[Fingerprint],
+    found: &[FoundStamp],
+    now: crate::units::Millis,
+) -> usize {
+    let mut left: BTreeMap<Fingerprint, usize> = BTreeMap::new();
+    for &stamp in stamps {
+        *left.entry(stamp).or_default() += 1;
+    }
+    let mut counted = 0;
+    for &(key, stamp, root) in found {
+        let Some(left) = left.get_mut(&stamp).filter(|left| **left > 0) else {
+            continue;
+        };
+        if ledger.adopt(key, None, stamp, root, now) {
+            *left -= 1;
+            counted += 1;
+        }
+    }
+    counted
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,5 +584,30 @@ mod tests {
         assert!(ledger.pending_records().is_empty());
         assert_eq!(ledger.engine().forest().stats().nodes, 1);
         assert_eq!(ledger.stats().not_stored, 1);
+    }
+
+    #[test]
+    fn a_stamp_found_after_a_crash_counts_again_once_per_placement_in_doubt() {
+        let mut ledger = crate::ledger::tests_support::ledger();
+        let fingerprint = crate::ledger::tests_support::place(
+            &mut ledger,
+            "第三段足够长的新闻正文，用来放进森林里做测试。",
+        );
+        let in_doubt = ledger.resolve_in_doubt();
+        assert_eq!(in_doubt, vec![fingerprint]);
+        assert_eq!(ledger.engine().forest().stats().documents, 0);
+        let first = DocumentKey::new("news", "1");
+        let copy = DocumentKey::new("news", "2");
+        let found = [
+            (first, fingerprint, fingerprint),
+            (copy, fingerprint, fingerprint),
+        ];
+        assert_eq!(count_found(&mut ledger, &in_doubt, &found, 1), 1);
+        assert_eq!(ledger.engine().forest().stats().documents, 1);
+        assert_eq!(ledger.fingerprint_of(first), Some(fingerprint));
+        assert_eq!(ledger.fingerprint_of(copy), None);
+        // Read again: the key already holds it.
+        assert_eq!(count_found(&mut ledger, &in_doubt, &found[..1], 2), 0);
+        assert_eq!(ledger.engine().forest().stats().documents, 1);
     }
 }

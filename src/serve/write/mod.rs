@@ -90,6 +90,8 @@ use place::Stamped;
 use request::WriteRequest;
 use settle::Settlement;
 
+pub use in_doubt::read_back_recovered;
+
 /// Runs a write in its own task and waits for its answer. If the client
 /// leaves, only this wait is dropped: the task still forwards, settles and
 /// logs what it placed.
