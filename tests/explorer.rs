@@ -211,6 +211,10 @@ async fn the_list_shows_the_largest_class_and_the_class_page_marks_what_differs(
     let chinese = dump_dom(&chromium, &format!("{class_url}?lang=zh"));
     assert!(chinese.contains("<html lang=\"zh-CN\">"));
     assert!(chinese.contains("逐篇与根文档对比"));
+    assert!(
+        chinese.contains("simhash 近邻") && !chinese.contains("for simhash neighbours"),
+        "the requirement column is in Chinese too"
+    );
 
     if let Ok(directory) = std::env::var("NEARDUP_SCREENSHOTS") {
         let directory = PathBuf::from(directory);

@@ -97,10 +97,40 @@ pub struct Figure {
     /// The measured value, as text.
     pub value: String,
     /// What the engine asks of it, with the setting's value.
-    pub requirement: String,
+    pub requirement: Requirement,
     /// Whether the value meets the requirement; `None` for figures that
     /// only inform.
     pub passes: Option<bool>,
+}
+
+/// A figure's requirement, in English (what the JSON answer carries: it
+/// names settings) and in Chinese (for the Explorer's `?lang=zh`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    pub english: String,
+    pub chinese: String,
+}
+
+impl Requirement {
+    fn new(english: String, chinese: String) -> Self {
+        Requirement { english, chinese }
+    }
+}
+
+impl Explanation {
+    /// The requirements given in Chinese where the answer is serialised
+    /// (the Explorer's compare box under `?lang=zh`).
+    pub fn requirements_in_chinese(&mut self) {
+        for figure in &mut self.figures {
+            figure.requirement.english = figure.requirement.chinese.clone();
+        }
+    }
+}
+
+impl Serialize for Requirement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.english)
+    }
 }
 
 /// Why the second text of a pair joins the first one's class, or not.
@@ -168,13 +198,19 @@ fn figures(
         Figure {
             name: "hamming_distance",
             value: distance.to_string(),
-            requirement: format!("≤ {max_distance} (k) for simhash neighbours"),
+            requirement: Requirement::new(
+                format!("≤ {max_distance} (k) for simhash neighbours"),
+                format!("simhash 近邻：≤ {max_distance}（k）"),
+            ),
             passes: Some(distance <= max_distance),
         },
         Figure {
             name: "same_text",
             value: yes_no(first.exact_hash == second.exact_hash).to_string(),
-            requirement: "the same letters and digits join at once".to_string(),
+            requirement: Requirement::new(
+                "the same letters and digits join at once".to_string(),
+                "字母与数字完全相同即直接归并".to_string(),
+            ),
             passes: None,
         },
     ];
@@ -203,7 +239,10 @@ fn figures(
         _ => figures.push(Figure {
             name: "kinds",
             value: "one short text, one long".to_string(),
-            requirement: "texts are compared only with texts of their kind".to_string(),
+            requirement: Requirement::new(
+                "texts are compared only with texts of their kind".to_string(),
+                "短文本只与短文本比较，长文本只与长文本比较".to_string(),
+            ),
             passes: None,
         }),
     }
@@ -229,9 +268,15 @@ fn short_figures(
     figures.push(Figure {
         name: "jaccard",
         value: format!("{similarity:.2}"),
-        requirement: format!(
-            "character bigrams: ≥ {:.2}, or lower with the containment below",
-            confirmation.min_short_jaccard
+        requirement: Requirement::new(
+            format!(
+                "character bigrams: ≥ {:.2}, or lower with the containment below",
+                confirmation.min_short_jaccard
+            ),
+            format!(
+                "字符二元组 Jaccard ≥ {:.2}，或较低时满足下面的包含度",
+                confirmation.min_short_jaccard
+            ),
         ),
         passes: Some(short_texts_close(
             &ours,
@@ -243,9 +288,15 @@ fn short_figures(
     figures.push(Figure {
         name: "containment",
         value: format!("{contained:.2}"),
-        requirement: format!(
-            "share of the smaller text's bigrams in the other: ≥ {:.2} when the Jaccard is lower",
-            confirmation.min_short_containment
+        requirement: Requirement::new(
+            format!(
+                "share of the smaller text's bigrams in the other: ≥ {:.2} when the Jaccard is lower",
+                confirmation.min_short_containment
+            ),
+            format!(
+                "较短文本的二元组在另一文本中的占比：Jaccard 较低时 ≥ {:.2}",
+                confirmation.min_short_containment
+            ),
         ),
         passes: None,
     });
@@ -260,7 +311,11 @@ fn short_figures(
             _ if first_numbers == second_numbers => "the same".to_string(),
             _ => "different".to_string(),
         },
-        requirement: requirement_if(confirmation.require_same_numbers, "the same numbers"),
+        requirement: requirement_if(
+            confirmation.require_same_numbers,
+            "the same numbers",
+            "数字相同",
+        ),
         passes: confirmation
             .require_same_numbers
             .then_some(first_numbers == second_numbers),
@@ -281,6 +336,7 @@ fn short_figures(
         requirement: requirement_if(
             confirmation.require_same_places,
             "no contradicting place names (one text's may add to the other's)",
+            "地名不矛盾（一方可比另一方多）",
         ),
         passes: confirmation.require_same_places.then_some(!places_differ),
     });
@@ -303,10 +359,17 @@ fn short_figures(
         figures.push(Figure {
             name: "edits",
             value,
-            requirement: format!(
-                "in reading order: ≤ {} letters outside, ≤ 1 unmarked edit, no content word or numeral changed (under {} letters: identical)",
-                allowed_unmatched_chars(summary.shorter_chars),
-                confirmation.min_fuzzy_chars
+            requirement: Requirement::new(
+                format!(
+                    "in reading order: ≤ {} letters outside, ≤ 1 unmarked edit, no content word or numeral changed (under {} letters: identical)",
+                    allowed_unmatched_chars(summary.shorter_chars),
+                    confirmation.min_fuzzy_chars
+                ),
+                format!(
+                    "按阅读顺序：公共文本外 ≤ {} 字，未标记的改动 ≤ 1 处，实词与数字不变（不足 {} 字须完全相同）",
+                    allowed_unmatched_chars(summary.shorter_chars),
+                    confirmation.min_fuzzy_chars
+                ),
             ),
             passes: Some(edits_allow_join(&summary, confirmation)),
         });
@@ -328,8 +391,11 @@ fn repost_figures(
     figures.push(Figure {
         name: "containment",
         value: format!("{shared:.2}"),
-        requirement: format!(
-            "share of the smaller text's bigrams in the other: ≥ {MIN_REPOST_CONTAINMENT:.2}"
+        requirement: Requirement::new(
+            format!(
+                "share of the smaller text's bigrams in the other: ≥ {MIN_REPOST_CONTAINMENT:.2}"
+            ),
+            format!("较短文本的二元组在另一文本中的占比 ≥ {MIN_REPOST_CONTAINMENT:.2}"),
         ),
         passes: Some(shared >= MIN_REPOST_CONTAINMENT),
     });
@@ -349,6 +415,7 @@ fn repost_figures(
         requirement: requirement_if(
             confirmation.require_same_places,
             "no contradicting place names (one text's may add to the other's)",
+            "地名不矛盾（一方可比另一方多）",
         ),
         passes: confirmation.require_same_places.then_some(!places_differ),
     });
@@ -373,13 +440,23 @@ fn repost_figures(
             reading.fact_changes,
             reading.figure_changes
         ),
-        requirement: format!(
-            "read as a post plus a comment: the longer text ≤ 2 × the span, ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
-            allowed_cut_chars(summary.shorter_chars),
-            1 + reading.span_chars / 25,
-            2 + reading.span_chars / 15,
-            reading.span_chars / 40,
-            confirmation.min_fuzzy_chars
+        requirement: Requirement::new(
+            format!(
+                "read as a post plus a comment: the longer text ≤ 2 × the span, ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
+                allowed_cut_chars(summary.shorter_chars),
+                1 + reading.span_chars / 25,
+                2 + reading.span_chars / 15,
+                reading.span_chars / 40,
+                confirmation.min_fuzzy_chars
+            ),
+            format!(
+                "读作原帖加评论：较长文本 ≤ 公共段的 2 倍，截去 ≤ {} 字，段内改动 ≤ {} 处、≤ {} 字，实词改动 ≤ {} 个，无接续分句，人名与数字不变（不足 {} 字须完全相同）",
+                allowed_cut_chars(summary.shorter_chars),
+                1 + reading.span_chars / 25,
+                2 + reading.span_chars / 15,
+                reading.span_chars / 40,
+                confirmation.min_fuzzy_chars
+            ),
         ),
         passes: Some(repost_allows_join(&summary, confirmation)),
     });
@@ -411,9 +488,15 @@ fn long_figures(
     figures.push(Figure {
         name: "body_jaccard",
         value: format!("{body_similarity:.2}"),
-        requirement: format!(
-            "estimated 5-gram Jaccard of the bodies: ≥ {:.2} within k, ≥ {:.2} when found by sketch",
-            confirmation.min_neighbour_jaccard, sketch_bar
+        requirement: Requirement::new(
+            format!(
+                "estimated 5-gram Jaccard of the bodies: ≥ {:.2} within k, ≥ {:.2} when found by sketch",
+                confirmation.min_neighbour_jaccard, sketch_bar
+            ),
+            format!(
+                "正文 5-gram Jaccard 估计值：k 以内 ≥ {:.2}，经草图找到时 ≥ {:.2}",
+                confirmation.min_neighbour_jaccard, sketch_bar
+            ),
         ),
         passes: Some(body_similarity >= floor),
     });
@@ -432,6 +515,7 @@ fn long_figures(
         requirement: requirement_if(
             confirmation.require_same_numbers,
             "one text's numbers all in the other",
+            "一方的数字全部出现在另一方",
         ),
         passes: confirmation
             .require_same_numbers
@@ -458,18 +542,26 @@ fn long_figures(
             Some((ours, theirs)) => format!("{:.2}", bigram_jaccard(ours, theirs)),
             None => "no headline on one side".to_string(),
         },
-        requirement: format!(
-            "bigram Jaccard ≥ {bar:.2}, or one headline opens the other's body; one content word swapped only over the same body"
+        requirement: Requirement::new(
+            format!(
+                "bigram Jaccard ≥ {bar:.2}, or one headline opens the other's body; one content word swapped only over the same body"
+            ),
+            format!(
+                "标题二元组 Jaccard ≥ {bar:.2}，或一方标题是另一方正文的开头；正文相同时才允许换一个实词"
+            ),
         ),
         passes: None,
     });
 }
 
-fn requirement_if(required: bool, requirement: &str) -> String {
+fn requirement_if(required: bool, english: &str, chinese: &str) -> Requirement {
     if required {
-        requirement.to_string()
+        Requirement::new(english.to_string(), chinese.to_string())
     } else {
-        format!("not required (setting off): {requirement}")
+        Requirement::new(
+            format!("not required (setting off): {english}"),
+            format!("不要求（设置关闭）：{chinese}"),
+        )
     }
 }
 

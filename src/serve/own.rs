@@ -263,7 +263,8 @@ pub fn metrics(sidecar: &Sidecar) -> Response {
 
 /// `POST /_neardup/fingerprint`: `{"text": "…"}`, a document
 /// (`{"document": {…}, "index": "name"}`), or two of either (`"texts"`,
-/// `"documents"`) to see how they compare.
+/// `"documents"`) to see how they compare (`"lang": "zh"`: the decision's
+/// requirements in Chinese).
 pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
     let mut stream = request.into_body().into_data_stream();
     let mut body = Vec::new();
@@ -302,6 +303,8 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
     if documents.is_empty() || documents.len() > 2 {
         return bad_request("give one or two texts or documents");
     }
+    // The Explorer's compare box asks for its page's language.
+    let in_chinese = request.get("lang").and_then(Value::as_str) == Some("zh");
     let analyzer = sidecar.analyzers.for_index(index.as_deref()).clone();
     let (confirmation, max_distance) = {
         let ledger = sidecar.ledger.read();
@@ -314,7 +317,7 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
     let worker = tokio::task::spawn_blocking(move || {
         let described = describe_all(&analyzer, &documents)?;
         // Two texts: the decision the engine would make, and its figures.
-        let decision = match described.as_slice() {
+        let mut decision = match described.as_slice() {
             [first, second] => crate::explain::explain(
                 analyzer.fingerprinter(),
                 &confirmation,
@@ -325,6 +328,9 @@ pub async fn fingerprint(sidecar: Arc<Sidecar>, request: Request) -> Response {
             .ok(),
             _ => None,
         };
+        if in_chinese && let Some(decision) = &mut decision {
+            decision.requirements_in_chinese();
+        }
         Ok::<_, String>((described, decision))
     })
     .await;

@@ -405,7 +405,10 @@ fn figures_table(lang: Lang, explanation: &Explanation) -> String {
             figure.name,
             escape(label),
             escape(&figure.value),
-            escape(&figure.requirement),
+            escape(match lang {
+                Lang::En => &figure.requirement.english,
+                Lang::Zh => &figure.requirement.chinese,
+            }),
         );
     }
     table.push_str("</tbody></table>\n");
@@ -415,6 +418,35 @@ fn figures_table(lang: Lang, explanation: &Explanation) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requirements_follow_the_page_language() {
+        let pair = |text: &str| {
+            let fingerprinter = crate::fingerprint::Fingerprinter::new(Default::default())
+                .expect("default fingerprinter");
+            let prepared = fingerprinter.prepare(text);
+            (fingerprinter, prepared)
+        };
+        let (fingerprinter, first) =
+            pair("本市今天召开城市更新工作推进会，总结了老旧小区改造的进展。");
+        let (_, second) = pair("本市今天召开城市更新工作推进会，总结了老旧小区改造的新进展。");
+        let confirmation = crate::confirm::ConfirmationConfig::default();
+        let mut explanation =
+            crate::explain::explain(&fingerprinter, &confirmation, 3, &first, &second)
+                .expect("explained");
+        let english = figures_table(Lang::En, &explanation);
+        let chinese = figures_table(Lang::Zh, &explanation);
+        assert!(english.contains("for simhash neighbours"), "{english}");
+        assert!(chinese.contains("simhash 近邻"), "{chinese}");
+        assert!(!chinese.contains("for simhash neighbours"), "{chinese}");
+        explanation.requirements_in_chinese();
+        let answer = serde_json::to_value(&explanation).expect("serialised");
+        assert!(
+            answer["figures"][0]["requirement"]
+                .as_str()
+                .is_some_and(|text| text.starts_with("simhash 近邻"))
+        );
+    }
 
     #[test]
     fn document_text_is_escaped_everywhere() {

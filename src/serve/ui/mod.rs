@@ -37,8 +37,8 @@
 //!   system's (a CJK stack first), so Chinese renders where the viewer's
 //!   system has any CJK font.
 //! - Language: labels in English, or in Chinese with `?lang=zh` (a link on
-//!   every page switches); document text is shown as written, and the
-//!   figures' requirement lines stay in English, since they name settings.
+//!   every page switches), the figures' requirements included; document
+//!   text is shown as written, and the JSON API stays in English.
 //!
 //! # Consequences
 //!

@@ -63,6 +63,7 @@ async function compare(form) {
   const texts = [form.elements.left.value, form.elements.right.value];
   const request = { texts };
   if (form.dataset.index) request.index = form.dataset.index;
+  if (document.documentElement.lang.startsWith("zh")) request.lang = "zh";
   try {
     const response = await fetch(form.dataset.endpoint, {
       method: "POST",
