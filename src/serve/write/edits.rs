@@ -138,16 +138,14 @@ pub(super) async fn read_for_bulk(
             continue;
         };
         let routing = item_routing(&body[item.action.clone()]).or_else(|| request_routing.clone());
-        classify(
-            write.sidecar,
+        let update = Update {
+            position,
             index,
             id,
             routing,
-            update,
-            position,
-            &mut edits,
-            &mut wanted,
-        );
+            body: update,
+        };
+        classify(write.sidecar, update, &mut edits, &mut wanted);
     }
     read_stored_and_merge(write, wanted, &mut edits).await;
     edits
@@ -164,43 +162,53 @@ pub(super) async fn read_for_document(
     let Some(update) = bulk::parse_source(body) else {
         return edits;
     };
-    let routing = query_param(&write.path_and_query, "routing");
-    let mut wanted = Vec::new();
-    classify(
-        write.sidecar,
+    let update = Update {
+        position: 0,
         index,
         id,
-        routing,
-        update,
-        0,
-        &mut edits,
-        &mut wanted,
-    );
+        routing: query_param(&write.path_and_query, "routing"),
+        body: update,
+    };
+    let mut wanted = Vec::new();
+    classify(write.sidecar, update, &mut edits, &mut wanted);
     read_stored_and_merge(write, wanted, &mut edits).await;
     edits
 }
 
-#[allow(clippy::too_many_arguments)]
-fn classify<'a>(
-    sidecar: &Sidecar,
+/// One update item, parsed: where it is in the request, what it names,
+/// and its body.
+struct Update<'a> {
+    position: usize,
     index: &'a str,
     id: &'a str,
     routing: Option<String>,
-    mut update: Map<String, Value>,
-    position: usize,
+    body: Map<String, Value>,
+}
+
+/// Plans what happens to `update`; a partial `doc` that rewrites the text
+/// goes to `wanted` (its stored document is read).
+fn classify<'a>(
+    sidecar: &Sidecar,
+    mut update: Update<'a>,
     edits: &mut Edits,
     wanted: &mut Vec<Wanted<'a>>,
 ) {
-    let fields = sidecar.analyzers.for_index(Some(index)).fingerprinter();
-    match UpdateEffect::of(&update, fields.field_paths()) {
+    let fields = sidecar
+        .analyzers
+        .for_index(Some(update.index))
+        .fingerprinter();
+    let routing = update.routing;
+    match UpdateEffect::of(&update.body, fields.field_paths()) {
         UpdateEffect::Unchanged => {}
-        UpdateEffect::Scripted => edits.plans[position] = Some(Edit::ReadBackAfter { routing }),
+        UpdateEffect::Scripted => {
+            edits.plans[update.position] = Some(Edit::ReadBackAfter { routing });
+        }
         UpdateEffect::RewritesText => {
-            if let Some(Value::Object(doc)) = update.remove("doc") {
+            if let Some(Value::Object(doc)) = update.body.remove("doc") {
                 wanted.push(Wanted {
-                    position,
-                    index,
-                    id,
+                    position: update.position,
+                    index: update.index,
+                    id: update.id,
                     routing,
                     doc,
                 });
@@ -296,26 +304,10 @@ async fn read_stored(
         encode_component(index),
         encode_component(&fields.join(","))
     );
-    let answer = sidecar
-        .upstream
-        .call_json(
-            Method::POST,
-            &path,
-            headers,
-            Payload::Json(&json!({ "docs": docs })),
-        )
-        .await;
-    let answered = match answer {
-        Ok(answer) => answer["docs"].as_array().cloned().unwrap_or_default(),
-        Err(error) => {
-            tracing::warn!(%error, "cannot read edited documents: they are read back after the update");
-            Vec::new()
-        }
-    };
-    if answered.len() != keys.len() {
-        return vec![StoredDocument::Unknown; keys.len()];
+    match in_doubt::mget(sidecar, headers, &path, docs, "edited documents").await {
+        Some(answered) => answered.iter().map(stored_document).collect(),
+        None => vec![StoredDocument::Unknown; keys.len()],
     }
-    answered.iter().map(stored_document).collect()
 }
 
 /// One document of an `_mget` answer.

@@ -242,30 +242,49 @@ async fn read_by_id<'a>(
         "/_mget?realtime=true&_source_includes={}",
         encode_component(&sidecar.simhash_field)
     );
-    let answer = sidecar
-        .upstream
-        .call_json(
-            Method::POST,
-            &path,
-            headers,
-            Payload::Json(&json!({ "docs": docs })),
-        )
-        .await;
-    let answered = match answer {
-        Ok(answer) => answer["docs"].as_array().cloned().unwrap_or_default(),
-        Err(error) => {
-            tracing::warn!(%error, "cannot read writes in doubt back");
-            Vec::new()
-        }
-    };
-    if answered.len() != requested.len() {
+    let Some(answered) = mget(sidecar, headers, &path, docs, "writes in doubt").await else {
         return vec![ReadBack::Unknown; requested.len()];
-    }
+    };
     requested
         .iter()
         .zip(&answered)
         .map(|(&(index, id), doc)| read_doc(doc, index, id, &sidecar.simhash_field))
         .collect()
+}
+
+/// `POST {path}` (an `_mget`, realtime) of `docs`: one answered document
+/// per requested one, in order, or `None` when the cluster cannot tell
+/// (logged, naming `what` was read).
+pub(super) async fn mget(
+    sidecar: &Sidecar,
+    headers: &HeaderMap,
+    path: &str,
+    docs: Vec<Value>,
+    what: &str,
+) -> Option<Vec<Value>> {
+    let requested = docs.len();
+    let answer = sidecar
+        .upstream
+        .call_json(
+            Method::POST,
+            path,
+            headers,
+            Payload::Json(&json!({ "docs": docs })),
+        )
+        .await;
+    match answer {
+        Ok(mut answer) => match answer["docs"].take() {
+            Value::Array(answered) if answered.len() == requested => Some(answered),
+            _ => {
+                tracing::warn!(what, "an _mget answer without one document per request");
+                None
+            }
+        },
+        Err(error) => {
+            tracing::warn!(%error, what, "cannot read documents back");
+            None
+        }
+    }
 }
 
 /// One document of an `_mget` answer. Its key uses the concrete index the
