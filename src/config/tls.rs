@@ -10,9 +10,16 @@
 //! replaces them); `--upstream-cert` and `--upstream-key` (PEM, both or
 //! neither) present a client certificate; `--upstream-insecure` turns
 //! verification off and is warned about loudly at start. The files are read
-//! once, at start, so a bad path fails before anything else happens. In the
-//! config file they are the `[serve.upstream_tls]` table (`ca`, `cert`,
-//! `key`, `insecure`).
+//! once, at start, so a bad path fails before anything else happens.
+//!
+//! Signing: `--upstream-auth aws-sigv4` signs every request the sidecar
+//! sends (after stamping) for Amazon OpenSearch Service (`--aws-service
+//! es`, the default) or OpenSearch Serverless (`aoss`), in `--aws-region`
+//! (else `AWS_REGION`, `AWS_DEFAULT_REGION`), with credentials from the
+//! standard AWS chain ([`crate::upstream::aws_credentials`]). They are
+//! settings of how the sidecar reaches the cluster, so they live beside
+//! TLS: in the config file the `[serve.upstream_tls]` table holds `ca`,
+//! `cert`, `key`, `insecure`, `auth`, `aws_region` and `aws_service`.
 
 use std::path::PathBuf;
 
@@ -20,6 +27,7 @@ use anyhow::Context;
 use serde::Deserialize;
 
 use crate::upstream::UpstreamTls;
+use crate::upstream::client::AwsSigning;
 
 /// TLS settings for the cluster, as flags or `[serve.upstream_tls]` give them.
 #[derive(Debug, Clone, Default, Deserialize, clap::Args)]
@@ -45,6 +53,49 @@ pub struct UpstreamTlsSettings {
     #[arg(long = "upstream-insecure", env = "NEARDUP_UPSTREAM_INSECURE")]
     #[serde(default)]
     pub insecure: bool,
+
+    /// How the sidecar authenticates to the cluster: `none` (clients' own Authorization passes through) or `aws-sigv4` (every request signed, for Amazon OpenSearch Service) [default: none]
+    #[arg(long = "upstream-auth", env = "NEARDUP_UPSTREAM_AUTH", value_enum)]
+    pub auth: Option<UpstreamAuth>,
+
+    /// AWS region of the domain, with --upstream-auth aws-sigv4 [default: $AWS_REGION, else $AWS_DEFAULT_REGION]
+    #[arg(long = "aws-region", env = "NEARDUP_AWS_REGION")]
+    pub aws_region: Option<String>,
+
+    /// AWS service to sign for, with --upstream-auth aws-sigv4: `es` (Amazon OpenSearch Service) or `aoss` (OpenSearch Serverless) [default: es]
+    #[arg(long = "aws-service", env = "NEARDUP_AWS_SERVICE", value_enum)]
+    pub aws_service: Option<AwsService>,
+}
+
+/// How the sidecar authenticates its own requests to the cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpstreamAuth {
+    /// Nothing of its own: clients' credentials pass through.
+    None,
+    /// AWS Signature Version 4 on every request.
+    #[value(name = "aws-sigv4")]
+    #[serde(rename = "aws-sigv4")]
+    AwsSigv4,
+}
+
+/// The AWS service a signature is scoped to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum AwsService {
+    /// Amazon OpenSearch Service (managed domains).
+    Es,
+    /// Amazon OpenSearch Serverless.
+    Aoss,
+}
+
+impl AwsService {
+    fn name(self) -> &'static str {
+        match self {
+            AwsService::Es => "es",
+            AwsService::Aoss => "aoss",
+        }
+    }
 }
 
 impl UpstreamTlsSettings {
@@ -55,7 +106,44 @@ impl UpstreamTlsSettings {
             cert: self.cert.or(fallback.cert),
             key: self.key.or(fallback.key),
             insecure: self.insecure || fallback.insecure,
+            auth: self.auth.or(fallback.auth),
+            aws_region: self.aws_region.or(fallback.aws_region),
+            aws_service: self.aws_service.or(fallback.aws_service),
         }
+    }
+
+    /// The signing scope, when requests are signed.
+    fn aws_signing(
+        &self,
+        variable: &dyn Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Option<AwsSigning>> {
+        if self.auth != Some(UpstreamAuth::AwsSigv4) {
+            if self.aws_region.is_some() || self.aws_service.is_some() {
+                anyhow::bail!(
+                    "--aws-region and --aws-service are used only with --upstream-auth aws-sigv4"
+                );
+            }
+            return Ok(None);
+        }
+        let region = self
+            .aws_region
+            .clone()
+            .or_else(|| variable("AWS_REGION"))
+            .or_else(|| variable("AWS_DEFAULT_REGION"))
+            .filter(|region| !region.trim().is_empty())
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--upstream-auth aws-sigv4 needs the domain's region: --aws-region (or AWS_REGION)"
+                )
+            })?;
+        Ok(Some(AwsSigning {
+            region: region.trim().to_string(),
+            service: self
+                .aws_service
+                .unwrap_or(AwsService::Es)
+                .name()
+                .to_string(),
+        }))
     }
 
     /// The files read and checked.
@@ -100,6 +188,7 @@ impl UpstreamTlsSettings {
             ca_pem: ca,
             identity_pem: identity,
             insecure: self.insecure,
+            aws_signing: self.aws_signing(&|name| std::env::var(name).ok())?,
         })
     }
 }
@@ -163,5 +252,59 @@ mod tests {
         .or(file);
         assert_eq!(merged.ca, Some("/flag/ca.crt".into()));
         assert!(merged.insecure);
+    }
+
+    #[test]
+    fn signing_needs_a_region_and_its_flags_need_signing() {
+        let no_variables = |_: &str| None;
+        let signing = UpstreamTlsSettings {
+            auth: Some(UpstreamAuth::AwsSigv4),
+            ..UpstreamTlsSettings::default()
+        };
+        let error = signing
+            .aws_signing(&no_variables)
+            .expect_err("no region")
+            .to_string();
+        assert!(error.contains("--aws-region"), "{error}");
+        let from_environment = signing
+            .aws_signing(&|name: &str| {
+                (name == "AWS_DEFAULT_REGION").then(|| "eu-west-1".to_string())
+            })
+            .expect("region from the environment")
+            .expect("signing");
+        assert_eq!(
+            (
+                from_environment.region.as_str(),
+                from_environment.service.as_str()
+            ),
+            ("eu-west-1", "es")
+        );
+        let serverless = UpstreamTlsSettings {
+            aws_region: Some("us-east-1".into()),
+            aws_service: Some(AwsService::Aoss),
+            ..signing.clone()
+        };
+        let scope = serverless
+            .aws_signing(&no_variables)
+            .expect("valid")
+            .expect("signing");
+        assert_eq!(scope.service, "aoss");
+        let stray = UpstreamTlsSettings {
+            aws_region: Some("us-east-1".into()),
+            ..UpstreamTlsSettings::default()
+        };
+        assert!(stray.aws_signing(&no_variables).is_err());
+        assert_eq!(
+            UpstreamTlsSettings::default()
+                .aws_signing(&no_variables)
+                .expect("none"),
+            None
+        );
+        let file: UpstreamTlsSettings = toml::from_str(
+            "auth = \"aws-sigv4\"\naws_region = \"ap-east-1\"\naws_service = \"aoss\"",
+        )
+        .expect("config table");
+        assert_eq!(file.auth, Some(UpstreamAuth::AwsSigv4));
+        assert_eq!(file.aws_service, Some(AwsService::Aoss));
     }
 }

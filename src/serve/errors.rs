@@ -139,6 +139,11 @@ impl SidecarError {
             SidecarError::Upstream(UpstreamError::Interrupted { .. }) => {
                 (StatusCode::BAD_GATEWAY, "node_disconnected_exception")
             }
+            // No credentials to sign with: the sidecar's setup, not the
+            // client's request.
+            SidecarError::Upstream(UpstreamError::Signing { .. }) => {
+                (StatusCode::BAD_GATEWAY, "security_exception")
+            }
             SidecarError::UpstreamAnswer(_) => {
                 (StatusCode::BAD_GATEWAY, "neardup_upstream_exception")
             }

@@ -12,7 +12,9 @@
 //! decompressed ([`RelayBody::Read`]: its length and encoding headers are
 //! the sidecar's, see [`upstream::request_headers`]). The answer is always
 //! streamed back with the cluster's status and headers; a `mark` header
-//! may be added to it. A cluster that cannot be reached is a 502/504 from
+//! may be added to it. When requests are signed (`--upstream-auth
+//! aws-sigv4`) a streamed body is read whole first: the signature covers
+//! its hash. A cluster that cannot be reached is a 502/504 from
 //! [`SidecarError`].
 
 use axum::body::{Body, Bytes};
@@ -47,6 +49,22 @@ pub async fn relay(
         .path_and_query()
         .map_or("/", |path_and_query| path_and_query.as_str());
     let (headers, body) = match body {
+        // A signature covers the body's hash: read it first (as it came,
+        // encoding and length unchanged).
+        RelayBody::Streamed(body) if sidecar.upstream.signs_requests() => {
+            match axum::body::to_bytes(body, sidecar.limits.max_content_length).await {
+                Ok(bytes) => (
+                    upstream::request_headers(&parts.headers, false),
+                    reqwest::Body::from(bytes),
+                ),
+                Err(_) => {
+                    return SidecarError::TooLarge {
+                        limit: sidecar.limits.max_content_length,
+                    }
+                    .into_response();
+                }
+            }
+        }
         RelayBody::Streamed(body) => (
             upstream::request_headers(&parts.headers, false),
             reqwest::Body::wrap_stream(body.into_data_stream()),

@@ -55,6 +55,13 @@ pub fn start(
             "--upstream-insecure: the cluster's certificate is NOT verified; anyone on the path can read and change every request, credentials included. For a laboratory only: give the cluster's CA with --upstream-ca instead"
         );
     }
+    if let Some(signing) = &options.upstream_tls.aws_signing {
+        tracing::info!(
+            region = signing.region,
+            service = signing.service,
+            "every request to the cluster is signed (SigV4); clients' own Authorization headers are replaced"
+        );
+    }
     // Bound before the state directory is touched: a port in use stops here.
     let listener = std::net::TcpListener::bind(&options.listen)
         .map_err(|error| anyhow::anyhow!("cannot listen on {}: {error}", options.listen))?;

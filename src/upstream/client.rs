@@ -37,6 +37,10 @@ pub enum UpstreamError {
     /// The connection broke after the request may have been sent.
     #[error("the connection to the cluster at {url} broke before its answer: {detail}")]
     Interrupted { url: String, detail: String },
+    /// The request could not be signed (`--upstream-auth aws-sigv4`): it
+    /// was not sent.
+    #[error("cannot sign the request to the cluster at {url}: {detail}")]
+    Signing { url: String, detail: String },
 }
 
 impl UpstreamError {
@@ -45,7 +49,9 @@ impl UpstreamError {
     pub fn may_have_arrived(&self) -> bool {
         !matches!(
             self,
-            UpstreamError::Unreachable { .. } | UpstreamError::Certificate { .. }
+            UpstreamError::Unreachable { .. }
+                | UpstreamError::Certificate { .. }
+                | UpstreamError::Signing { .. }
         )
     }
 }
@@ -117,6 +123,30 @@ pub struct UpstreamTls {
     pub identity_pem: Option<Vec<u8>>,
     /// No verification of the cluster's certificate.
     pub insecure: bool,
+    /// Every request signed with SigV4 (`--upstream-auth aws-sigv4`).
+    pub aws_signing: Option<AwsSigning>,
+}
+
+/// Where SigV4 signatures are scoped (`--aws-region`, `--aws-service`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AwsSigning {
+    pub region: String,
+    /// `es` (Amazon OpenSearch Service) or `aoss` (OpenSearch Serverless).
+    pub service: String,
+}
+
+/// Signs each request: the scope, the credentials' chain, and the parts
+/// of the cluster's URL the signature covers.
+#[derive(Debug)]
+struct Signer {
+    scope: AwsSigning,
+    chain: super::aws_credentials::CredentialChain,
+    /// `scheme://host[:port]`.
+    origin: String,
+    /// `host[:port]`, as the `Host` header carries it.
+    host: String,
+    /// The path of the upstream URL (`""` or `/prefix`).
+    base_path: String,
 }
 
 /// The cluster, as the sidecar, `rebuild` and `backfill` reach it.
@@ -125,6 +155,7 @@ pub struct Upstream {
     client: reqwest::Client,
     base: String,
     timeout: Duration,
+    signer: Option<std::sync::Arc<Signer>>,
 }
 
 impl Upstream {
@@ -157,11 +188,31 @@ impl Upstream {
             builder = builder.tls_danger_accept_invalid_certs(true);
         }
         let client = builder.build()?;
+        let signer = tls.aws_signing.as_ref().map(|scope| {
+            let host = match parsed.port() {
+                Some(port) => format!("{}:{port}", parsed.host_str().unwrap_or_default()),
+                None => parsed.host_str().unwrap_or_default().to_string(),
+            };
+            std::sync::Arc::new(Signer {
+                scope: scope.clone(),
+                chain: super::aws_credentials::CredentialChain::new(),
+                origin: format!("{}://{host}", parsed.scheme()),
+                host,
+                base_path: parsed.path().trim_end_matches('/').to_string(),
+            })
+        });
         Ok(Upstream {
             client,
             base,
             timeout,
+            signer,
         })
+    }
+
+    /// Whether every request is signed (then a body must be read before it
+    /// is sent: the signature covers its hash).
+    pub fn signs_requests(&self) -> bool {
+        self.signer.is_some()
     }
 
     pub fn base(&self) -> &str {
@@ -181,7 +232,13 @@ impl Upstream {
         headers: HeaderMap,
         body: reqwest::Body,
     ) -> Result<reqwest::Response, UpstreamError> {
-        let url = format!("{}{}", self.base, path_and_query);
+        let (url, headers) = match &self.signer {
+            None => (format!("{}{}", self.base, path_and_query), headers),
+            Some(signer) => {
+                self.signed(signer, &method, path_and_query, headers, &body)
+                    .await?
+            }
+        };
         self.client
             .request(method, &url)
             .headers(headers)
@@ -189,6 +246,54 @@ impl Upstream {
             .send()
             .await
             .map_err(|error| self.classify(&url, &error))
+    }
+
+    /// The URL and headers of a request signed by `signer`: the client's
+    /// `Authorization` and `X-Amz-*` headers give way to the signature's.
+    async fn signed(
+        &self,
+        signer: &Signer,
+        method: &Method,
+        path_and_query: &str,
+        mut headers: HeaderMap,
+        body: &reqwest::Body,
+    ) -> Result<(String, HeaderMap), UpstreamError> {
+        let failed = |detail: String| UpstreamError::Signing {
+            url: format!("{}{path_and_query}", self.base),
+            detail,
+        };
+        let credentials = signer.chain.credentials().await.map_err(failed)?;
+        let full_path = format!("{}{path_and_query}", signer.base_path);
+        let signed = super::sigv4::sign(
+            &super::sigv4::Unsigned {
+                method: method.as_str(),
+                host: &signer.host,
+                path_and_query: &full_path,
+                body: body.as_bytes(),
+            },
+            &credentials,
+            &signer.scope.region,
+            &signer.scope.service,
+            chrono::Utc::now(),
+        );
+        let theirs: Vec<_> = headers
+            .keys()
+            .filter(|name| name.as_str().starts_with("x-amz-"))
+            .cloned()
+            .collect();
+        for name in theirs {
+            headers.remove(name);
+        }
+        headers.remove(header::AUTHORIZATION);
+        for (name, value) in signed.headers {
+            let value = HeaderValue::from_str(&value)
+                .map_err(|_| failed(format!("the {name} header cannot carry its value")))?;
+            headers.insert(name, value);
+        }
+        Ok((
+            format!("{}{}", signer.origin, signed.path_and_query),
+            headers,
+        ))
     }
 
     /// Reads a whole response body.

@@ -10,6 +10,8 @@
 //! - [`headers`]: which headers go to the cluster and come back.
 //! - [`scan`]: an index read a page at a time, oldest first or in index
 //!   order (backfill, rebuild).
+//! - [`sigv4`], [`aws_credentials`]: every request signed for Amazon
+//!   OpenSearch Service (`--upstream-auth aws-sigv4`), after stamping.
 //!
 //! # Where OpenSearch and Elasticsearch differ
 //!
@@ -35,10 +37,12 @@
 //! its own thin client"): it has no typed call for Elasticsearch's `_pit`,
 //! so both flavours would go through its untyped `send` anyway.
 
+pub mod aws_credentials;
 pub mod client;
 pub mod headers;
 pub mod mapping;
 pub mod scan;
+pub mod sigv4;
 
 pub use client::{
     Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, UpstreamTls,
