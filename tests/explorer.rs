@@ -206,6 +206,13 @@ async fn the_list_shows_the_largest_class_and_the_class_page_marks_what_differs(
     );
     assert!(class.contains("<details class=\"pair\" id=\"pair-"));
     assert!(class.contains("data-figure=\"hamming_distance\""));
+    // Times read alike on both pages: the same element, the same fields.
+    let member_row = class
+        .split("<tr class=\"member\"")
+        .nth(1)
+        .expect("a member row");
+    assert!(member_row.contains("<time datetime=\""), "{member_row}");
+    assert!(list.contains("<time datetime=\""));
 
     // The same page in Chinese.
     let chinese = dump_dom(&chromium, &format!("{class_url}?lang=zh"));

@@ -4,10 +4,8 @@
 
 use std::fmt::Write;
 
-use chrono::{DateTime, Utc};
-
 use super::overview::ClassSummary;
-use super::render::{Lang, escape, layout, link, time_element};
+use super::render::{Lang, escape, layout, link, time_element, time_text};
 use crate::explain::{Explanation, Figure, Rule, Span};
 use crate::units::{Fingerprint, Millis, format_fingerprint};
 
@@ -18,10 +16,11 @@ pub struct MemberView {
     pub title: String,
     pub outlet: Option<String>,
     pub url: Option<String>,
-    /// The document's own time (or its variant's arrival), for the timeline.
+    /// The document's own time (`published_at` and the like), else its
+    /// variant's arrival.
     pub time: Option<Millis>,
-    /// That time as the document wrote it.
-    pub time_text: String,
+    /// `time` is the arrival (the document has no time of its own).
+    pub time_is_arrival: bool,
     pub simhash: Option<Fingerprint>,
     pub comparison: Comparison,
 }
@@ -156,7 +155,7 @@ fn timeline(lang: Lang, members: &[MemberView]) -> String {
             "<a href=\"#member-{position}\"><circle class=\"{class}\" cx=\"{}\" cy=\"{y}\" r=\"6\">\
              <title>{} · {} · {}</title></circle></a>",
             x(time),
-            escape(&member.time_text),
+            escape(&member_time_text(lang, member)),
             escape(member.outlet.as_deref().unwrap_or("")),
             escape(&member.title),
         );
@@ -164,17 +163,33 @@ fn timeline(lang: Lang, members: &[MemberView]) -> String {
     let _ = writeln!(
         svg,
         "<text x=\"20\" y=\"60\">{}</text><text x=\"{}\" y=\"60\" text-anchor=\"end\">{}</text></svg></section>",
-        escape(&time_label(start)),
+        escape(&time_text(start)),
         WIDTH - 20,
-        escape(&time_label(end)),
+        escape(&time_text(end)),
     );
     svg
 }
 
-fn time_label(millis: Millis) -> String {
-    DateTime::<Utc>::from_timestamp_millis(millis).map_or_else(String::new, |time| {
-        time.format("%Y-%m-%d %H:%M UTC").to_string()
-    })
+/// A member's time as text, marked when it is the arrival.
+fn member_time_text(lang: Lang, member: &MemberView) -> String {
+    match member.time {
+        Some(time) if member.time_is_arrival => {
+            format!("{} {}", time_text(time), lang.t("(arrived)", "（到达）"))
+        }
+        Some(time) => time_text(time),
+        None => String::new(),
+    }
+}
+
+/// A member's time cell: the same element as every page's times.
+fn member_time_cell(lang: Lang, member: &MemberView) -> String {
+    match member.time {
+        Some(time) if member.time_is_arrival => {
+            format!("{} {}", time_element(time), lang.t("(arrived)", "（到达）"))
+        }
+        Some(time) => time_element(time),
+        None => String::new(),
+    }
 }
 
 fn rule_text(lang: Lang, rule: Rule) -> &'static str {
@@ -220,7 +235,7 @@ fn members_table(lang: Lang, members: &[MemberView]) -> String {
          <th>{}</th><th class=\"num\">{}</th><th>{}</th></tr></thead>\n<tbody>\n",
         lang.t("Documents", "文档"),
         members.len(),
-        lang.t("time", "时间"),
+        lang.t("published (or arrived)", "发布时间（或到达时间）"),
         lang.t("outlet", "来源"),
         lang.t("title", "标题"),
         lang.t("index / id", "索引 / id"),
@@ -254,7 +269,7 @@ fn members_table(lang: Lang, members: &[MemberView]) -> String {
              <td><a class=\"{how_class}\" href=\"#pair-{position}\">{how}</a></td></tr>",
             index = escape(&member.index),
             id = escape(&member.id),
-            time = escape(&member.time_text),
+            time = member_time_cell(lang, member),
             outlet = escape(member.outlet.as_deref().unwrap_or("")),
             how = escape(&how),
             simhash = member.simhash.map(format_fingerprint).unwrap_or_default(),
@@ -420,6 +435,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn member_times_are_the_pages_one_time_element_marked_when_arrived() {
+        let member = |time_is_arrival| MemberView {
+            index: "news".into(),
+            id: "1".into(),
+            title: "t".into(),
+            outlet: None,
+            url: None,
+            time: Some(1_773_106_500_000),
+            time_is_arrival,
+            simhash: None,
+            comparison: Comparison::Root,
+        };
+        let published = member_time_cell(Lang::En, &member(false));
+        assert_eq!(published, time_element(1_773_106_500_000));
+        assert!(
+            published.contains(">2026-03-10 01:35 UTC</time>"),
+            "{published}"
+        );
+        let arrived = member_time_cell(Lang::Zh, &member(true));
+        assert!(arrived.ends_with("</time> （到达）"), "{arrived}");
+        assert_eq!(
+            member_time_text(Lang::En, &member(true)),
+            "2026-03-10 01:35 UTC (arrived)"
+        );
+    }
+
+    #[test]
     fn requirements_follow_the_page_language() {
         let pair = |text: &str| {
             let fingerprinter = crate::fingerprint::Fingerprinter::new(Default::default())
@@ -462,7 +504,7 @@ mod tests {
             outlet: Some(hostile.to_string()),
             url: Some("javascript:alert(1)".to_string()),
             time: Some(0),
-            time_text: hostile.to_string(),
+            time_is_arrival: false,
             simhash: None,
             comparison,
         };

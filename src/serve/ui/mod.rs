@@ -415,7 +415,8 @@ struct Document {
     source: Value,
     simhash: Option<Fingerprint>,
     time: Option<Millis>,
-    time_text: String,
+    /// `time` is the variant's arrival: the source has no time of its own.
+    time_is_arrival: bool,
 }
 
 impl Document {
@@ -425,11 +426,11 @@ impl Document {
         let written = TIME_FIELDS
             .iter()
             .find_map(|field| source.get(*field).and_then(document_time));
-        let (time, time_text) = match written {
-            Some((time, text)) => (Some(time), text),
+        let (time, time_is_arrival) = match written {
+            Some(time) => (Some(time), false),
             None => match simhash.and_then(|simhash| borns.get(&simhash)) {
-                Some(&born) => (Some(born), format!("{} (arrived)", time_label(born))),
-                None => (None, String::new()),
+                Some(&born) => (Some(born), true),
+                None => (None, false),
             },
         };
         Document {
@@ -438,7 +439,7 @@ impl Document {
             source,
             simhash,
             time,
-            time_text,
+            time_is_arrival,
         }
     }
 }
@@ -570,7 +571,7 @@ fn member_view(sidecar: &Sidecar, document: &Document, comparison: Comparison) -
         outlet: first_text(&document.source, &OUTLET_FIELDS),
         url: first_text(&document.source, &URL_FIELDS),
         time: document.time,
-        time_text: document.time_text.clone(),
+        time_is_arrival: document.time_is_arrival,
         simhash: document.simhash,
         comparison,
     }
@@ -617,28 +618,15 @@ fn first_text(source: &Value, fields: &[&str]) -> Option<String> {
         .find(|text| !text.trim().is_empty())
 }
 
-/// A document's own time: RFC 3339 text (shown as written) or epoch
-/// milliseconds.
-fn document_time(value: &Value) -> Option<(Millis, String)> {
+/// A document's own time: RFC 3339 text or epoch milliseconds.
+fn document_time(value: &Value) -> Option<Millis> {
     match value {
         Value::String(text) => chrono::DateTime::parse_from_rfc3339(text.trim())
             .ok()
-            .map(|time| {
-                (
-                    time.timestamp_millis(),
-                    time.format("%Y-%m-%d %H:%M %:z").to_string(),
-                )
-            }),
-        Value::Number(number) => number.as_i64().map(|millis| (millis, time_label(millis))),
+            .map(|time| time.timestamp_millis()),
+        Value::Number(number) => number.as_i64(),
         _ => None,
     }
-}
-
-fn time_label(millis: Millis) -> String {
-    chrono::DateTime::from_timestamp_millis(millis).map_or_else(
-        || millis.to_string(),
-        |time| time.format("%Y-%m-%d %H:%M UTC").to_string(),
-    )
 }
 
 /// Documents per class from a `terms` aggregation named `classes`.
@@ -733,10 +721,9 @@ mod tests {
 
     #[test]
     fn document_times_are_read_as_written() {
-        let (millis, text) = document_time(&json!("2026-03-10T09:35:00+08:00")).expect("RFC 3339");
+        let millis = document_time(&json!("2026-03-10T09:35:00+08:00")).expect("RFC 3339");
         assert_eq!(millis, 1_773_106_500_000);
-        assert_eq!(text, "2026-03-10 09:35 +08:00");
-        assert_eq!(document_time(&json!(0)).map(|(m, _)| m), Some(0));
+        assert_eq!(document_time(&json!(0)), Some(0));
         assert!(document_time(&json!("yesterday")).is_none());
     }
 

@@ -110,16 +110,26 @@ pub(super) fn layout(lang: Lang, title: &str, switch_to: &str, body: &str) -> St
     )
 }
 
-/// Time as the page shows it (UTC; the script rewrites it to local time).
+/// Time as every page shows it: `YYYY-MM-DD HH:MM UTC`, which the script
+/// rewrites to the viewer's local time in the same fields.
 pub(super) fn time_element(millis: Millis) -> String {
     match DateTime::<Utc>::from_timestamp_millis(millis) {
         Some(time) => format!(
             "<time datetime=\"{}\">{}</time>",
             time.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            time.format("%Y-%m-%d %H:%M:%S UTC")
+            time_text(millis)
         ),
         None => "–".to_string(),
     }
+}
+
+/// The text of [`time_element`] (for places that cannot hold markup: SVG
+/// titles and axis labels).
+pub(super) fn time_text(millis: Millis) -> String {
+    DateTime::<Utc>::from_timestamp_millis(millis).map_or_else(
+        || "–".to_string(),
+        |time| time.format("%Y-%m-%d %H:%M UTC").to_string(),
+    )
 }
 
 pub(super) fn duration_text(lang: Lang, millis: Millis) -> String {

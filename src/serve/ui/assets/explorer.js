@@ -83,7 +83,7 @@ function localTimes() {
       time.title = time.textContent;
       time.textContent = date.toLocaleString(document.documentElement.lang, {
         year: "numeric", month: "2-digit", day: "2-digit",
-        hour: "2-digit", minute: "2-digit", second: "2-digit",
+        hour: "2-digit", minute: "2-digit",
       });
     }
   }
