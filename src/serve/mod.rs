@@ -23,6 +23,7 @@ mod errors;
 pub mod filter_path;
 pub mod https;
 mod metrics;
+mod off_runtime;
 mod own;
 mod relay;
 pub mod route;

@@ -335,7 +335,7 @@ type Responder = dyn Fn(&Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8
 
 /// Serves `app` on a free loopback port until the sender is used or
 /// dropped; its URL.
-async fn serve_locally(app: axum::Router) -> (String, tokio::sync::oneshot::Sender<()>) {
+pub async fn serve_locally(app: axum::Router) -> (String, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -42,9 +42,9 @@
 //!
 //! # Consequences
 //!
-//! - The list page walks every node under the ledger lock (writes wait that
-//!   long: tens of milliseconds per million nodes); it is for people, not
-//!   for polling.
+//! - The list page walks every node under the ledger's read lock, off the
+//!   async runtime (writes wait that long: tens of milliseconds per million
+//!   nodes); it is for people, not for polling.
 //! - Nothing is stored for the Explorer: arrivals over time are the
 //!   variants' `born` times, so growth counts new variants, not verbatim
 //!   copies of a known one.
@@ -66,6 +66,7 @@ use axum::response::Response;
 use serde_json::{Value, json};
 
 use super::errors::{SidecarError, response_from};
+use super::off_runtime::off_the_runtime;
 use super::sidecar::Sidecar;
 use crate::explain::{Explanation, diff, explain};
 use crate::fingerprint::{FieldSpec, Fingerprinter, values_at};
@@ -278,7 +279,8 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
         None => None,
     };
     let now = now_millis();
-    let (overview, retention, max_distance) = {
+    // A walk of every node: off the async runtime.
+    let (overview, retention, max_distance) = off_the_runtime(|| {
         let ledger = sidecar.ledger.read();
         let forest = ledger.engine().forest();
         (
@@ -286,7 +288,7 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
             forest.config().retention,
             forest.max_distance(),
         )
-    };
+    });
     let title_field = headline_field(sidecar, params.index.as_deref());
     let mut notice = None;
     let mut titles = HashMap::new();

@@ -14,6 +14,7 @@
 //! `max_content_length`), so nothing is starved. Refusals are answered by
 //! [`refused`].
 
+use crate::serve::off_runtime::off_the_runtime;
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -181,10 +182,12 @@ async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Byte
         .map(|value| value.trim().to_ascii_lowercase());
     let decoded = match encoding.as_deref() {
         None | Some("" | "identity") => return Ok(Bytes::from(buffer)),
-        Some("gzip" | "x-gzip") => {
+        Some("gzip" | "x-gzip") => off_the_runtime(|| {
             read_limited(flate2::read::MultiGzDecoder::new(buffer.as_slice()), limit)
-        }
-        Some("deflate") => read_limited(flate2::read::ZlibDecoder::new(buffer.as_slice()), limit),
+        }),
+        Some("deflate") => off_the_runtime(|| {
+            read_limited(flate2::read::ZlibDecoder::new(buffer.as_slice()), limit)
+        }),
         Some(other) => {
             return Err(SidecarError::IllegalArgument(format!(
                 "unsupported Content-Encoding [{other}]: use gzip or deflate"

@@ -140,17 +140,19 @@ async fn resolve(sidecar: &Sidecar, headers: &HeaderMap, mut doubts: Vec<Doubt>)
         tokio::time::sleep(*delay).await;
         let last = attempt + 1 == READ_BACK_AFTER.len();
         let read = read_back(sidecar, headers, &doubts).await;
-        let (stored, seq) = sidecar.ledger.write(|ledger| {
-            let mut unresolved = Vec::new();
-            let mut stored = Vec::new();
-            for (doubt, read) in doubts.drain(..).zip(read) {
-                match settle(ledger, &doubt, &read, last) {
-                    Some(outcome) => stored.push(outcome),
-                    None => unresolved.push(doubt),
+        let (stored, seq) = crate::serve::off_runtime::off_the_runtime(|| {
+            sidecar.ledger.write(|ledger| {
+                let mut unresolved = Vec::new();
+                let mut stored = Vec::new();
+                for (doubt, read) in doubts.drain(..).zip(read) {
+                    match settle(ledger, &doubt, &read, last) {
+                        Some(outcome) => stored.push(outcome),
+                        None => unresolved.push(doubt),
+                    }
                 }
-            }
-            doubts = unresolved;
-            stored
+                doubts = unresolved;
+                stored
+            })
         });
         count_stored(sidecar, &stored);
         persist::after_answer(sidecar, seq).await;

@@ -82,6 +82,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use super::metrics::Metrics;
+use super::off_runtime::off_the_runtime;
 use super::sidecar::Sidecar;
 use crate::bulk::{self, ActionKind, BulkItem};
 use admission::refused;
@@ -126,7 +127,7 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         return response;
     }
     let write = WriteRequest::new(&sidecar, &parts, path_index);
-    let items = match bulk::parse_bulk(&body) {
+    let items = match off_the_runtime(|| bulk::parse_bulk(&body)) {
         Ok(items) => Arc::new(items),
         Err(error) => {
             // The cluster rejects such a body as a whole; let it answer in
@@ -162,11 +163,14 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(stamped) => stamped,
         Err(error) => return state_failure::refused_or_passed(&sidecar, &parts, body, error).await,
     };
-    let segments = forward::stamped_segments(&body, &items, &stamped);
-    let chunks = forward::chunk_segments(&segments, sidecar.limits.upstream_max_content_length);
+    let (segments, chunks) = off_the_runtime(|| {
+        let segments = forward::stamped_segments(&body, &items, &stamped);
+        let chunks = forward::chunk_segments(&segments, sidecar.limits.upstream_max_content_length);
+        (segments, chunks)
+    });
     let response = match chunks.as_slice() {
         [whole] => {
-            let body = segments[whole.clone()].concat();
+            let body = off_the_runtime(|| segments[whole.clone()].concat());
             forward_and_settle_whole(&write, body, &items, &stamped, &plans).await
         }
         _ => {
@@ -197,7 +201,7 @@ async fn forward_and_settle_whole(
             return forward::upstream_failure(write.sidecar, error);
         }
     };
-    let parsed: Option<Value> = serde_json::from_slice(&answer.body).ok();
+    let parsed: Option<Value> = off_the_runtime(|| serde_json::from_slice(&answer.body).ok());
     match answer::answered_items(answer.status, parsed.as_ref(), items.len()) {
         Some(answered) => {
             settle::items(write, items, stamped, answered).await;

@@ -13,6 +13,7 @@
 
 use super::place::{self, Stamped};
 use crate::serve::errors::SidecarError;
+use crate::serve::off_runtime::off_the_runtime;
 use crate::serve::sidecar::Sidecar;
 
 /// Makes the placements up to `seq` durable; when the state cannot be
@@ -33,9 +34,11 @@ pub(super) async fn before_forwarding(
 /// Takes back every stamped document (nothing reached the cluster), and
 /// logs that.
 pub(super) async fn take_back(sidecar: &Sidecar, stamped: &[Option<Stamped>]) {
-    let ((), seq) = sidecar
-        .ledger
-        .write(|ledger| place::take_back(ledger, stamped));
+    let ((), seq) = off_the_runtime(|| {
+        sidecar
+            .ledger
+            .write(|ledger| place::take_back(ledger, stamped))
+    });
     after_answer(sidecar, seq).await;
 }
 

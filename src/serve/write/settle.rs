@@ -18,6 +18,7 @@ use crate::bulk::stamping::StampTarget;
 use crate::bulk::{ActionKind, BulkItem};
 use crate::ledger::{DocumentKey, Ledger};
 use crate::serve::metrics::Metrics;
+use crate::serve::off_runtime::off_the_runtime;
 use crate::serve::sidecar::Sidecar;
 use crate::units::Fingerprint;
 use crate::upstream::credentials;
@@ -31,10 +32,12 @@ pub(super) async fn items(
     answered: &[Value],
 ) {
     let path_index = write.path_index.as_deref();
-    let (stored, seq) = write
-        .sidecar
-        .ledger
-        .write(|ledger| answered_items(ledger, items, stamped, answered, path_index));
+    let (stored, seq) = off_the_runtime(|| {
+        write
+            .sidecar
+            .ledger
+            .write(|ledger| answered_items(ledger, items, stamped, answered, path_index))
+    });
     count_stored(write.sidecar, &stored);
     let stamped_indices = stored
         .iter()
