@@ -106,6 +106,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
     pub neighbour_headline_check: Option<bool>,
 
+    /// Two long texts whose leads align except for a span swapped in place between shared text (a name, a street, a party: two notices of one form) stay apart; a typo, a credit line replaced at the start or an added passage is not such a span [default: true]
+    #[arg(long, env = "NEARDUP_LEAD_SPAN_CHECK")]
+    pub lead_span_check: Option<bool>,
+
     /// Long texts within k join only when their bodies share at least this estimated character-5-gram Jaccard similarity [default: 0.5]
     #[arg(long, env = "NEARDUP_MIN_NEIGHBOUR_JACCARD")]
     pub min_neighbour_jaccard: Option<f64>,
@@ -195,6 +199,7 @@ impl EngineSettings {
             neighbour_headline_check: self
                 .neighbour_headline_check
                 .or(fallback.neighbour_headline_check),
+            lead_span_check: self.lead_span_check.or(fallback.lead_span_check),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .or(fallback.min_neighbour_jaccard),
@@ -305,6 +310,7 @@ impl EngineSettings {
             neighbour_headline_check: self
                 .neighbour_headline_check
                 .unwrap_or(defaults.neighbour_headline_check),
+            lead_span_check: self.lead_span_check.unwrap_or(defaults.lead_span_check),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .unwrap_or(defaults.min_neighbour_jaccard),

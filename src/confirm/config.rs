@@ -98,6 +98,10 @@ pub struct ConfirmationConfig {
     /// half their sentences differ (a yearly notice). Reprints, even cut to
     /// three quarters with a boilerplate block added, stay above it.
     pub min_neighbour_jaccard: f64,
+    /// Two long texts whose leads align except for a span swapped in place
+    /// (a name, a street, a party: two notices of one form) stay apart
+    /// (see [`crate::confirm::spans`]).
+    pub lead_span_check: bool,
     /// A text whose fingerprint is already a node joins that node only if
     /// the node's text confirms it, like any candidate (SPEC §3 rule 1
     /// trusts the fingerprint alone). Otherwise it takes the nearest
@@ -128,6 +132,7 @@ impl Default for ConfirmationConfig {
             synonyms: Arc::new(Synonyms::builtin()),
             neighbour_headline_check: true,
             min_neighbour_jaccard: 0.5,
+            lead_span_check: true,
             confirm_identical_fingerprints: true,
         }
     }

@@ -14,7 +14,12 @@ pub struct LongText {
     pub sketch: Box<[u32]>,
     /// Letters and digits of the headline, when the document has one.
     pub headline: Option<Box<str>>,
-    /// The first [`LEAD_CHARS`] letters and digits of the body.
+    /// The first [`KEPT_LEAD_CHARS`] letters and digits of the body (the
+    /// first [`LEAD_CHARS`] in nodes recorded before): the span check of
+    /// [`super::spans`] reads all of it, the other rules its start
+    /// ([`LongText::lead_start`]).
+    ///
+    /// [`KEPT_LEAD_CHARS`]: super::spans::KEPT_LEAD_CHARS
     pub lead: Box<str>,
     pub numbers: Box<[u32]>,
     /// How much of the body identifies its story without the headline
@@ -26,7 +31,8 @@ pub struct LongText {
 /// The identifying weight of a node recorded before it was kept.
 pub const UNKNOWN_WEIGHT: u32 = u32::MAX;
 
-/// How much of a body's start is kept to recognise a headline taken from it.
+/// How much of a body's start recognises a headline taken from it, tells
+/// the script of a body and shows a fact swapped in the lead.
 pub const LEAD_CHARS: usize = 48;
 
 /// The body Jaccard a sketch candidate needs, given the two bodies' leads:
@@ -76,6 +82,14 @@ const STRICT_HEADLINE_JACCARD: f64 = 0.5;
 const HEADLINE_PREFIX_CHARS: usize = 16;
 
 impl LongText {
+    /// The first [`LEAD_CHARS`] letters of the lead.
+    pub fn lead_start(&self) -> &str {
+        match self.lead.char_indices().nth(LEAD_CHARS) {
+            Some((end, _)) => &self.lead[..end],
+            None => &self.lead,
+        }
+    }
+
     /// Truncation drops figures and an added paragraph brings some, but a
     /// reprint never changes them: one number set contains the other.
     pub fn numbers_compatible(&self, other: &LongText) -> bool {
@@ -83,8 +97,8 @@ impl LongText {
     }
 
     /// A candidate found by the sketch index joins when the bodies' estimated
-    /// Jaccard is high enough, the headlines agree and the numbers are
-    /// compatible.
+    /// Jaccard is high enough, the headlines agree, the numbers are
+    /// compatible and no span is swapped in the leads.
     pub fn confirms_sketch_candidate(
         &self,
         candidate: &LongText,
@@ -93,7 +107,14 @@ impl LongText {
         (!config.require_same_numbers || self.numbers_compatible(candidate))
             && self.headlines_agree(candidate, config)
             && estimate_jaccard(&self.sketch, &candidate.sketch, SKETCH_SIZE)
-                >= sketch_join_bar(&self.lead, &candidate.lead, config)
+                >= sketch_join_bar(self.lead_start(), candidate.lead_start(), config)
+            && !self.swaps_a_span_with(candidate, config)
+    }
+
+    /// The two leads align except for a span swapped in place (see
+    /// [`super::spans`]), and the check is on.
+    pub fn swaps_a_span_with(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
+        config.lead_span_check && super::spans::lead_swaps_a_span(&self.lead, &other.lead)
     }
 
     /// Headlines agree when they are similar (character bigrams), or when
@@ -124,7 +145,7 @@ impl LongText {
                 .collect();
             prefix.chars().count() >= 8 && lead.contains(prefix.as_str())
         };
-        if taken_from_lead(ours, &other.lead) || taken_from_lead(theirs, &self.lead) {
+        if taken_from_lead(ours, other.lead_start()) || taken_from_lead(theirs, self.lead_start()) {
             return true;
         }
         bigram_jaccard(ours, theirs) >= headline_bar(ours, theirs, config)
@@ -198,7 +219,7 @@ impl LongText {
         !self.sketch.is_empty()
             && !other.sketch.is_empty()
             && estimate_jaccard(&self.sketch, &other.sketch, SKETCH_SIZE) >= SAME_BODY_JACCARD
-            && !one_fact_edited(&self.lead, &other.lead, synonyms)
+            && !one_fact_edited(self.lead_start(), other.lead_start(), synonyms)
     }
 }
 

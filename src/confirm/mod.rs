@@ -19,7 +19,10 @@
 //!   similar headlines when both have one, one number set containing the
 //!   other;
 //! - long text within k: the number-set containment, the headlines and a
-//!   floor on shared body text.
+//!   floor on shared body text;
+//! - any two long texts: no span swapped in place in their leads
+//!   ([`spans`]: two notices of one form differ in a name, a street, a
+//!   party).
 //!
 //! [`synonyms`] (the user's and a built-in Chinese thesaurus) relax the
 //! content-word check. The rules read their bars from
@@ -37,6 +40,7 @@ pub mod edits;
 mod long;
 pub mod measures;
 mod short;
+pub mod spans;
 pub mod synonyms;
 
 pub use config::ConfirmationConfig;
@@ -91,16 +95,23 @@ pub fn node_confirms(
         let as_neighbour = (!config.require_same_numbers || ours.numbers_compatible(theirs))
             && (!config.neighbour_headline_check || ours.headlines_agree(theirs, config))
             && ours.shares_enough_body(theirs, config.min_neighbour_jaccard);
-        let found_by_text_confirmed = || {
-            ours.confirms_sketch_candidate(theirs, config)
-                || match (own.short, candidate.short) {
-                    (Some(ours), Some(theirs)) => ours.confirms(theirs, candidate_root, config),
-                    _ => false,
-                }
+        // A sketch candidate's rule ends with the span check; the others
+        // take it last, as the rarest to matter and the dearest.
+        let confirmed = match found_by {
+            FoundBy::SimhashDistance => as_neighbour && !ours.swaps_a_span_with(theirs, config),
+            FoundBy::SharedText => {
+                as_neighbour
+                    && (ours.confirms_sketch_candidate(theirs, config)
+                        || match (own.short, candidate.short) {
+                            (Some(short_ours), Some(short_theirs)) => {
+                                short_ours.confirms(short_theirs, candidate_root, config)
+                                    && !ours.swaps_a_span_with(theirs, config)
+                            }
+                            _ => false,
+                        })
+            }
         };
-        return Some(
-            as_neighbour && (found_by == FoundBy::SimhashDistance || found_by_text_confirmed()),
-        );
+        return Some(confirmed);
     }
     let (ours, theirs) = (own.short?, candidate.short?);
     Some(ours.confirms(theirs, candidate_root, config))

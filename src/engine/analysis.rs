@@ -18,7 +18,8 @@ use super::side_record::SideRecord;
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
 use crate::confirm::boilerplate::{headline_told_by_body, read_body};
-use crate::confirm::{ConfirmationConfig, LEAD_CHARS, LongText, ShortText};
+use crate::confirm::spans::KEPT_LEAD_CHARS;
+use crate::confirm::{ConfirmationConfig, LongText, ShortText};
 use crate::fingerprint::letters::letters_with_breaks;
 use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::units::Fingerprint;
@@ -178,7 +179,7 @@ impl Analyzer {
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
             headline: headline.map(|headline| letters_with_breaks(headline).into_boxed_str()),
             lead: fingerprinter
-                .body_lead(prepared, LEAD_CHARS)
+                .body_lead(prepared, KEPT_LEAD_CHARS)
                 .into_boxed_str(),
             identifying_weight: body.weight,
         };

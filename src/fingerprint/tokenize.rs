@@ -106,6 +106,34 @@ pub fn for_each_tagged_word<'text>(
     }
 }
 
+/// Whether a run of Han text holds a name: a word jieba tags as a person,
+/// place or organisation (nr…, ns…, nt, nz), or two or more characters in a
+/// row that jieba's dictionary cuts one by one and that are not function
+/// words (a name it does not know: "乔某", "佳和").
+pub fn holds_a_name(text: &str) -> bool {
+    for (run, run_is_han) in script_runs(text) {
+        if !run_is_han {
+            continue;
+        }
+        let mut single_run = 0;
+        for tagged in JIEBA.tag(run, false) {
+            let tag = tagged.tag;
+            if tag.starts_with("nr") || tag.starts_with("ns") || matches!(tag, "nt" | "nz") {
+                return true;
+            }
+            if tagged.word.chars().count() == 1 && !is_function_tag(tag) && !tag.starts_with('m') {
+                single_run += 1;
+                if single_run >= 2 {
+                    return true;
+                }
+            } else {
+                single_run = 0;
+            }
+        }
+    }
+    false
+}
+
 /// What a character belongs to, for telling a changed fact from a changed
 /// particle in a short text (see [`crate::confirm::edits`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
