@@ -79,6 +79,10 @@ const MIN_WINDOW_LETTERS: usize = 16;
 ///
 /// [`LongText::lead`]: super::LongText::lead
 pub fn lead_swaps_a_span(ours: &str, theirs: &str) -> bool {
+    // Most joins are of copies whose leads are one text: no allocation then.
+    if ours == theirs {
+        return false;
+    }
     let ours: Vec<char> = ours.chars().collect();
     let theirs: Vec<char> = theirs.chars().collect();
     let shorter = ours.len().min(theirs.len());

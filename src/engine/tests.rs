@@ -760,3 +760,44 @@ fn one_confirmed_member_of_a_class_is_enough() {
     // Without the bound each of the five members would be tried.
     assert!(tried <= 3, "tried {tried}");
 }
+
+#[test]
+fn two_notices_of_one_form_that_swap_the_streets_stay_apart_and_a_reprint_joins() {
+    let closure = |between: &str| {
+        article(
+            "Road closure",
+            &format!(
+                "Elm Street between {between} will be closed to through traffic from May 2 through \
+                 May 9 for sewer work, the Riverton Public Works Department said. Work will take \
+                 place during the day. Local traffic and emergency vehicles will have access. \
+                 Drivers should use Mill Road as a detour, and detour signs will be posted. The \
+                 schedule may change because of weather. For updates, call the department."
+            ),
+        )
+    };
+    let place = |confirmation: ConfirmationConfig| {
+        let mut engine = engine_with(confirmation);
+        let first = engine
+            .add_document(&closure("Oak Avenue and Cedar Lane"), 0)
+            .expect("text");
+        let other = engine
+            .add_document(&closure("Birch Road and Walnut Drive"), 1)
+            .expect("text");
+        let mut reprint = closure("Oak Avenue and Cedar Lane");
+        reprint["content"] = format!(
+            "{}\nSource: Riverton Daily",
+            reprint["content"].as_str().unwrap_or_default()
+        )
+        .into();
+        let reprinted = engine.add_document(&reprint, 2).expect("text");
+        (first.root, other.root, reprinted.root)
+    };
+    let (first, other, reprinted) = place(ConfirmationConfig::default());
+    assert_ne!(first, other, "another notice of the form");
+    assert_eq!(first, reprinted, "a reprint with a credit line");
+    let (first, other, _) = place(ConfirmationConfig {
+        lead_span_check: false,
+        ..ConfirmationConfig::default()
+    });
+    assert_eq!(first, other, "without the check, the form's notices join");
+}

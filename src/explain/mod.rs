@@ -41,6 +41,7 @@ use crate::confirm::edits;
 use crate::confirm::measures::{
     bigram_jaccard, containment, jaccard, one_contains_the_other, shared_count,
 };
+use crate::confirm::spans::{KEPT_LEAD_CHARS, lead_swaps_a_span};
 use crate::confirm::{
     ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, allowed_cut_chars,
     allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join, short_texts_close,
@@ -552,6 +553,24 @@ fn long_figures(
         ),
         passes: None,
     });
+    let swapped = lead_swaps_a_span(
+        &fingerprinter.body_lead(first, KEPT_LEAD_CHARS),
+        &fingerprinter.body_lead(second, KEPT_LEAD_CHARS),
+    );
+    figures.push(Figure {
+        name: "lead_span",
+        value: if swapped {
+            "a span holding a name swapped in place".to_string()
+        } else {
+            "no span swapped".to_string()
+        },
+        requirement: requirement_if(
+            confirmation.lead_span_check,
+            "no name swapped in place where the bodies' first 128 letters otherwise align",
+            "正文前 128 字其余对齐时，其中没有被替换的名称",
+        ),
+        passes: confirmation.lead_span_check.then_some(!swapped),
+    });
 }
 
 fn requirement_if(required: bool, english: &str, chinese: &str) -> Requirement {
@@ -596,6 +615,34 @@ mod tests {
             .iter()
             .find(|figure| figure.name == name)
             .unwrap_or_else(|| panic!("no figure {name}: {explanation:?}"))
+    }
+
+    #[test]
+    fn the_lead_span_figure_names_a_party_swapped_in_a_form() {
+        let fingerprinter = fingerprinter();
+        let notice = |party: &str| {
+            let document = serde_json::json!({
+                "title": "Hearing notice",
+                "content": format!(
+                    "The district court will hear the claim of Northgate Supply against {party} on June 4 at 10 a.m. in courtroom B of the county building. Parties who wish to be heard should appear in person or through counsel. Written objections must be filed with the clerk before the hearing date."
+                ),
+            });
+            fingerprinter.prepare_document(&document).expect("text")
+        };
+        let explain_pair = |first: &str, second: &str| {
+            explain(
+                &fingerprinter,
+                &ConfirmationConfig::default(),
+                3,
+                &notice(first),
+                &notice(second),
+            )
+            .expect("k = 3 is valid")
+        };
+        let swapped = explain_pair("Harlow Freight", "Delmar Timber");
+        assert_eq!(figure(&swapped, "lead_span").passes, Some(false));
+        let same = explain_pair("Harlow Freight", "Harlow Freight");
+        assert_eq!(figure(&same, "lead_span").passes, Some(true));
     }
 
     #[test]

@@ -118,7 +118,7 @@ pub fn holds_a_name(text: &str) -> bool {
         let mut single_run = 0;
         for tagged in JIEBA.tag(run, false) {
             let tag = tagged.tag;
-            if tag.starts_with("nr") || tag.starts_with("ns") || matches!(tag, "nt" | "nz") {
+            if is_name_tag(tag) {
                 return true;
             }
             if tagged.word.chars().count() == 1 && !is_function_tag(tag) && !tag.starts_with('m') {
@@ -174,10 +174,13 @@ fn is_function_tag(tag: &str) -> bool {
 /// jieba part-of-speech tags of names (nr… persons, ns… places, nt
 /// organisations, nz other proper nouns), time words (t…) and numerals (m…).
 fn is_entity_tag(tag: &str) -> bool {
-    tag.starts_with("nr")
-        || tag.starts_with("ns")
-        || matches!(tag, "nt" | "nz")
-        || matches!(tag.as_bytes().first(), Some(b't' | b'm'))
+    is_name_tag(tag) || matches!(tag.as_bytes().first(), Some(b't' | b'm'))
+}
+
+/// jieba part-of-speech tags of names: persons (nr…), places (ns…),
+/// organisations (nt) and other proper nouns (nz).
+fn is_name_tag(tag: &str) -> bool {
+    tag.starts_with("nr") || tag.starts_with("ns") || matches!(tag, "nt" | "nz")
 }
 
 /// The word of every character of `chars`: Han runs are segmented and
