@@ -790,10 +790,7 @@ fn two_notices_of_one_form_that_swap_the_streets_stay_apart_and_a_reprint_joins(
     };
     let (first, other, reprinted) = place(ConfirmationConfig::default());
     assert_ne!(first, other, "another notice of the form");
-    assert_eq!(
-        first, reprinted,
-        "a reprint crediting its source in the headline"
-    );
+    assert_eq!(first, reprinted, "a reprint credited in the headline");
     let (first, other, _) = place(ConfirmationConfig {
         lead_span_check: false,
         ..ConfirmationConfig::default()
