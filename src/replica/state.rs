@@ -229,7 +229,7 @@ impl Replica {
     }
 
     /// A lease write sent at `sent` succeeded.
-    pub(super) fn lease_held_from(&self, sent: Duration) {
+    pub fn lease_held_from(&self, sent: Duration) {
         let until = self.lease().acting_until(sent).as_nanos() as u64;
         self.acting_until.store(until, Ordering::Release);
     }
@@ -238,7 +238,9 @@ impl Replica {
         self.view.lock().role
     }
 
-    pub(super) fn set_role(&self, role: Role, epoch: u64, leader: Option<Leader>) {
+    /// The role, epoch and leader as the member task last learnt them (a
+    /// deposed member stays deposed; only the leader it names changes).
+    pub fn set_role(&self, role: Role, epoch: u64, leader: Option<Leader>) {
         let mut view = self.view.lock();
         if view.role == Role::Deposed {
             view.epoch = view.epoch.max(epoch);
@@ -251,7 +253,7 @@ impl Replica {
     }
 
     /// Steps down for good: nothing more is acted on, waiters are released.
-    pub(super) fn step_down(&self, reason: &str) {
+    pub fn step_down(&self, reason: &str) {
         self.acting_until.store(0, Ordering::Release);
         {
             let mut view = self.view.lock();
