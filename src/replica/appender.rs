@@ -36,6 +36,10 @@ use super::record::{Kind, Record};
 use super::state::{Replica, Role};
 use crate::units::now_millis;
 
+/// Frames per record, at most (a larger group commit is split at a frame
+/// boundary into consecutive records).
+pub const MAX_RECORD_BYTES: usize = 8 << 20;
+
 /// Where the appender starts: the record after the epoch record.
 #[derive(Debug, Clone)]
 pub struct ChainHead {
@@ -53,7 +57,9 @@ pub async fn run(replica: Arc<Replica>, cluster: GroupCluster, mut head: ChainHe
                 return "stepped down".to_string();
             }
             let notified = replica.queued.notified();
-            if let Some(pending) = replica.take_pending() {
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if let Some(pending) = replica.take_pending(MAX_RECORD_BYTES) {
                 break pending;
             }
             let _ = tokio::time::timeout(Duration::from_millis(200), notified).await;

@@ -69,16 +69,24 @@ pub struct GroupCluster {
     upstream: Upstream,
     /// `neardup-replica-{group}`.
     prefix: String,
-    /// Bound on each request (the upstream's own timeout is per byte).
+    /// Bound on each record request and index creation (the upstream's
+    /// own timeout is per byte): the lease.
     timeout: Duration,
+    /// Bound on each request about the control document: a third of the
+    /// lease, so that a renewal stuck on a slow answer is retried while
+    /// the lease still holds.
+    control_timeout: Duration,
 }
 
 impl GroupCluster {
-    pub fn new(upstream: Upstream, group: &str, timeout: Duration) -> GroupCluster {
+    /// The group's indices on the cluster `upstream`; `lease` bounds each
+    /// request (a third of it for the control document).
+    pub fn new(upstream: Upstream, group: &str, lease: Duration) -> GroupCluster {
         GroupCluster {
             upstream,
             prefix: format!("neardup-replica-{group}"),
-            timeout,
+            timeout: lease,
+            control_timeout: lease / 3,
         }
     }
 
@@ -96,15 +104,19 @@ impl GroupCluster {
         path: &str,
         payload: Payload<'_>,
     ) -> Result<(StatusCode, Value), GroupError> {
+        let timeout = if path.starts_with(&format!("/{}", self.control_index())) {
+            self.control_timeout
+        } else {
+            self.timeout
+        };
         let headers = HeaderMap::new();
         let sent = self.upstream.call(method.clone(), path, &headers, payload);
-        let answer = match tokio::time::timeout(self.timeout, sent).await {
+        let answer = match tokio::time::timeout(timeout, sent).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(error)) => return Err(GroupError::Transient(no_answer(&method, path, &error))),
             Err(_) => {
                 return Err(GroupError::Transient(format!(
-                    "{method} {path}: no answer within {:?}",
-                    self.timeout
+                    "{method} {path}: no answer within {timeout:?}"
                 )));
             }
         };

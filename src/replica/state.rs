@@ -30,6 +30,7 @@ use super::clock::{Lease, boottime};
 use super::record::encode_frames;
 use crate::config::ReplicaOptions;
 use crate::ledger::Effect;
+use crate::persist::codec::{Frame, read_frame};
 
 /// A member's role in its group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,14 +201,31 @@ impl Replica {
         self.queue.lock().last_seq
     }
 
-    /// The effects waiting for a record: their range and frames.
-    pub(super) fn take_pending(&self) -> Option<(u64, u64, Vec<u8>)> {
+    /// The effects waiting for a record: their range and frames, whole
+    /// frames up to about `max_bytes` (at least one frame).
+    pub(super) fn take_pending(&self, max_bytes: usize) -> Option<(u64, u64, Vec<u8>)> {
         let mut queue = self.queue.lock();
         if queue.frames.is_empty() {
             return None;
         }
-        let frames = std::mem::take(&mut queue.frames);
-        Some((queue.first_seq, queue.last_seq, frames))
+        let first_seq = queue.first_seq;
+        if queue.frames.len() <= max_bytes {
+            let frames = std::mem::take(&mut queue.frames);
+            return Some((first_seq, queue.last_seq, frames));
+        }
+        // Cut at a frame boundary: the rest waits for the next record.
+        let (mut end, mut count) = (0, 0u64);
+        while let Frame::Valid(_, next) = read_frame(&queue.frames, end) {
+            if count > 0 && next > max_bytes {
+                break;
+            }
+            end = next;
+            count += 1;
+        }
+        let rest = queue.frames.split_off(end);
+        let frames = std::mem::replace(&mut queue.frames, rest);
+        queue.first_seq = first_seq + count;
+        Some((first_seq, first_seq + count - 1, frames))
     }
 
     /// The chain holds every effect up to `last_seq`, the last in record
@@ -425,12 +443,22 @@ mod tests {
         let effects = vec![Effect::KeysSwept, Effect::KeysSwept];
         assert_eq!(replica.append(&effects), 2);
         assert_eq!(replica.append(&effects[..1]), 3);
-        let (first, last, frames) = replica.take_pending().unwrap();
+        let (first, last, frames) = replica.take_pending(1 << 20).unwrap();
         assert_eq!((first, last), (1, 3));
         assert!(!frames.is_empty());
-        assert!(replica.take_pending().is_none());
+        assert!(replica.take_pending(1 << 20).is_none());
         assert_eq!(replica.append(&effects[..1]), 4);
-        assert_eq!(replica.take_pending().unwrap().0, 4);
+        assert_eq!(replica.take_pending(1 << 20).unwrap().0, 4);
+        // A large commit goes out in several records of whole frames.
+        assert_eq!(replica.append(&vec![Effect::KeysSwept; 10]), 14);
+        let mut next = 5;
+        while let Some((first, last, frames)) = replica.take_pending(30) {
+            assert_eq!(first, next);
+            assert!(last >= first);
+            assert!(frames.len() <= 30 || last == first);
+            next = last + 1;
+        }
+        assert_eq!(next, 15);
     }
 
     #[test]

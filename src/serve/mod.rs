@@ -80,7 +80,15 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
         }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),
-        Route::Backfill => backfill::handle(sidecar, request).await,
+        Route::Backfill => {
+            // A job changes the forest: the leader's alone in a group.
+            if request.method() != Method::GET
+                && let Some(refused) = standby::refuse_unless_leader(&sidecar)
+            {
+                return refused;
+            }
+            backfill::handle(sidecar, request).await
+        }
         Route::Stats => own::stats(&sidecar),
         Route::Metrics => own::metrics(&sidecar),
         Route::Fingerprint => own::fingerprint(sidecar, request).await,
