@@ -246,10 +246,12 @@ impl Replica {
         until != 0 && (boottime().as_nanos() as u64) < until
     }
 
-    /// A lease write sent at `sent` succeeded.
+    /// A lease write sent at `sent` succeeded: acting until `0.9·L` after
+    /// it; waiters for the lease are woken.
     pub fn lease_held_from(&self, sent: Duration) {
         let until = self.lease().acting_until(sent).as_nanos() as u64;
         self.acting_until.store(until, Ordering::Release);
+        self.confirmed.send_modify(|_| {});
     }
 
     pub fn role(&self) -> Role {
@@ -292,14 +294,16 @@ impl Replica {
         self.queued.notify_one();
     }
 
-    /// `Ok` when this member serves writes; else the 503 to answer.
+    /// `Ok` when this member serves writes (it leads; whether its lease
+    /// still holds is checked by [`Replica::confirmed`] before anything
+    /// leaves); else the 503 to answer.
     ///
     /// # Errors
     ///
     /// Not the leader (naming it when known).
     pub fn gate(&self) -> Result<(), ReplicaError> {
         let view = self.view.lock();
-        if view.role == Role::Leader && self.may_act() {
+        if view.role == Role::Leader {
             return Ok(());
         }
         Err(self.not_leader(&view, ""))
@@ -322,13 +326,15 @@ impl Replica {
         }
     }
 
-    /// Waits until the chain holds every effect up to `seq`, then checks
-    /// that this member may still act (the fence before forwarding, and
-    /// before answering).
+    /// Waits until the chain holds every effect up to `seq` and this
+    /// member may act (the fence before forwarding, and before answering).
+    /// A lease that lapsed while renewals were slow is waited for: a
+    /// renewal that then succeeds proves nobody took over meanwhile.
     ///
     /// # Errors
     ///
-    /// Deposed, the lease lapsed, or no record within `timeout`.
+    /// Deposed; or, after `timeout`, the record not written
+    /// ([`ReplicaError::AppendTimeout`]) or the lease still not renewed.
     pub async fn confirmed(&self, seq: u64, timeout: Duration) -> Result<(), ReplicaError> {
         let mut receiver = self.confirmed.subscribe();
         let waited = tokio::time::timeout(timeout, async {
@@ -336,7 +342,7 @@ impl Replica {
                 if self.role() == Role::Deposed {
                     return false;
                 }
-                if *receiver.borrow_and_update() >= seq {
+                if *receiver.borrow_and_update() >= seq && self.may_act() {
                     return true;
                 }
                 if receiver.changed().await.is_err() {
@@ -346,15 +352,15 @@ impl Replica {
         })
         .await;
         match waited {
-            Ok(true) if self.may_act() => Ok(()),
-            Ok(_) => {
+            Ok(true) => Ok(()),
+            Err(_) if *self.confirmed.borrow() < seq => Err(ReplicaError::AppendTimeout(timeout)),
+            _ => {
                 let view = self.view.lock();
                 Err(self.not_leader(
                     &view,
                     "; this sidecar lost the lease before the write was recorded",
                 ))
             }
-            Err(_) => Err(ReplicaError::AppendTimeout(timeout)),
         }
     }
 
@@ -487,9 +493,10 @@ mod tests {
             Err(ReplicaError::NotLeader { .. })
         ));
         replica.set_role(Role::Leader, 3, None);
-        assert!(replica.gate().is_err(), "no lease yet");
+        assert!(!replica.may_act(), "no lease yet");
         replica.lease_held_from(boottime());
         assert!(replica.gate().is_ok());
+        assert!(replica.may_act());
         replica.step_down("test");
         assert!(replica.gate().is_err());
         assert!(!replica.may_act());
@@ -517,6 +524,19 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         replica.step_down("test");
         assert!(waiting.await.unwrap().is_err());
+        // A lapsed lease is waited for, and a renewal releases the waiter.
+        let lapsed = Replica::new(replica.options.clone(), "http://b".into());
+        lapsed.set_role(Role::Leader, 1, None);
+        lapsed.lease_held_from(boottime().saturating_sub(Duration::from_secs(10)));
+        assert!(!lapsed.may_act());
+        let lapsed = std::sync::Arc::new(lapsed);
+        let waiting = {
+            let lapsed = lapsed.clone();
+            tokio::spawn(async move { lapsed.confirmed(0, Duration::from_secs(5)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        lapsed.lease_held_from(boottime());
+        assert_eq!(waiting.await.unwrap(), Ok(()));
         assert!(
             replica
                 .confirmed(seq + 5, Duration::from_millis(10))

@@ -68,7 +68,7 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
             }
             let write = write::bulk(sidecar.clone(), request, index);
             let answer = write::run_to_the_end(sidecar.clone(), write).await;
-            standby::acknowledged(&sidecar, answer)
+            standby::acknowledged(&sidecar, answer).await
         }
         Route::Document { index, id, kind } => {
             if let Some(refused) = standby::refuse_unless_leader(&sidecar) {
@@ -76,7 +76,7 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
             }
             let write = write::document(sidecar.clone(), request, index, id, kind);
             let answer = write::run_to_the_end(sidecar.clone(), write).await;
-            standby::acknowledged(&sidecar, answer)
+            standby::acknowledged(&sidecar, answer).await
         }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),

@@ -10,7 +10,8 @@
 //! before anything is read or placed. [`acknowledged`] is the fence before
 //! answering: a 2xx answer goes out only while the lease still allows
 //! acting (the write's effects were confirmed in the chain by
-//! `DurableLedger::persist` before); otherwise the answer becomes 503
+//! `DurableLedger::persist` before; a lapsed lease is waited for until a
+//! renewal succeeds, which proves nobody took over); otherwise the answer becomes 503
 //! `neardup_not_leader_exception` (the write reached the cluster; retrying
 //! it is safe for documents with ids). A 2xx answer carries
 //! `X-Neardup-Epoch` and `X-Neardup-Record` (the last record confirmed when
@@ -43,15 +44,16 @@ pub(super) fn refuse_unless_leader(sidecar: &Sidecar) -> Option<Response> {
     Some(SidecarError::Replica(error).into_response())
 }
 
-/// The fence before answering a write (see the module documentation).
-pub fn acknowledged(sidecar: &Sidecar, mut response: Response) -> Response {
+/// The fence before answering a write (see the module documentation); a
+/// lease that lapsed while renewals were slow is waited for, up to a lease.
+pub async fn acknowledged(sidecar: &Sidecar, mut response: Response) -> Response {
     let Some(replica) = &sidecar.replica else {
         return response;
     };
     if !response.status().is_success() {
         return response;
     }
-    if !replica.may_act() {
+    if replica.confirmed(0, replica.options.lease).await.is_err() {
         tracing::warn!(
             "a write answered by the cluster is not acknowledged: this member lost the lease"
         );
