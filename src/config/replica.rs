@@ -183,4 +183,28 @@ mod tests {
             .unwrap();
         assert!(!default_name.name.is_empty());
     }
+
+    #[test]
+    fn the_group_is_configured_in_the_files_serve_table_and_flags_win() {
+        use crate::config::{ConfigFile, ServeOptions, ServeSettings, StampedFields};
+        let file: ConfigFile = toml::from_str(
+            "[serve]\nstate_dir = \"none\"\nreplica_group = \"news\"\nreplica_name = \"search-1\"\nreplica_lease = \"3s\"\n",
+        )
+        .expect("valid config");
+        assert!(toml::from_str::<ConfigFile>("[serve]\nreplica_gruop = \"news\"").is_err());
+        let flags = ServeSettings {
+            replica_lease: Some("4s".into()),
+            ..ServeSettings::default()
+        };
+        let fields = StampedFields {
+            root_field: "cluster_root".into(),
+            simhash_field: "simhash".into(),
+        };
+        let options = ServeOptions::from_settings(&flags.or(file.serve), fields, "d".into())
+            .expect("valid settings");
+        let replica = options.replica.expect("a group");
+        assert_eq!(replica.group, "news");
+        assert_eq!(replica.name, "search-1");
+        assert_eq!(replica.lease, Duration::from_secs(4));
+    }
 }
