@@ -8,6 +8,11 @@
 //!    a fast in-process upstream that only answers (so the sidecar is the
 //!    bottleneck), from 4 concurrent clients. Reports the median docs/s.
 //!
+//! 3. With `--standby`, only this: the same load into osmem-server through
+//!    a lone sidecar and through the leader of a replica group with one
+//!    standby attached (docs/standby.md), rounds alternating. Reports the
+//!    median docs/s of each, their ratio, and the records the group wrote.
+//!
 //! The articles are generated from the repo's own demo corpus: its
 //! sentences, half their characters swapped, so every original differs.
 
@@ -111,7 +116,10 @@ async fn load(url: &str, bodies: Vec<String>, clients: usize) -> f64 {
                     .send()
                     .await
                     .expect("bulk");
-                assert_eq!(response.status(), 200);
+                let status = response.status();
+                if status != 200 {
+                    panic!("{status}: {}", response.text().await.unwrap_or_default());
+                }
                 let answer: Value = response.json().await.expect("JSON");
                 assert_eq!(answer["errors"], false, "bulk errors");
             }
@@ -174,6 +182,11 @@ fn main() {
             data.len()
         );
 
+        if std::env::args().any(|argument| argument == "--standby") {
+            standby_cost(&data[..3_000], rounds).await;
+            return;
+        }
+
         // 1. Overhead in front of the real server.
         let only_alone = std::env::var("NEARDUP_BENCH_PART").is_ok_and(|part| part == "alone");
         if !only_alone {
@@ -212,4 +225,49 @@ fn main() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     });
+}
+
+/// Part 3: a lone sidecar against the leader of a group with a standby.
+async fn standby_cost(slice: &[Value], rounds: usize) {
+    let osmem = Osmem::start();
+    let lone = Sidecar::start(&osmem.url, &[]);
+    let group = ["--replica-group", "bench", "--replica-lease", "5s"];
+    let leader = Sidecar::start(&osmem.url, &group);
+    wait_for_role(&leader.url, "leader").await;
+    let standby = Sidecar::start(&osmem.url, &group);
+    wait_for_role(&standby.url, "standby").await;
+    let (mut alone, mut grouped) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        alone.push(load(&lone.url, bulk_bodies(slice, &format!("lone-{round}")), 2).await);
+        grouped.push(
+            load(
+                &leader.url,
+                bulk_bodies(slice, &format!("group-{round}")),
+                2,
+            )
+            .await,
+        );
+    }
+    let (alone, grouped) = (median(&mut alone), median(&mut grouped));
+    let leader_status = support::stats(&leader.url).await["replica"].clone();
+    let documents = rounds * slice.len();
+    let records = leader_status["applied"]["record"].as_u64().unwrap_or(0);
+    println!(
+        "osmem-server: lone sidecar {alone:.0} docs/s, leader with a standby {grouped:.0} docs/s, ratio {:.2} (median of {rounds} rounds, 2 clients, bulks of {DOCS_PER_BULK}); {records} records for {documents} documents",
+        grouped / alone
+    );
+    // The standby followed everything.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while support::stats(&standby.url).await["replica"]["applied"] != leader_status["applied"] {
+        assert!(Instant::now() < deadline, "the standby did not catch up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn wait_for_role(url: &str, role: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while support::stats(url).await["replica"]["role"] != role {
+        assert!(Instant::now() < deadline, "{url} not {role}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -22,6 +22,8 @@
 //! 7. [`persist`]: every effect logged before the stamp leaves; snapshots;
 //!    recovery.
 //! 8. [`upstream`]: the one HTTP client of the cluster.
+//! 9. [`replica`]: in a replica group, the same effects in the cluster's
+//!    log (a lease, records created by id as the fence, standbys following).
 //!
 //! Around the path: [`serve`] (the sidecar: routing, the write pipeline, own
 //! endpoints), [`stamp`] (the same path offline, without a cluster),
@@ -63,6 +65,9 @@ pub mod ledger;
 pub mod persist;
 
 pub mod upstream;
+
+// Warm standbys: a replica group kept and fenced through the cluster.
+pub mod replica;
 
 // Around it.
 pub mod backfill;

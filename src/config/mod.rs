@@ -24,7 +24,7 @@
 //! (the stamped fields' names), `job.rs` (offline jobs), `state.rs` (the
 //! state directory), `file.rs` (the config file that holds them all),
 //! `defaults.rs` (every default, named once), `tls.rs` (TLS towards the
-//! cluster). This file only re-exports.
+//! cluster), `replica.rs` (the replica group's settings). This file only re-exports.
 
 mod analyzers;
 pub mod defaults;
@@ -32,6 +32,7 @@ mod engine;
 mod fields;
 mod file;
 mod job;
+mod replica;
 mod serve;
 mod state;
 mod tls;
@@ -41,6 +42,7 @@ pub use engine::EngineSettings;
 pub use fields::{StampedFieldNames, StampedFields};
 pub use file::ConfigFile;
 pub use job::{JobOptions, JobSettings};
+pub use replica::{DEFAULT_REPLICA_LEASE, ReplicaOptions};
 pub use serve::{Limits, OnStateFailure, ServeOptions, ServeSettings, SidecarConfig};
 pub use state::{job_store, state_directory};
 pub use tls::UpstreamTlsSettings;

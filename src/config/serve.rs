@@ -16,6 +16,7 @@ use super::defaults::{
 };
 use super::engine::EngineSettings;
 use super::fields::StampedFields;
+use super::replica::{ReplicaOptions, replica_options};
 use super::state::{sidecar_store, state_directory};
 use super::tls::UpstreamTlsSettings;
 use crate::ledger::EngineParts;
@@ -98,6 +99,22 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_TEMPLATE_PATTERNS", value_delimiter = ',')]
     pub template_patterns: Option<Vec<String>>,
 
+    /// Join the replica group NAME: members of one group against one cluster elect one leader through a lease in the cluster; the others follow its effect log as warm standbys (docs/standby.md) [default: none, the sidecar runs alone]
+    #[arg(long, env = "NEARDUP_REPLICA_GROUP")]
+    pub replica_group: Option<String>,
+
+    /// First part of this member's node id in the group (a random suffix is added at each start) [default: the host name]
+    #[arg(long, env = "NEARDUP_REPLICA_NAME")]
+    pub replica_name: Option<String>,
+
+    /// The group's lease L: the leader renews every L/3 and acts until 0.9·L; a standby takes over after seeing it unchanged for 1.1·L (2s to 60s) [default: 5s]
+    #[arg(long, env = "NEARDUP_REPLICA_LEASE")]
+    pub replica_lease: Option<String>,
+
+    /// URL by which clients and the other members reach this sidecar, named in the lease and in a standby's 503 [default: the address the listener bound]
+    #[arg(long, env = "NEARDUP_REPLICA_ADVERTISE")]
+    pub replica_advertise: Option<String>,
+
     /// TLS towards the cluster (`[serve.upstream_tls]` in the config file)
     #[command(flatten)]
     #[serde(default)]
@@ -128,6 +145,10 @@ impl ServeSettings {
             backfill_max_docs_per_second: self
                 .backfill_max_docs_per_second
                 .or(fallback.backfill_max_docs_per_second),
+            replica_group: self.replica_group.or(fallback.replica_group),
+            replica_name: self.replica_name.or(fallback.replica_name),
+            replica_lease: self.replica_lease.or(fallback.replica_lease),
+            replica_advertise: self.replica_advertise.or(fallback.replica_advertise),
             upstream_tls: self.upstream_tls.or(fallback.upstream_tls),
             install_template: self.install_template || fallback.install_template,
             template_patterns: self.template_patterns.or(fallback.template_patterns),
@@ -164,6 +185,8 @@ pub struct ServeOptions {
     pub on_state_failure: OnStateFailure,
     pub admin_token: Option<String>,
     pub backfill_max_docs_per_second: Option<f64>,
+    /// The replica group this sidecar is a member of, if any.
+    pub replica: Option<ReplicaOptions>,
 }
 
 /// The cluster's URL: `http://` or `https://`, a host, no query.
@@ -280,6 +303,12 @@ impl ServeOptions {
         };
         check_listen_address(&listen, listener_tls.is_some() || settings.allow_plain_http)?;
         let upstream_tls = settings.upstream_tls.load()?;
+        let replica = replica_options(
+            settings.replica_group.as_deref(),
+            settings.replica_name.as_deref(),
+            settings.replica_lease.as_deref(),
+            settings.replica_advertise.as_deref(),
+        )?;
         let state = sidecar_store(
             state_directory(settings.state_dir.as_deref()),
             fsync,
@@ -306,6 +335,7 @@ impl ServeOptions {
             on_state_failure,
             admin_token: settings.admin_token.clone(),
             backfill_max_docs_per_second,
+            replica,
         })
     }
 }

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::persist::store::StoreError;
+use crate::replica::state::ReplicaError;
 use crate::upstream::UpstreamError;
 
 /// A failure the sidecar answers itself.
@@ -66,6 +67,10 @@ pub enum SidecarError {
     /// The durable state cannot be written: nothing was forwarded.
     #[error("the sidecar cannot write its state, nothing was indexed: {0}")]
     StateUnavailable(#[from] StateError),
+    /// A member of a replica group that may not serve (or acknowledge)
+    /// this write: 503 naming the leader when it is known.
+    #[error(transparent)]
+    Replica(#[from] ReplicaError),
     /// The cluster could not be reached or stayed silent.
     #[error(transparent)]
     Upstream(#[from] UpstreamError),
@@ -94,6 +99,10 @@ pub enum StateError {
     /// The blocking task that syncs the log did not finish (it panicked).
     #[error(transparent)]
     Worker(#[from] tokio::task::JoinError),
+    /// The replica group's log did not take the effects, or this member
+    /// lost the lease.
+    #[error(transparent)]
+    Replica(#[from] ReplicaError),
 }
 
 impl SidecarError {
@@ -127,6 +136,17 @@ impl SidecarError {
             SidecarError::StateUnavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "neardup_state_exception")
             }
+            SidecarError::Replica(ReplicaError::NotLeader { .. }) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "neardup_not_leader_exception",
+            ),
+            SidecarError::Replica(ReplicaError::NoLeader { .. }) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "neardup_no_leader_exception",
+            ),
+            SidecarError::Replica(ReplicaError::AppendTimeout(_)) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "neardup_state_exception")
+            }
             SidecarError::Upstream(UpstreamError::Timeout { .. }) => {
                 (StatusCode::GATEWAY_TIMEOUT, "timeout_exception")
             }
@@ -151,10 +171,44 @@ impl SidecarError {
         }
     }
 
-    /// The failure in the cluster's envelope.
+    /// The failure in the cluster's envelope. A member that is not the
+    /// leader adds the leader (`X-Neardup-Leader` and the envelope's
+    /// `leader`, `leader_url`, `epoch`) and `Retry-After: 1`.
     pub fn into_response(self) -> Response {
         let (status, error_type) = self.status_and_type();
-        cluster_error(status, error_type, &self.to_string())
+        let reason = self.to_string();
+        let leader = match &self {
+            SidecarError::Replica(ReplicaError::NotLeader {
+                leader, url, epoch, ..
+            }) => Some((leader.clone(), url.clone(), *epoch)),
+            _ => None,
+        };
+        let retry = matches!(self, SidecarError::Replica(_));
+        let Some((leader, url, epoch)) = leader else {
+            let mut response = cluster_error(status, error_type, &reason);
+            if retry {
+                response
+                    .headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            return response;
+        };
+        let cause = json!({ "type": error_type, "reason": reason });
+        let body = json!({
+            "error": {
+                "root_cause": [cause], "type": error_type, "reason": reason,
+                "leader": leader, "leader_url": url, "epoch": epoch,
+            },
+            "status": status.as_u16(),
+        });
+        let mut response = json_response(status, &body);
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        if let Ok(value) = HeaderValue::from_str(&url) {
+            response.headers_mut().insert(LEADER_HEADER, value);
+        }
+        response
     }
 }
 
@@ -163,6 +217,9 @@ impl IntoResponse for SidecarError {
         SidecarError::into_response(self)
     }
 }
+
+/// The header naming the group's leader on a member's 503.
+pub const LEADER_HEADER: &str = "x-neardup-leader";
 
 /// An error in the envelope the cluster uses.
 fn cluster_error(status: StatusCode, error_type: &str, reason: &str) -> Response {
@@ -195,6 +252,29 @@ pub fn response_from(status: StatusCode, headers: HeaderMap, body: Body) -> Resp
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_standby_names_the_leader_in_the_clusters_envelope() {
+        let response = SidecarError::Replica(ReplicaError::NotLeader {
+            group: "news".into(),
+            leader: "a-1".into(),
+            url: "http://127.0.0.1:9201".into(),
+            epoch: 3,
+            detail: String::new(),
+        })
+        .into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[LEADER_HEADER], "http://127.0.0.1:9201");
+        assert_eq!(response.headers()[header::RETRY_AFTER], "1");
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["type"], "neardup_not_leader_exception");
+        assert_eq!(body["error"]["leader_url"], "http://127.0.0.1:9201");
+        assert_eq!(body["error"]["epoch"], 3);
+        assert_eq!(body["status"], 503);
+    }
 
     #[test]
     fn faults_map_to_the_clusters_statuses_and_types() {
@@ -253,6 +333,14 @@ mod tests {
                 "neardup_upstream_exception",
             ),
             (SidecarError::Internal("x".into()), 500, "neardup_exception"),
+            (
+                SidecarError::Replica(ReplicaError::NoLeader {
+                    group: "g".into(),
+                    detail: String::new(),
+                }),
+                503,
+                "neardup_no_leader_exception",
+            ),
         ];
         for (error, status, error_type) in cases {
             let (got_status, got_type) = error.status_and_type();

@@ -11,7 +11,8 @@
 //! [`Ledger`](crate::ledger::Ledger). Everything else is streamed to the
 //! cluster and back unchanged ([`relay`](mod@relay)). The sidecar's own
 //! endpoints live under `/_neardup/` ([`own`]). A background task expires
-//! old nodes when no write comes, writes the log and takes snapshots.
+//! old nodes when no write comes, writes the log and takes snapshots. In a
+//! replica group, only the leader takes writes ([`standby`]).
 //!
 //! Consequences: the forest lives in memory (persistence is its own
 //! module); a write is only as fast as the cluster's answer, plus the
@@ -28,6 +29,7 @@ mod own;
 mod relay;
 pub mod route;
 mod sidecar;
+pub mod standby;
 pub mod startup;
 mod ui;
 mod write;
@@ -61,16 +63,32 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
     let route = route::classify(request.method(), request.uri().path());
     match route {
         Route::Bulk { index } => {
+            if let Some(refused) = standby::refuse_unless_leader(&sidecar) {
+                return refused;
+            }
             let write = write::bulk(sidecar.clone(), request, index);
-            write::run_to_the_end(sidecar, write).await
+            let answer = write::run_to_the_end(sidecar.clone(), write).await;
+            standby::acknowledged(&sidecar, answer).await
         }
         Route::Document { index, id, kind } => {
+            if let Some(refused) = standby::refuse_unless_leader(&sidecar) {
+                return refused;
+            }
             let write = write::document(sidecar.clone(), request, index, id, kind);
-            write::run_to_the_end(sidecar, write).await
+            let answer = write::run_to_the_end(sidecar.clone(), write).await;
+            standby::acknowledged(&sidecar, answer).await
         }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),
-        Route::Backfill => backfill::handle(sidecar, request).await,
+        Route::Backfill => {
+            // A job changes the forest: the leader's alone in a group.
+            if request.method() != Method::GET
+                && let Some(refused) = standby::refuse_unless_leader(&sidecar)
+            {
+                return refused;
+            }
+            backfill::handle(sidecar, request).await
+        }
         Route::Stats => own::stats(&sidecar),
         Route::Metrics => own::metrics(&sidecar),
         Route::Fingerprint => own::fingerprint(sidecar, request).await,

@@ -160,6 +160,7 @@ pub async fn health(sidecar: &Sidecar) -> Response {
             "reason": state_reason,
             "on_state_failure": if passing { "pass" } else { "reject" },
         },
+        "replica": sidecar.replica.as_ref().map(|replica| replica.to_json()),
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
     let status = if reasons.is_empty() {
@@ -235,6 +236,7 @@ pub fn stats(sidecar: &Sidecar) -> Response {
             "not_keyword": sidecar.stamp_mapping.not_keyword(),
             "patterns_not_covered": sidecar.stamp_mapping.patterns_not_covered(),
         },
+        "replica": sidecar.replica.as_ref().map(|replica| replica.to_json()),
         "uptime_seconds": sidecar.started.elapsed().as_secs(),
     });
     json_response(StatusCode::OK, &body)

@@ -5,10 +5,11 @@
 //! it: the durable ledger ([`DurableLedger`]) and the in-flight budget
 //! ([`Admission`]) of the write path, the cluster's client, the engine's
 //! analyzers, the limits, the metrics, the admin guard, the choice on state
-//! failure and the backfill job. The handlers read the parts they need;
+//! failure, the backfill job and, in a replica group, the member's state.
+//! The handlers read the parts they need;
 //! this file imports none of them, so it can be read (and changed) alone.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use super::admin::AdminGuard;
@@ -21,6 +22,7 @@ use crate::backfill::{BackfillSettings, Controller};
 use crate::config::{Analyzers, Limits, OnStateFailure, ServeOptions};
 use crate::ledger::Ledger;
 use crate::persist::Store;
+use crate::replica::state::Replica;
 use crate::units::Millis;
 use crate::upstream::Upstream;
 
@@ -47,6 +49,8 @@ pub struct Sidecar {
     pub(super) missing_fields: MissingFieldWarnings,
     /// Indices whose stamp mapping was checked (and those not keyword).
     pub(super) stamp_mapping: StampMappingChecks,
+    /// This member's place in its replica group, when it is in one.
+    pub(super) replica: Option<Arc<Replica>>,
 }
 
 impl Sidecar {
@@ -55,9 +59,10 @@ impl Sidecar {
         store: Option<Store>,
         analyzers: Analyzers,
         options: &ServeOptions,
+        replica: Option<Arc<Replica>>,
     ) -> anyhow::Result<Self> {
         Ok(Sidecar {
-            ledger: DurableLedger::new(ledger, store),
+            ledger: DurableLedger::new(ledger, store, replica.clone()),
             admission: Admission::new(&options.limits),
             analyzers,
             upstream: Upstream::new(
@@ -75,6 +80,7 @@ impl Sidecar {
             backfill: OnceLock::new(),
             missing_fields: MissingFieldWarnings::default(),
             stamp_mapping: StampMappingChecks::default(),
+            replica,
         })
     }
 
@@ -83,8 +89,16 @@ impl Sidecar {
         let _ = self.backfill.set(Controller::new(settings));
     }
 
-    /// Expires a bounded number of old nodes; whether more are due.
+    /// Expires a bounded number of old nodes; whether more are due. In a
+    /// replica group only the leader expires (standbys apply its expiries).
     pub(super) fn expire(&self, now: Millis, budget: usize) -> bool {
+        if self
+            .replica
+            .as_ref()
+            .is_some_and(|replica| !replica.may_act())
+        {
+            return false;
+        }
         let ((removed, more_pending), _) = self.ledger.write(|ledger| ledger.expire(now, budget));
         Metrics::add(&self.metrics.expired_nodes, removed as u64);
         more_pending

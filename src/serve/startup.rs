@@ -9,6 +9,9 @@
 //! backfill controller installed, and it serves until shutdown on the
 //! runtime it was given.
 //!
+//! In a replica group the member's tasks start beside the server
+//! (`crate::replica::member`), from an empty state.
+//!
 //! Consequences: a sidecar with no state directory starts empty and says so
 //! (a warning), since everything it learns is lost when it stops.
 
@@ -28,6 +31,10 @@ use crate::persist::{
     OpenedState, RecoveryReport, StateOrigin, StoreOptions, holds_state, open_state,
 };
 use crate::rebuild::{RebuildFields, RebuildOptions, rebuild_into};
+use crate::replica::cluster::GroupCluster;
+use crate::replica::state::Replica;
+use crate::serve::standby::Host;
+use crate::upstream::Upstream;
 
 /// Starts the sidecar of `config` on `runtime` and serves until SIGTERM or
 /// ctrl-c; `rebuild_index` fills an empty state directory from that index
@@ -72,11 +79,29 @@ pub fn start(
         )?)),
         None => None,
     };
+    if let Some(group) = &options.replica {
+        check_group_start(group, &options, rebuild_index)?;
+    }
     if let (Some(index), Some(store)) = (rebuild_index, &options.state)
         && !holds_state(&store.dir)
     {
         rebuild_first(runtime, index, &options, &parts, store)?;
     }
+    let replica = match &options.replica {
+        Some(group) => {
+            let scheme = if certificate.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            let url = match &group.advertise {
+                Some(url) => url.clone(),
+                None => format!("{scheme}://{}", listener.local_addr()?),
+            };
+            Some(Arc::new(Replica::new(group.clone(), url)))
+        }
+        None => None,
+    };
     let state = open_state_logged(&options, parts)?;
     let in_doubt_at_the_crash = state
         .recovery
@@ -88,6 +113,7 @@ pub fn start(
         state.store,
         analyzers,
         &options,
+        replica.clone(),
     )?);
     sidecar.install_backfill(BackfillSettings {
         root_field: options.root_field.clone(),
@@ -96,13 +122,66 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
+    let member = match &replica {
+        Some(replica) => Some((
+            replica.clone(),
+            GroupCluster::new(
+                Upstream::new(
+                    &options.upstream,
+                    options.upstream_timeout,
+                    &options.upstream_tls,
+                )?,
+                &replica.options.group,
+                replica.options.lease,
+            ),
+        )),
+        None => None,
+    };
     runtime.block_on(async {
+        if let Some((replica, cluster)) = member {
+            tracing::info!(
+                group = replica.options.group,
+                node = replica.node,
+                url = replica.url,
+                "member of a replica group: following until it leads"
+            );
+            tokio::spawn(crate::replica::member::run(
+                replica,
+                cluster,
+                Arc::new(Host(sidecar.clone())),
+            ));
+        }
         tokio::spawn(crate::serve::write::read_back_recovered(
             sidecar.clone(),
             in_doubt_at_the_crash,
         ));
         run(sidecar, &options, certificate, listener).await
     })
+}
+
+/// A member of a replica group starts from the group's chain: its state
+/// directory must hold no state (restarting from local state is not built),
+/// and it is not rebuilt from an index.
+fn check_group_start(
+    group: &crate::config::ReplicaOptions,
+    options: &ServeOptions,
+    rebuild_index: Option<&str>,
+) -> anyhow::Result<()> {
+    if rebuild_index.is_some() {
+        anyhow::bail!(
+            "--rebuild-index with --replica-group: a member's forest comes from the group's log; start the group from a rebuilt sidecar is not supported yet"
+        );
+    }
+    if let Some(store) = &options.state
+        && holds_state(&store.dir)
+    {
+        anyhow::bail!(
+            "state directory {} holds state: a member of replica group [{}] starts with an empty state directory and reads the group's log from the cluster (restarting a member from its own state is not built yet); give an empty --state-dir",
+            store.dir.display(),
+            group.group
+        );
+    }
+    Ok(())
 }
 
 /// Log lines on standard error, filtered by `NEARDUP_LOG` (default `info`).

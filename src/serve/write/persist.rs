@@ -12,7 +12,8 @@
 //! client still gets the cluster's answer.
 
 use super::place::{self, Stamped};
-use crate::serve::errors::SidecarError;
+use crate::replica::state::ReplicaError;
+use crate::serve::errors::{SidecarError, StateError};
 use crate::serve::off_runtime::off_the_runtime;
 use crate::serve::sidecar::Sidecar;
 
@@ -25,8 +26,20 @@ pub(super) async fn before_forwarding(
 ) -> Result<Vec<Option<Stamped>>, SidecarError> {
     if let Err(error) = sidecar.ledger.persist(seq).await {
         take_back(sidecar, &stamped).await;
-        tracing::error!(%error, "state log not written: write refused");
-        return Err(SidecarError::StateUnavailable(error));
+        return Err(match error {
+            // Not the leader any more (a replica group): the write goes to
+            // the leader, not through the state-failure choice.
+            StateError::Replica(
+                error @ (ReplicaError::NotLeader { .. } | ReplicaError::NoLeader { .. }),
+            ) => {
+                tracing::warn!(%error, "lost the lease before forwarding: write refused");
+                SidecarError::Replica(error)
+            }
+            error => {
+                tracing::error!(%error, "state log not written: write refused");
+                SidecarError::StateUnavailable(error)
+            }
+        });
     }
     Ok(stamped)
 }

@@ -19,9 +19,17 @@
 //! what it means for the client ([`super::state_failure`]). Snapshots take
 //! the lock only while the state is taken, not while it is written.
 //!
+//! In a replica group the same effects also go to the group's queue
+//! ([`Replica::append`], under the same lock, so the chain keeps the
+//! ledger's order too), and [`DurableLedger::persist`] waits, after the
+//! local sync, until the chain holds them and the lease still allows
+//! acting. A standby applies the chain's records with
+//! [`DurableLedger::apply_replicated`]: replayed as recovery replays its
+//! log, then appended to its own local log.
+//!
 //! Consequences: without a state directory there is no store; positions
 //! are 0 and persisting succeeds at once, so the write path needs no second
-//! branch for that case.
+//! branch for that case (in a group, positions are the chain's).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,8 +40,13 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::ledger::Ledger;
 use crate::persist::store::StoreError;
 use crate::persist::{Store, StoreHealth};
+use crate::replica::state::Replica;
 use crate::serve::errors::StateError;
 use crate::units::now_millis;
+
+/// How long a write waits for the record holding its effects at least
+/// (the lease, when longer).
+const REPLICA_APPEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The ledger, its lock and its log.
 pub struct DurableLedger {
@@ -42,18 +55,68 @@ pub struct DurableLedger {
     store: Option<Arc<Store>>,
     /// A snapshot is being written (a second one is skipped, not queued).
     snapshot_running: AtomicBool,
+    /// The replica group's queue, when this sidecar is a member.
+    replica: Option<Arc<Replica>>,
 }
 
 impl DurableLedger {
-    pub fn new(mut ledger: Ledger, store: Option<Store>) -> Self {
+    pub fn new(mut ledger: Ledger, store: Option<Store>, replica: Option<Arc<Replica>>) -> Self {
         // Placements are decided under the shared lock and checked when
         // applied (see `super::place`).
         ledger.track_changes();
+        if replica.is_some() {
+            // The chain needs the effects even without a state directory.
+            ledger.enable_journal();
+        }
         DurableLedger {
             ledger: RwLock::new(ledger),
             store: store.map(Arc::new),
             snapshot_running: AtomicBool::new(false),
+            replica,
         }
+    }
+
+    /// Logs the ledger's journal (locked by the caller): the local log,
+    /// and the group's queue in a group. The position to persist to.
+    fn append_journal(&self, ledger: &mut Ledger) -> u64 {
+        let effects = ledger.take_journal();
+        let replicated = self
+            .replica
+            .as_ref()
+            .map(|replica| replica.append(&effects));
+        let local = match &self.store {
+            Some(store) => store.append(effects),
+            None => 0,
+        };
+        replicated.unwrap_or(local)
+    }
+
+    /// Applies effects `first_seq..=last_seq` of the group's chain (a
+    /// standby): replayed as recovery does, then logged locally.
+    ///
+    /// # Errors
+    ///
+    /// Not in a group, or the range does not follow what was applied.
+    pub fn apply_replicated(
+        &self,
+        first_seq: u64,
+        last_seq: u64,
+        effects: Vec<crate::ledger::Effect>,
+    ) -> Result<(), String> {
+        let Some(replica) = &self.replica else {
+            return Err("not a member of a replica group".to_string());
+        };
+        let mut ledger = self.ledger.write();
+        replica.applied(first_seq, last_seq)?;
+        for effect in effects.iter().cloned() {
+            ledger.replay(effect);
+        }
+        // Replaying a sweep journals it again; the chain has it already.
+        drop(ledger.take_journal());
+        if let Some(store) = &self.store {
+            store.append(effects);
+        }
+        Ok(())
     }
 
     /// The ledger under the shared lock: readers (placement decisions,
@@ -90,20 +153,31 @@ impl DurableLedger {
     pub fn write<R>(&self, change: impl FnOnce(&mut Ledger) -> R) -> (R, u64) {
         let mut ledger = self.ledger.write();
         let result = change(&mut ledger);
-        let seq = match &self.store {
-            Some(store) => store.append(ledger.take_journal()),
-            None => 0,
-        };
+        let seq = self.append_journal(&mut ledger);
         (result, seq)
     }
 
     /// Makes the effects up to `seq` durable (per the fsync policy), off
     /// the async threads.
     pub async fn persist(&self, seq: u64) -> Result<(), StateError> {
-        let Some(store) = self.store.clone() else {
-            return Ok(());
-        };
-        tokio::task::spawn_blocking(move || store.sync(seq)).await??;
+        if let Some(store) = self.store.clone() {
+            // In a group, positions are the chain's; the local log holds
+            // the same effects, so it is synced to its own end.
+            let local = if self.replica.is_some() {
+                None
+            } else {
+                Some(seq)
+            };
+            tokio::task::spawn_blocking(move || match local {
+                Some(seq) => store.sync(seq),
+                None => store.sync(u64::MAX),
+            })
+            .await??;
+        }
+        if let Some(replica) = &self.replica {
+            let timeout = replica.options.lease.max(REPLICA_APPEND_TIMEOUT);
+            replica.confirmed(seq, timeout).await?;
+        }
         Ok(())
     }
 
@@ -131,7 +205,7 @@ impl DurableLedger {
         let started = Instant::now();
         let pending = {
             let mut ledger = self.ledger.write();
-            store.append(ledger.take_journal());
+            self.append_journal(&mut ledger);
             store.begin_snapshot(&ledger)
         };
         let paused = started.elapsed();

@@ -62,7 +62,9 @@ pub(super) async fn refused_or_passed(
     body: Bytes,
     error: SidecarError,
 ) -> Response {
-    if !sidecar.on_state_failure.forwards_unstamped() {
+    // A member that is not the leader never forwards unstamped: the
+    // leader takes the write.
+    if !sidecar.on_state_failure.forwards_unstamped() || matches!(error, SidecarError::Replica(_)) {
         return refused(&sidecar.metrics, error);
     }
     Metrics::add(&sidecar.metrics.unstamped_forwarded, 1);

@@ -1,0 +1,133 @@
+//! Reading the chain: records fetched by realtime `_mget`, checked and
+//! applied in order.
+//!
+//! Motivation: a standby must hold, at any time, a prefix of the chain, so
+//! that when it takes over its forest has everything any leader
+//! acknowledged.
+//!
+//! Design: from the next record number, a window of [`WINDOW`] ids by
+//! realtime `_mget`; the found prefix is applied in order, stopping at the
+//! first missing id. Each record must name the digest of the one applied
+//! before it (record 1 names the group's uuid) and continue its sequence
+//! numbers; its effects go to [`ReplicaHost::apply`] (the recovery code,
+//! under the ledger's lock). [`Follower::read_to_end`] repeats until a
+//! window comes back short.
+//!
+//! Consequences: a record that does not follow (another digest, a gap in
+//! sequence numbers) is an error that stops the member from following: it
+//! never applies a record out of place.
+
+use super::cluster::{GroupCluster, GroupError};
+use super::host::ReplicaHost;
+use super::record::{Kind, Record};
+use super::state::Replica;
+
+/// Records asked for in one `_mget`.
+pub const WINDOW: u64 = 16;
+
+/// Why following stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FollowError {
+    #[error(transparent)]
+    Cluster(#[from] GroupError),
+    /// A record that cannot be applied: damaged, or not the next one.
+    #[error("{0}")]
+    Chain(String),
+}
+
+/// Where this member is in the chain.
+#[derive(Debug, Clone)]
+pub struct Follower {
+    pub group_uuid: String,
+    /// The next record to apply.
+    pub next: u64,
+    /// The digest of the last record applied.
+    pub prev_digest: String,
+    /// The epoch of the last record applied.
+    pub epoch: u64,
+}
+
+impl Follower {
+    pub fn new(group_uuid: &str) -> Follower {
+        Follower {
+            group_uuid: group_uuid.to_string(),
+            next: 1,
+            prev_digest: group_uuid.to_string(),
+            epoch: 0,
+        }
+    }
+
+    /// One window; how many records were applied.
+    ///
+    /// # Errors
+    ///
+    /// No answer from the cluster, or a record that cannot be applied.
+    pub async fn poll(
+        &mut self,
+        cluster: &GroupCluster,
+        replica: &Replica,
+        host: &dyn ReplicaHost,
+    ) -> Result<u64, FollowError> {
+        let found = cluster.records(self.next, WINDOW).await?;
+        let mut applied = 0;
+        for source in found.into_iter().map_while(|source| source) {
+            let record =
+                Record::from_document(&source, &self.group_uuid).map_err(FollowError::Chain)?;
+            self.apply(&record, replica, host)?;
+            applied += 1;
+        }
+        Ok(applied)
+    }
+
+    /// Polls until a window comes back short (the end of the chain as of
+    /// now).
+    ///
+    /// # Errors
+    ///
+    /// As [`Follower::poll`].
+    pub async fn read_to_end(
+        &mut self,
+        cluster: &GroupCluster,
+        replica: &Replica,
+        host: &dyn ReplicaHost,
+    ) -> Result<(), FollowError> {
+        while self.poll(cluster, replica, host).await? == WINDOW {}
+        Ok(())
+    }
+
+    /// Applies `record`, which must be the next one.
+    ///
+    /// # Errors
+    ///
+    /// Not the next record, or its effects do not decode or follow.
+    pub fn apply(
+        &mut self,
+        record: &Record,
+        replica: &Replica,
+        host: &dyn ReplicaHost,
+    ) -> Result<(), FollowError> {
+        if record.number != self.next {
+            return Err(FollowError::Chain(format!(
+                "read record {} where {} was expected",
+                record.number, self.next
+            )));
+        }
+        if record.prev_digest != self.prev_digest {
+            return Err(FollowError::Chain(format!(
+                "record {} does not follow the record applied before it (digest)",
+                record.number
+            )));
+        }
+        let effects = match record.kind {
+            Kind::Effects => record.effects().map_err(FollowError::Chain)?,
+            Kind::Epoch => Vec::new(),
+        };
+        host.apply(record.first_seq, record.last_seq, effects)
+            .map_err(FollowError::Chain)?;
+        self.next += 1;
+        self.prev_digest.clone_from(&record.digest);
+        self.epoch = record.epoch;
+        replica.set_record(record.number);
+        Ok(())
+    }
+}

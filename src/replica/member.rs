@@ -1,0 +1,353 @@
+//! The member's life: join, follow, take over, lead, step down.
+//!
+//! Motivation: exactly one member may serve writes at any instant, a dead
+//! leader must be replaced within seconds, and nothing that a leader
+//! acknowledged may be missing from its successor's forest.
+//!
+//! Design (docs/standby.md, *The lease* and *Takeover*): one task per
+//! member.
+//!
+//! - **Observe.** Every 500 ms (±20 %) it reads the control document
+//!   (realtime GET), reads the chain to its end and applies it
+//!   ([`super::follower`]), and remembers when it first saw the document's
+//!   version (`_seq_no`, `_primary_term`) on its own boot-time clock.
+//! - **Bootstrap.** No control document: `_create` one naming itself,
+//!   epoch 1 (one member wins; the others observe).
+//! - **Take over.** The version unchanged for more than `1.1·L` (or no
+//!   holder): after a random 0–250 ms, replace the document guarded by
+//!   `if_seq_no`/`if_primary_term`, epoch + 1, holder itself. A 409 means
+//!   another member moved first.
+//! - **Lead.** From the lease write's send time `h0` it may act until
+//!   `h0 + 0.9·L`; a renewal every `L/3` (guarded the same way) moves that
+//!   on. Before serving it reads the chain to its end and creates the
+//!   *epoch record* after the last record (a 409: the old leader wrote one
+//!   more; read it, apply it, try the next number), then resolves the old
+//!   leader's placements in doubt (as after a crash) and starts the
+//!   appender ([`super::appender`]).
+//! - **Step down.** A renewal answered 409 by another holder, the control
+//!   document gone, or a record collision in the appender: the member is
+//!   deposed ([`Replica::step_down`]) and answers writes 503 naming the
+//!   leader it reads from then on.
+//!
+//! Consequences: a member that starts waits `1.1·L` before it may take a
+//! lease it found held (the holder may still be alive); the leader's death
+//! costs at most `1.1·L` + two polls + the jitter + catching up (about 7 s
+//! with the default 5 s lease). A deposed member must be restarted (with an
+//! empty state directory) to follow again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use super::appender::{self, ChainHead};
+use super::clock::boottime;
+use super::cluster::{GroupCluster, GroupError, Version, Write};
+use super::follower::{FollowError, Follower};
+use super::host::ReplicaHost;
+use super::record::{Kind, Record};
+use super::state::{Leader, Replica, Role};
+use crate::units::now_millis;
+
+/// How often a member reads the control document.
+const CONTROL_POLL: Duration = Duration::from_millis(500);
+
+/// Runs the member until the process ends.
+pub async fn run(replica: Arc<Replica>, cluster: GroupCluster, host: Arc<dyn ReplicaHost>) {
+    while let Err(error) = cluster.ensure_indices().await {
+        tracing::warn!(%error, "cannot create the replica group's indices yet; retrying");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let mut follower: Option<Follower> = None;
+    let mut observed: Option<(Version, Duration)> = None;
+    loop {
+        if let Err(reason) = observe(&replica, &cluster, &host, &mut follower, &mut observed).await
+        {
+            tracing::warn!(%reason, node = replica.node, "replica group");
+        }
+        tokio::time::sleep(jitter(CONTROL_POLL, 0.2)).await;
+    }
+}
+
+/// One look at the control document and the chain; a takeover or a
+/// bootstrap when due (and then the whole tenure as leader).
+async fn observe(
+    replica: &Arc<Replica>,
+    cluster: &GroupCluster,
+    host: &Arc<dyn ReplicaHost>,
+    follower: &mut Option<Follower>,
+    observed: &mut Option<(Version, Duration)>,
+) -> Result<(), String> {
+    let control = cluster.control().await.map_err(|error| error.to_string())?;
+    let Some((document, version)) = control else {
+        if replica.role() == Role::Deposed {
+            return Ok(());
+        }
+        return bootstrap(replica, cluster, host, follower).await;
+    };
+    let leader = document["holder"].as_str().map(|node| Leader {
+        node: node.to_string(),
+        url: document["holder_url"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+    });
+    let epoch = document["epoch"].as_u64().unwrap_or(0);
+    if replica.role() == Role::Deposed {
+        replica.set_role(Role::Deposed, epoch, leader);
+        return Ok(());
+    }
+    let uuid = document["group_uuid"].as_str().unwrap_or_default();
+    let follower = follower.get_or_insert_with(|| Follower::new(uuid));
+    if follower.group_uuid != uuid {
+        replica.step_down("the group's control document names another group uuid");
+        return Err("group uuid changed: the group's indices were replaced".to_string());
+    }
+    match follower.read_to_end(cluster, replica, host.as_ref()).await {
+        Ok(()) => {}
+        Err(FollowError::Chain(reason)) => {
+            replica.step_down(&format!("cannot follow the chain: {reason}"));
+            return Err(reason);
+        }
+        Err(FollowError::Cluster(error)) => return Err(error.to_string()),
+    }
+    replica.set_role(Role::Standby, epoch, leader);
+    let now = boottime();
+    if observed.is_none_or(|(seen, _)| seen != version) {
+        *observed = Some((version, now));
+    }
+    let first_seen = observed.map_or(now, |(_, at)| at);
+    if !(document["holder"].is_null() || replica.lease().may_take_over(first_seen, now)) {
+        return Ok(());
+    }
+    tokio::time::sleep(jitter(Duration::from_millis(125), 1.0)).await;
+    let mut taken = document.clone();
+    taken["epoch"] = json!(epoch + 1);
+    taken["holder"] = json!(replica.node);
+    taken["holder_url"] = json!(replica.url);
+    taken["renewals"] = json!(0);
+    taken["lease_ms"] = json!(replica.options.lease.as_millis() as u64);
+    taken["renewed_at_ms"] = json!(now_millis());
+    let sent = boottime();
+    match cluster.replace_control(&taken, version).await {
+        Ok(Write::Done(version)) => {
+            tracing::info!(
+                node = replica.node,
+                epoch = epoch + 1,
+                "took the lease over"
+            );
+            *observed = None;
+            lead(replica, cluster, host, follower, taken, version, sent).await;
+            Ok(())
+        }
+        Ok(Write::Conflict) => {
+            *observed = None;
+            Ok(())
+        }
+        Ok(Write::Gone) => Err("the control index is gone".to_string()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// No control document: try to create it, naming this member (epoch 1).
+async fn bootstrap(
+    replica: &Arc<Replica>,
+    cluster: &GroupCluster,
+    host: &Arc<dyn ReplicaHost>,
+    follower: &mut Option<Follower>,
+) -> Result<(), String> {
+    if replica.last_seq() != 0 {
+        return Err("no control document, and this member holds state: not bootstrapping over it (restart it with an empty state directory)".to_string());
+    }
+    let uuid = super::state::random_hex(16);
+    let document = json!({
+        "type": "control",
+        "format": 1,
+        "group": replica.options.group,
+        "group_uuid": uuid,
+        "epoch": 1,
+        "holder": replica.node,
+        "holder_url": replica.url,
+        "lease_ms": replica.options.lease.as_millis() as u64,
+        "renewals": 0,
+        "renewed_at_ms": now_millis(),
+    });
+    let sent = boottime();
+    match cluster.create_control(&document).await {
+        Ok(Write::Done(version)) => {
+            tracing::info!(
+                node = replica.node,
+                group_uuid = uuid,
+                "started the replica group"
+            );
+            let follower = follower.insert(Follower::new(&uuid));
+            lead(replica, cluster, host, follower, document, version, sent).await;
+            Ok(())
+        }
+        Ok(Write::Conflict) => Ok(()),
+        Ok(Write::Gone) => Err("the control index is gone".to_string()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// The tenure of a member that holds the lease (written at `sent`), until
+/// it steps down.
+async fn lead(
+    replica: &Arc<Replica>,
+    cluster: &GroupCluster,
+    host: &Arc<dyn ReplicaHost>,
+    follower: &mut Follower,
+    document: Value,
+    version: Version,
+    sent: Duration,
+) {
+    let epoch = document["epoch"].as_u64().unwrap_or(0);
+    let me = Some(Leader {
+        node: replica.node.clone(),
+        url: replica.url.clone(),
+    });
+    replica.lease_held_from(sent);
+    replica.set_role(Role::TakingOver, epoch, me.clone());
+    let renewing = tokio::spawn(renew(
+        replica.clone(),
+        cluster.clone(),
+        Arc::new(Mutex::new((document, version))),
+    ));
+    if let Err(reason) = write_epoch_record(replica, cluster, host, follower, epoch).await {
+        replica.step_down(&reason);
+        renewing.abort();
+        return;
+    }
+    host.took_over();
+    replica.set_role(Role::Leader, epoch, me);
+    tracing::info!(
+        node = replica.node,
+        epoch,
+        record = follower.next - 1,
+        "leading the replica group"
+    );
+    let head = ChainHead {
+        group_uuid: follower.group_uuid.clone(),
+        epoch,
+        next: follower.next,
+        prev_digest: follower.prev_digest.clone(),
+    };
+    let reason = appender::run(replica.clone(), cluster.clone(), head).await;
+    tracing::warn!(node = replica.node, %reason, "no longer leading");
+    renewing.abort();
+}
+
+/// Reads the chain to its end and creates the epoch record after it; a
+/// record written meanwhile by the old leader is read and applied first.
+async fn write_epoch_record(
+    replica: &Replica,
+    cluster: &GroupCluster,
+    host: &Arc<dyn ReplicaHost>,
+    follower: &mut Follower,
+    epoch: u64,
+) -> Result<(), String> {
+    loop {
+        if replica.role() == Role::Deposed {
+            return Err("stepped down during the takeover".to_string());
+        }
+        match follower.read_to_end(cluster, replica, host.as_ref()).await {
+            Ok(()) => {}
+            Err(FollowError::Chain(reason)) => return Err(reason),
+            Err(FollowError::Cluster(error)) => {
+                tracing::warn!(%error, "reading the chain before the epoch record");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        }
+        let last_seq = replica.last_seq();
+        let record = Record::new(
+            follower.next,
+            epoch,
+            &replica.node,
+            Kind::Epoch,
+            last_seq + 1,
+            last_seq,
+            &follower.prev_digest,
+            Vec::new(),
+        );
+        let document = record.to_document(&follower.group_uuid, now_millis());
+        match cluster.create_record(record.number, &document).await {
+            Ok(Write::Done(_)) => {
+                follower
+                    .apply(&record, replica, host.as_ref())
+                    .map_err(|error| error.to_string())?;
+                return Ok(());
+            }
+            // The old leader's last record, or one in flight: read it.
+            Ok(Write::Conflict) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Ok(Write::Gone) => return Err("the group's log index is gone".to_string()),
+            Err(GroupError::Transient(error)) => {
+                tracing::warn!(%error, "epoch record not written yet: retrying");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(GroupError::Refused(error)) => return Err(error),
+        }
+    }
+}
+
+/// Renews the lease every `L/3` until the member steps down.
+async fn renew(replica: Arc<Replica>, cluster: GroupCluster, held: Arc<Mutex<(Value, Version)>>) {
+    // The send time of the first attempt at the renewal being tried: an
+    // attempt that timed out may still have landed, so its lease counts
+    // from then.
+    let mut first_attempt: Option<Duration> = None;
+    loop {
+        let wait = if first_attempt.is_some() {
+            Duration::from_millis(100)
+        } else {
+            jitter(replica.lease().renew_every(), 0.1)
+        };
+        tokio::time::sleep(wait).await;
+        if replica.role() == Role::Deposed {
+            return;
+        }
+        let (mut document, version) = held.lock().clone();
+        let renewals = document["renewals"].as_u64().unwrap_or(0) + 1;
+        document["renewals"] = json!(renewals);
+        document["renewed_at_ms"] = json!(now_millis());
+        let sent = boottime();
+        let from = *first_attempt.get_or_insert(sent);
+        match cluster.replace_control(&document, version).await {
+            Ok(Write::Done(version)) => {
+                *held.lock() = (document, version);
+                replica.lease_held_from(from);
+                first_attempt = None;
+            }
+            Ok(Write::Conflict) => match cluster.control().await {
+                Ok(Some((found, version)))
+                    if found["holder"] == document["holder"]
+                        && found["epoch"] == document["epoch"]
+                        && found["renewals"] == json!(renewals) =>
+                {
+                    // An earlier attempt of ours landed.
+                    *held.lock() = (found, version);
+                    replica.lease_held_from(from);
+                    first_attempt = None;
+                }
+                Ok(found) => {
+                    let holder = found.map_or(Value::Null, |(found, _)| found["holder"].clone());
+                    replica.step_down(&format!("the lease was taken over (holder {holder})"));
+                    return;
+                }
+                Err(error) => tracing::warn!(%error, "reading the control document after a 409"),
+            },
+            Ok(Write::Gone) => {
+                replica.step_down("the control document or its index is gone");
+                return;
+            }
+            Err(error) => tracing::warn!(%error, "lease not renewed yet: retrying"),
+        }
+    }
+}
+
+/// `base` changed by a random amount within ±`fraction`.
+fn jitter(base: Duration, fraction: f64) -> Duration {
+    let random = f64::from(super::state::random_u32()) / f64::from(u32::MAX);
+    base.mul_f64((1.0 + fraction * (2.0 * random - 1.0)).max(0.0))
+}

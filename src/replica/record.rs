@@ -1,0 +1,408 @@
+//! One record of the group's effect log: the frames of the local log for a
+//! range of sequence numbers, as a document of the log index.
+//!
+//! Motivation: the chain of records is the group's durable state; a standby
+//! must apply exactly what the leader logged, and must notice when what it
+//! reads does not follow what it applied.
+//!
+//! Design: `effects` holds the local log's frames byte for byte
+//! (`persist::codec`: `[len][checksum][seq, effect]` each), deflated when
+//! over 1 KiB, then base64 as the `binary` type wants. Each record names its
+//! predecessor's digest (`prev_digest`; record 1 names the group's uuid) and
+//! its own: the low 64 bits of xxh3 over the previous digest, the number,
+//! epoch, writer, sequence range and the uncompressed frames. A reader
+//! refuses a record whose digest does not match its content, or whose frames
+//! are damaged or not numbered `first_seq..=last_seq`. `kind` is `effects`,
+//! or `epoch` for the record a new leader writes first (no effects).
+//!
+//! Consequences: decoding never panics: any damage is an error naming it.
+
+use std::io::{Read, Write};
+
+use serde_json::{Value, json};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::encoding::{Decoder, Encoder};
+use crate::ledger::Effect;
+use crate::persist::codec::{self, Frame};
+
+/// Record format written and read.
+pub const RECORD_FORMAT: u64 = 1;
+
+/// Frames longer than this are deflated.
+const DEFLATE_ABOVE: usize = 1024;
+
+/// What a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Effects,
+    /// The first record of a leader's tenure: the fence against the last.
+    Epoch,
+}
+
+/// One record of the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    pub number: u64,
+    pub epoch: u64,
+    pub writer: String,
+    pub kind: Kind,
+    pub first_seq: u64,
+    /// `first_seq - 1` when the record holds no effect.
+    pub last_seq: u64,
+    pub prev_digest: String,
+    pub digest: String,
+    /// The local log's frames, uncompressed.
+    pub frames: Vec<u8>,
+}
+
+/// The frames of `effects`, numbered from `first_seq`, as `Store::append`
+/// writes them.
+pub fn encode_frames(first_seq: u64, effects: &[Effect], out: &mut Vec<u8>) {
+    for (offset, effect) in effects.iter().enumerate() {
+        let mut encoder = Encoder::default();
+        encoder.u64(first_seq + offset as u64);
+        codec::put_effect(&mut encoder, effect);
+        codec::put_frame(out, &encoder.bytes);
+    }
+}
+
+impl Record {
+    /// A record, its digest computed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        number: u64,
+        epoch: u64,
+        writer: &str,
+        kind: Kind,
+        first_seq: u64,
+        last_seq: u64,
+        prev_digest: &str,
+        frames: Vec<u8>,
+    ) -> Record {
+        let mut record = Record {
+            number,
+            epoch,
+            writer: writer.to_string(),
+            kind,
+            first_seq,
+            last_seq,
+            prev_digest: prev_digest.to_string(),
+            digest: String::new(),
+            frames,
+        };
+        record.digest = record.computed_digest();
+        record
+    }
+
+    fn computed_digest(&self) -> String {
+        let mut input = Vec::with_capacity(self.frames.len() + 96);
+        for part in [self.prev_digest.as_bytes(), self.writer.as_bytes()] {
+            input.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            input.extend_from_slice(part);
+        }
+        for number in [self.number, self.epoch, self.first_seq, self.last_seq] {
+            input.extend_from_slice(&number.to_le_bytes());
+        }
+        input.push(match self.kind {
+            Kind::Effects => 1,
+            Kind::Epoch => 2,
+        });
+        input.extend_from_slice(&self.frames);
+        format!("{:016x}", xxh3_64(&input))
+    }
+
+    /// The record as the document created in the log index.
+    pub fn to_document(&self, group_uuid: &str, written_at_ms: i64) -> Value {
+        let (encoding, payload) = if self.frames.len() > DEFLATE_ABOVE {
+            let mut encoder =
+                flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            // Writing into a Vec cannot fail.
+            let compressed = encoder
+                .write_all(&self.frames)
+                .and_then(|()| encoder.finish());
+            match compressed {
+                Ok(bytes) => ("deflate", bytes),
+                Err(_) => ("none", self.frames.clone()),
+            }
+        } else {
+            ("none", self.frames.clone())
+        };
+        json!({
+            "format": RECORD_FORMAT,
+            "group_uuid": group_uuid,
+            "record": self.number,
+            "epoch": self.epoch,
+            "writer": self.writer,
+            "kind": match self.kind { Kind::Effects => "effects", Kind::Epoch => "epoch" },
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "prev_digest": self.prev_digest,
+            "digest": self.digest,
+            "encoding": encoding,
+            "effects": base64_encode(&payload),
+            "bytes": self.frames.len(),
+            "written_at_ms": written_at_ms,
+        })
+    }
+
+    /// A record read back from its document (`_source`), checked: format,
+    /// group, digest.
+    ///
+    /// # Errors
+    ///
+    /// A field missing or of the wrong type, a newer format, another
+    /// group's record, undecodable effects, a digest that does not match.
+    pub fn from_document(source: &Value, group_uuid: &str) -> Result<Record, String> {
+        let number = |field: &str| {
+            source[field]
+                .as_u64()
+                .ok_or_else(|| format!("record field `{field}` missing or not a number"))
+        };
+        let text = |field: &str| {
+            source[field]
+                .as_str()
+                .ok_or_else(|| format!("record field `{field}` missing or not a string"))
+        };
+        let format = number("format")?;
+        if format > RECORD_FORMAT {
+            return Err(format!(
+                "record format {format} is newer than this version reads ({RECORD_FORMAT})"
+            ));
+        }
+        if text("group_uuid")? != group_uuid {
+            return Err("the record belongs to another group (uuid)".to_string());
+        }
+        let kind = match text("kind")? {
+            "effects" => Kind::Effects,
+            "epoch" => Kind::Epoch,
+            other => return Err(format!("unknown record kind `{other}`")),
+        };
+        let payload = base64_decode(text("effects")?)?;
+        let frames = match text("encoding")? {
+            "none" => payload,
+            "deflate" => {
+                let mut frames = Vec::new();
+                flate2::read::DeflateDecoder::new(payload.as_slice())
+                    .take(codec::MAX_FRAME as u64 * 4)
+                    .read_to_end(&mut frames)
+                    .map_err(|error| format!("record effects do not inflate: {error}"))?;
+                frames
+            }
+            other => return Err(format!("unknown record encoding `{other}`")),
+        };
+        let record = Record {
+            number: number("record")?,
+            epoch: number("epoch")?,
+            writer: text("writer")?.to_string(),
+            kind,
+            first_seq: number("first_seq")?,
+            last_seq: number("last_seq")?,
+            prev_digest: text("prev_digest")?.to_string(),
+            digest: text("digest")?.to_string(),
+            frames,
+        };
+        if record.computed_digest() != record.digest {
+            return Err(format!(
+                "record {} does not match its digest",
+                record.number
+            ));
+        }
+        if record.last_seq + 1 < record.first_seq {
+            return Err(format!("record {} has an inverted range", record.number));
+        }
+        Ok(record)
+    }
+
+    /// The effects of the record's frames, in order.
+    ///
+    /// # Errors
+    ///
+    /// A damaged frame, an undecodable effect, sequence numbers other than
+    /// `first_seq..=last_seq`.
+    pub fn effects(&self) -> Result<Vec<Effect>, String> {
+        let mut effects = Vec::new();
+        let mut expected = self.first_seq;
+        let mut offset = 0;
+        loop {
+            match codec::read_frame(&self.frames, offset) {
+                Frame::End => break,
+                Frame::Damaged(reason) => {
+                    return Err(format!("record {}: frame {reason}", self.number));
+                }
+                Frame::Valid(payload, next) => {
+                    let mut decoder = Decoder::new(payload);
+                    let seq = decoder
+                        .u64()
+                        .map_err(|error| format!("record {}: {error}", self.number))?;
+                    if seq != expected {
+                        return Err(format!(
+                            "record {}: effect numbered {seq}, expected {expected}",
+                            self.number
+                        ));
+                    }
+                    let effect = codec::get_effect(&mut decoder)
+                        .map_err(|error| format!("record {}: {error}", self.number))?;
+                    effects.push(effect);
+                    expected += 1;
+                    offset = next;
+                }
+            }
+        }
+        if expected != self.last_seq + 1 {
+            return Err(format!(
+                "record {}: effects end at {}, the record says {}",
+                self.number,
+                expected.saturating_sub(1),
+                self.last_seq
+            ));
+        }
+        Ok(effects)
+    }
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// Standard base64 with padding (what the `binary` field type takes).
+pub fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (position, shift) in [18, 12, 6, 0].into_iter().enumerate() {
+            if position <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Standard base64 (padding optional, no whitespace).
+///
+/// # Errors
+///
+/// A character outside the alphabet, or a length no encoding gives.
+pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
+    let text = text.trim_end_matches('=');
+    if text.len() % 4 == 1 {
+        return Err("base64 of an impossible length".to_string());
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let mut buffer = 0u32;
+    let mut bits = 0;
+    for byte in text.bytes() {
+        let value = match byte {
+            b'A'..=b'Z' => byte - b'A',
+            b'a'..=b'z' => byte - b'a' + 26,
+            b'0'..=b'9' => byte - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return Err("a character outside base64".to_string()),
+        };
+        buffer = (buffer << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((buffer >> bits) & 0xff) as u8);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::Fingerprint;
+
+    fn effects(count: u64) -> Vec<Effect> {
+        (0..count)
+            .map(|n| Effect::Settled {
+                fingerprint: Fingerprint::from(n * 7919),
+            })
+            .collect()
+    }
+
+    fn record(first_seq: u64, count: u64) -> Record {
+        let mut frames = Vec::new();
+        encode_frames(first_seq, &effects(count), &mut frames);
+        Record::new(
+            3,
+            2,
+            "a-1",
+            Kind::Effects,
+            first_seq,
+            first_seq + count - 1,
+            "prev",
+            frames,
+        )
+    }
+
+    #[test]
+    fn base64_round_trips_and_matches_the_standard() {
+        assert_eq!(base64_encode(b"Man"), "TWFu");
+        assert_eq!(base64_encode(b"Ma"), "TWE=");
+        assert_eq!(base64_encode(b"M"), "TQ==");
+        assert_eq!(base64_encode(b""), "");
+        for length in 0..70 {
+            let bytes: Vec<u8> = (0..length).map(|n| (n * 37 % 256) as u8).collect();
+            assert_eq!(base64_decode(&base64_encode(&bytes)).unwrap(), bytes);
+        }
+        assert!(base64_decode("TQ!=").is_err());
+        assert!(base64_decode("T").is_err());
+    }
+
+    #[test]
+    fn records_round_trip_small_and_deflated() {
+        for count in [1, 400] {
+            let written = record(10, count);
+            let document = written.to_document("uuid", 0);
+            let read = Record::from_document(&document, "uuid").unwrap();
+            assert_eq!(read, written);
+            assert_eq!(read.effects().unwrap(), effects(count));
+        }
+        assert_eq!(record(1, 400).to_document("u", 0)["encoding"], "deflate");
+    }
+
+    #[test]
+    fn damage_is_an_error_never_a_panic() {
+        let document = record(10, 5).to_document("uuid", 0);
+        assert!(Record::from_document(&document, "other").is_err());
+        for (field, value) in [
+            ("effects", json!("!!")),
+            ("digest", json!("0000000000000000")),
+            ("first_seq", json!(11)),
+            ("kind", json!("other")),
+            ("format", json!(99)),
+            ("record", json!("x")),
+            ("encoding", json!("deflate")),
+        ] {
+            let mut damaged = document.clone();
+            damaged[field] = value;
+            assert!(Record::from_document(&damaged, "uuid").is_err(), "{field}");
+        }
+        // Frames whose numbers do not follow the record's range.
+        let mut frames = Vec::new();
+        encode_frames(20, &effects(2), &mut frames);
+        let wrong = Record::new(1, 1, "a", Kind::Effects, 10, 11, "p", frames);
+        assert!(wrong.effects().is_err());
+        let mut cut = record(10, 5);
+        cut.frames.truncate(cut.frames.len() - 3);
+        assert!(cut.effects().is_err());
+        assert!(Record::from_document(&Value::Null, "uuid").is_err());
+    }
+
+    #[test]
+    fn an_epoch_record_holds_an_empty_range() {
+        let epoch = Record::new(7, 3, "b-2", Kind::Epoch, 41, 40, "d", Vec::new());
+        let read = Record::from_document(&epoch.to_document("u", 0), "u").unwrap();
+        assert_eq!(read.effects().unwrap(), Vec::new());
+        assert_eq!(read.kind, Kind::Epoch);
+    }
+}

@@ -1,0 +1,547 @@
+//! What the rest of the sidecar sees of the group: this member's role, the
+//! leader it knows, and the queue of effects waiting for their record.
+//!
+//! Motivation: the write path must ask one thing before forwarding ("is
+//! this placement in the chain, and may I still act?") and one thing before
+//! answering; the routing must know whether to take a write at all. None of
+//! them may talk to the cluster about the group themselves.
+//!
+//! Design: [`Replica`] is shared by the sidecar (its ledger appends every
+//! effect here, under the ledger's lock, in the ledger's order) and by the
+//! member's tasks (`member`, `appender`, `follower`), which change the role
+//! and confirm sequence numbers. Effects are encoded at once as the local
+//! log's frames; the appender takes them in group commits. Waiters watch
+//! the confirmed sequence number (a `tokio::sync::watch`). Acting as leader
+//! is bounded in time: `acting_until` on the boot-time clock, set by each
+//! successful lease write (`clock::Lease::acting_until`).
+//!
+//! Consequences: a member that stepped down stays deposed until it is
+//! restarted (its memory may hold effects the chain lacks); waiters of a
+//! deposed member get [`ReplicaError::NotLeader`], never `Ok`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
+
+use super::clock::{Lease, boottime};
+use super::record::encode_frames;
+use crate::config::ReplicaOptions;
+use crate::ledger::Effect;
+use crate::persist::codec::{Frame, read_frame};
+
+/// A member's role in its group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Reading the control document and the chain for the first time.
+    Joining,
+    /// Following the leader's chain.
+    Standby,
+    /// Holding the lease (writing the epoch record, or serving writes).
+    TakingOver,
+    Leader,
+    /// Lost the lease while leading: answers writes 503 until restarted.
+    Deposed,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Joining => "joining",
+            Role::Standby => "standby",
+            Role::TakingOver => "taking_over",
+            Role::Leader => "leader",
+            Role::Deposed => "deposed",
+        }
+    }
+}
+
+/// Why a write cannot be served (or acknowledged) by this member.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplicaError {
+    /// Another member leads; writes go there.
+    #[error(
+        "this sidecar is not the leader of replica group [{group}]; the leader is {leader} at {url}{detail}"
+    )]
+    NotLeader {
+        group: String,
+        leader: String,
+        url: String,
+        epoch: u64,
+        detail: String,
+    },
+    /// No leader is known (a takeover is under way).
+    #[error("replica group [{group}] has no leader at the moment{detail}; retry shortly")]
+    NoLeader { group: String, detail: String },
+    /// The record holding the write did not reach the cluster in time.
+    #[error("the group's effect log did not take the write within {0:?}; nothing was indexed")]
+    AppendTimeout(Duration),
+}
+
+/// The leader as the control document names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leader {
+    pub node: String,
+    pub url: String,
+}
+
+#[derive(Debug)]
+struct View {
+    role: Role,
+    epoch: u64,
+    leader: Option<Leader>,
+    /// Last record applied (standby) or confirmed (leader).
+    record: u64,
+    /// Why the member stepped down, when it did.
+    deposed_because: Option<String>,
+}
+
+/// Effects appended by the ledger, waiting for their record.
+#[derive(Debug, Default)]
+struct Queue {
+    frames: Vec<u8>,
+    /// First sequence number in `frames`.
+    first_seq: u64,
+    /// Last sequence number appended (or applied from the chain).
+    last_seq: u64,
+}
+
+/// The member's shared state.
+#[derive(Debug)]
+pub struct Replica {
+    pub options: ReplicaOptions,
+    /// `--replica-name` plus a random suffix drawn at start.
+    pub node: String,
+    /// How peers reach this member.
+    pub url: String,
+    view: Mutex<View>,
+    queue: Mutex<Queue>,
+    /// Boot-time nanoseconds until which this member may act as leader
+    /// (0: it may not).
+    acting_until: AtomicU64,
+    /// The last sequence number in the chain (leader: confirmed records;
+    /// standby: applied ones).
+    confirmed: watch::Sender<u64>,
+    /// Wakes the appender when effects are queued.
+    pub(super) queued: Notify,
+}
+
+impl Replica {
+    pub fn new(options: ReplicaOptions, url: String) -> Replica {
+        let suffix = random_suffix();
+        Replica {
+            node: format!("{}-{suffix}", options.name),
+            options,
+            url,
+            view: Mutex::new(View {
+                role: Role::Joining,
+                epoch: 0,
+                leader: None,
+                record: 0,
+                deposed_because: None,
+            }),
+            queue: Mutex::new(Queue::default()),
+            acting_until: AtomicU64::new(0),
+            confirmed: watch::Sender::new(0),
+            queued: Notify::new(),
+        }
+    }
+
+    pub fn lease(&self) -> Lease {
+        Lease(self.options.lease)
+    }
+
+    /// Queues `effects` for the next record. Call under the ledger's lock.
+    /// Returns the sequence number of the last one.
+    pub fn append(&self, effects: &[Effect]) -> u64 {
+        let mut queue = self.queue.lock();
+        if effects.is_empty() {
+            return queue.last_seq;
+        }
+        if queue.frames.is_empty() {
+            queue.first_seq = queue.last_seq + 1;
+        }
+        let first = queue.last_seq + 1;
+        encode_frames(first, effects, &mut queue.frames);
+        queue.last_seq += effects.len() as u64;
+        let last = queue.last_seq;
+        drop(queue);
+        self.queued.notify_one();
+        last
+    }
+
+    /// Records that effects `first_seq..=last_seq` of the chain were applied
+    /// (a standby, under the ledger's lock).
+    ///
+    /// # Errors
+    ///
+    /// The range does not follow what was applied, or effects of this
+    /// member's own wait in the queue.
+    pub fn applied(&self, first_seq: u64, last_seq: u64) -> Result<(), String> {
+        let mut queue = self.queue.lock();
+        if !queue.frames.is_empty() {
+            return Err("effects of this member wait for a record".to_string());
+        }
+        if first_seq != queue.last_seq + 1 {
+            return Err(format!(
+                "the chain continues at effect {first_seq}, this member applied up to {}",
+                queue.last_seq
+            ));
+        }
+        queue.last_seq = last_seq;
+        drop(queue);
+        self.confirmed.send_replace(last_seq);
+        Ok(())
+    }
+
+    /// The last sequence number appended or applied.
+    pub fn last_seq(&self) -> u64 {
+        self.queue.lock().last_seq
+    }
+
+    /// The effects waiting for a record: their range and frames, whole
+    /// frames up to about `max_bytes` (at least one frame).
+    pub(super) fn take_pending(&self, max_bytes: usize) -> Option<(u64, u64, Vec<u8>)> {
+        let mut queue = self.queue.lock();
+        if queue.frames.is_empty() {
+            return None;
+        }
+        let first_seq = queue.first_seq;
+        if queue.frames.len() <= max_bytes {
+            let frames = std::mem::take(&mut queue.frames);
+            return Some((first_seq, queue.last_seq, frames));
+        }
+        // Cut at a frame boundary: the rest waits for the next record.
+        let (mut end, mut count) = (0, 0u64);
+        while let Frame::Valid(_, next) = read_frame(&queue.frames, end) {
+            if count > 0 && next > max_bytes {
+                break;
+            }
+            end = next;
+            count += 1;
+        }
+        let rest = queue.frames.split_off(end);
+        let frames = std::mem::replace(&mut queue.frames, rest);
+        queue.first_seq = first_seq + count;
+        Some((first_seq, first_seq + count - 1, frames))
+    }
+
+    /// The chain holds every effect up to `last_seq`, the last in record
+    /// `record`.
+    pub(super) fn confirm(&self, last_seq: u64, record: u64) {
+        self.view.lock().record = record;
+        self.confirmed.send_replace(last_seq);
+    }
+
+    /// A standby applied record `record` (or the leader wrote it).
+    pub(super) fn set_record(&self, record: u64) {
+        self.view.lock().record = record;
+    }
+
+    /// Whether this member may act as leader now.
+    pub fn may_act(&self) -> bool {
+        let until = self.acting_until.load(Ordering::Acquire);
+        until != 0 && (boottime().as_nanos() as u64) < until
+    }
+
+    /// A lease write sent at `sent` succeeded: acting until `0.9·L` after
+    /// it; waiters for the lease are woken.
+    pub fn lease_held_from(&self, sent: Duration) {
+        let until = self.lease().acting_until(sent).as_nanos() as u64;
+        self.acting_until.store(until, Ordering::Release);
+        self.confirmed.send_modify(|_| {});
+    }
+
+    pub fn role(&self) -> Role {
+        self.view.lock().role
+    }
+
+    /// The role, epoch and leader as the member task last learnt them (a
+    /// deposed member stays deposed; only the leader it names changes).
+    pub fn set_role(&self, role: Role, epoch: u64, leader: Option<Leader>) {
+        let mut view = self.view.lock();
+        if view.role == Role::Deposed {
+            view.epoch = view.epoch.max(epoch);
+            view.leader = leader;
+            return;
+        }
+        view.role = role;
+        view.epoch = epoch;
+        view.leader = leader;
+    }
+
+    /// Steps down for good: nothing more is acted on, waiters are released.
+    pub fn step_down(&self, reason: &str) {
+        self.acting_until.store(0, Ordering::Release);
+        {
+            let mut view = self.view.lock();
+            if view.role == Role::Deposed {
+                return;
+            }
+            view.role = Role::Deposed;
+            view.leader = None;
+            view.deposed_because = Some(reason.to_string());
+        }
+        tracing::error!(
+            node = self.node,
+            reason,
+            "stepped down as leader of the replica group: writes are answered 503; restart this member with an empty state directory to follow again"
+        );
+        // Wake every waiter; they see the role.
+        self.confirmed.send_modify(|_| {});
+        self.queued.notify_one();
+    }
+
+    /// `Ok` when this member serves writes (it leads; whether its lease
+    /// still holds is checked by [`Replica::confirmed`] before anything
+    /// leaves); else the 503 to answer.
+    ///
+    /// # Errors
+    ///
+    /// Not the leader (naming it when known).
+    pub fn gate(&self) -> Result<(), ReplicaError> {
+        let view = self.view.lock();
+        if view.role == Role::Leader {
+            return Ok(());
+        }
+        Err(self.not_leader(&view, ""))
+    }
+
+    fn not_leader(&self, view: &View, detail: &str) -> ReplicaError {
+        let group = self.options.group.clone();
+        match &view.leader {
+            Some(leader) if leader.node != self.node => ReplicaError::NotLeader {
+                group,
+                leader: leader.node.clone(),
+                url: leader.url.clone(),
+                epoch: view.epoch,
+                detail: detail.to_string(),
+            },
+            _ => ReplicaError::NoLeader {
+                group,
+                detail: detail.to_string(),
+            },
+        }
+    }
+
+    /// Waits until the chain holds every effect up to `seq` and this
+    /// member may act (the fence before forwarding, and before answering).
+    /// A lease that lapsed while renewals were slow is waited for: a
+    /// renewal that then succeeds proves nobody took over meanwhile.
+    ///
+    /// # Errors
+    ///
+    /// Deposed; or, after `timeout`, the record not written
+    /// ([`ReplicaError::AppendTimeout`]) or the lease still not renewed.
+    pub async fn confirmed(&self, seq: u64, timeout: Duration) -> Result<(), ReplicaError> {
+        let mut receiver = self.confirmed.subscribe();
+        let waited = tokio::time::timeout(timeout, async {
+            loop {
+                if self.role() == Role::Deposed {
+                    return false;
+                }
+                if *receiver.borrow_and_update() >= seq && self.may_act() {
+                    return true;
+                }
+                if receiver.changed().await.is_err() {
+                    return false;
+                }
+            }
+        })
+        .await;
+        match waited {
+            Ok(true) => Ok(()),
+            Err(_) if *self.confirmed.borrow() < seq => Err(ReplicaError::AppendTimeout(timeout)),
+            _ => {
+                let view = self.view.lock();
+                Err(self.not_leader(
+                    &view,
+                    "; this sidecar lost the lease before the write was recorded",
+                ))
+            }
+        }
+    }
+
+    /// The 503 for a write this member processed but may no longer
+    /// acknowledge (the fence before answering).
+    pub fn lost_lease_error(&self) -> ReplicaError {
+        let view = self.view.lock();
+        self.not_leader(
+            &view,
+            "; the write reached the cluster but this sidecar lost the lease before answering: retrying is safe for documents with ids",
+        )
+    }
+
+    /// The epoch and the last record confirmed (headers of an answer).
+    pub fn epoch_and_record(&self) -> (u64, u64) {
+        let view = self.view.lock();
+        (view.epoch, view.record)
+    }
+
+    /// Role, epoch, leader, applied record and sequence number (stats,
+    /// health).
+    pub fn to_json(&self) -> Value {
+        let view = self.view.lock();
+        json!({
+            "group": self.options.group,
+            "node": self.node,
+            "url": self.url,
+            "role": view.role.as_str(),
+            "epoch": view.epoch,
+            "leader": view.leader.as_ref().map(|leader| json!({"node": leader.node, "url": leader.url})),
+            "applied": {"record": view.record, "seq": *self.confirmed.borrow()},
+            "lease_ms": self.options.lease.as_millis() as u64,
+            "acting": self.may_act(),
+            "deposed_because": view.deposed_because,
+        })
+    }
+}
+
+/// Eight hex digits, different at every start.
+fn random_suffix() -> String {
+    random_hex(8)
+}
+
+/// `digits` random hex digits (node ids, group uuids).
+pub fn random_hex(digits: usize) -> String {
+    (0..digits.div_ceil(8))
+        .map(|_| format!("{:08x}", random_u32()))
+        .collect::<String>()
+        .chars()
+        .take(digits)
+        .collect()
+}
+
+/// A random number (from the system's generator; the time if it fails).
+pub fn random_u32() -> u32 {
+    let mut bytes = [0u8; 4];
+    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        return nanos ^ std::process::id();
+    }
+    u32::from_le_bytes(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replica() -> Replica {
+        Replica::new(
+            ReplicaOptions {
+                group: "news".into(),
+                name: "a".into(),
+                lease: Duration::from_secs(2),
+                advertise: None,
+            },
+            "http://127.0.0.1:1".into(),
+        )
+    }
+
+    #[test]
+    fn appended_effects_wait_and_are_numbered() {
+        let replica = replica();
+        assert_eq!(replica.append(&[]), 0);
+        let effects = vec![Effect::KeysSwept, Effect::KeysSwept];
+        assert_eq!(replica.append(&effects), 2);
+        assert_eq!(replica.append(&effects[..1]), 3);
+        let (first, last, frames) = replica.take_pending(1 << 20).unwrap();
+        assert_eq!((first, last), (1, 3));
+        assert!(!frames.is_empty());
+        assert!(replica.take_pending(1 << 20).is_none());
+        assert_eq!(replica.append(&effects[..1]), 4);
+        assert_eq!(replica.take_pending(1 << 20).unwrap().0, 4);
+        // A large commit goes out in several records of whole frames.
+        assert_eq!(replica.append(&vec![Effect::KeysSwept; 10]), 14);
+        let mut next = 5;
+        while let Some((first, last, frames)) = replica.take_pending(30) {
+            assert_eq!(first, next);
+            assert!(last >= first);
+            assert!(frames.len() <= 30 || last == first);
+            next = last + 1;
+        }
+        assert_eq!(next, 15);
+    }
+
+    #[test]
+    fn a_standby_applies_only_what_follows() {
+        let replica = replica();
+        assert!(replica.applied(2, 5).is_err());
+        replica.applied(1, 5).unwrap();
+        replica.applied(6, 5).unwrap(); // an epoch record: empty range
+        assert_eq!(replica.last_seq(), 5);
+    }
+
+    #[test]
+    fn only_a_leader_within_its_lease_takes_writes() {
+        let replica = replica();
+        assert!(matches!(replica.gate(), Err(ReplicaError::NoLeader { .. })));
+        replica.set_role(
+            Role::Standby,
+            2,
+            Some(Leader {
+                node: "b-1".into(),
+                url: "http://b".into(),
+            }),
+        );
+        assert!(matches!(
+            replica.gate(),
+            Err(ReplicaError::NotLeader { .. })
+        ));
+        replica.set_role(Role::Leader, 3, None);
+        assert!(!replica.may_act(), "no lease yet");
+        replica.lease_held_from(boottime());
+        assert!(replica.gate().is_ok());
+        assert!(replica.may_act());
+        replica.step_down("test");
+        assert!(replica.gate().is_err());
+        assert!(!replica.may_act());
+        replica.set_role(Role::Leader, 4, None);
+        assert_eq!(replica.role(), Role::Deposed, "deposed is final");
+    }
+
+    #[tokio::test]
+    async fn waiters_are_released_by_a_record_or_a_step_down() {
+        let replica = std::sync::Arc::new(replica());
+        replica.set_role(Role::Leader, 1, None);
+        replica.lease_held_from(boottime());
+        let seq = replica.append(&[Effect::KeysSwept]);
+        let waiting = {
+            let replica = replica.clone();
+            tokio::spawn(async move { replica.confirmed(seq, Duration::from_secs(5)).await })
+        };
+        replica.confirm(seq, 1);
+        assert_eq!(waiting.await.unwrap(), Ok(()));
+        let seq = replica.append(&[Effect::KeysSwept]);
+        let waiting = {
+            let replica = replica.clone();
+            tokio::spawn(async move { replica.confirmed(seq, Duration::from_secs(5)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        replica.step_down("test");
+        assert!(waiting.await.unwrap().is_err());
+        // A lapsed lease is waited for, and a renewal releases the waiter.
+        let lapsed = Replica::new(replica.options.clone(), "http://b".into());
+        lapsed.set_role(Role::Leader, 1, None);
+        lapsed.lease_held_from(boottime().saturating_sub(Duration::from_secs(10)));
+        assert!(!lapsed.may_act());
+        let lapsed = std::sync::Arc::new(lapsed);
+        let waiting = {
+            let lapsed = lapsed.clone();
+            tokio::spawn(async move { lapsed.confirmed(0, Duration::from_secs(5)).await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        lapsed.lease_held_from(boottime());
+        assert_eq!(waiting.await.unwrap(), Ok(()));
+        assert!(
+            replica
+                .confirmed(seq + 5, Duration::from_millis(10))
+                .await
+                .is_err()
+        );
+    }
+}
