@@ -110,6 +110,10 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_LEAD_SPAN_CHECK")]
     pub lead_span_check: Option<bool>,
 
+    /// Two short texts that both have a headline and a body (a brief, a portal page whose body is a disclaimer or a "live coverage" line) join only when their headlines are one, unless both bodies tell their story by themselves [default: true]
+    #[arg(long, env = "NEARDUP_SHORT_HEADLINE_CHECK")]
+    pub short_headline_check: Option<bool>,
+
     /// Long texts within k join only when their bodies share at least this estimated character-5-gram Jaccard similarity [default: 0.5]
     #[arg(long, env = "NEARDUP_MIN_NEIGHBOUR_JACCARD")]
     pub min_neighbour_jaccard: Option<f64>,
@@ -200,6 +204,7 @@ impl EngineSettings {
                 .neighbour_headline_check
                 .or(fallback.neighbour_headline_check),
             lead_span_check: self.lead_span_check.or(fallback.lead_span_check),
+            short_headline_check: self.short_headline_check.or(fallback.short_headline_check),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .or(fallback.min_neighbour_jaccard),
@@ -311,6 +316,9 @@ impl EngineSettings {
                 .neighbour_headline_check
                 .unwrap_or(defaults.neighbour_headline_check),
             lead_span_check: self.lead_span_check.unwrap_or(defaults.lead_span_check),
+            short_headline_check: self
+                .short_headline_check
+                .unwrap_or(defaults.short_headline_check),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .unwrap_or(defaults.min_neighbour_jaccard),

@@ -102,6 +102,10 @@ pub struct ConfirmationConfig {
     /// (a name, a street, a party: two notices of one form) stay apart
     /// (see [`crate::confirm::spans`]).
     pub lead_span_check: bool,
+    /// Two short texts that both have a headline and a body join only if
+    /// the headlines are one, unless both bodies identify their story by
+    /// themselves (see `ShortText::headlines_allow`).
+    pub short_headline_check: bool,
     /// A text whose fingerprint is already a node joins that node only if
     /// the node's text confirms it, like any candidate (SPEC §3 rule 1
     /// trusts the fingerprint alone). Otherwise it takes the nearest
@@ -133,6 +137,7 @@ impl Default for ConfirmationConfig {
             neighbour_headline_check: true,
             min_neighbour_jaccard: 0.5,
             lead_span_check: true,
+            short_headline_check: true,
             confirm_identical_fingerprints: true,
         }
     }

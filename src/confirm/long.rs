@@ -192,11 +192,7 @@ impl LongText {
     pub fn headlines_are_one(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
         match (&self.headline, &other.headline) {
             (None, None) => true,
-            (Some(ours), Some(theirs)) => {
-                bigram_jaccard(ours, theirs) >= STRICT_HEADLINE_JACCARD
-                    && !(config.content_word_check
-                        && one_fact_edited(ours, theirs, &config.synonyms))
-            }
+            (Some(ours), Some(theirs)) => headline_texts_are_one(ours, theirs, config),
             _ => false,
         }
     }
@@ -230,6 +226,17 @@ impl LongText {
 /// reprint titled with its lead sentence adds places, dates and names to
 /// the original headline's words), and neither is a figure written another
 /// way ("第二十九次" / "第29次").
+/// Two headlines are one headline: similar at [`STRICT_HEADLINE_JACCARD`]
+/// with no fact swapped.
+pub(super) fn headline_texts_are_one(
+    ours: &str,
+    theirs: &str,
+    config: &ConfirmationConfig,
+) -> bool {
+    bigram_jaccard(ours, theirs) >= STRICT_HEADLINE_JACCARD
+        && !(config.content_word_check && one_fact_edited(ours, theirs, &config.synonyms))
+}
+
 fn one_fact_edited(ours: &str, theirs: &str, synonyms: &Synonyms) -> bool {
     let summary = edits::compare_with(ours, theirs, synonyms);
     let common = summary.shorter_chars - summary.unmatched_in_shorter;

@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 use super::config::ConfirmationConfig;
 use super::edits::{self, EditSummary, OutlineLetters};
 use super::measures::{containment, jaccard, shared_count};
+use crate::fingerprint::FIELD_SEPARATOR;
+use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::places::places_compatible;
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
@@ -21,6 +23,15 @@ pub struct ShortText {
     pub letters: Box<str>,
     pub number_signature: u64,
     pub place_signature: u64,
+    /// Which field of `letters` is the headline, when the text has both a
+    /// headline and a body with letters: then the headline may decide (see
+    /// [`ShortText::headlines_allow`]). `None` for texts of one field and
+    /// for nodes recorded before it was kept.
+    pub headline_field: Option<u8>,
+    /// How much of the body identifies its story without the headline
+    /// ([`super::boilerplate::identifying_weight`]); meaningful only with
+    /// `headline_field`.
+    pub body_weight: u32,
     /// The letters as the alignment's outline reads them, read at first
     /// use: a document's own text is outlined against each candidate.
     outline_letters: OutlineLettersOnce,
@@ -52,8 +63,73 @@ impl ShortText {
             letters,
             number_signature,
             place_signature,
+            headline_field: None,
+            body_weight: super::UNKNOWN_WEIGHT,
             outline_letters: OutlineLettersOnce::default(),
         }
+    }
+
+    /// This text with its headline field and its body's identifying weight
+    /// known (see [`ShortText::headlines_allow`]).
+    pub fn with_headline(mut self, headline_field: u8, body_weight: u32) -> ShortText {
+        self.headline_field = Some(headline_field);
+        self.body_weight = body_weight;
+        self
+    }
+
+    /// The headline's letters, when the text keeps which field it is.
+    pub fn headline(&self) -> Option<&str> {
+        let field = usize::from(self.headline_field?);
+        self.letters.split(FIELD_SEPARATOR).nth(field)
+    }
+
+    /// The body's letters: every field but the headline.
+    fn body_letters(&self) -> impl Iterator<Item = &str> {
+        let headline = self.headline_field.map(usize::from);
+        self.letters
+            .split(FIELD_SEPARATOR)
+            .enumerate()
+            .filter(move |(position, _)| Some(*position) != headline)
+            .map(|(_, part)| part)
+    }
+
+    /// Two short texts that both carry a headline and a body may join only
+    /// if their headlines are one headline (or one is the other's opening
+    /// words), unless both bodies identify their story by themselves. A
+    /// short body, and above all a site's boilerplate under each of its
+    /// stories' headlines ("live coverage in progress, tap to open…"),
+    /// says nothing about which story it is: the rule long texts follow
+    /// ([`super::LongText::headlines_agree`]), for the texts too short to
+    /// be long. Reposts without a headline field are not touched.
+    pub fn headlines_allow(&self, candidate: &ShortText, config: &ConfirmationConfig) -> bool {
+        if !config.short_headline_check {
+            return true;
+        }
+        let (Some(ours), Some(theirs)) = (self.headline(), candidate.headline()) else {
+            return true;
+        };
+        let identifies = |text: &ShortText| {
+            text.body_weight != super::UNKNOWN_WEIGHT
+                && text.body_weight >= super::boilerplate::MIN_IDENTIFYING_WEIGHT
+        };
+        if identifies(self) && identifies(candidate) {
+            return true;
+        }
+        let opens = |headline: &str, text: &ShortText| {
+            let prefix: String = headline
+                .chars()
+                .filter(|&c| is_letter_or_digit(c))
+                .take(HEADLINE_OPENING_CHARS)
+                .collect();
+            prefix.chars().count() >= MIN_HEADLINE_OPENING_CHARS
+                && text.body_letters().any(|body| {
+                    let compact: String = body.chars().filter(|&c| is_letter_or_digit(c)).collect();
+                    compact.contains(prefix.as_str())
+                })
+        };
+        super::long::headline_texts_are_one(ours, theirs, config)
+            || opens(ours, candidate)
+            || opens(theirs, self)
     }
 
     /// The letters as the outline reads them (read once).
@@ -79,6 +155,9 @@ impl ShortText {
         candidate_root: impl FnOnce() -> Option<ShortText>,
         config: &ConfirmationConfig,
     ) -> bool {
+        if !self.headlines_allow(candidate, config) {
+            return false;
+        }
         if config.short_edit_check && config.repost_reading {
             return self.confirms_as_repost(candidate, candidate_root, config);
         }
@@ -143,6 +222,11 @@ impl ShortText {
         repost_allows_join(&summary, config)
     }
 }
+
+/// How many of a headline's letters are looked for in the other text's
+/// body, and how many it needs, to read it as that body's opening words.
+const HEADLINE_OPENING_CHARS: usize = 16;
+const MIN_HEADLINE_OPENING_CHARS: usize = 8;
 
 /// Lowest share of the smaller bigram set found in the other for a repost
 /// to be aligned at all: an original inside a repost that doubled it with
@@ -292,6 +376,43 @@ mod tests {
     /// `count` distinct letters from `first` on.
     fn distinct(first: u32, count: u32) -> String {
         (first..first + count).filter_map(char::from_u32).collect()
+    }
+
+    fn titled(headline: &str, body: &str, body_weight: u32) -> ShortText {
+        ShortText::new(
+            Box::default(),
+            format!("{headline}{FIELD_SEPARATOR}{body}").into(),
+            0,
+            0,
+        )
+        .with_headline(0, body_weight)
+    }
+
+    #[test]
+    fn a_short_body_under_two_other_headlines_does_not_join() {
+        let config = ConfirmationConfig::default();
+        let body = "图文直播正在进行中 请点击进入|关注本网视频号 第一时间获取直播提醒";
+        let ours = titled("惠州上线24个长者食堂", body, 30);
+        let theirs = titled("农技专家田间支招 水竹镇花生提质", body, 30);
+        assert!(!ours.headlines_allow(&theirs, &config));
+        // One headline, a punctuation edit: the headline is one.
+        let again = titled("惠州上线24个长者食堂！", body, 30);
+        assert!(ours.headlines_allow(&again, &config));
+        // A headline that is the other's opening words.
+        let opening = titled("关注本网视频号第一时间获取", body, 30);
+        assert!(opening.headlines_allow(&theirs, &config));
+        // Both bodies tell their story: the headline does not decide.
+        let (told_ours, told_theirs) = (titled("甲", body, 90), titled("乙", body, 90));
+        assert!(told_ours.headlines_allow(&told_theirs, &config));
+        // Without a headline field (a post, a node recorded before), or
+        // with the check off, nothing changes.
+        let post = ShortText::new(Box::default(), body.into(), 0, 0);
+        assert!(post.headlines_allow(&theirs, &config));
+        let off = ConfirmationConfig {
+            short_headline_check: false,
+            ..ConfirmationConfig::default()
+        };
+        assert!(ours.headlines_allow(&theirs, &off));
     }
 
     #[test]

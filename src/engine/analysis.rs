@@ -21,6 +21,7 @@ use crate::confirm::boilerplate::{headline_told_by_body, read_body};
 use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{ConfirmationConfig, LongText, ShortText};
 use crate::fingerprint::letters::letters_with_breaks;
+use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::{Fingerprinter, PreparedText};
 use crate::units::Fingerprint;
 
@@ -156,7 +157,26 @@ impl Analyzer {
             text
         };
         if fingerprinter.is_short(prepared) {
-            return (Some(short_text()), None, true);
+            // A headline over a body: how much the body tells by itself
+            // decides whether the headline must agree (see
+            // `ShortText::headlines_allow`).
+            let short = match (
+                fingerprinter.headline_field(),
+                fingerprinter.headline(prepared),
+            ) {
+                (Some(field), Some(_)) => {
+                    let body_text = fingerprinter.body_text(prepared);
+                    let body = read_body(&body_text);
+                    match u8::try_from(field) {
+                        Ok(field) if body_text.chars().any(is_letter_or_digit) => {
+                            short_text().with_headline(field, body.weight)
+                        }
+                        _ => short_text(),
+                    }
+                }
+                _ => short_text(),
+            };
+            return (Some(short), None, true);
         }
         let repost_comparable = self.repost_comparable
             && prepared.char_count

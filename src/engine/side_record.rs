@@ -70,10 +70,14 @@ pub(super) fn record_has_exact_hash(record: &[u8], exact_hash: u64) -> bool {
 pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     decoder.skip(16)?;
     decoder.skip_u64s()?;
-    if decoder.u8()? != 0 {
+    let short_tag = decoder.u8()?;
+    if short_tag != 0 {
         decoder.skip_u32s()?;
         decoder.skip_str()?;
         decoder.skip(16)?;
+        if short_tag == 2 {
+            decoder.skip(5)?;
+        }
     }
     let long_tag = decoder.u8()?;
     if long_tag != 0 {
@@ -131,12 +135,16 @@ impl RecordKeys {
         self.fingerprint = decoder.u64()?;
         decoder.u64()?;
         decoder.u64s_into(&mut self.exact_hashes)?;
-        if decoder.u8()? != 0 {
+        let short_tag = decoder.u8()?;
+        if short_tag != 0 {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
             decoder.u32s_into(&mut shingles)?;
             self.shingles = Some(shingles);
             decoder.skip_str()?;
             decoder.skip(16)?;
+            if short_tag == 2 {
+                decoder.skip(5)?;
+            }
         }
         if decoder.u8()? != 0 {
             let mut sketch = std::mem::take(&mut self.buffer_sketch);
@@ -185,27 +193,39 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
             encoder.u8(0);
         }
         Some(short) => {
+            // Tag 2: the record ends with the headline field and the body's
+            // weight (tag 1, without them, is still read).
+            let tag = if short.headline_field.is_some() { 2 } else { 1 };
             encoder
-                .u8(1)
+                .u8(tag)
                 .u32s(&short.shingles)
                 .str(&short.letters)
                 .u64(short.number_signature)
                 .u64(short.place_signature);
+            if let Some(field) = short.headline_field {
+                encoder.u8(field).u32(short.body_weight);
+            }
         }
     }
 }
 
 pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
-    if decoder.u8()? == 0 {
+    let tag = decoder.u8()?;
+    if tag == 0 {
         return Ok(None);
     }
     // Arguments are read in order: the record's layout.
-    Ok(Some(ShortText::new(
+    let short = ShortText::new(
         decoder.u32s()?.into_boxed_slice(),
         decoder.str()?.into(),
         decoder.u64()?,
         decoder.u64()?,
-    )))
+    );
+    if tag == 2 {
+        let field = decoder.u8()?;
+        return Ok(Some(short.with_headline(field, decoder.u32()?)));
+    }
+    Ok(Some(short))
 }
 
 pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {

@@ -43,7 +43,7 @@ use crate::confirm::measures::{
 };
 use crate::confirm::spans::{KEPT_LEAD_CHARS, lead_swaps_a_span};
 use crate::confirm::{
-    ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, allowed_cut_chars,
+    ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars,
     allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join, short_texts_close,
     sketch_join_bar,
 };
@@ -257,6 +257,7 @@ fn short_figures(
     second: &PreparedText,
     figures: &mut Vec<Figure>,
 ) {
+    short_headline_figure(fingerprinter, confirmation, first, second, figures);
     if confirmation.short_edit_check && confirmation.repost_reading {
         return repost_figures(fingerprinter, confirmation, first, second, figures);
     }
@@ -573,6 +574,51 @@ fn long_figures(
     });
 }
 
+/// Two short texts with a headline each: the headlines must be one unless
+/// both bodies tell their story (`ShortText::headlines_allow`, asked of the
+/// same texts the engine keeps).
+fn short_headline_figure(
+    fingerprinter: &Fingerprinter,
+    confirmation: &ConfirmationConfig,
+    first: &PreparedText,
+    second: &PreparedText,
+    figures: &mut Vec<Figure>,
+) {
+    let titled = |prepared: &PreparedText| {
+        let field = u8::try_from(fingerprinter.headline_field()?).ok()?;
+        fingerprinter.headline(prepared)?;
+        let body = fingerprinter.body_text(prepared);
+        let weight = crate::confirm::boilerplate::identifying_weight(&body);
+        Some(
+            ShortText::new(Box::default(), fingerprinter.letters(prepared).into(), 0, 0)
+                .with_headline(field, weight),
+        )
+    };
+    let (Some(ours), Some(theirs)) = (titled(second), titled(first)) else {
+        return;
+    };
+    let (Some(our_headline), Some(their_headline)) = (ours.headline(), theirs.headline()) else {
+        return;
+    };
+    figures.push(Figure {
+        name: "short_headline",
+        value: format!(
+            "{:.2} (body weights {} and {})",
+            bigram_jaccard(our_headline, their_headline),
+            ours.body_weight,
+            theirs.body_weight
+        ),
+        requirement: requirement_if(
+            confirmation.short_headline_check,
+            "headlines one (bigram Jaccard ≥ 0.50, no fact swapped) or one opening the other's body, unless both bodies weigh ≥ 80 by themselves",
+            "标题相同（二元组 Jaccard ≥ 0.50 且未替换事实）或一方标题是另一方正文的开头；两方正文本身权重都 ≥ 80 时不要求",
+        ),
+        passes: confirmation
+            .short_headline_check
+            .then(|| ours.headlines_allow(&theirs, confirmation)),
+    });
+}
+
 fn requirement_if(required: bool, english: &str, chinese: &str) -> Requirement {
     if required {
         Requirement::new(english.to_string(), chinese.to_string())
@@ -643,6 +689,33 @@ mod tests {
         assert_eq!(figure(&swapped, "lead_span").passes, Some(false));
         let same = explain_pair("Harlow Freight", "Harlow Freight");
         assert_eq!(figure(&same, "lead_span").passes, Some(true));
+    }
+
+    #[test]
+    fn the_short_headline_figure_keeps_a_boilerplate_page_under_another_headline_apart() {
+        let fingerprinter = fingerprinter();
+        let page = |title: &str| {
+            let document = serde_json::json!({
+                "title": title,
+                "content": "图文直播正在进行中，请点击进入。本直播内容版权归本网所有，未经授权不得转播。",
+            });
+            fingerprinter.prepare_document(&document).expect("text")
+        };
+        let explain_pair = |first: &str, second: &str| {
+            explain(
+                &fingerprinter,
+                &ConfirmationConfig::default(),
+                3,
+                &page(first),
+                &page(second),
+            )
+            .expect("k = 3 is valid")
+        };
+        let other = explain_pair("惠州上线24个长者食堂", "水竹镇花生提质增收");
+        assert_eq!(figure(&other, "short_headline").passes, Some(false));
+        assert!(!other.joins);
+        let same = explain_pair("惠州上线24个长者食堂", "惠州上线24个长者食堂！");
+        assert_eq!(figure(&same, "short_headline").passes, Some(true));
     }
 
     #[test]

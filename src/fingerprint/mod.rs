@@ -292,6 +292,11 @@ impl Fingerprinter {
     }
 
     /// The normalised headline of a prepared document, when it has one.
+    /// Which field is the headline, when one is configured and present.
+    pub fn headline_field(&self) -> Option<usize> {
+        self.headline_position
+    }
+
     pub fn headline<'text>(&self, prepared: &'text PreparedText) -> Option<&'text str> {
         let position = self.headline_position?;
         let headline = prepared.normalized.split(FIELD_SEPARATOR).nth(position)?;

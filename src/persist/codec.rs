@@ -220,6 +220,16 @@ mod tests {
                 long_text: None,
             },
             SideRecord {
+                fingerprint: 14,
+                root: 2,
+                exact_hashes: vec![15],
+                short_text: Some(
+                    ShortText::new(vec![16].into_boxed_slice(), "标题\u{1e}正文".into(), 17, 18)
+                        .with_headline(0, 42),
+                ),
+                long_text: None,
+            },
+            SideRecord {
                 fingerprint: 9,
                 root: 9,
                 exact_hashes: Vec::new(),
@@ -244,12 +254,13 @@ mod tests {
             skip_side(&mut decoder).expect("skips");
         }
         assert!(decoder.is_done());
-        assert_eq!(sides.len(), 2);
+        assert_eq!(sides.len(), 3);
         assert_eq!(sides.decoded().collect::<Vec<_>>(), records.to_vec());
         // A record cut short is an error, not a wrong length.
         let cut = &encoder.bytes[..encoder.bytes.len() - 1];
         let mut decoder = Decoder::new(cut);
         skip_side(&mut decoder).expect("first is whole");
+        skip_side(&mut decoder).expect("second is whole");
         assert!(skip_side(&mut decoder).is_err());
     }
 
