@@ -112,6 +112,13 @@ const CHINESE_MARKERS: &[&str] = &[
     "关注公众号",
     "下载客户端",
     "图片来源网络",
+    "许可证编号",
+    "举报电话",
+    "举报邮箱",
+    "不良信息",
+    "读者群",
+    "新闻线索",
+    "爆料",
 ];
 
 /// Phrases of the boilerplate genre in English, matched as whole words
@@ -167,6 +174,23 @@ const ENGLISH_MARKERS: &[&str] = &[
     "our newsletter",
     "advertisement",
     "sponsored content",
+    "may not be published",
+    "rewritten or redistributed",
+    "news tip",
+    "story idea",
+    "email our newsroom",
+    "community guidelines",
+    "comments are moderated",
+    "support local journalism",
+    "delivered to your inbox",
+    "committed to accuracy",
+    "makes no representations",
+    "for informational purposes",
+    "infringes your rights",
+    "trouble signing in",
+    "photo galleries",
+    "swipe for more",
+    "click play",
 ];
 
 /// The Chinese phrases, found in one pass over a sentence's Han characters.
@@ -492,6 +516,18 @@ mod tests {
         let en = "the views expressed here do not necessarily reflect our own. \
                   all rights reserved. please subscribe to continue reading.";
         assert_eq!(identifying_weight(en), 0);
+    }
+
+    #[test]
+    fn press_footers_and_portal_licences_identify_nothing() {
+        // A wire footer, a tip line, a comment policy; a Chinese portal's
+        // licence number and report line: the genre, on every page.
+        let en = "this material may not be published, broadcast, rewritten or redistributed. \
+                  have a news tip? email our newsroom. \
+                  comments are moderated and may be removed if they break our community guidelines.";
+        assert_eq!(identifying_weight(en), 0);
+        let zh = "互联网新闻信息服务许可证编号：1432060232。违法和不良信息举报电话：010-12345678。";
+        assert_eq!(identifying_weight(zh), 0);
     }
 
     #[test]
