@@ -64,7 +64,7 @@ impl ShortText {
             number_signature,
             place_signature,
             headline_field: None,
-            body_weight: super::UNKNOWN_WEIGHT,
+            body_weight: super::long::UNKNOWN_WEIGHT,
             outline_letters: OutlineLettersOnce::default(),
         }
     }
@@ -109,7 +109,7 @@ impl ShortText {
             return true;
         };
         let identifies = |text: &ShortText| {
-            text.body_weight != super::UNKNOWN_WEIGHT
+            text.body_weight != super::long::UNKNOWN_WEIGHT
                 && text.body_weight >= super::boilerplate::MIN_IDENTIFYING_WEIGHT
         };
         if identifies(self) && identifies(candidate) {
