@@ -13,6 +13,12 @@
 //! under the ledger's lock). [`Follower::read_to_end`] repeats until a
 //! window comes back short.
 //!
+//! A member that starts from a state of its own (its state directory, or
+//! a snapshot the leader published) starts after a record whose effects
+//! that state holds, and skips the effects of later records it holds too
+//! (`skip_through`): a snapshot or a local log need not end at a record's
+//! end.
+//!
 //! Consequences: a record that does not follow (another digest, a gap in
 //! sequence numbers) is an error that stops the member from following: it
 //! never applies a record out of place.
@@ -20,7 +26,7 @@
 use super::cluster::{GroupCluster, GroupError};
 use super::host::ReplicaHost;
 use super::record::{Kind, Record};
-use super::state::Replica;
+use super::state::{Head, Replica};
 
 /// Records asked for in one `_mget`.
 pub const WINDOW: u64 = 16;
@@ -45,6 +51,9 @@ pub struct Follower {
     pub prev_digest: String,
     /// The epoch of the last record applied.
     pub epoch: u64,
+    /// Effects up to this sequence number are in the member's state
+    /// already: skipped, not applied again.
+    pub skip_through: u64,
 }
 
 impl Follower {
@@ -54,6 +63,19 @@ impl Follower {
             next: 1,
             prev_digest: group_uuid.to_string(),
             epoch: 0,
+            skip_through: 0,
+        }
+    }
+
+    /// Following on after `head`, whose effects (up to `head.last_seq`)
+    /// the member's state holds.
+    pub fn after(head: &Head) -> Follower {
+        Follower {
+            group_uuid: head.group_uuid.clone(),
+            next: head.record + 1,
+            prev_digest: head.digest.clone(),
+            epoch: 0,
+            skip_through: head.last_seq,
         }
     }
 
@@ -118,16 +140,30 @@ impl Follower {
                 record.number
             )));
         }
-        let effects = match record.kind {
-            Kind::Effects => record.effects().map_err(FollowError::Chain)?,
-            Kind::Epoch => Vec::new(),
-        };
-        host.apply(record.first_seq, record.last_seq, effects)
-            .map_err(FollowError::Chain)?;
+        if record.last_seq > self.skip_through {
+            let mut effects = match record.kind {
+                Kind::Effects => record.effects().map_err(FollowError::Chain)?,
+                Kind::Epoch => Vec::new(),
+            };
+            let mut first_seq = record.first_seq;
+            if first_seq <= self.skip_through {
+                // The member's state holds the start of this record.
+                let held = (self.skip_through + 1 - first_seq) as usize;
+                effects.drain(..held.min(effects.len()));
+                first_seq = self.skip_through + 1;
+            }
+            host.apply(first_seq, record.last_seq, effects)
+                .map_err(FollowError::Chain)?;
+        }
         self.next += 1;
         self.prev_digest.clone_from(&record.digest);
         self.epoch = record.epoch;
-        replica.set_record(record.number);
+        replica.set_head(Head {
+            group_uuid: self.group_uuid.clone(),
+            record: record.number,
+            digest: record.digest.clone(),
+            last_seq: replica.last_seq(),
+        });
         Ok(())
     }
 }
