@@ -167,3 +167,92 @@ impl Follower {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use parking_lot::Mutex;
+
+    use super::*;
+    use crate::config::ReplicaOptions;
+    use crate::ledger::Effect;
+    use crate::replica::record::encode_frames;
+
+    /// Records what it is given to apply.
+    #[derive(Default)]
+    struct Applied(Mutex<Vec<(u64, u64, usize)>>);
+
+    impl ReplicaHost for Applied {
+        fn apply(&self, first: u64, last: u64, effects: Vec<Effect>) -> Result<(), String> {
+            self.0.lock().push((first, last, effects.len()));
+            Ok(())
+        }
+        fn took_over(&self) {}
+        fn sync_local(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn record(number: u64, first_seq: u64, count: u64, prev: &str) -> Record {
+        let mut frames = Vec::new();
+        let effects = vec![Effect::KeysSwept; count as usize];
+        encode_frames(first_seq, &effects, &mut frames);
+        Record::new(
+            number,
+            1,
+            "a-1",
+            Kind::Effects,
+            first_seq,
+            first_seq + count - 1,
+            prev,
+            frames,
+        )
+    }
+
+    #[test]
+    fn a_member_starting_from_its_own_state_skips_what_it_holds() {
+        let replica = Replica::new(
+            ReplicaOptions {
+                group: "news".into(),
+                name: "b".into(),
+                lease: Duration::from_secs(2),
+                advertise: None,
+            },
+            "http://b".into(),
+        );
+        let one = record(1, 1, 3, "uuid");
+        let two = record(2, 4, 4, &one.digest);
+        let three = record(3, 8, 2, &two.digest);
+        // Its state holds record 1 and the first two effects of record 2
+        // (a snapshot or a local log need not end at a record's end).
+        let head = Head {
+            group_uuid: "uuid".into(),
+            record: 1,
+            digest: one.digest.clone(),
+            last_seq: 5,
+        };
+        replica.start_from(head.clone());
+        let mut follower = Follower::after(&head);
+        let host = Applied::default();
+        // Record 1 again is not the next one.
+        assert!(follower.apply(&one, &replica, &host).is_err());
+        follower.apply(&two, &replica, &host).unwrap();
+        follower.apply(&three, &replica, &host).unwrap();
+        assert_eq!(*host.0.lock(), vec![(6, 7, 2), (8, 9, 2)]);
+        // (The sidecar's host moves the replica's sequence number on.)
+        assert_eq!(replica.head().record, 3);
+        // A record wholly held is skipped, not applied again.
+        let mut held = Follower {
+            skip_through: 9,
+            ..Follower::after(&head)
+        };
+        let host = Applied::default();
+        held.apply(&two, &replica, &host).unwrap();
+        held.apply(&three, &replica, &host).unwrap();
+        assert!(host.0.lock().is_empty());
+        // A record from another chain does not follow.
+        let stray = record(4, 10, 1, "another");
+        assert!(follower.apply(&stray, &replica, &host).is_err());
+    }
+}

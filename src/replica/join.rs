@@ -298,3 +298,46 @@ pub fn set_aside(dir: &Path) -> std::io::Result<PathBuf> {
     }
     Ok(aside)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mark_reads_back_and_a_state_is_set_aside_whole() {
+        let dir = std::env::temp_dir().join(format!("neardup-join-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mark = Mark {
+            head: Head {
+                group_uuid: "u".into(),
+                record: 7,
+                digest: "d".into(),
+                last_seq: 42,
+            },
+            node: "a-1".into(),
+            led: true,
+        };
+        std::fs::write(dir.join(MARK_FILE), mark.to_json().to_string()).unwrap();
+        assert_eq!(read_mark(&dir), Some(mark));
+        std::fs::write(dir.join("snapshot-00000000000000000042"), b"s").unwrap();
+        std::fs::write(dir.join("log-00000000000000000043"), b"l").unwrap();
+        std::fs::write(dir.join("LOCK"), b"").unwrap();
+        let aside = set_aside(&dir).unwrap();
+        let names = |path: &Path| {
+            let mut names: Vec<String> = std::fs::read_dir(path)
+                .unwrap()
+                .flatten()
+                .filter(|entry| entry.path().is_file())
+                .map(|entry| entry.file_name().to_string_lossy().to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        assert_eq!(names(&dir), vec!["LOCK".to_string()]);
+        assert_eq!(names(&aside).len(), 3);
+        assert_eq!(read_mark(&dir), None);
+        std::fs::write(dir.join(MARK_FILE), "{not json").unwrap();
+        assert_eq!(read_mark(&dir), None, "a damaged mark is no mark");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
