@@ -47,6 +47,7 @@
 //! counts once.
 
 pub mod codec;
+mod fsync;
 mod open;
 pub mod snapshot;
 pub mod store;

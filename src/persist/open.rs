@@ -30,6 +30,10 @@ pub enum StateOrigin {
     /// What the directory holds: its newest readable snapshot and the log
     /// after it (an empty state when it holds none).
     Recovered,
+    /// What the directory holds, for a member of a replica group: as
+    /// [`StateOrigin::Recovered`], but placements in doubt stay pending
+    /// (the group's chain settles them) and nothing is appended to the log.
+    Member,
     /// This state, made elsewhere (`rebuild`); whatever the directory holds
     /// is not read into the ledger.
     Given(SnapshotState),
@@ -59,7 +63,7 @@ pub fn open_state(
 ) -> anyhow::Result<OpenedState> {
     let Some(store_options) = store else {
         let ledger = match origin {
-            StateOrigin::Recovered => ledger_from_snapshot(parts, None)?,
+            StateOrigin::Recovered | StateOrigin::Member => ledger_from_snapshot(parts, None)?,
             StateOrigin::Given(state) => ledger_from_snapshot(parts, Some(state))?,
         };
         return Ok(OpenedState {
@@ -72,6 +76,11 @@ pub fn open_state(
         StateOrigin::Recovered => Store::open(store_options, |snapshot| {
             ledger_from_snapshot(parts, snapshot)
         })?,
+        StateOrigin::Member => Store::open_with(
+            store_options,
+            |snapshot| ledger_from_snapshot(parts, snapshot),
+            false,
+        )?,
         StateOrigin::Given(state) => {
             Store::open(store_options, |_| ledger_from_snapshot(parts, Some(state)))?
         }

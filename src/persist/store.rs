@@ -4,13 +4,13 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame};
+pub use super::fsync::FsyncPolicy;
 use super::snapshot::write_snapshot;
 pub use super::snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotState, read_snapshot};
 use crate::ledger::{Effect, Ledger, SnapshotParts};
@@ -20,36 +20,6 @@ const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 /// Version of the log format; a reader refuses newer ones.
 pub const FORMAT_VERSION: u32 = 2;
 const LOG_HEADER_LEN: usize = 16 + 4 + 8;
-
-/// When written frames are forced to disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FsyncPolicy {
-    /// Before the sidecar forwards a request and before it answers one.
-    EveryRequest,
-    /// At most this long after a write.
-    Interval(Duration),
-    /// Never by the sidecar (the OS writes back on its own).
-    Never,
-}
-
-impl FromStr for FsyncPolicy {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        match text.trim() {
-            "request" | "always" => Ok(FsyncPolicy::EveryRequest),
-            "never" => Ok(FsyncPolicy::Never),
-            other => match crate::units::parse_duration(other, "fsync interval") {
-                Ok(Some(millis)) if millis > 0 => Ok(FsyncPolicy::Interval(Duration::from_millis(
-                    millis.unsigned_abs(),
-                ))),
-                _ => Err(format!(
-                    "fsync policy `{other}`: expected `request`, `never` or an interval such as `1s`"
-                )),
-            },
-        }
-    }
-}
 
 /// Where and how state is kept.
 #[derive(Debug, Clone)]
@@ -253,6 +223,22 @@ impl Store {
         options: StoreOptions,
         build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
     ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
+        Store::open_with(options, build, true)
+    }
+
+    /// [`Store::open`]; placements in doubt are resolved (taken back, the
+    /// resolution logged) only when `resolve_in_doubt`. A member of a
+    /// replica group keeps them pending: the group's chain settles them,
+    /// and its log must hold the chain's effects only.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`].
+    pub fn open_with(
+        options: StoreOptions,
+        build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
+        resolve_in_doubt: bool,
+    ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
         let dir = options.dir.clone();
         if dir.exists() && !dir.is_dir() {
             anyhow::bail!(
@@ -299,7 +285,9 @@ impl Store {
         let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
         report.log_replay = started.elapsed();
         ledger.enable_journal();
-        report.in_doubt_stamps = ledger.resolve_in_doubt();
+        if resolve_in_doubt {
+            report.in_doubt_stamps = ledger.resolve_in_doubt();
+        }
         report.in_doubt = report.in_doubt_stamps.len() as u64;
         let segment = create_segment(&dir, last_seq + 1)?;
         let store = Store {
@@ -326,6 +314,17 @@ impl Store {
 
     pub fn dir(&self) -> &Path {
         &self.options.dir
+    }
+
+    /// The sequence number of the last effect appended.
+    pub fn last_seq(&self) -> u64 {
+        self.pending.lock().last_seq
+    }
+
+    /// Where the snapshot holding effects up to `last_seq` is (or would be)
+    /// written in `dir`.
+    pub fn snapshot_path(dir: &Path, last_seq: u64) -> PathBuf {
+        dir.join(file_name("snapshot-", last_seq))
     }
 
     /// Encodes `effects` as the next log frames (not yet written). Call with
@@ -777,18 +776,6 @@ fn read_newest_snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fsync_policies_parse() {
-        assert_eq!("request".parse(), Ok(FsyncPolicy::EveryRequest));
-        assert_eq!("never".parse(), Ok(FsyncPolicy::Never));
-        assert_eq!(
-            "250ms".parse(),
-            Ok(FsyncPolicy::Interval(Duration::from_millis(250)))
-        );
-        assert!("sometimes".parse::<FsyncPolicy>().is_err());
-        assert!("0s".parse::<FsyncPolicy>().is_err());
-    }
 
     #[test]
     fn file_names_sort_by_sequence() {

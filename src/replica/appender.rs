@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use super::cluster::{GroupCluster, Write};
 use super::record::{Kind, Record};
-use super::state::{Replica, Role};
+use super::state::{Head, Replica, Role};
 use crate::units::now_millis;
 
 /// Frames per record, at most (a larger group commit is split at a frame
@@ -79,7 +79,15 @@ pub async fn run(replica: Arc<Replica>, cluster: GroupCluster, mut head: ChainHe
             replica.step_down(&reason);
             return reason;
         }
-        replica.confirm(last_seq, record.number);
+        replica.confirm(
+            last_seq,
+            Head {
+                group_uuid: head.group_uuid.clone(),
+                record: record.number,
+                digest: record.digest.clone(),
+                last_seq,
+            },
+        );
         head.prev_digest = record.digest;
         head.next += 1;
     }

@@ -98,7 +98,14 @@ impl GroupCluster {
         format!("{}-log", self.prefix)
     }
 
-    async fn call(
+    /// Where the leader publishes snapshots (`super::snapshots`).
+    pub fn snapshot_index(&self) -> String {
+        format!("{}-snapshot", self.prefix)
+    }
+
+    /// One request of the group, bounded in time; 429 and 5xx are
+    /// [`GroupError::Transient`].
+    pub(super) async fn call(
         &self,
         method: Method,
         path: &str,
@@ -154,6 +161,12 @@ impl GroupCluster {
             "bytes": {"type": "long", "index": false},
             "written_at_ms": {"type": "date", "format": "epoch_millis"},
         });
+        let snapshot = json!({
+            "kind": {"type": "keyword"}, "snapshot": {"type": "keyword"},
+            "group_uuid": {"type": "keyword"}, "last_seq": {"type": "long"},
+            "record": {"type": "long"}, "chunk": {"type": "long"},
+            "data": {"type": "binary"},
+        });
         for (index, alias, properties) in [
             (
                 self.control_index(),
@@ -164,6 +177,11 @@ impl GroupCluster {
                 self.log_index(),
                 format!("{}-append", self.log_index()),
                 log,
+            ),
+            (
+                self.snapshot_index(),
+                format!("{}-write", self.snapshot_index()),
+                snapshot,
             ),
         ] {
             let body = json!({
@@ -254,7 +272,7 @@ impl GroupCluster {
         self.guarded(Method::PUT, &path, document).await
     }
 
-    async fn guarded(
+    pub(super) async fn guarded(
         &self,
         method: Method,
         path: &str,

@@ -13,6 +13,12 @@
 //! under the ledger's lock). [`Follower::read_to_end`] repeats until a
 //! window comes back short.
 //!
+//! A member that starts from a state of its own (its state directory, or
+//! a snapshot the leader published) starts after a record whose effects
+//! that state holds, and skips the effects of later records it holds too
+//! (`skip_through`): a snapshot or a local log need not end at a record's
+//! end.
+//!
 //! Consequences: a record that does not follow (another digest, a gap in
 //! sequence numbers) is an error that stops the member from following: it
 //! never applies a record out of place.
@@ -20,7 +26,7 @@
 use super::cluster::{GroupCluster, GroupError};
 use super::host::ReplicaHost;
 use super::record::{Kind, Record};
-use super::state::Replica;
+use super::state::{Head, Replica};
 
 /// Records asked for in one `_mget`.
 pub const WINDOW: u64 = 16;
@@ -45,6 +51,9 @@ pub struct Follower {
     pub prev_digest: String,
     /// The epoch of the last record applied.
     pub epoch: u64,
+    /// Effects up to this sequence number are in the member's state
+    /// already: skipped, not applied again.
+    pub skip_through: u64,
 }
 
 impl Follower {
@@ -54,6 +63,19 @@ impl Follower {
             next: 1,
             prev_digest: group_uuid.to_string(),
             epoch: 0,
+            skip_through: 0,
+        }
+    }
+
+    /// Following on after `head`, whose effects (up to `head.last_seq`)
+    /// the member's state holds.
+    pub fn after(head: &Head) -> Follower {
+        Follower {
+            group_uuid: head.group_uuid.clone(),
+            next: head.record + 1,
+            prev_digest: head.digest.clone(),
+            epoch: 0,
+            skip_through: head.last_seq,
         }
     }
 
@@ -118,16 +140,119 @@ impl Follower {
                 record.number
             )));
         }
-        let effects = match record.kind {
-            Kind::Effects => record.effects().map_err(FollowError::Chain)?,
-            Kind::Epoch => Vec::new(),
-        };
-        host.apply(record.first_seq, record.last_seq, effects)
-            .map_err(FollowError::Chain)?;
+        if record.last_seq > self.skip_through {
+            let mut effects = match record.kind {
+                Kind::Effects => record.effects().map_err(FollowError::Chain)?,
+                Kind::Epoch => Vec::new(),
+            };
+            let mut first_seq = record.first_seq;
+            if first_seq <= self.skip_through {
+                // The member's state holds the start of this record.
+                let held = (self.skip_through + 1 - first_seq) as usize;
+                effects.drain(..held.min(effects.len()));
+                first_seq = self.skip_through + 1;
+            }
+            host.apply(first_seq, record.last_seq, effects)
+                .map_err(FollowError::Chain)?;
+        }
         self.next += 1;
         self.prev_digest.clone_from(&record.digest);
         self.epoch = record.epoch;
-        replica.set_record(record.number);
+        replica.set_head(Head {
+            group_uuid: self.group_uuid.clone(),
+            record: record.number,
+            digest: record.digest.clone(),
+            last_seq: replica.last_seq(),
+        });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use parking_lot::Mutex;
+
+    use super::*;
+    use crate::config::ReplicaOptions;
+    use crate::ledger::Effect;
+    use crate::replica::record::encode_frames;
+
+    /// Records what it is given to apply.
+    #[derive(Default)]
+    struct Applied(Mutex<Vec<(u64, u64, usize)>>);
+
+    impl ReplicaHost for Applied {
+        fn apply(&self, first: u64, last: u64, effects: Vec<Effect>) -> Result<(), String> {
+            self.0.lock().push((first, last, effects.len()));
+            Ok(())
+        }
+        fn took_over(&self) {}
+        fn sync_local(&self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    fn record(number: u64, first_seq: u64, count: u64, prev: &str) -> Record {
+        let mut frames = Vec::new();
+        let effects = vec![Effect::KeysSwept; count as usize];
+        encode_frames(first_seq, &effects, &mut frames);
+        Record::new(
+            number,
+            1,
+            "a-1",
+            Kind::Effects,
+            first_seq,
+            first_seq + count - 1,
+            prev,
+            frames,
+        )
+    }
+
+    #[test]
+    fn a_member_starting_from_its_own_state_skips_what_it_holds() {
+        let replica = Replica::new(
+            ReplicaOptions {
+                group: "news".into(),
+                name: "b".into(),
+                lease: Duration::from_secs(2),
+                advertise: None,
+            },
+            "http://b".into(),
+        );
+        let one = record(1, 1, 3, "uuid");
+        let two = record(2, 4, 4, &one.digest);
+        let three = record(3, 8, 2, &two.digest);
+        // Its state holds record 1 and the first two effects of record 2
+        // (a snapshot or a local log need not end at a record's end).
+        let head = Head {
+            group_uuid: "uuid".into(),
+            record: 1,
+            digest: one.digest.clone(),
+            last_seq: 5,
+        };
+        replica.start_from(head.clone());
+        let mut follower = Follower::after(&head);
+        let host = Applied::default();
+        // Record 1 again is not the next one.
+        assert!(follower.apply(&one, &replica, &host).is_err());
+        follower.apply(&two, &replica, &host).unwrap();
+        follower.apply(&three, &replica, &host).unwrap();
+        assert_eq!(*host.0.lock(), vec![(6, 7, 2), (8, 9, 2)]);
+        // (The sidecar's host moves the replica's sequence number on.)
+        assert_eq!(replica.head().record, 3);
+        // A record wholly held is skipped, not applied again.
+        let mut held = Follower {
+            skip_through: 9,
+            ..Follower::after(&head)
+        };
+        let host = Applied::default();
+        held.apply(&two, &replica, &host).unwrap();
+        held.apply(&three, &replica, &host).unwrap();
+        assert!(host.0.lock().is_empty());
+        // A record from another chain does not follow.
+        let stray = record(4, 10, 1, "another");
+        assert!(follower.apply(&stray, &replica, &host).is_err());
     }
 }

@@ -28,4 +28,12 @@ pub trait ReplicaHost: Send + Sync + 'static {
     /// never came are resolved as after a crash (uncounted, nodes kept, the
     /// cluster asked for them).
     fn took_over(&self);
+
+    /// Writes the local log up to its last effect (before the member's
+    /// place in the chain is saved beside it).
+    ///
+    /// # Errors
+    ///
+    /// The log not written.
+    fn sync_local(&self) -> Result<(), String>;
 }

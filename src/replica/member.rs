@@ -32,8 +32,8 @@
 //! Consequences: a member that starts waits `1.1·L` before it may take a
 //! lease it found held (the holder may still be alive); the leader's death
 //! costs at most `1.1·L` + two polls + the jitter + catching up (about 7 s
-//! with the default 5 s lease). A deposed member must be restarted (with an
-//! empty state directory) to follow again.
+//! with the default 5 s lease). A deposed member follows again once
+//! restarted (`super::join` decides whether its state can be kept).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,21 +53,85 @@ use crate::units::now_millis;
 /// How often a member reads the control document.
 const CONTROL_POLL: Duration = Duration::from_millis(500);
 
-/// Runs the member until the process ends.
-pub async fn run(replica: Arc<Replica>, cluster: GroupCluster, host: Arc<dyn ReplicaHost>) {
+/// Observations between two looks at the published snapshot (is this
+/// standby still within the truncated log?).
+const TRUNCATION_CHECK_EVERY: u32 = 10;
+
+/// Runs the member until the process ends, following on from `start`
+/// (`super::join::prepare`; `None`: the chain's start).
+pub async fn run(
+    replica: Arc<Replica>,
+    cluster: GroupCluster,
+    host: Arc<dyn ReplicaHost>,
+    start: Option<Follower>,
+) {
     while let Err(error) = cluster.ensure_indices().await {
         tracing::warn!(%error, "cannot create the replica group's indices yet; retrying");
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    let mut follower: Option<Follower> = None;
+    tokio::spawn(super::publish::run(replica.clone(), cluster.clone()));
+    tokio::spawn(keep_mark(replica.clone(), host.clone()));
+    let mut follower: Option<Follower> = start;
     let mut observed: Option<(Version, Duration)> = None;
+    let mut observations = 0u32;
     loop {
         if let Err(reason) = observe(&replica, &cluster, &host, &mut follower, &mut observed).await
         {
             tracing::warn!(%reason, node = replica.node, "replica group");
         }
+        observations = observations.wrapping_add(1);
+        if observations.is_multiple_of(TRUNCATION_CHECK_EVERY)
+            && replica.role() == Role::Standby
+            && let Some(follower) = &follower
+        {
+            check_not_stranded(&replica, &cluster, follower.next).await;
+        }
         tokio::time::sleep(jitter(CONTROL_POLL, 0.2)).await;
     }
+}
+
+/// A standby whose next record was deleted (it fell more than the margin
+/// behind a published snapshot) cannot follow: it steps down, and its
+/// restart rejoins from the snapshot (`super::join`).
+async fn check_not_stranded(replica: &Replica, cluster: &GroupCluster, next: u64) {
+    let Ok(Some((manifest, _))) = super::snapshots::latest(cluster).await else {
+        return;
+    };
+    if manifest.head.record < next {
+        return;
+    }
+    if let Ok(None) = cluster.record(next).await {
+        replica.step_down(&format!(
+            "record {next} was truncated before this standby read it (the published snapshot covers record {}): restart it to rejoin from the snapshot",
+            manifest.head.record
+        ));
+    }
+}
+
+/// Writes the member's place in the chain (`super::join::Mark`) once a
+/// second when it moved, after the local log was written up to it.
+async fn keep_mark(replica: Arc<Replica>, host: Arc<dyn ReplicaHost>) {
+    let mut written = None;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = (replica.head(), replica.led());
+        if written.as_ref() == Some(&now) || now.0.group_uuid.is_empty() {
+            continue;
+        }
+        if let Err(error) = save_mark(&replica, host.as_ref()) {
+            tracing::warn!(%error, "cannot write the member's place in the chain");
+            continue;
+        }
+        written = Some(now);
+    }
+}
+
+fn save_mark(replica: &Replica, host: &dyn ReplicaHost) -> Result<(), String> {
+    if replica.state_dir.is_none() {
+        return Ok(());
+    }
+    host.sync_local()?;
+    super::join::write_mark(replica).map_err(|error| error.to_string())
 }
 
 /// One look at the control document and the chain; a takeover or a
@@ -158,7 +222,7 @@ async fn bootstrap(
     follower: &mut Option<Follower>,
 ) -> Result<(), String> {
     if replica.last_seq() != 0 {
-        return Err("no control document, and this member holds state: not bootstrapping over it (restart it with an empty state directory)".to_string());
+        return Err("no control document, and this member holds state: not bootstrapping over it (restart it: it sets its state aside and starts anew)".to_string());
     }
     let uuid = super::state::random_hex(16);
     let document = json!({
@@ -216,6 +280,16 @@ async fn lead(
     ));
     if let Err(reason) = write_epoch_record(replica, cluster, host, follower, epoch).await {
         replica.step_down(&reason);
+        renewing.abort();
+        return;
+    }
+    // Before any effect of its own: a restart must know its log may hold
+    // effects the chain lacks (`super::join`).
+    replica.set_led();
+    if let Err(error) = save_mark(replica, host.as_ref()) {
+        replica.step_down(&format!(
+            "cannot write the member's place in the chain: {error}"
+        ));
         renewing.abort();
         return;
     }

@@ -19,21 +19,27 @@
 //! it with the recovery code ([`follower`]); on takeover a standby reads
 //! the chain to its end, writes an epoch record and resolves the old
 //! leader's writes in doubt as after a crash. The requests are in
-//! [`cluster`]; what the tasks need of the sidecar is [`host`].
+//! [`cluster`]; what the tasks need of the sidecar is [`host`]. The
+//! leader publishes its snapshots to the cluster and truncates the log
+//! behind them ([`publish`], [`snapshots`]); a starting member resumes
+//! from its own state when the chain holds it, else sets it aside and
+//! joins from the published snapshot ([`join`]).
 //!
 //! Consequences: the sidecar's write path waits for one cluster write per
 //! group commit (two per request: placements before forwarding, outcomes
 //! before answering). A standby answers writes 503 naming the leader
-//! (forwarding is not built). Not built either: joining from a snapshot,
-//! truncation of the log, restart of a member from its local state (a
-//! member starts with an empty state directory and reads the whole chain),
-//! graceful release of the lease; docs/standby.md says what each would be.
+//! (forwarding is not built). A deposed member rejoins when restarted, not
+//! in-process. Not built either: graceful release of the lease, segments;
+//! docs/standby.md says what each would be.
 
 pub mod appender;
 pub mod clock;
 pub mod cluster;
 pub mod follower;
 pub mod host;
+pub mod join;
 pub mod member;
+pub mod publish;
 pub mod record;
+pub mod snapshots;
 pub mod state;

@@ -19,7 +19,8 @@
 //! restarted (its memory may hold effects the chain lacks); waiters of a
 //! deposed member get [`ReplicaError::NotLeader`], never `Ok`.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use parking_lot::Mutex;
@@ -98,6 +99,29 @@ struct View {
     deposed_because: Option<String>,
 }
 
+/// Where this member stands in the chain: the last record it applied (or,
+/// leading, confirmed), and the sequence number its state covers with it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Head {
+    pub group_uuid: String,
+    pub record: u64,
+    /// The digest of that record (the group's uuid before record 1).
+    pub digest: String,
+    /// The last effect the member's state holds from the chain (that
+    /// record's last, or the published snapshot's when it started from one).
+    pub last_seq: u64,
+}
+
+/// A snapshot this member wrote of its own state, for the leader to publish.
+#[derive(Debug, Clone)]
+pub struct LocalSnapshot {
+    pub path: PathBuf,
+    pub last_seq: u64,
+    /// The chain's head when its state was taken (its record's effects are
+    /// all in the snapshot).
+    pub head: Head,
+}
+
 /// Effects appended by the ledger, waiting for their record.
 #[derive(Debug, Default)]
 struct Queue {
@@ -126,6 +150,15 @@ pub struct Replica {
     confirmed: watch::Sender<u64>,
     /// Wakes the appender when effects are queued.
     pub(super) queued: Notify,
+    /// The member's state directory, where its place in the chain is kept
+    /// (`super::join`); `None` without one.
+    pub state_dir: Option<PathBuf>,
+    head: Mutex<Head>,
+    /// This process took the lease over at some point: its local log may
+    /// hold effects of its own that never reached the chain.
+    led: AtomicBool,
+    /// The newest snapshot written of this member's state.
+    pub(super) snapshots: watch::Sender<Option<LocalSnapshot>>,
 }
 
 impl Replica {
@@ -146,7 +179,48 @@ impl Replica {
             acting_until: AtomicU64::new(0),
             confirmed: watch::Sender::new(0),
             queued: Notify::new(),
+            state_dir: None,
+            head: Mutex::new(Head::default()),
+            led: AtomicBool::new(false),
+            snapshots: watch::Sender::new(None),
         }
+    }
+
+    /// Keeps the member's place in the chain in `dir`.
+    #[must_use]
+    pub fn with_state_dir(mut self, dir: Option<PathBuf>) -> Replica {
+        self.state_dir = dir;
+        self
+    }
+
+    /// The member's state holds the chain up to `head` (restarted from its
+    /// own state, or from a published snapshot): effects are numbered on
+    /// from `head.last_seq`. Call before the member's tasks start.
+    pub fn start_from(&self, head: Head) {
+        self.queue.lock().last_seq = head.last_seq;
+        self.confirmed.send_replace(head.last_seq);
+        self.view.lock().record = head.record;
+        *self.head.lock() = head;
+    }
+
+    /// Where this member stands in the chain.
+    pub fn head(&self) -> Head {
+        self.head.lock().clone()
+    }
+
+    /// Whether this process took the lease over at some point.
+    pub fn led(&self) -> bool {
+        self.led.load(Ordering::Acquire)
+    }
+
+    pub(super) fn set_led(&self) {
+        self.led.store(true, Ordering::Release);
+    }
+
+    /// A snapshot of this member's state was written (the leader publishes
+    /// it to the group, `super::publish`).
+    pub fn snapshot_written(&self, snapshot: LocalSnapshot) {
+        self.snapshots.send_replace(Some(snapshot));
     }
 
     pub fn lease(&self) -> Lease {
@@ -230,14 +304,15 @@ impl Replica {
 
     /// The chain holds every effect up to `last_seq`, the last in record
     /// `record`.
-    pub(super) fn confirm(&self, last_seq: u64, record: u64) {
-        self.view.lock().record = record;
+    pub(super) fn confirm(&self, last_seq: u64, head: Head) {
+        self.set_head(head);
         self.confirmed.send_replace(last_seq);
     }
 
-    /// A standby applied record `record` (or the leader wrote it).
-    pub(super) fn set_record(&self, record: u64) {
-        self.view.lock().record = record;
+    /// A standby applied a record (or the leader wrote it).
+    pub(super) fn set_head(&self, head: Head) {
+        self.view.lock().record = head.record;
+        *self.head.lock() = head;
     }
 
     /// Whether this member may act as leader now.
@@ -287,7 +362,7 @@ impl Replica {
         tracing::error!(
             node = self.node,
             reason,
-            "stepped down as leader of the replica group: writes are answered 503; restart this member with an empty state directory to follow again"
+            "stepped down as leader of the replica group: writes are answered 503; restart this member to follow again (it keeps its state when the chain holds it, else sets it aside and rejoins from the published snapshot)"
         );
         // Wake every waiter; they see the role.
         self.confirmed.send_modify(|_| {});
@@ -514,7 +589,14 @@ mod tests {
             let replica = replica.clone();
             tokio::spawn(async move { replica.confirmed(seq, Duration::from_secs(5)).await })
         };
-        replica.confirm(seq, 1);
+        replica.confirm(
+            seq,
+            Head {
+                record: 1,
+                last_seq: seq,
+                ..Head::default()
+            },
+        );
         assert_eq!(waiting.await.unwrap(), Ok(()));
         let seq = replica.append(&[Effect::KeysSwept]);
         let waiting = {

@@ -23,6 +23,7 @@ mod backfill;
 mod errors;
 pub mod filter_path;
 pub mod https;
+mod join;
 mod metrics;
 mod off_runtime;
 mod own;

@@ -84,4 +84,8 @@ impl ReplicaHost for Host {
         }
         tokio::spawn(super::write::read_back_recovered(self.0.clone(), in_doubt));
     }
+
+    fn sync_local(&self) -> Result<(), String> {
+        self.0.ledger.flush().map_err(|error| error.to_string())
+    }
 }

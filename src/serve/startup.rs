@@ -9,27 +9,25 @@
 //! backfill controller installed, and it serves until shutdown on the
 //! runtime it was given.
 //!
-//! In a replica group the member's tasks start beside the server
-//! (`crate::replica::member`), from an empty state.
+//! In a replica group the state is opened as `super::join` decides (its
+//! own, or set aside for the group's published snapshot), and the member's
+//! tasks start beside the server (`crate::replica::member`).
 //!
 //! Consequences: a sidecar with no state directory starts empty and says so
 //! (a warning), since everything it learns is lost when it stops.
 
 use std::io::{self, IsTerminal};
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use tokio::runtime::Runtime;
 
+use super::join::open_state_logged;
 use super::run;
 use super::sidecar::Sidecar;
 use crate::backfill::BackfillSettings;
 use crate::config::{ServeOptions, SidecarConfig, job_store};
-use crate::ledger::{EngineParts, Ledger};
-use crate::persist::{
-    OpenedState, RecoveryReport, StateOrigin, StoreOptions, holds_state, open_state,
-};
+use crate::ledger::EngineParts;
+use crate::persist::{StateOrigin, StoreOptions, holds_state};
 use crate::rebuild::{RebuildFields, RebuildOptions, rebuild_into};
 use crate::replica::cluster::GroupCluster;
 use crate::replica::state::Replica;
@@ -79,15 +77,15 @@ pub fn start(
         )?)),
         None => None,
     };
-    if let Some(group) = &options.replica {
-        check_group_start(group, &options, rebuild_index)?;
+    if options.replica.is_some() {
+        check_group_start(rebuild_index)?;
     }
     if let (Some(index), Some(store)) = (rebuild_index, &options.state)
         && !holds_state(&store.dir)
     {
         rebuild_first(runtime, index, &options, &parts, store)?;
     }
-    let replica = match &options.replica {
+    let member = match &options.replica {
         Some(group) => {
             let scheme = if certificate.is_some() {
                 "https"
@@ -98,11 +96,33 @@ pub fn start(
                 Some(url) => url.clone(),
                 None => format!("{scheme}://{}", listener.local_addr()?),
             };
-            Some(Arc::new(Replica::new(group.clone(), url)))
+            let replica = Arc::new(
+                Replica::new(group.clone(), url)
+                    .with_state_dir(options.state.as_ref().map(|store| store.dir.clone())),
+            );
+            let cluster = GroupCluster::new(
+                Upstream::new(
+                    &options.upstream,
+                    options.upstream_timeout,
+                    &options.upstream_tls,
+                )?,
+                &group.group,
+                group.lease,
+            );
+            Some((replica, cluster))
         }
         None => None,
     };
-    let state = open_state_logged(&options, parts)?;
+    let replica = member.as_ref().map(|(replica, _)| replica.clone());
+    let (state, start) = match &member {
+        Some((replica, cluster)) => {
+            super::join::open_member_state(runtime, &options, parts, replica, cluster)?
+        }
+        None => (
+            open_state_logged(&options, parts, StateOrigin::Recovered)?,
+            None,
+        ),
+    };
     let in_doubt_at_the_crash = state
         .recovery
         .as_ref()
@@ -122,21 +142,6 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
-    let member = match &replica {
-        Some(replica) => Some((
-            replica.clone(),
-            GroupCluster::new(
-                Upstream::new(
-                    &options.upstream,
-                    options.upstream_timeout,
-                    &options.upstream_tls,
-                )?,
-                &replica.options.group,
-                replica.options.lease,
-            ),
-        )),
-        None => None,
-    };
     runtime.block_on(async {
         if let Some((replica, cluster)) = member {
             tracing::info!(
@@ -149,6 +154,7 @@ pub fn start(
                 replica,
                 cluster,
                 Arc::new(Host(sidecar.clone())),
+                start,
             ));
         }
         tokio::spawn(crate::serve::write::read_back_recovered(
@@ -159,26 +165,13 @@ pub fn start(
     })
 }
 
-/// A member of a replica group starts from the group's chain: its state
-/// directory must hold no state (restarting from local state is not built),
-/// and it is not rebuilt from an index.
-fn check_group_start(
-    group: &crate::config::ReplicaOptions,
-    options: &ServeOptions,
-    rebuild_index: Option<&str>,
-) -> anyhow::Result<()> {
+/// A member of a replica group is not rebuilt from an index: its forest
+/// comes from the group (its own state, a published snapshot, the chain;
+/// `super::join`).
+fn check_group_start(rebuild_index: Option<&str>) -> anyhow::Result<()> {
     if rebuild_index.is_some() {
         anyhow::bail!(
             "--rebuild-index with --replica-group: a member's forest comes from the group's log; start the group from a rebuilt sidecar is not supported yet"
-        );
-    }
-    if let Some(store) = &options.state
-        && holds_state(&store.dir)
-    {
-        anyhow::bail!(
-            "state directory {} holds state: a member of replica group [{}] starts with an empty state directory and reads the group's log from the cluster (restarting a member from its own state is not built yet); give an empty --state-dir",
-            store.dir.display(),
-            group.group
         );
     }
     Ok(())
@@ -234,50 +227,4 @@ fn rebuild_first(
         "no state: rebuilt from the index"
     );
     Ok(())
-}
-
-/// Opens the sidecar's state and logs what recovery did (or that there is
-/// no state directory).
-fn open_state_logged(options: &ServeOptions, parts: EngineParts) -> anyhow::Result<OpenedState> {
-    if options.state.is_none() {
-        tracing::warn!("no state directory: the forest lives in memory only");
-    }
-    let started = Instant::now();
-    let state = open_state(options.state.clone(), parts, StateOrigin::Recovered)?;
-    if let (Some(store), Some(report)) = (&options.state, &state.recovery) {
-        log_recovery(&store.dir, report, &state.ledger, started.elapsed());
-    }
-    Ok(state)
-}
-
-fn log_recovery(dir: &Path, report: &RecoveryReport, ledger: &Ledger, elapsed: Duration) {
-    let state_dir: &str = &dir.to_string_lossy();
-    let stats = ledger.engine().forest().stats();
-    for unreadable in &report.unreadable_snapshots {
-        tracing::error!(snapshot = %unreadable, "snapshot unreadable, an older state is used");
-    }
-    if let Some(cut) = &report.cut {
-        tracing::error!(
-            %cut,
-            dropped_bytes = report.dropped_bytes,
-            "state log damaged (a torn write?): cut there, nothing after it replayed"
-        );
-    }
-    if report.settings_changed {
-        tracing::warn!(
-            "the state was written under other fingerprint settings: new documents will not match old stamps; consider `neardup rebuild`"
-        );
-    }
-    tracing::info!(
-        state_dir,
-        snapshot_seq = report.snapshot_seq,
-        replayed_effects = report.replayed_effects,
-        nodes = stats.nodes,
-        documents = stats.documents,
-        elapsed_ms = elapsed.as_millis() as u64,
-        snapshot_read_ms = report.snapshot_read.as_millis() as u64,
-        state_build_ms = report.state_build.as_millis() as u64,
-        log_replay_ms = report.log_replay.as_millis() as u64,
-        "state recovered"
-    );
 }

@@ -25,7 +25,9 @@
 //! local sync, until the chain holds them and the lease still allows
 //! acting. A standby applies the chain's records with
 //! [`DurableLedger::apply_replicated`]: replayed as recovery replays its
-//! log, then appended to its own local log.
+//! log, then appended to its own local log. Each snapshot written is
+//! announced to the group with the chain's head taken under the lock (the
+//! leader publishes it, `crate::replica::publish`).
 //!
 //! Consequences: without a state directory there is no store; positions
 //! are 0 and persisting succeeds at once, so the write path needs no second
@@ -40,7 +42,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 use crate::ledger::Ledger;
 use crate::persist::store::StoreError;
 use crate::persist::{Store, StoreHealth};
-use crate::replica::state::Replica;
+use crate::replica::state::{LocalSnapshot, Replica};
 use crate::serve::errors::StateError;
 use crate::units::now_millis;
 
@@ -203,15 +205,24 @@ impl DurableLedger {
             return Ok(());
         }
         let started = Instant::now();
-        let pending = {
+        let (pending, head) = {
             let mut ledger = self.ledger.write();
             self.append_journal(&mut ledger);
-            store.begin_snapshot(&ledger)
+            // The chain's head now: its effects are all in this snapshot.
+            let head = self.replica.as_ref().map(|replica| replica.head());
+            (store.begin_snapshot(&ledger), head)
         };
         let paused = started.elapsed();
         let report = pending.and_then(|pending| store.finish_snapshot(pending, now_millis()));
         self.snapshot_running.store(false, Ordering::Release);
         let report = report?;
+        if let (Some(replica), Some(head)) = (&self.replica, head) {
+            replica.snapshot_written(LocalSnapshot {
+                path: Store::snapshot_path(store.dir(), report.last_seq),
+                last_seq: report.last_seq,
+                head,
+            });
+        }
         tracing::info!(
             nodes = report.nodes,
             bytes = report.bytes,
