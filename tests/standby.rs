@@ -29,9 +29,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use neardup::config::{DEFAULT_REPLICA_LEASE, EngineSettings};
-use neardup::units::format_fingerprint;
+use neardup::config::DEFAULT_REPLICA_LEASE;
 use serde_json::{Value, json};
+use support::stories::{self, Article, wholly_grouped};
 use support::{Osmem, Sidecar, client, stamps_in, stats};
 
 const INDEX: &str = "news-standby";
@@ -42,119 +42,13 @@ const LEASE: &str = "3s";
 /// One test at a time: leases are timing, and the machine is shared.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-fn pool() -> (Vec<String>, Vec<char>) {
-    let sentences = support::demo_sentences(12);
-    let mut alphabet: Vec<char> = sentences
-        .iter()
-        .flat_map(|sentence| sentence.chars())
-        .filter(|character| ('\u{4e00}'..='\u{9fff}').contains(character))
-        .filter(|character| !"一二三四五六七八九十百千万亿零〇两第".contains(*character))
-        .collect();
-    alphabet.sort_unstable();
-    alphabet.dedup();
-    (sentences, alphabet)
-}
-
-#[derive(Debug, Clone)]
-struct Article {
-    id: String,
-    story: usize,
-    title: String,
-    content: String,
-}
-
-/// Stories of 2–5 articles (as `tests/crash.rs`): an original and reprints
-/// with a credit line, one character changed, sometimes the end cut.
+/// The test's stories (see `support::stories`).
 fn corpus() -> Vec<Vec<Article>> {
-    let (sentences, alphabet) = pool();
-    let mut random = support::Xorshift(0x5eed_5741_d8b1);
-    let swap = |text: &str, random: &mut support::Xorshift| -> String {
-        text.chars()
-            .map(|character| {
-                if ('\u{4e00}'..='\u{9fff}').contains(&character) && random.below(2) == 0 {
-                    alphabet[random.below(alphabet.len())]
-                } else {
-                    character
-                }
-            })
-            .collect()
-    };
-    (0..STORIES)
-        .map(|story| {
-            let parts: Vec<String> = (0..6)
-                .map(|_| swap(&sentences[random.below(sentences.len())], &mut random))
-                .collect();
-            let title = swap(&sentences[random.below(sentences.len())], &mut random)
-                .chars()
-                .take(22)
-                .collect::<String>();
-            let mut articles = vec![Article {
-                id: format!("s{story}-0"),
-                story,
-                title: title.clone(),
-                content: parts.concat(),
-            }];
-            for copy in 1..=(1 + random.below(4)) {
-                let mut copied = parts.clone();
-                if random.below(2) == 0 {
-                    copied.pop();
-                }
-                let target = random.below(copied.len());
-                let mut characters: Vec<char> = copied[target].chars().collect();
-                let position = random.below(characters.len());
-                if alphabet.contains(&characters[position]) {
-                    characters[position] = alphabet[random.below(alphabet.len())];
-                }
-                copied[target] = characters.into_iter().collect();
-                articles.push(Article {
-                    id: format!("s{story}-{copy}"),
-                    story,
-                    title: title.clone(),
-                    content: format!(
-                        "（来源：{}）{}",
-                        ["晨报", "晚报", "商报", "日报"][copy - 1],
-                        copied.concat()
-                    ),
-                });
-            }
-            articles
-        })
-        .collect()
-}
-
-/// Stories the engine groups whole when nothing fails.
-fn wholly_grouped(order: &[Article]) -> BTreeSet<usize> {
-    let mut engine = EngineSettings::default().build().expect("engine");
-    let mut roots: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
-    for (position, article) in order.iter().enumerate() {
-        let document = json!({"title": article.title, "content": article.content});
-        let placed = engine
-            .add_document(&document, 1_700_000_000_000 + position as i64)
-            .expect("text");
-        roots
-            .entry(article.story)
-            .or_default()
-            .insert(format_fingerprint(placed.root));
-    }
-    roots
-        .into_iter()
-        .filter(|(_, roots)| roots.len() == 1)
-        .map(|(story, _)| story)
-        .collect()
+    stories::corpus(0x5eed_5741_d8b1, STORIES)
 }
 
 fn bulk_body(articles: &[Article]) -> String {
-    let mut body = String::new();
-    for article in articles {
-        body.push_str(&json!({"index": {"_index": INDEX, "_id": article.id}}).to_string());
-        body.push('\n');
-        body.push_str(
-            &json!({"title": article.title, "content": article.content, "story": article.story})
-                .to_string(),
-        );
-        body.push('\n');
-    }
-    body
+    stories::bulk_body(INDEX, articles)
 }
 
 /// One bulk's answer: status, headers, body (`None`: no answer at all).
@@ -438,14 +332,7 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
         tokio::spawn(async move { post(&url, &in_flight).await })
     };
     tokio::time::sleep(Duration::from_millis(30)).await;
-    let stop = |signal: &str| {
-        let status = std::process::Command::new("kill")
-            .args([signal, &old.pid().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    };
-    stop("-STOP");
+    signal(&old, "-STOP");
     wait_for_role(&new.url, "leader", Duration::from_secs(15)).await;
     // The new leader's first record: the epoch record of epoch 2.
     let epoch_record = records(&osmem.url, "fencing", 1, 200)
@@ -456,7 +343,7 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
         .expect("the new leader's epoch record");
     // The new leader takes writes while the old one sleeps.
     assert!(send(&new.url, &bulks.next().expect("bulk")).await.is_some());
-    stop("-CONT");
+    signal(&old, "-CONT");
 
     // The bulk that was in flight: never acknowledged from beyond the
     // lease (a 2xx is one answered before the new epoch's first record).
@@ -846,16 +733,7 @@ async fn a_member_restarted_with_its_state_resumes_without_rereading_the_chain()
     // Meanwhile the group goes on, and the chain's start disappears: a
     // member that reread the chain from record 1 would wait forever.
     load(&leader.url, &first[80..], 10).await;
-    let (status, answer) = support::send_json(
-        reqwest::Method::POST,
-        &format!(
-            "{}/neardup-replica-resume-log/_delete_by_query?refresh=true",
-            osmem.url
-        ),
-        &json!({"query": {"range": {"record": {"lt": applied}}}}),
-    )
-    .await;
-    assert_eq!(status, 200, "{answer}");
+    delete_records(&osmem.url, "resume", json!({"lt": applied})).await;
     assert!(!record_exists(&osmem.url, "resume", 1).await);
 
     let started = Instant::now();
@@ -886,23 +764,10 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
     wait_until_caught_up(&new.url, &old.url).await;
 
     // Paused past its lease: the standby takes over and writes on.
-    let pid = old.pid().to_string();
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-STOP", &pid])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    signal(&old, "-STOP");
     wait_for_role(&new.url, "leader", Duration::from_secs(15)).await;
     load(&new.url, &first[60..], 10).await;
-    assert!(
-        std::process::Command::new("kill")
-            .args(["-CONT", &pid])
-            .status()
-            .expect("kill")
-            .success()
-    );
+    signal(&old, "-CONT");
     wait_for_role(&old.url, "deposed", Duration::from_secs(10)).await;
 
     // Restarted on the same state directory, with no manual step.
@@ -919,6 +784,27 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
         "deposed leader restarted: state set aside: {}",
         set_aside_in(&dir_a)
     );
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to a member's process.
+fn signal(member: &Sidecar, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([signal, &member.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
+/// Deletes the records of `group`'s log whose number is in `range` (a
+/// range query's bounds), as a truncation or a lost write would.
+async fn delete_records(cluster: &str, group: &str, range: Value) {
+    let (status, answer) = support::send_json(
+        reqwest::Method::POST,
+        &format!("{cluster}/neardup-replica-{group}-log/_delete_by_query?refresh=true"),
+        &json!({"query": {"range": {"record": range}}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
 }
 
 /// Whether `dir` holds a state set aside.
@@ -953,16 +839,7 @@ async fn a_leader_whose_last_record_never_landed_sets_its_state_aside_and_rejoin
     old.kill();
     // As if its last record had never landed: its local log holds effects
     // the chain does not.
-    let (status, answer) = support::send_json(
-        reqwest::Method::POST,
-        &format!(
-            "{}/neardup-replica-landed-log/_delete_by_query?refresh=true",
-            osmem.url
-        ),
-        &json!({"query": {"range": {"record": {"gte": last}}}}),
-    )
-    .await;
-    assert_eq!(status, 200, "{answer}");
+    delete_records(&osmem.url, "landed", json!({"gte": last})).await;
     assert!(!record_exists(&osmem.url, "landed", last).await);
 
     // Another member takes over and writes other effects at those numbers.

@@ -157,24 +157,9 @@ impl Analyzer {
             text
         };
         if fingerprinter.is_short(prepared) {
-            // A headline over a body: how much the body tells by itself
-            // decides whether the headline must agree (see
-            // `ShortText::headlines_allow`).
-            let short = match (
-                fingerprinter.headline_field(),
-                fingerprinter.headline(prepared),
-            ) {
-                (Some(field), Some(_)) => {
-                    let body_text = fingerprinter.body_text(prepared);
-                    let body = read_body(&body_text);
-                    match u8::try_from(field) {
-                        Ok(field) if body_text.chars().any(is_letter_or_digit) => {
-                            short_text().with_headline(field, body.weight)
-                        }
-                        _ => short_text(),
-                    }
-                }
-                _ => short_text(),
+            let short = match short_headline(fingerprinter, prepared) {
+                Some((field, body_weight)) => short_text().with_headline(field, body_weight),
+                None => short_text(),
             };
             return (Some(short), None, true);
         }
@@ -209,4 +194,18 @@ impl Analyzer {
             headline_told,
         )
     }
+}
+
+/// A short text's headline field and its body's identifying weight, when
+/// it has a headline over a body with letters: how much the body tells by
+/// itself decides whether the headline must agree (see
+/// `ShortText::headlines_allow`). The engine and `explain` read it here.
+pub fn short_headline(fingerprinter: &Fingerprinter, prepared: &PreparedText) -> Option<(u8, u32)> {
+    let field = u8::try_from(fingerprinter.headline_field()?).ok()?;
+    fingerprinter.headline(prepared)?;
+    let body_text = fingerprinter.body_text(prepared);
+    body_text
+        .chars()
+        .any(is_letter_or_digit)
+        .then(|| (field, read_body(&body_text).weight))
 }

@@ -55,7 +55,7 @@ mod side_tests;
 #[cfg(test)]
 mod tests;
 
-pub use analysis::{Analysis, Analyzer};
+pub use analysis::{Analysis, Analyzer, short_headline};
 use exact_hashes::ExactHashes;
 use side_data::SideStore;
 pub use side_data::{EncodedSides, SideSnapshot};

@@ -585,10 +585,7 @@ fn short_headline_figure(
     figures: &mut Vec<Figure>,
 ) {
     let titled = |prepared: &PreparedText| {
-        let field = u8::try_from(fingerprinter.headline_field()?).ok()?;
-        fingerprinter.headline(prepared)?;
-        let body = fingerprinter.body_text(prepared);
-        let weight = crate::confirm::boilerplate::identifying_weight(&body);
+        let (field, weight) = crate::engine::short_headline(fingerprinter, prepared)?;
         Some(
             ShortText::new(Box::default(), fingerprinter.letters(prepared).into(), 0, 0)
                 .with_headline(field, weight),
@@ -663,27 +660,35 @@ mod tests {
             .unwrap_or_else(|| panic!("no figure {name}: {explanation:?}"))
     }
 
-    #[test]
-    fn the_lead_span_figure_names_a_party_swapped_in_a_form() {
+    /// [`explain`] of two documents (title and content), default settings.
+    fn explain_documents(first: (&str, &str), second: (&str, &str)) -> Explanation {
         let fingerprinter = fingerprinter();
-        let notice = |party: &str| {
-            let document = serde_json::json!({
-                "title": "Hearing notice",
-                "content": format!(
-                    "The district court will hear the claim of Northgate Supply against {party} on June 4 at 10 a.m. in courtroom B of the county building. Parties who wish to be heard should appear in person or through counsel. Written objections must be filed with the clerk before the hearing date."
-                ),
-            });
+        let prepare = |(title, content): (&str, &str)| {
+            let document = serde_json::json!({"title": title, "content": content});
             fingerprinter.prepare_document(&document).expect("text")
         };
-        let explain_pair = |first: &str, second: &str| {
-            explain(
-                &fingerprinter,
-                &ConfirmationConfig::default(),
-                3,
-                &notice(first),
-                &notice(second),
+        explain(
+            &fingerprinter,
+            &ConfirmationConfig::default(),
+            3,
+            &prepare(first),
+            &prepare(second),
+        )
+        .expect("k = 3 is valid")
+    }
+
+    #[test]
+    fn the_lead_span_figure_names_a_party_swapped_in_a_form() {
+        let notice = |party: &str| {
+            format!(
+                "The district court will hear the claim of Northgate Supply against {party} on June 4 at 10 a.m. in courtroom B of the county building. Parties who wish to be heard should appear in person or through counsel. Written objections must be filed with the clerk before the hearing date."
             )
-            .expect("k = 3 is valid")
+        };
+        let explain_pair = |first: &str, second: &str| {
+            explain_documents(
+                ("Hearing notice", &notice(first)),
+                ("Hearing notice", &notice(second)),
+            )
         };
         let swapped = explain_pair("Harlow Freight", "Delmar Timber");
         assert_eq!(figure(&swapped, "lead_span").passes, Some(false));
@@ -693,24 +698,9 @@ mod tests {
 
     #[test]
     fn the_short_headline_figure_keeps_a_boilerplate_page_under_another_headline_apart() {
-        let fingerprinter = fingerprinter();
-        let page = |title: &str| {
-            let document = serde_json::json!({
-                "title": title,
-                "content": "图文直播正在进行中，请点击进入。本直播内容版权归本网所有，未经授权不得转播。",
-            });
-            fingerprinter.prepare_document(&document).expect("text")
-        };
-        let explain_pair = |first: &str, second: &str| {
-            explain(
-                &fingerprinter,
-                &ConfirmationConfig::default(),
-                3,
-                &page(first),
-                &page(second),
-            )
-            .expect("k = 3 is valid")
-        };
+        let body = "图文直播正在进行中，请点击进入。本直播内容版权归本网所有，未经授权不得转播。";
+        let explain_pair =
+            |first: &str, second: &str| explain_documents((first, body), (second, body));
         let other = explain_pair("惠州上线24个长者食堂", "水竹镇花生提质增收");
         assert_eq!(figure(&other, "short_headline").passes, Some(false));
         assert!(!other.joins);

@@ -4,6 +4,8 @@
 //! real server cannot produce (never a stand-in for the cluster's behaviour).
 #![allow(dead_code)]
 
+pub mod stories;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
