@@ -305,9 +305,20 @@ impl<T: Copy> FingerprintSlots<T> {
 
     /// Every slot in use: its number, fingerprint and value, in number order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
-        self.slots
+        self.iter_numbers(0..u32::MAX)
+    }
+
+    /// [`Slots::iter`] restricted to the numbers in `numbers`, so a long
+    /// walk can be taken in parts.
+    pub fn iter_numbers(
+        &self,
+        numbers: std::ops::Range<u32>,
+    ) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
+        let start = (numbers.start as usize).min(self.slots.len());
+        let end = (numbers.end as usize).clamp(start, self.slots.len());
+        self.slots[start..end]
             .iter()
-            .zip(0u32..)
+            .zip(numbers.start..)
             .filter(|&(_, number)| self.is_used(number))
             .map(|((fingerprint, value), number)| (number, *fingerprint, value))
     }

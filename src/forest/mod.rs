@@ -462,6 +462,19 @@ impl Forest {
             .map(|(_, fingerprint, node)| node.view(fingerprint))
     }
 
+    /// The nodes whose numbers are in `numbers` (up to
+    /// [`Forest::number_bound`]): a walk of every node taken in parts, a
+    /// lock released between them (numbers stay with their
+    /// nodes, so each node is seen once if it stays).
+    pub fn iter_nodes_numbered(
+        &self,
+        numbers: std::ops::Range<u32>,
+    ) -> impl Iterator<Item = NodeView> + '_ {
+        self.nodes
+            .iter_numbers(numbers)
+            .map(|(_, fingerprint, node)| node.view(fingerprint))
+    }
+
     /// Counters for monitoring.
     pub fn stats(&self) -> ForestStats {
         ForestStats {

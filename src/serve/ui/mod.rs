@@ -92,6 +92,10 @@ pub const MAX_MEMBERS_COMPARED: usize = 60;
 /// by the cluster's count).
 const MAX_INDEX_CLASSES: usize = 10_000;
 
+/// Node numbers the list reads per hold of the ledger's shared lock: about
+/// a millisecond of walk, the longest a write waits for the list page.
+const LIST_SLICE_NODES: u32 = 32_768;
+
 /// Fields that name a document's outlet, time and address, first found wins.
 const OUTLET_FIELDS: [&str; 6] = [
     "source",
@@ -279,15 +283,22 @@ async fn list_page(sidecar: &Sidecar, request: Request) -> Response {
         None => None,
     };
     let now = now_millis();
-    // A walk of every node: off the async runtime.
+    // A walk of every node: off the async runtime, the lock taken for one
+    // slice of nodes at a time so that writes go on between slices.
     let (overview, retention, max_distance) = off_the_runtime(|| {
-        let ledger = sidecar.ledger.read();
-        let forest = ledger.engine().forest();
-        (
-            overview::overview(forest, now, params.order, params.size, in_index.as_ref()),
-            forest.config().retention,
-            forest.max_distance(),
-        )
+        let mut scan =
+            overview::OverviewScan::new(now, params.order, params.size, in_index.as_ref());
+        loop {
+            let ledger = sidecar.ledger.read();
+            let forest = ledger.engine().forest();
+            if scan.scan(forest, LIST_SLICE_NODES) {
+                return (
+                    scan.finish(forest),
+                    forest.config().retention,
+                    forest.max_distance(),
+                );
+            }
+        }
     });
     let title_field = headline_field(sidecar, params.index.as_deref());
     let mut notice = None;

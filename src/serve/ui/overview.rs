@@ -1,16 +1,20 @@
 //! The list page's numbers, read from the forest alone: the largest, the
 //! newest and the fastest-growing classes, with their arrivals over time.
 //!
-//! Design: one pass over the nodes, under the caller's lock. Roots are
-//! ranked in a heap bounded by the number of rows asked for; nodes born in
-//! the growth window are counted per root in a map that holds only the
-//! classes that grew. The members of the chosen classes are then read
-//! (their `born` times are the arrivals of the sparkline). Nothing is kept
-//! between requests and no node carries anything more.
+//! Design: one pass over the nodes, in slices of node numbers
+//! ([`OverviewScan`]): the sidecar takes the ledger's shared lock for one
+//! slice at a time, so a write waits for one slice at most, never for the
+//! whole walk. Roots are ranked in a heap bounded by the number of rows
+//! asked for; nodes born in the growth window are counted per root in a
+//! map that holds only the classes that grew. The members of the chosen
+//! classes are then read (their `born` times are the arrivals of the
+//! sparkline). Nothing is kept between requests and no node carries
+//! anything more.
 //!
 //! Consequences: the pass costs time in the number of nodes (a few tens of
-//! milliseconds per million), during which writes wait: a page for people,
-//! not for polling. The forest knows when a fingerprint first arrived, not
+//! milliseconds per million) but holds the lock for a slice at a time; it
+//! reads the forest as it changes, so a node placed during the walk may be
+//! missed (a page for people, not for polling). The forest knows when a fingerprint first arrived, not
 //! when each verbatim copy did: arrivals and growth count new variants
 //! (distinct fingerprints), while sizes count documents, as `/_neardup/stats`
 //! and `/_neardup/classes/{root}` do.
@@ -103,7 +107,9 @@ impl Range {
 }
 
 /// The `limit` first classes in `order`, restricted to the roots in `only`
-/// when given (an index's classes).
+/// when given (an index's classes), in one walk (the reference the sliced
+/// walk is tested against).
+#[cfg(test)]
 pub fn overview(
     forest: &Forest,
     now: Millis,
@@ -111,68 +117,128 @@ pub fn overview(
     limit: usize,
     only: Option<&HashMap<Fingerprint, u64>>,
 ) -> Overview {
-    let recent_since = now - GROWTH_WINDOW;
-    let mut recent: HashMap<Fingerprint, usize> = HashMap::new();
-    // Min-heap of the best `limit` so far: (primary key, tie-break, root).
-    let mut best: BinaryHeap<Reverse<(i64, i64, Fingerprint)>> = BinaryHeap::new();
-    let mut keep = |key: (i64, i64, Fingerprint)| {
-        if best.len() < limit {
-            best.push(Reverse(key));
-        } else if best.peek().is_some_and(|Reverse(worst)| key > *worst) {
-            best.pop();
-            best.push(Reverse(key));
+    let mut scan = OverviewScan::new(now, order, limit, only);
+    while !scan.scan(forest, u32::MAX) {}
+    scan.finish(forest)
+}
+
+/// [`overview`] taken in parts: [`OverviewScan::scan`] reads a slice of
+/// the node numbers at a time, so the caller can release its lock between
+/// slices and a writer never waits for more than one; then
+/// [`OverviewScan::finish`] reads the chosen classes. Nodes placed or
+/// removed meanwhile may be seen or missed: a page for people, as of about
+/// the moment it was asked for.
+pub struct OverviewScan<'only> {
+    now: Millis,
+    order: Order,
+    limit: usize,
+    only: Option<&'only HashMap<Fingerprint, u64>>,
+    /// Variants born in the growth window, per root.
+    recent: HashMap<Fingerprint, usize>,
+    /// Min-heap of the best `limit` so far: (primary key, tie-break, root).
+    best: BinaryHeap<Reverse<(i64, i64, Fingerprint)>>,
+    /// The next node number to read.
+    next: u32,
+}
+
+impl<'only> OverviewScan<'only> {
+    pub fn new(
+        now: Millis,
+        order: Order,
+        limit: usize,
+        only: Option<&'only HashMap<Fingerprint, u64>>,
+    ) -> Self {
+        OverviewScan {
+            now,
+            order,
+            limit,
+            only,
+            recent: HashMap::new(),
+            best: BinaryHeap::new(),
+            next: 0,
         }
-    };
-    for node in forest.iter_nodes() {
-        if only.is_some_and(|only| !only.contains_key(&node.root)) {
-            continue;
+    }
+
+    fn keep(&mut self, key: (i64, i64, Fingerprint)) {
+        if self.best.len() < self.limit {
+            self.best.push(Reverse(key));
+        } else if self.best.peek().is_some_and(|Reverse(worst)| key > *worst) {
+            self.best.pop();
+            self.best.push(Reverse(key));
         }
-        if node.born >= recent_since {
-            *recent.entry(node.root).or_default() += 1;
-        }
-        if node.is_root {
-            let documents = forest.class_documents(node.root).unwrap_or(node.documents);
-            match order {
-                Order::Largest => keep((clamp(documents), node.touched, node.root)),
-                Order::Newest => keep((node.born, clamp(documents), node.root)),
-                Order::Growing => {}
+    }
+
+    /// Reads the nodes of the next `numbers` node numbers. Returns whether
+    /// every node has been read.
+    pub fn scan(&mut self, forest: &Forest, numbers: u32) -> bool {
+        let start = self.next;
+        let bound = u32::try_from(forest.number_bound()).unwrap_or(u32::MAX);
+        let end = start.saturating_add(numbers).min(bound);
+        let recent_since = self.now - GROWTH_WINDOW;
+        for node in forest.iter_nodes_numbered(start..end) {
+            if self.only.is_some_and(|only| !only.contains_key(&node.root)) {
+                continue;
+            }
+            if node.born >= recent_since {
+                *self.recent.entry(node.root).or_default() += 1;
+            }
+            if node.is_root {
+                let documents = forest.class_documents(node.root).unwrap_or(node.documents);
+                match self.order {
+                    Order::Largest => self.keep((clamp(documents), node.touched, node.root)),
+                    Order::Newest => self.keep((node.born, clamp(documents), node.root)),
+                    Order::Growing => {}
+                }
             }
         }
+        self.next = end;
+        end >= bound
     }
-    if order == Order::Growing {
-        for (&root, &count) in &recent {
-            let documents = forest.class_documents(root).unwrap_or(0);
-            keep((count as i64, clamp(documents), root));
+
+    /// The chosen classes, read from `forest` as it is now (a class merged
+    /// into another since it was chosen is left out).
+    pub fn finish(mut self, forest: &Forest) -> Overview {
+        if self.order == Order::Growing {
+            let grown: Vec<(Fingerprint, usize)> = self
+                .recent
+                .iter()
+                .map(|(&root, &count)| (root, count))
+                .collect();
+            for (root, count) in grown {
+                let documents = forest.class_documents(root).unwrap_or(0);
+                self.keep((count as i64, clamp(documents), root));
+            }
         }
-    }
-    let mut chosen: Vec<Fingerprint> = best
-        .into_sorted_vec()
-        .into_iter()
-        .map(|Reverse((_, _, root))| root)
-        .collect();
-    chosen.truncate(limit);
-    let mut classes: Vec<ClassSummary> = chosen
-        .iter()
-        .filter_map(|&root| summary(forest, root, recent.get(&root).copied().unwrap_or(0)))
-        .collect();
-    let retention_start = forest.config().retention.map(|retention| now - retention);
-    let earliest = classes
-        .iter()
-        .map(|class| class.first_arrival)
-        .min()
-        .unwrap_or(now);
-    let start = retention_start.map_or(earliest, |start| start.max(earliest));
-    let axis = Range {
-        start: start.min(now - MIN_AXIS),
-        end: now + 1,
-    };
-    for class in &mut classes {
-        class.arrivals = arrivals(forest, class.root, axis);
-    }
-    Overview {
-        stats: forest.stats(),
-        classes,
-        axis,
+        let now = self.now;
+        let mut chosen: Vec<Fingerprint> = std::mem::take(&mut self.best)
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse((_, _, root))| root)
+            .collect();
+        chosen.truncate(self.limit);
+        let mut classes: Vec<ClassSummary> = chosen
+            .iter()
+            .filter_map(|&root| summary(forest, root, self.recent.get(&root).copied().unwrap_or(0)))
+            .collect();
+        let retention_start = forest.config().retention.map(|retention| now - retention);
+        let earliest = classes
+            .iter()
+            .map(|class| class.first_arrival)
+            .min()
+            .unwrap_or(now);
+        let start = retention_start.map_or(earliest, |start| start.max(earliest));
+        let axis = Range {
+            start: start.min(now - MIN_AXIS),
+            end: now + 1,
+        };
+        for class in &mut classes {
+            class.arrivals = arrivals(forest, class.root, axis);
+        }
+        Overview {
+            stats: forest.stats(),
+            classes,
+            axis,
+        }
     }
 }
 
@@ -247,6 +313,34 @@ mod tests {
             forest.assign(fingerprint, time);
         }
         (forest, [big, fresh, single], 10 * HOUR + 10)
+    }
+
+    /// A walk in slices of one node number sees what one walk sees, and a
+    /// class placed during the walk under a number ahead of it is read.
+    #[test]
+    fn a_walk_in_slices_reads_what_one_walk_reads() {
+        let (mut forest, _, now) = forest();
+        for order in [Order::Largest, Order::Growing, Order::Newest] {
+            let whole = overview(&forest, now, order, 10, None);
+            let mut scan = OverviewScan::new(now, order, 10, None);
+            let mut slices = 0;
+            while !scan.scan(&forest, 1) {
+                slices += 1;
+            }
+            assert_eq!(slices, forest.number_bound() - 1);
+            assert_eq!(scan.finish(&forest), whole, "{order:?}");
+        }
+        let mut scan = OverviewScan::new(now, Order::Largest, 10, None);
+        assert!(!scan.scan(&forest, 4));
+        let late = 0x0000_0000_00ff_0000;
+        forest.assign(late, now);
+        while !scan.scan(&forest, 4) {}
+        let listed = scan.finish(&forest);
+        assert_eq!(
+            listed.classes.len(),
+            4,
+            "the new class is read: its number is after the walk's"
+        );
     }
 
     #[test]
