@@ -13,182 +13,32 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::{Osmem, Sidecar, client, demo_sentences};
-
-/// About `target_bytes` of bulk body: articles of about 3 KB built from
-/// the demo corpus's sentences, each one different.
-fn large_bulk(target_bytes: usize) -> (String, usize) {
-    let sentences = demo_sentences(20);
-    let mut body = String::with_capacity(target_bytes + 4096);
-    let mut count = 0;
-    while body.len() < target_bytes {
-        let content: String = (0..30)
-            .map(|step| sentences[(count * 7 + step * 13) % sentences.len()].as_str())
-            .collect();
-        body += &format!(
-            "{}\n",
-            serde_json::json!({"index": {"_id": format!("big-{count}")}})
-        );
-        body += &format!(
-            "{}\n",
-            serde_json::json!({"title": format!("第{count}篇"), "content": format!("{content}（编号{count}）")})
-        );
-        count += 1;
-    }
-    (body, count)
-}
-
-/// Latencies of GET `url`, one after another, until `stop` says so.
-async fn probe(url: String, stop: tokio::sync::watch::Receiver<bool>) -> Vec<Duration> {
-    let http = client();
-    let mut latencies = Vec::new();
-    while !*stop.borrow() {
-        let started = Instant::now();
-        let answered = http.get(&url).send().await;
-        if let Ok(answer) = answered {
-            let _ = answer.bytes().await;
-            latencies.push(started.elapsed());
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    latencies
-}
-
-fn percentile(latencies: &mut [Duration], share: f64) -> Duration {
-    latencies.sort_unstable();
-    let at = ((latencies.len() as f64 * share).ceil() as usize).clamp(1, latencies.len()) - 1;
-    latencies[at]
-}
-
-/// A proxy to the cluster that holds each `_bulk` until released, and says
-/// when one arrived.
-struct HoldingProxy {
-    url: String,
-    arrived: tokio::sync::watch::Receiver<bool>,
-    release: std::sync::Arc<tokio::sync::Semaphore>,
-    _shutdown: tokio::sync::oneshot::Sender<()>,
-}
-
-impl HoldingProxy {
-    async fn start(cluster: &str) -> Self {
-        let (arrived_sender, arrived) = tokio::sync::watch::channel(false);
-        let arrived_sender = std::sync::Arc::new(arrived_sender);
-        let release = std::sync::Arc::new(tokio::sync::Semaphore::new(0));
-        let cluster = cluster.trim_end_matches('/').to_string();
-        let http = client();
-        let gate = release.clone();
-        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
-            let (cluster, http, gate, arrived_sender) = (
-                cluster.clone(),
-                http.clone(),
-                gate.clone(),
-                arrived_sender.clone(),
-            );
-            async move {
-                let (parts, body) = request.into_parts();
-                let body = axum::body::to_bytes(body, usize::MAX)
-                    .await
-                    .unwrap_or_default();
-                let path = parts
-                    .uri
-                    .path_and_query()
-                    .map_or("/".to_string(), ToString::to_string);
-                if parts.uri.path().contains("_bulk") {
-                    let _ = arrived_sender.send(true);
-                    let _ = gate.acquire().await.map(tokio::sync::SemaphorePermit::forget);
-                    // Refused as a cluster under load refuses it: the
-                    // test is about the placement, not osmem's indexing.
-                    let mut refused = axum::response::Response::new(axum::body::Body::from(
-                        r#"{"error":{"type":"es_rejected_execution_exception","reason":"held by the test"},"status":429}"#,
-                    ));
-                    *refused.status_mut() = axum::http::StatusCode::TOO_MANY_REQUESTS;
-                    return refused;
-                }
-                let mut outgoing = http.request(parts.method.clone(), format!("{cluster}{path}"));
-                if let Some(content_type) = parts.headers.get("content-type") {
-                    outgoing = outgoing.header("content-type", content_type.clone());
-                }
-                let answer = outgoing.body(body).send().await.expect("cluster answers");
-                let status = answer.status();
-                let bytes = answer.bytes().await.unwrap_or_default();
-                let mut response = axum::response::Response::new(axum::body::Body::from(bytes));
-                *response.status_mut() = status;
-                response.headers_mut().insert(
-                    "content-type",
-                    axum::http::HeaderValue::from_static("application/json"),
-                );
-                response
-            }
-        });
-        let (url, shutdown) = support::serve_locally(app).await;
-        HoldingProxy {
-            url,
-            arrived,
-            release,
-            _shutdown: shutdown,
-        }
-    }
-}
+use support::Osmem;
+use support::busy::{busy_round, percentile};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn health_and_searches_answer_while_a_100_mb_bulk_is_placed() {
     let osmem = Osmem::start();
-    let mut proxy = HoldingProxy::start(&osmem.url).await;
-    let sidecar = Sidecar::start(&proxy.url, &["--upstream-timeout", "300s"]);
-    let (body, documents) = large_bulk(95 << 20);
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let probes = [
-        format!("{}/_neardup/health/live", sidecar.url),
-        format!("{}/_neardup/health", sidecar.url),
-        format!("{}/_cluster/health", sidecar.url),
-    ]
-    .map(|url| tokio::spawn(probe(url, stopped.clone())));
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let started = Instant::now();
-    let bulk_url = format!("{}/big/_bulk", sidecar.url);
-    let bulk = tokio::spawn(async move {
-        let answer = client()
-            .post(bulk_url)
-            .header("content-type", "application/x-ndjson")
-            .timeout(Duration::from_secs(600))
-            .body(body)
-            .send()
-            .await
-            .expect("bulk answered");
-        let status = answer.status();
-        let _ = answer.bytes().await;
-        status
-    });
-    // Placed and stamped: the sidecar forwards it.
-    tokio::time::timeout(
-        Duration::from_secs(300),
-        proxy.arrived.wait_for(|arrived| *arrived),
-    )
-    .await
-    .expect("the bulk placed within 300 s")
-    .expect("proxy running");
-    let took = started.elapsed();
-    let _ = stop.send(true);
-    let names = ["liveness", "readiness", "pass-through"];
-    for (name, probe) in names.iter().zip(probes) {
-        let mut latencies = probe.await.expect("probe");
-        assert!(latencies.len() >= 5, "{name}: {} answers", latencies.len());
-        let p50 = percentile(&mut latencies, 0.5);
-        let p99 = percentile(&mut latencies, 0.99);
-        let max = percentile(&mut latencies, 1.0);
-        println!(
-            "{name}: {} answers while {documents} documents were read and placed ({took:?}): p50 {p50:?}, p99 {p99:?}, max {max:?}",
+    let round = busy_round(&osmem.url, 95 << 20).await;
+    for probe in &round.probes {
+        let mut latencies = probe.latencies.clone();
+        assert!(
+            latencies.len() >= 5,
+            "{}: {} answers",
+            probe.name,
             latencies.len()
         );
+        let max = percentile(&mut latencies, 1.0);
+        println!("{}", round.describe(probe));
         assert!(
             max < Duration::from_secs(3),
-            "{name} waited {max:?} while the bulk was placed"
+            "{} waited {max:?} while the bulk was placed",
+            probe.name
         );
     }
-    proxy.release.add_permits(1);
-    assert_eq!(bulk.await.expect("bulk task"), 429);
+    assert_eq!(round.bulk_status, 429);
     // Refused as a whole: every placement taken back.
-    assert_eq!(support::stats(&sidecar.url).await["forest"]["documents"], 0);
+    assert_eq!(round.forest_documents_after, 0);
 }

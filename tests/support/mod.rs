@@ -4,6 +4,7 @@
 //! real server cannot produce (never a stand-in for the cluster's behaviour).
 #![allow(dead_code)]
 
+pub mod busy;
 pub mod stories;
 
 use std::io::{BufRead, BufReader};
