@@ -155,13 +155,12 @@ fn main() {
     let segment_started = Instant::now();
     store.start_segment().expect("new log segment");
     let segment_seconds = segment_started.elapsed().as_secs_f64();
-    let (mut longest, mut slices) = (0f64, 0);
+    let mut slices: Vec<f64> = Vec::new();
     let mut during: Vec<f64> = Vec::new();
     let pending = loop {
         let slice = Instant::now();
         let done = capture.copy_some(&ledger, CAPTURE_SLICE_BYTES);
-        longest = longest.max(slice.elapsed().as_secs_f64());
-        slices += 1;
+        slices.push(slice.elapsed().as_secs_f64() * 1e3);
         if done {
             break capture.take(&ledger).expect("capture copied");
         }
@@ -177,13 +176,16 @@ fn main() {
     let written = store.finish_snapshot(pending, now).expect("snapshot");
     let total_nodes = ledger.engine().forest().stats().nodes;
     during.sort_by(f64::total_cmp);
+    slices.sort_by(f64::total_cmp);
     println!(
-        "  snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s; writes paused {:.2} ms to start the capture, then at most {:.2} ms (longest of {slices} slices, copied in {:.2} s); new log segment {:.1} ms outside the lock; {} places during the capture: p50 {:.1} µs, max {:.0} µs",
+        "  snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s; writes paused {:.2} ms to start the capture, then at most {:.2} ms (longest of {} slices, median {:.2} ms, copied in {:.2} s); new log segment {:.1} ms outside the lock; {} places during the capture: p50 {:.1} µs, max {:.0} µs",
         written.bytes as f64 / (1 << 20) as f64,
         written.bytes as f64 / total_nodes as f64,
         started.elapsed().as_secs_f64(),
         paused * 1e3,
-        longest * 1e3,
+        slices.last().copied().unwrap_or(0.0),
+        slices.len(),
+        percentile(&slices, 0.5),
         copied,
         segment_seconds * 1e3,
         during.len(),
