@@ -10,7 +10,12 @@
 //!   off the heap (memory-mapped file: disk, not `RssAnon`) per node;
 //! - `place` of real documents (demo sentences, one to four per document,
 //!   analysed outside the timing) into the filled engine: p50 / p99 / max;
-//! - a snapshot of the whole state: bytes per node and time to write;
+//! - a snapshot of the whole state: bytes per node, time to write, and
+//!   how long writes wait: the instant the capture starts (writes locked
+//!   out), the longest slice of its copy (each one a hold of the lock,
+//!   writes waiting); between slices, probe documents are placed (writes
+//!   while the capture runs: their p50, and what the log's new segment
+//!   took, outside the lock);
 //! - recovery from that snapshot (skipped with `--no-recovery`): time, and
 //!   whether every node came back.
 //!
@@ -24,6 +29,7 @@ use std::time::Instant;
 
 use neardup::config::EngineSettings;
 use neardup::ledger::Ledger;
+use neardup::persist::store::snapshots::CAPTURE_SLICE_BYTES;
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 
 const PROBES: usize = 20_000;
@@ -70,9 +76,9 @@ fn percentile(sorted: &[f64], share: f64) -> f64 {
 }
 
 /// Documents of one to four demo sentences, some repeated with a change.
-fn probe_documents() -> Vec<serde_json::Value> {
+fn probe_documents(seed: u64) -> Vec<serde_json::Value> {
     let sentences = support::demo_sentences(8);
-    let mut random = support::Xorshift(0x2545_f491_4f6c_dd1d);
+    let mut random = support::Xorshift(seed);
     (0..PROBES)
         .map(|number| {
             let count = 1 + random.below(4);
@@ -100,9 +106,14 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("neardup-bench-capacity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
 
-    let documents = probe_documents();
+    let documents = probe_documents(0x2545_f491_4f6c_dd1d);
+    let during_capture = probe_documents(0x9e37_79b9_7f4a_7c15);
     let (store, mut ledger, _) = open(&dir);
     let analyses: Vec<_> = documents
+        .iter()
+        .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
+        .collect();
+    let mut analyses_during: Vec<_> = during_capture
         .iter()
         .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
         .collect();
@@ -139,16 +150,47 @@ fn main() {
     );
 
     let started = Instant::now();
-    let pending = store.begin_snapshot(&ledger).expect("begin snapshot");
+    let capture = store.begin_snapshot(&ledger);
     let paused = started.elapsed().as_secs_f64();
+    let segment_started = Instant::now();
+    store.start_segment().expect("new log segment");
+    let segment_seconds = segment_started.elapsed().as_secs_f64();
+    let mut slices: Vec<f64> = Vec::new();
+    let mut during: Vec<f64> = Vec::new();
+    let pending = loop {
+        let slice = Instant::now();
+        let done = capture.copy_some(&ledger, CAPTURE_SLICE_BYTES);
+        slices.push(slice.elapsed().as_secs_f64() * 1e3);
+        if done {
+            break capture.take(&ledger).expect("capture copied");
+        }
+        // Writes between slices, as the lock lets them through.
+        for analysis in analyses_during.drain(..analyses_during.len().min(20)) {
+            let timer = Instant::now();
+            let placed = ledger.place(analysis, now);
+            during.push(timer.elapsed().as_secs_f64() * 1e6);
+            ledger.stored_untracked(placed.fingerprint);
+        }
+    };
+    let copied = started.elapsed().as_secs_f64();
     let written = store.finish_snapshot(pending, now).expect("snapshot");
     let total_nodes = ledger.engine().forest().stats().nodes;
+    during.sort_by(f64::total_cmp);
+    slices.sort_by(f64::total_cmp);
     println!(
-        "  snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s, of which writes paused {:.2} s",
+        "  snapshot: {:.0} MiB ({:.0} B/node), written in {:.1} s; writes paused {:.2} ms to start the capture, then at most {:.2} ms (longest of {} slices, median {:.2} ms, copied in {:.2} s); new log segment {:.1} ms outside the lock; {} places during the capture: p50 {:.1} µs, max {:.0} µs",
         written.bytes as f64 / (1 << 20) as f64,
         written.bytes as f64 / total_nodes as f64,
         started.elapsed().as_secs_f64(),
-        paused
+        paused * 1e3,
+        slices.last().copied().unwrap_or(0.0),
+        slices.len(),
+        percentile(&slices, 0.5),
+        copied,
+        segment_seconds * 1e3,
+        during.len(),
+        percentile(&during, 0.5),
+        during.last().copied().unwrap_or(0.0)
     );
     drop(store);
     drop(ledger);

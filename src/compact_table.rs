@@ -29,6 +29,7 @@
 
 use std::hash::{BuildHasher, Hash};
 
+use crate::capture::Capture;
 use crate::hashing::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
@@ -52,6 +53,9 @@ const MIN_PLACES: usize = 8;
 pub struct CompactTable<T> {
     places: Vec<T>,
     len: usize,
+    /// The places as of a snapshot's moment, while one is taken (every
+    /// write of a place goes through [`Self::set`]).
+    capture: Capture<T>,
 }
 
 impl<T> Default for CompactTable<T> {
@@ -59,6 +63,7 @@ impl<T> Default for CompactTable<T> {
         CompactTable {
             places: Vec::new(),
             len: 0,
+            capture: Capture::default(),
         }
     }
 }
@@ -92,6 +97,35 @@ impl<T: TableEntry> CompactTable<T> {
     /// Bytes of its one allocation.
     pub fn allocation_size(&self) -> usize {
         self.places.capacity() * size_of::<T>()
+    }
+
+    /// Writes place `place` (its value kept first while a capture runs).
+    #[inline]
+    fn set(&mut self, place: usize, entry: T) {
+        self.capture.before_write(&self.places, place);
+        self.places[place] = entry;
+    }
+
+    /// Starts capturing the entries as they are now ([`crate::capture`]);
+    /// call with writes locked out.
+    pub fn start_capture(&self) {
+        self.capture.start(&self.places);
+    }
+
+    /// Copies up to `budget` more places of the capture; `true` once done.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.capture.copy_some(&self.places, budget)
+    }
+
+    /// The captured places (vacant ones too: leaving them out is left to
+    /// the caller, after the lock) once all are copied (the capture ends).
+    pub fn take_capture(&self) -> Option<Vec<T>> {
+        self.capture.take()
+    }
+
+    /// Ends a capture without its image.
+    pub fn stop_capture(&self) {
+        self.capture.stop();
     }
 
     fn next(&self, place: usize) -> usize {
@@ -130,6 +164,7 @@ impl<T: TableEntry> CompactTable<T> {
     /// keep the entry's hash.
     pub fn find_mut(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&mut T> {
         let place = self.position(hash, eq)?;
+        self.capture.before_write(&self.places, place);
         Some(&mut self.places[place])
     }
 
@@ -196,12 +231,12 @@ impl<T: TableEntry> CompactTable<T> {
         let mut place = home(hash, self.places.len());
         while !self.places[place].is_vacant() {
             if same(&self.places[place], &entry) {
-                self.places[place] = entry;
+                self.set(place, entry);
                 return;
             }
             place = self.next(place);
         }
-        self.places[place] = entry;
+        self.set(place, entry);
         self.len += 1;
     }
 
@@ -212,7 +247,7 @@ impl<T: TableEntry> CompactTable<T> {
         while !self.places[place].is_vacant() {
             place = self.next(place);
         }
-        self.places[place] = entry;
+        self.set(place, entry);
         self.len += 1;
     }
 
@@ -238,12 +273,12 @@ impl<T: TableEntry> CompactTable<T> {
                 hole < start || start <= place
             };
             if !starts_after_hole {
-                self.places[hole] = self.places[place];
+                self.set(hole, self.places[place]);
                 hole = place;
             }
             place = self.next(place);
         }
-        self.places[hole] = T::VACANT;
+        self.set(hole, T::VACANT);
         self.len -= 1;
         Some(removed)
     }
@@ -286,6 +321,8 @@ impl<T: TableEntry> CompactTable<T> {
         hasher: impl Fn(&T) -> u64,
         mut keep: impl FnMut(&T) -> bool,
     ) {
+        // A capture running copies what it has not yet: the places move.
+        self.capture.complete(&self.places);
         let old = std::mem::replace(&mut self.places, vec![T::VACANT; places]);
         self.len = 0;
         for entry in old {
@@ -426,6 +463,26 @@ impl<E: KeyedEntry> KeyedTable<E> {
     /// The entries, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &E> {
         self.table.iter()
+    }
+
+    /// See [`CompactTable::start_capture`].
+    pub fn start_capture(&self) {
+        self.table.start_capture();
+    }
+
+    /// See [`CompactTable::capture_some`].
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.table.capture_some(budget)
+    }
+
+    /// See [`CompactTable::take_capture`].
+    pub fn take_capture(&self) -> Option<Vec<E>> {
+        self.table.take_capture()
+    }
+
+    /// See [`CompactTable::stop_capture`].
+    pub fn stop_capture(&self) {
+        self.table.stop_capture();
     }
 
     pub fn len(&self) -> usize {

@@ -24,6 +24,8 @@
 //! since the ledger was created; a 64-bit key collision (about one in 10^10
 //! at a million documents) would merge the counts of two documents.
 
+pub mod capture;
+
 use std::collections::HashMap;
 
 use xxhash_rust::xxh3::xxh3_64;
@@ -275,8 +277,9 @@ impl Ledger {
         ledger
     }
 
-    /// Everything a snapshot holds, taken quickly (no sorting, side data
-    /// shared): call under the ledger's lock, write after releasing it.
+    /// Everything a snapshot holds, taken at once (no sorting, side data
+    /// shared): what a capture ([`Ledger::start_capture`]) gives, in one
+    /// pause of the length of the copy (tests compare the two).
     pub fn snapshot_parts(&self) -> SnapshotParts {
         let forest = self.engine.forest();
         let nodes = forest.node_records_unsorted();

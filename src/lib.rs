@@ -41,7 +41,9 @@ pub mod encoding;
 
 // Hashing and tables the core shares: the seeded hasher, numbered slots
 // (forest nodes, side records), a compact hash table (candidate keys, exact
-// hashes, document keys), a radix sort (recovery's bulk builds).
+// hashes, document keys), a radix sort (recovery's bulk builds), and the
+// capture of a table as of one moment while it changes (snapshots).
+pub mod capture;
 pub mod compact_table;
 pub mod hashing;
 pub mod radix;

@@ -27,6 +27,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
+use crate::capture::Capture;
 use crate::hashing::FingerprintBuildHasher;
 use crate::units::Fingerprint;
 
@@ -46,6 +47,31 @@ pub struct FingerprintSlots<T> {
     /// Numbers of slots not in use, reused before the slots grow.
     vacant: Vec<u32>,
     hasher: FingerprintBuildHasher,
+    /// The slots as of a snapshot's moment, while one is taken.
+    capture: Capture<(Fingerprint, T)>,
+}
+
+/// The slots in use as of one moment ([`FingerprintSlots::start_capture`]).
+#[derive(Debug, Default)]
+pub struct SlotsImage<T> {
+    slots: Vec<(Fingerprint, T)>,
+    used: Vec<u64>,
+}
+
+impl<T> SlotsImage<T> {
+    /// Every slot in use: its number, fingerprint and value, in number order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
+        self.slots
+            .iter()
+            .zip(0u32..)
+            .filter(|&(_, number)| {
+                let number = number as usize;
+                self.used
+                    .get(number / 64)
+                    .is_some_and(|word| word & (1 << (number % 64)) != 0)
+            })
+            .map(|((fingerprint, value), number)| (number, *fingerprint, value))
+    }
 }
 
 impl<T> Default for FingerprintSlots<T> {
@@ -56,6 +82,7 @@ impl<T> Default for FingerprintSlots<T> {
             used: Vec::new(),
             vacant: Vec::new(),
             hasher: FingerprintBuildHasher::default(),
+            capture: Capture::default(),
         }
     }
 }
@@ -104,6 +131,7 @@ impl<T: Copy> FingerprintSlots<T> {
 
     pub fn get_mut(&mut self, fingerprint: Fingerprint) -> Option<&mut T> {
         let number = self.number(fingerprint)?;
+        self.capture.before_write(&self.slots, number as usize);
         Some(&mut self.slots[number as usize].1)
     }
 
@@ -141,6 +169,7 @@ impl<T: Copy> FingerprintSlots<T> {
         if !self.is_used(number) {
             return None;
         }
+        self.capture.before_write(&self.slots, number as usize);
         self.slots.get_mut(number as usize).map(|(_, value)| value)
     }
 
@@ -169,6 +198,7 @@ impl<T: Copy> FingerprintSlots<T> {
         let slot = (fingerprint, value());
         let number = match self.vacant.pop() {
             Some(number) => {
+                self.capture.before_write(&self.slots, number as usize);
                 self.slots[number as usize] = slot;
                 number
             }
@@ -284,6 +314,7 @@ impl<T: Copy> FingerprintSlots<T> {
         if inserted {
             return Ok(None);
         }
+        self.capture.before_write(&self.slots, number as usize);
         let slot = &mut self.slots[number as usize].1;
         Ok(Some(std::mem::replace(slot, value)))
     }
@@ -338,6 +369,9 @@ impl<T: Copy> FingerprintSlots<T> {
         while end > 0 && !self.is_used(end as u32 - 1) {
             end -= 1;
         }
+        if end < self.slots.len() {
+            self.capture.complete(&self.slots);
+        }
         self.slots.truncate(end);
         self.slots.shrink_to_fit();
         self.used.truncate(end.div_ceil(64));
@@ -346,6 +380,32 @@ impl<T: Copy> FingerprintSlots<T> {
         self.vacant.retain(|&number| (number as usize) < end);
         self.vacant.sort_unstable_by(|a, b| b.cmp(a));
         self.vacant.shrink_to_fit();
+    }
+
+    /// Starts capturing the slots as they are now ([`crate::capture`]):
+    /// call with writes locked out. The bits saying which slots are in
+    /// use are copied at once (one bit a slot), the slots a slice at a
+    /// time by [`Self::capture_some`].
+    pub fn start_capture(&self) -> Vec<u64> {
+        self.capture.start(&self.slots);
+        self.used.clone()
+    }
+
+    /// Copies up to `budget` more slots of the capture; `true` once done.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.capture.copy_some(&self.slots, budget)
+    }
+
+    /// The captured slots in use (with the bits [`Self::start_capture`]
+    /// gave), once all are copied (the capture ends).
+    pub fn take_capture(&self, used: Vec<u64>) -> Option<SlotsImage<T>> {
+        let slots = self.capture.take()?;
+        Some(SlotsImage { slots, used })
+    }
+
+    /// Ends a capture without its image.
+    pub fn stop_capture(&self) {
+        self.capture.stop();
     }
 
     /// One more than the largest number in use or waiting for reuse.

@@ -42,6 +42,7 @@
 
 mod analysis;
 pub mod batch;
+pub mod capture;
 mod exact_hashes;
 mod plan;
 mod recent;

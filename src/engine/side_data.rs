@@ -26,6 +26,7 @@ use super::side_file::{
 use super::side_record::{
     SideRecord, SideView, decode_record, put_side, record_has_exact_hash, record_short_text,
 };
+use crate::capture::Capture;
 use crate::confirm::ShortText;
 use crate::encoding::Encoder;
 use crate::forest::NodeRecord;
@@ -46,6 +47,8 @@ pub(super) struct SideStore {
     file: SideFile,
     /// Reused to encode records.
     buffer: Encoder,
+    /// The locations as of a snapshot's moment, while one is taken.
+    capture: Capture<SideLocation>,
 }
 
 impl SideStore {
@@ -163,6 +166,7 @@ impl SideStore {
     /// `false` when it is [`NOWHERE`].
     fn locate(&mut self, id: NodeId, location: SideLocation) -> bool {
         self.reserve_through(id);
+        self.capture.before_write(&self.locations, id as usize);
         let Some(stored) = self.locations.get_mut(id as usize) else {
             if location != NOWHERE {
                 self.file.release(location);
@@ -183,6 +187,7 @@ impl SideStore {
     /// Removes node `id`'s record (its number was freed): the record,
     /// decoded (`None` when it had none or it does not decode).
     pub(super) fn remove(&mut self, id: NodeId) -> Option<SideRecord> {
+        self.capture.before_write(&self.locations, id as usize);
         let location = std::mem::replace(self.locations.get_mut(id as usize)?, NOWHERE);
         if location == NOWHERE {
             return None;
@@ -203,6 +208,7 @@ impl SideStore {
         if bound >= self.locations.len() {
             return;
         }
+        self.capture.complete(&self.locations);
         for location in self.locations.drain(bound..) {
             if location != NOWHERE {
                 self.file.release(location);
@@ -224,6 +230,7 @@ impl SideStore {
     /// Keeps the records in `storage` from now on (a record that cannot be
     /// copied is lost, as when it could not be stored).
     pub(super) fn move_to(&mut self, storage: SideStorage) {
+        self.capture.complete(&self.locations);
         let previous = std::mem::replace(&mut self.file, SideFile::new(storage));
         for location in &mut self.locations {
             if *location == NOWHERE {
@@ -254,6 +261,30 @@ impl SideStore {
                 .collect(),
             file: self.file.reader(),
         }
+    }
+
+    /// Starts capturing the locations as they are now (call with writes
+    /// locked out; [`crate::capture`]): the segments holding their records
+    /// now, kept for the capture.
+    pub(super) fn start_capture(&self) -> SideFileReader {
+        self.capture.start(&self.locations);
+        self.file.reader()
+    }
+
+    /// Copies up to `budget` more locations; `true` once all are copied.
+    pub(super) fn capture_some(&self, budget: usize) -> bool {
+        self.capture.copy_some(&self.locations, budget)
+    }
+
+    /// The captured locations by node number, once all are copied (the
+    /// capture ends).
+    pub(super) fn take_capture(&self) -> Option<Vec<SideLocation>> {
+        self.capture.take()
+    }
+
+    /// Ends a capture without its image.
+    pub(super) fn stop_capture(&self) {
+        self.capture.stop();
     }
 
     /// Heap bytes: the table of locations (its untouched capacity is

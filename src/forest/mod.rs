@@ -531,6 +531,6 @@ impl Forest {
 
 mod assign;
 pub mod expiry;
-mod records;
+pub mod records;
 #[cfg(test)]
 mod tests;

@@ -1,12 +1,75 @@
 //! The forest as records: what a snapshot writes and what recovery
-//! rebuilds it from.
+//! rebuilds it from, and the nodes captured as of one moment while writes
+//! go on ([`crate::capture`]).
 
 use std::cmp::Reverse;
 
 use super::{Forest, ForestConfig, ForestCounters, ForestError, Node, NodeRecord, ROOT_SLOT};
-use crate::units::Fingerprint;
+use crate::slots::SlotsImage;
+use crate::units::{Fingerprint, NodeId};
+
+/// A capture of the forest's nodes under way ([`Forest::start_capture`]).
+#[derive(Debug)]
+pub struct NodesCapture {
+    /// Which slots were in use at the capture's moment.
+    used: Vec<u64>,
+    counters: ForestCounters,
+}
+
+/// The forest's nodes as of a capture's moment.
+#[derive(Debug)]
+pub struct CapturedNodes {
+    image: SlotsImage<Node>,
+    pub counters: ForestCounters,
+}
+
+impl CapturedNodes {
+    /// Every node with its number, in number order.
+    pub fn records(&self) -> impl Iterator<Item = (NodeId, NodeRecord)> + '_ {
+        self.image.iter().map(|(number, fingerprint, node)| {
+            (
+                number,
+                NodeRecord {
+                    fingerprint,
+                    root: node.root,
+                    born: node.born,
+                    arrival: node.arrival,
+                    touched: node.touched,
+                    documents: node.documents,
+                },
+            )
+        })
+    }
+}
 
 impl Forest {
+    /// Starts capturing the nodes as they are now (call with writes locked
+    /// out): the counters and which slots are in use are taken at once,
+    /// the nodes by [`Forest::capture_some`].
+    pub fn start_capture(&self) -> NodesCapture {
+        NodesCapture {
+            used: self.nodes.start_capture(),
+            counters: self.counters(),
+        }
+    }
+
+    /// Copies up to `budget` more node slots; `true` once all are copied.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.nodes.capture_some(budget)
+    }
+
+    /// The captured nodes, once all are copied (the capture ends).
+    pub fn take_capture(&self, capture: NodesCapture) -> Option<CapturedNodes> {
+        let NodesCapture { used, counters } = capture;
+        let image = self.nodes.take_capture(used)?;
+        Some(CapturedNodes { image, counters })
+    }
+
+    /// Ends a capture without its image.
+    pub fn stop_capture(&self) {
+        self.nodes.stop_capture();
+    }
+
     /// Every node, in no particular order (sort by arrival later, outside
     /// any lock).
     pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {

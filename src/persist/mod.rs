@@ -23,8 +23,10 @@
 //!   points under every policy, so a killed process loses nothing the
 //!   client was told; only a machine crash can lose the last interval.
 //! - A snapshot (`snapshot-<last seq>`) holds the whole state: nodes, side
-//!   data, keys. It is written to a temporary file, fsynced, renamed and the
-//!   directory fsynced; then a new log segment starts. The previous snapshot
+//!   data, keys, as of its log position. A new log segment starts after
+//!   what was logged by then (it may start later than the snapshot's
+//!   position: recovery skips what the snapshot holds). The file is written
+//!   to a temporary file, fsynced, renamed and the directory fsynced. The previous snapshot
 //!   and the segments after it are kept as a fallback; older ones are
 //!   deleted, so disk use stays bounded by about two snapshots plus the log
 //!   since the previous one, and shrinks as expiry removes nodes.
@@ -38,9 +40,10 @@
 //! - Every command opens its state the same way ([`open_state`]): in memory
 //!   or from a directory, recovered or given by a rebuild.
 //!
-//! Consequences: writes pause while a snapshot's state is taken under the
-//! ledger lock (node records copied, side data shared through `Arc`), not
-//! while it is written (measured in `benches/persist.rs`). A document
+//! Consequences: writes pause only an instant for a snapshot (its capture
+//! starts, [`crate::ledger::capture`]) and then one slice of its copy at a
+//! time, not for the whole copy nor while it is written (measured in
+//! `benches/persist.rs` and `benches/capacity.rs`). A document
 //! forwarded just before a crash whose answer never came back is in doubt:
 //! recovery takes its count back but keeps its node, so its stamp still
 //! names a known class if it did reach the index, and the client's retry

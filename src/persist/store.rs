@@ -11,10 +11,10 @@ use parking_lot::Mutex;
 
 use super::codec::{self, Decoder, Encoder, Frame};
 pub use super::fsync::FsyncPolicy;
-use super::snapshot::write_snapshot;
 pub use super::snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotState, read_snapshot};
-use crate::ledger::{Effect, Ledger, SnapshotParts};
-use crate::units::Millis;
+use crate::ledger::{Effect, Ledger};
+
+pub mod snapshots;
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 /// Version of the log format; a reader refuses newer ones.
@@ -60,13 +60,6 @@ pub struct RecoveryReport {
     pub state_build: std::time::Duration,
     /// Time spent replaying the log after it.
     pub log_replay: std::time::Duration,
-}
-
-/// A snapshot taken but not yet written (see [`Store::begin_snapshot`]).
-#[derive(Debug)]
-pub struct PendingSnapshot {
-    last_seq: u64,
-    parts: SnapshotParts,
 }
 
 /// What a snapshot wrote.
@@ -363,20 +356,7 @@ impl Store {
         let mut segment = self.segment.lock();
         self.check_failed(&segment.path)?;
         if self.written_seq.load(Ordering::Acquire) < seq {
-            self.check_space_backoff(&segment.path)?;
-            let (frames, last_seq) = {
-                let mut pending = self.pending.lock();
-                (std::mem::take(&mut pending.frames), pending.last_seq)
-            };
-            if let Err(source) = segment.file.write_all(&frames) {
-                return Err(self.write_failed(&mut segment, frames, source));
-            }
-            segment.good_len += frames.len() as u64;
-            self.space_recovered();
-            segment.dirty = true;
-            self.log_bytes
-                .fetch_add(frames.len() as u64, Ordering::Relaxed);
-            self.written_seq.store(last_seq, Ordering::Release);
+            self.write_pending(&mut segment)?;
         }
         if self.options.fsync == FsyncPolicy::EveryRequest && segment.dirty {
             if let Err(source) = segment.file.sync_data() {
@@ -385,6 +365,29 @@ impl Store {
             segment.dirty = false;
         }
         Ok(())
+    }
+
+    /// Writes the frames appended so far to `segment` (locked by the
+    /// caller); the last sequence number written.
+    fn write_pending(&self, segment: &mut Segment) -> Result<u64, StoreError> {
+        self.check_space_backoff(&segment.path)?;
+        let (frames, last_seq) = {
+            let mut pending = self.pending.lock();
+            (std::mem::take(&mut pending.frames), pending.last_seq)
+        };
+        if frames.is_empty() {
+            return Ok(last_seq);
+        }
+        if let Err(source) = segment.file.write_all(&frames) {
+            return Err(self.write_failed(segment, frames, source));
+        }
+        segment.good_len += frames.len() as u64;
+        self.space_recovered();
+        segment.dirty = true;
+        self.log_bytes
+            .fetch_add(frames.len() as u64, Ordering::Relaxed);
+        self.written_seq.store(last_seq, Ordering::Release);
+        Ok(last_seq)
     }
 
     /// Writes and fsyncs whatever is pending (interval policy, shutdown).
@@ -513,123 +516,6 @@ impl Store {
             .options
             .snapshot_after_log_bytes
             .max(self.last_snapshot_bytes.load(Ordering::Relaxed))
-    }
-
-    /// Writes a snapshot of `ledger` now ([`Store::begin_snapshot`] then
-    /// [`Store::finish_snapshot`]). Call with the ledger locked.
-    ///
-    /// # Errors
-    ///
-    /// A failed write; the old snapshot and log stay valid.
-    pub fn snapshot(&self, ledger: &Ledger, now: Millis) -> Result<SnapshotReport, StoreError> {
-        let pending = self.begin_snapshot(ledger)?;
-        self.finish_snapshot(pending, now)
-    }
-
-    /// The part of a snapshot that needs the ledger locked: the log is
-    /// written up to now, a new segment starts, and the state is taken
-    /// (side data shared, nothing sorted). Its journal must have been
-    /// drained into [`Store::append`].
-    ///
-    /// # Errors
-    ///
-    /// A failed write of the log.
-    pub fn begin_snapshot(&self, ledger: &Ledger) -> Result<PendingSnapshot, StoreError> {
-        self.flush()?;
-        let last_seq = self.pending.lock().last_seq;
-        {
-            let mut segment = self.segment.lock();
-            *segment = create_segment(&self.options.dir, last_seq + 1)?;
-        }
-        self.log_bytes.store(0, Ordering::Relaxed);
-        Ok(PendingSnapshot {
-            last_seq,
-            parts: ledger.snapshot_parts(),
-        })
-    }
-
-    /// The rest, without any lock: sorts, writes the file (temporary file,
-    /// fsync, rename, directory fsync) and deletes old generations. Until
-    /// the rename the previous snapshot and the log after it stay complete.
-    ///
-    /// # Errors
-    ///
-    /// A failed write; the old snapshot and log stay valid.
-    pub fn finish_snapshot(
-        &self,
-        pending: PendingSnapshot,
-        now: Millis,
-    ) -> Result<SnapshotReport, StoreError> {
-        let PendingSnapshot {
-            last_seq,
-            mut parts,
-        } = pending;
-        let dir = &self.options.dir;
-        let final_path = dir.join(file_name("snapshot-", last_seq));
-        let temporary = dir.join(format!("{}.tmp", file_name("snapshot-", last_seq)));
-        parts.nodes.sort_unstable_by_key(|node| node.fingerprint);
-        parts.sides.sort_by_arrival(&parts.nodes);
-        parts.nodes.sort_unstable_by_key(|node| node.arrival);
-        parts.keys.sort_unstable();
-        let nodes = parts.nodes.len();
-        let bytes = match write_snapshot(
-            &temporary,
-            &parts,
-            last_seq,
-            now,
-            &self.options.settings_digest,
-        ) {
-            Ok(bytes) => bytes,
-            Err(source) => {
-                // Out of space, a half-written file would keep the space.
-                let _ = fs::remove_file(&temporary);
-                return Err(io_error(&temporary)(source));
-            }
-        };
-        fs::rename(&temporary, &final_path).map_err(io_error(&final_path))?;
-        sync_dir(dir)?;
-        self.last_snapshot_bytes.store(bytes, Ordering::Relaxed);
-        self.delete_old_generations(last_seq)?;
-        Ok(SnapshotReport {
-            last_seq,
-            bytes,
-            nodes,
-        })
-    }
-
-    /// Keeps the newest snapshot and the one before it, and the segments
-    /// needed after that previous one.
-    fn delete_old_generations(&self, newest: u64) -> Result<(), StoreError> {
-        let dir = &self.options.dir;
-        let snapshots = list(dir, "snapshot-")?;
-        let previous = snapshots
-            .iter()
-            .map(|(seq, _)| *seq)
-            .filter(|&seq| seq < newest)
-            .max()
-            .unwrap_or(0);
-        for (seq, path) in &snapshots {
-            if *seq < previous {
-                fs::remove_file(path).map_err(io_error(path))?;
-            }
-        }
-        let segments = list(dir, "log-")?;
-        for (position, (_, path)) in segments.iter().enumerate() {
-            // A segment is needed if it may hold effects after `previous`:
-            // the next segment starts after `previous + 1` (or there is none).
-            let needed = segments
-                .get(position + 1)
-                .is_none_or(|(next_first, _)| *next_first > previous + 1);
-            if !needed {
-                fs::remove_file(path).map_err(io_error(path))?;
-            }
-        }
-        for entry in fs::read_dir(dir).map_err(io_error(dir))?.flatten() {
-            if entry.file_name().to_string_lossy().ends_with(".tmp") {
-                let _ = fs::remove_file(entry.path());
-            }
-        }
-        Ok(())
     }
 }
 

@@ -16,8 +16,11 @@
 //! (per the fsync policy) on the blocking pool, outside the lock, so one
 //! sync covers the writes of many concurrent requests. A failure is a
 //! [`StateError`] that keeps the store's own error; the write path decides
-//! what it means for the client ([`super::state_failure`]). Snapshots take
-//! the lock only while the state is taken, not while it is written.
+//! what it means for the client ([`super::state_failure`]). A snapshot
+//! locks writes out only for an instant to start capturing the state
+//! ([`crate::ledger::capture`]), then copies it a slice per hold of the
+//! shared lock (writes wait for one slice, readers not at all), and
+//! writes it without any lock.
 //!
 //! In a replica group the same effects also go to the group's queue
 //! ([`Replica::append`], under the same lock, so the chain keeps the
@@ -41,6 +44,7 @@ use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::ledger::Ledger;
 use crate::persist::store::StoreError;
+use crate::persist::store::snapshots::{CAPTURE_SLICE_BYTES, PendingSnapshot, SnapshotCapture};
 use crate::persist::{Store, StoreHealth};
 use crate::replica::state::{LocalSnapshot, Replica};
 use crate::serve::errors::StateError;
@@ -195,8 +199,9 @@ impl DurableLedger {
             .is_some_and(|store| store.snapshot_due())
     }
 
-    /// Writes a snapshot now. Writes pause only while the state is taken;
-    /// a snapshot already being written makes this one a no-op.
+    /// Writes a snapshot now. Writes pause only to start the capture and
+    /// for each slice copied (see the module documentation); a snapshot
+    /// already being written makes this one a no-op.
     pub fn snapshot(&self) -> Result<(), StoreError> {
         let Some(store) = &self.store else {
             return Ok(());
@@ -205,7 +210,7 @@ impl DurableLedger {
             return Ok(());
         }
         let started = Instant::now();
-        let (pending, head) = {
+        let (capture, head) = {
             let mut ledger = self.ledger.write();
             self.append_journal(&mut ledger);
             // The chain's head now: its effects are all in this snapshot.
@@ -213,6 +218,8 @@ impl DurableLedger {
             (store.begin_snapshot(&ledger), head)
         };
         let paused = started.elapsed();
+        let mut copy = CopyTimes::default();
+        let pending = self.copy_capture(store, capture, &mut copy);
         let report = pending.and_then(|pending| store.finish_snapshot(pending, now_millis()));
         self.snapshot_running.store(false, Ordering::Release);
         let report = report?;
@@ -228,9 +235,42 @@ impl DurableLedger {
             bytes = report.bytes,
             last_seq = report.last_seq,
             writes_paused_ms = paused.as_millis() as u64,
+            longest_slice_ms = copy.longest.as_millis() as u64,
+            slices = copy.slices,
             elapsed_ms = started.elapsed().as_millis() as u64,
             "snapshot written"
         );
         Ok(())
     }
+
+    /// Starts the snapshot's log segment, then copies its capture a slice
+    /// per hold of the shared lock and takes it.
+    fn copy_capture(
+        &self,
+        store: &Store,
+        capture: SnapshotCapture,
+        times: &mut CopyTimes,
+    ) -> Result<PendingSnapshot, StoreError> {
+        if let Err(error) = store.start_segment() {
+            capture.abandon(&self.ledger.read());
+            return Err(error);
+        }
+        loop {
+            let ledger = self.ledger.read();
+            let slice = Instant::now();
+            let done = capture.copy_some(&ledger, CAPTURE_SLICE_BYTES);
+            times.longest = times.longest.max(slice.elapsed());
+            times.slices += 1;
+            if done {
+                return capture.take(&ledger);
+            }
+        }
+    }
+}
+
+/// How a capture's copy went: slices, and the longest (a wait for writes).
+#[derive(Debug, Default)]
+struct CopyTimes {
+    longest: std::time::Duration,
+    slices: u64,
 }

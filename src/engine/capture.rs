@@ -1,0 +1,94 @@
+//! The engine's nodes and side-record locations as of one moment, copied
+//! a slice at a time while writes go on ([`crate::capture`]): what a
+//! snapshot takes of the engine without stopping writes for the copy.
+
+use super::Engine;
+use super::side_data::SideSnapshot;
+use super::side_file::{SideFileReader, SideLocation};
+use crate::forest::records::{CapturedNodes, NodesCapture};
+use crate::forest::{ForestCounters, NodeRecord};
+
+/// A capture of the engine under way ([`Engine::start_capture`]).
+#[derive(Debug)]
+pub struct EngineCapture {
+    nodes: NodesCapture,
+    /// The side file's segments at the capture's moment: every captured
+    /// location's record stays readable, whatever is released meanwhile.
+    file: SideFileReader,
+}
+
+/// The engine's nodes and their side records as of a capture's moment.
+#[derive(Debug)]
+pub struct CapturedEngine {
+    nodes: CapturedNodes,
+    locations: Vec<SideLocation>,
+    file: SideFileReader,
+}
+
+impl CapturedEngine {
+    /// The forest's counters, every node (in no particular order) and the
+    /// side records of the nodes that have one (not yet sorted,
+    /// [`SideSnapshot::sort_by_arrival`]).
+    pub fn into_parts(self) -> (ForestCounters, Vec<NodeRecord>, SideSnapshot) {
+        let mut records = Vec::new();
+        let mut entries = Vec::new();
+        for (number, record) in self.nodes.records() {
+            if let Some(&location) = self.locations.get(number as usize)
+                && location != SideLocation::NOWHERE
+            {
+                entries.push((0, record.fingerprint, location));
+            }
+            records.push(record);
+        }
+        let sides = SideSnapshot {
+            entries,
+            file: self.file,
+        };
+        (self.nodes.counters, records, sides)
+    }
+}
+
+impl Engine {
+    /// Starts capturing the nodes and side-record locations as they are
+    /// now: call with writes locked out (a moment of the log).
+    pub fn start_capture(&self) -> EngineCapture {
+        let nodes = self.forest.start_capture();
+        let file = self.side_data.start_capture();
+        EngineCapture { nodes, file }
+    }
+
+    /// Copies up to `budget_bytes` more of the capture (one table at a
+    /// time); `true` once all is copied. Writes must be locked out
+    /// meanwhile; readers may run.
+    pub fn capture_some(&self, budget_bytes: usize) -> bool {
+        let slot_bytes = size_of::<NodeRecord>();
+        self.forest.capture_some(budget_bytes / slot_bytes)
+            && self
+                .side_data
+                .capture_some(budget_bytes / size_of::<SideLocation>())
+    }
+
+    /// The capture's image, once [`Engine::capture_some`] said all is
+    /// copied (the capture ends); `None` (and the capture dropped) before.
+    pub fn take_capture(&self, capture: EngineCapture) -> Option<CapturedEngine> {
+        let EngineCapture { nodes, file } = capture;
+        let (Some(nodes), Some(locations)) = (
+            self.forest.take_capture(nodes),
+            self.side_data.take_capture(),
+        ) else {
+            self.stop_capture();
+            return None;
+        };
+        Some(CapturedEngine {
+            nodes,
+            locations,
+            file,
+        })
+    }
+
+    /// Ends a capture without its image (a snapshot given up).
+    pub fn stop_capture(&self) {
+        self.forest.stop_capture();
+        self.side_data.stop_capture();
+    }
+}

@@ -1,0 +1,102 @@
+//! The ledger as of one position of its log, copied a slice at a time
+//! while writes go on ([`crate::capture`]): a snapshot's state, taken
+//! without stopping writes for the whole copy.
+//!
+//! Motivation: at 10 M nodes a copy of the nodes, side-record locations
+//! and document keys took seconds under the exclusive lock.
+//!
+//! Design: [`Ledger::start_capture`] (writes locked out, at the log
+//! position the snapshot is named by) notes each table's length and takes
+//! what is small at once (counters, unsettled placements, which node
+//! slots are in use); [`Ledger::capture_some`] copies a slice under the
+//! shared lock; every write meanwhile keeps the value a place had before
+//! it is copied. [`Ledger::take_capture`] ends it; the records are built
+//! from the image without any lock ([`CapturedLedger::into_parts`]).
+
+use super::{DocumentKey, KeyEntry, Ledger, SnapshotParts};
+use crate::compact_table::TableEntry;
+use crate::engine::capture::{CapturedEngine, EngineCapture};
+use crate::units::Fingerprint;
+
+/// A capture of the ledger under way.
+#[derive(Debug)]
+pub struct LedgerCapture {
+    engine: EngineCapture,
+    pending: Vec<(Fingerprint, u32)>,
+}
+
+/// The ledger's state as of a capture's moment.
+#[derive(Debug)]
+pub struct CapturedLedger {
+    engine: CapturedEngine,
+    /// The key table's places, vacant ones too.
+    keys: Vec<KeyEntry>,
+    pending: Vec<(Fingerprint, u32)>,
+}
+
+impl CapturedLedger {
+    /// The snapshot's parts, unsorted (built without any lock).
+    pub fn into_parts(self) -> SnapshotParts {
+        let (counters, nodes, sides) = self.engine.into_parts();
+        SnapshotParts {
+            counters,
+            nodes,
+            sides,
+            keys: self
+                .keys
+                .into_iter()
+                .filter(|entry| !entry.is_vacant())
+                .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
+                .collect(),
+            pending: self.pending,
+        }
+    }
+}
+
+impl Ledger {
+    /// Starts capturing the state as it is now: call with writes locked
+    /// out, at the log position the snapshot will be named by. A capture
+    /// already running is dropped.
+    pub fn start_capture(&self) -> LedgerCapture {
+        let engine = self.engine.start_capture();
+        self.fingerprint_of_key.table.start_capture();
+        LedgerCapture {
+            engine,
+            pending: self.pending_records(),
+        }
+    }
+
+    /// Copies up to about `budget_bytes` more of the capture (a little
+    /// more where one table ends and the next begins); `true` once all is
+    /// copied. Call with writes locked out (readers may run): each call is
+    /// a pause for writes, none for readers.
+    pub fn capture_some(&self, budget_bytes: usize) -> bool {
+        self.engine.capture_some(budget_bytes)
+            && self
+                .fingerprint_of_key
+                .table
+                .capture_some(budget_bytes / size_of::<KeyEntry>())
+    }
+
+    /// The captured state once [`Ledger::capture_some`] said all is copied
+    /// (the capture ends); `None`, the capture dropped, before.
+    pub fn take_capture(&self, capture: LedgerCapture) -> Option<CapturedLedger> {
+        let keys = self.fingerprint_of_key.table.take_capture();
+        let engine = self.engine.take_capture(capture.engine);
+        let (Some(engine), Some(keys)) = (engine, keys) else {
+            self.stop_capture();
+            return None;
+        };
+        Some(CapturedLedger {
+            engine,
+            keys,
+            pending: capture.pending,
+        })
+    }
+
+    /// Ends a capture without its image (a snapshot given up).
+    pub fn stop_capture(&self) {
+        self.engine.stop_capture();
+        self.fingerprint_of_key.table.stop_capture();
+    }
+}
