@@ -4,6 +4,8 @@
 //! lock took it), and recovery from the snapshot and the log after it
 //! gives the last synced state.
 
+mod support;
+
 use std::path::Path;
 
 use neardup::config::EngineSettings;
@@ -12,6 +14,7 @@ use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 use neardup::units::Fingerprint;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use support::TempDir;
 
 const SENTENCES: [&str; 6] = [
     "城东新建的体育公园周六开放，设有足球场、篮球场和一条三公里的跑道。",
@@ -192,7 +195,7 @@ proptest! {
         during in vec(write(), 0..60),
         after in vec(write(), 0..10),
     ) {
-        let directory = tempdir();
+        let directory = TempDir::new("capture");
         let (store, mut ledger) = open(directory.path());
         let mut now = 1_700_000_000_000i64;
         let log = |store: &Store, ledger: &mut Ledger| {
@@ -256,31 +259,4 @@ fn open_with_report(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryRep
     .expect("open");
     assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
     (store, ledger, report)
-}
-
-/// A fresh directory under the system's temporary directory, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir() -> TempDir {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "neardup-capture-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&path);
-    TempDir(path)
 }

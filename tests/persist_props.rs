@@ -2,6 +2,8 @@
 //! deletes, expiry, snapshots, torn writes and crashes; after every reopen
 //! the recovered state equals the state as of the last sync.
 
+mod support;
+
 use std::path::Path;
 
 use neardup::config::EngineSettings;
@@ -12,6 +14,7 @@ use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 use neardup::units::Fingerprint;
 use proptest::collection::vec;
 use proptest::prelude::*;
+use support::TempDir;
 
 const SENTENCES: [&str; 8] = [
     "城东新建的体育公园周六开放，设有足球场、篮球场和一条三公里的跑道。",
@@ -123,7 +126,7 @@ fn text(sentences: &[usize], short: bool) -> String {
 }
 
 fn run(operations: &[Operation]) -> Result<(), TestCaseError> {
-    let directory = tempdir();
+    let directory = TempDir::new("persist");
     let (mut store, mut ledger) = open(directory.path());
     let mut now = 1_700_000_000_000i64;
     let mut synced = state(&ledger);
@@ -234,33 +237,6 @@ fn tear_last_segment(dir: &Path, bytes: usize) {
     file.write_all(&torn).expect("tear");
 }
 
-/// A fresh directory under the target dir, removed on drop.
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir() -> TempDir {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "neardup-persist-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&path);
-    TempDir(path)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
@@ -272,7 +248,7 @@ proptest! {
 
 #[test]
 fn a_second_process_cannot_open_a_locked_state_directory() {
-    let directory = tempdir();
+    let directory = TempDir::new("persist");
     let (_store, _ledger) = open(directory.path());
     let settings = settings();
     let parts = settings.parts().expect("settings");

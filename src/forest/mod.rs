@@ -244,6 +244,18 @@ struct Node {
 }
 
 impl Node {
+    /// The node as a snapshot stores it.
+    fn record(&self, fingerprint: Fingerprint) -> NodeRecord {
+        NodeRecord {
+            fingerprint,
+            root: self.root,
+            born: self.born,
+            arrival: self.arrival,
+            touched: self.touched,
+            documents: self.documents,
+        }
+    }
+
     fn view(&self, fingerprint: Fingerprint) -> NodeView {
         NodeView {
             fingerprint,

@@ -26,19 +26,9 @@ pub struct CapturedNodes {
 impl CapturedNodes {
     /// Every node with its number, in number order.
     pub fn records(&self) -> impl Iterator<Item = (NodeId, NodeRecord)> + '_ {
-        self.image.iter().map(|(number, fingerprint, node)| {
-            (
-                number,
-                NodeRecord {
-                    fingerprint,
-                    root: node.root,
-                    born: node.born,
-                    arrival: node.arrival,
-                    touched: node.touched,
-                    documents: node.documents,
-                },
-            )
-        })
+        self.image
+            .iter()
+            .map(|(number, fingerprint, node)| (number, node.record(fingerprint)))
     }
 }
 
@@ -75,14 +65,7 @@ impl Forest {
     pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {
         self.nodes
             .iter()
-            .map(|(_, fingerprint, node)| NodeRecord {
-                fingerprint,
-                root: node.root,
-                born: node.born,
-                arrival: node.arrival,
-                touched: node.touched,
-                documents: node.documents,
-            })
+            .map(|(_, fingerprint, node)| node.record(fingerprint))
             .collect()
     }
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Sidecar, client, demo_sentences, stats};
+use super::{Sidecar, client, demo_sentences, read_request, stats};
 
 /// About `target_bytes` of bulk body: articles of about 3 KB built from
 /// the demo corpus's sentences, each one different.
@@ -75,14 +75,7 @@ impl HoldingProxy {
                 arrived_sender.clone(),
             );
             async move {
-                let (parts, body) = request.into_parts();
-                let body = axum::body::to_bytes(body, usize::MAX)
-                    .await
-                    .unwrap_or_default();
-                let path = parts
-                    .uri
-                    .path_and_query()
-                    .map_or("/".to_string(), ToString::to_string);
+                let (parts, body, path) = read_request(request).await;
                 if parts.uri.path().contains("_bulk") {
                     let _ = arrived_sender.send(true);
                     let _ = gate.acquire().await.map(tokio::sync::SemaphorePermit::forget);

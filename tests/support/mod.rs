@@ -169,6 +169,22 @@ impl Drop for Osmem {
     }
 }
 
+/// A proxied request read whole: its head, its body and its path with the
+/// query.
+pub async fn read_request(
+    request: axum::extract::Request,
+) -> (axum::http::request::Parts, axum::body::Bytes, String) {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map_or("/".to_string(), ToString::to_string);
+    (parts, body, path)
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
 
@@ -634,14 +650,7 @@ impl LateProxy {
             let cluster = cluster.clone();
             let http = http.clone();
             async move {
-                let (parts, body) = request.into_parts();
-                let body = axum::body::to_bytes(body, usize::MAX)
-                    .await
-                    .unwrap_or_default();
-                let path = parts
-                    .uri
-                    .path_and_query()
-                    .map_or("/".to_string(), ToString::to_string);
+                let (parts, body, path) = read_request(request).await;
                 let is_write = parts.uri.path().contains("_bulk")
                     || parts.uri.path().contains("/_doc")
                     || parts.uri.path().contains("/_create");
