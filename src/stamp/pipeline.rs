@@ -40,14 +40,15 @@ use crate::engine::{EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 /// is checked against).
 const IN_FLIGHT_PER_THREAD: usize = 32;
 
-/// A document and its decision, from a decider to the placer.
-type Decided = (Box<PendingDocument>, PlannedBatch);
+/// A document, its decision and the configured fields it held no text in,
+/// from a decider to the placer.
+type Decided<'analyzer> = (Box<PendingDocument>, PlannedBatch, Vec<&'analyzer str>);
 
 /// What the placer receives, in input order.
-enum Unit {
+enum Unit<'analyzer> {
     Line(Vec<u8>),
     /// A document; its decision arrives on this receiver.
-    Document(Receiver<Decided>),
+    Document(Receiver<Decided<'analyzer>>),
 }
 
 /// Runs the pipeline until the input ends or a line is invalid. Everything
@@ -77,14 +78,15 @@ pub(super) fn stamp_on_threads<R: BufRead>(
                     let Ok((document, reply)) = job else {
                         return;
                     };
-                    let analysis = document
-                        .document()
-                        .and_then(|source| analyzer.analyze_document(source));
+                    let (analysis, gaps) = match document.document() {
+                        Some(source) => analyzer.analyze_document_noting_gaps(source),
+                        None => (None, Vec::new()),
+                    };
                     let batch = engine
                         .read()
                         .plan_batch(vec![analysis], 1, |analysis| analysis);
                     // The placer gone (it stopped on an error): nothing to do.
-                    let _ = reply.send((document, batch));
+                    let _ = reply.send((document, batch, gaps));
                 }
             });
         }
@@ -120,10 +122,10 @@ pub(super) fn stamp_on_threads<R: BufRead>(
 /// document, to the deciders. Writes what the placer has handed back
 /// meanwhile. Stops at the end of the input, on an invalid line, or when
 /// the placer has stopped.
-fn feed<R: BufRead>(
+fn feed<'analyzer, R: BufRead>(
     reader: &mut LineReader<'_, R>,
-    units: &SyncSender<Unit>,
-    jobs: &SyncSender<(Box<PendingDocument>, SyncSender<Decided>)>,
+    units: &SyncSender<Unit<'analyzer>>,
+    jobs: &SyncSender<(Box<PendingDocument>, SyncSender<Decided<'analyzer>>)>,
     written: &Receiver<Vec<u8>>,
     output: &mut impl Write,
     on_progress: &mut impl FnMut(u64),
@@ -157,16 +159,17 @@ fn feed<R: BufRead>(
 fn place_in_order(
     engine: &RwLock<&mut Engine>,
     placer: &mut Placer<'_>,
-    units: &Receiver<Unit>,
+    units: &Receiver<Unit<'_>>,
     written: &std::sync::mpsc::Sender<Vec<u8>>,
 ) -> Result<(), StampError> {
     for unit in units {
         let bytes = match unit {
             Unit::Line(line) => line,
             Unit::Document(decided) => {
-                let (document, mut batch) = decided.recv().map_err(|_| {
+                let (document, mut batch, gaps) = decided.recv().map_err(|_| {
                     io::Error::other("a deciding thread stopped before its document was decided")
                 })?;
+                placer.count_gaps(gaps);
                 let placed = {
                     let mut engine = engine.write();
                     let (removed, _) = engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);

@@ -27,6 +27,17 @@ impl<'run> Placer<'run> {
         }
     }
 
+    /// Counts the configured fields a document held no text in.
+    pub(super) fn count_gaps<'field>(&mut self, fields: impl IntoIterator<Item = &'field str>) {
+        for field in fields {
+            *self
+                .summary
+                .fields_without_text
+                .entry(field.to_string())
+                .or_default() += 1;
+        }
+    }
+
     /// Writes `document`'s line, stamped where it was placed.
     pub(super) fn write(
         &mut self,

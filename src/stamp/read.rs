@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::options::{InputFormat, StampError, StampOptions, StampSummary};
 use crate::bulk::stamping::StampTarget;
 use crate::bulk::{self, ActionKind};
-use crate::fingerprint::{Fingerprinter, values_at};
+use crate::fingerprint::values_at;
 use crate::units::{Millis, now_millis, parse_time};
 
 const UTF8_BYTE_ORDER_MARK: &[u8] = b"\xEF\xBB\xBF";
@@ -60,11 +60,11 @@ enum BulkExpectation {
 
 /// Reads lines and tells documents from lines to pass through; counts what
 /// it reads into `summary` (lines, documents, invalid lines, missing
-/// times, fields without text).
+/// times). Fields without text are counted where the text is extracted
+/// ([`super::placer::Placer::count_gaps`]), so it is extracted once.
 pub(super) struct LineReader<'run, R> {
     input: R,
     options: &'run StampOptions,
-    fingerprinter: Fingerprinter,
     format: InputFormat,
     expectation: BulkExpectation,
     last_time: Option<Millis>,
@@ -73,11 +73,10 @@ pub(super) struct LineReader<'run, R> {
 }
 
 impl<'run, R: BufRead> LineReader<'run, R> {
-    pub(super) fn new(input: R, options: &'run StampOptions, fingerprinter: Fingerprinter) -> Self {
+    pub(super) fn new(input: R, options: &'run StampOptions) -> Self {
         LineReader {
             input,
             options,
-            fingerprinter,
             format: options.format,
             expectation: BulkExpectation::Action,
             last_time: None,
@@ -183,13 +182,6 @@ impl<'run, R: BufRead> LineReader<'run, R> {
             return Ok(None);
         };
         self.summary.documents += 1;
-        for field in self.fingerprinter.fields_without_text(document) {
-            *self
-                .summary
-                .fields_without_text
-                .entry(field.to_string())
-                .or_default() += 1;
-        }
         let now = self.arrival_time(document);
         Ok(Some((source, target, now)))
     }

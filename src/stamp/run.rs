@@ -20,7 +20,7 @@ pub fn stamp(
     mut on_progress: impl FnMut(u64),
 ) -> Result<StampSummary, StampError> {
     let started = Instant::now();
-    let mut reader = LineReader::new(input, options, engine.fingerprinter().clone());
+    let mut reader = LineReader::new(input, options);
     let mut placer = Placer::new(options);
     let placed = if options.threads > 1 {
         engine.track_changes();
@@ -53,6 +53,7 @@ pub fn stamp(
         without_text: placer.summary.without_text,
         exact_hits: placer.summary.exact_hits,
         expired_nodes: placer.summary.expired_nodes,
+        fields_without_text: std::mem::take(&mut placer.summary.fields_without_text),
         ..reader.summary
     };
     summary.classes = placer.class_documents.len() as u64;
@@ -86,9 +87,12 @@ fn stamp_one_by_one<R: BufRead>(
             Pending::Document(document) => {
                 let (removed, _) = engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
                 placer.summary.expired_nodes += removed as u64;
-                let placed = document
-                    .document()
-                    .and_then(|source| engine.add_document(source, document.now));
+                let (prepared, gaps) = match document.document() {
+                    Some(source) => engine.fingerprinter().prepare_document_noting_gaps(source),
+                    None => (None, Vec::new()),
+                };
+                placer.count_gaps(gaps);
+                let placed = prepared.map(|prepared| engine.add_prepared(&prepared, document.now));
                 placer.write(*document, placed, output)?;
             }
         }
@@ -190,8 +194,15 @@ mod tests {
                 assert!(one == many, "{threads} threads, bulk {bulk}");
                 assert_eq!(one_summary.classes, many_summary.classes);
                 assert_eq!(one_summary.stamped, many_summary.stamped);
+                assert_eq!(
+                    one_summary.fields_without_text,
+                    many_summary.fields_without_text
+                );
             }
             assert_eq!(one_summary.without_text, 1);
+            // The line without text lacks both fields.
+            assert_eq!(one_summary.fields_without_text.get("title"), Some(&1));
+            assert_eq!(one_summary.fields_without_text.get("content"), Some(&1));
             assert!(one_summary.largest_class_documents > 50, "{one_summary}");
             assert!(one.starts_with(b"\xEF\xBB\xBF"));
         }
