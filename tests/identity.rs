@@ -89,3 +89,100 @@ fn a_page_copied_under_its_own_headline_joins_it() {
     assert_eq!(again[0], first[0]);
     assert_eq!(again[1], first[HEADLINES_ZH.len()]);
 }
+
+/// A site's own footer that no list of phrases knows: as long as a short
+/// report, it made every brief of the site's one column "a story under
+/// other headlines".
+const SITE_FOOTER: &str = "\n云江融媒体中心每天早上七点推送当地要闻、天气和路况，周末推出乡村美食和文旅专题。\n热线八八六六八八八全天有人值守，欢迎读者提供身边的新鲜事和好点子。\n云江新闻客户端首页的活动专区可以报名参加亲子研学、读书会和城市定向赛。";
+
+const COLUMN_BRIEFS: [(&str, &str); 8] = [
+    (
+        "云江快讯｜老城区改造启动",
+        "老城区改造首批十二条背街小巷今天开工。",
+    ),
+    (
+        "云江快讯｜社区食堂开张",
+        "南湖街道第三家社区食堂今天开张营业。",
+    ),
+    (
+        "云江快讯｜新公交线开通",
+        "连接高铁站和开发区的新公交线今天开通。",
+    ),
+    ("云江快讯｜夜市恢复营业", "滨江夜市完成改造后今晚恢复营业。"),
+    (
+        "云江快讯｜图书馆延长开放",
+        "市图书馆暑期每天开放到晚上九点。",
+    ),
+    (
+        "云江快讯｜游泳馆免费开放",
+        "全民健身日当天游泳馆向市民免费开放。",
+    ),
+    (
+        "云江快讯｜菜价小幅回落",
+        "本周蔬菜批发均价比上周回落百分之三。",
+    ),
+    (
+        "云江快讯｜暴雨预警发布",
+        "气象台发布暴雨黄色预警提醒市民减少出行。",
+    ),
+];
+
+fn learning_engine(common_sentence_classes: u8) -> neardup::engine::Engine {
+    EngineSettings {
+        common_sentence_classes: Some(common_sentence_classes),
+        ..EngineSettings::default()
+    }
+    .build()
+    .expect("engine")
+}
+
+fn column_pages() -> Vec<(String, String)> {
+    COLUMN_BRIEFS
+        .iter()
+        .map(|(headline, brief)| (headline.to_string(), format!("{brief}{SITE_FOOTER}")))
+        .collect()
+}
+
+fn classes_of(engine: &mut neardup::engine::Engine, pages: &[(String, String)]) -> Vec<u64> {
+    let pages: Vec<(&str, &str)> = pages
+        .iter()
+        .map(|(title, content)| (title.as_str(), content.as_str()))
+        .collect();
+    roots(engine, &pages)
+}
+
+#[test]
+fn a_footer_many_classes_carry_is_learned_as_boilerplate() {
+    let pages = column_pages();
+    let learned = classes_of(&mut learning_engine(3), &pages);
+    let learned_classes: BTreeSet<u64> = learned.iter().copied().collect();
+    // The first pages are judged by their text as it reads; once three
+    // classes carried the footer, it no longer identifies a story.
+    assert!(
+        learned[3..]
+            .iter()
+            .all(|root| learned[..3].iter().all(|earlier| earlier != root)),
+        "{learned:?}"
+    );
+    let alone = classes_of(&mut learning_engine(0), &pages);
+    let alone_classes: BTreeSet<u64> = alone.iter().copied().collect();
+    assert!(
+        alone_classes.len() < learned_classes.len(),
+        "without learning the briefs merge: {alone:?} / {learned:?}"
+    );
+}
+
+#[test]
+fn a_brief_reposted_with_the_learned_footer_still_joins() {
+    let pages = column_pages();
+    let mut engine = learning_engine(3);
+    let first = classes_of(&mut engine, &pages);
+    // Reposted under its own headline, punctuation changed.
+    let (headline, body) = &pages[6];
+    let copy = (
+        format!("{headline}！"),
+        body.replace('。', "，").replacen('，', "。", 1),
+    );
+    let again = classes_of(&mut engine, &[copy]);
+    assert_eq!(again[0], first[6]);
+}

@@ -114,6 +114,14 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_SHORT_HEADLINE_CHECK")]
     pub short_headline_check: Option<bool>,
 
+    /// Sentences with a phrase of the boilerplate genre (rights, disclaimers, paywalls and login walls, footers; Chinese and English) do not identify a story: the built-in prior that serves before the stream has taught anything [default: true]
+    #[arg(long, env = "NEARDUP_BOILERPLATE_PRIOR")]
+    pub boilerplate_prior: Option<bool>,
+
+    /// A sentence carried by this many classes is a site's boilerplate, learned from the stream: it no longer makes a body identify its story, so the headline decides; 0 learns nothing [default: 3]
+    #[arg(long, env = "NEARDUP_COMMON_SENTENCE_CLASSES")]
+    pub common_sentence_classes: Option<u8>,
+
     /// Long texts within k join only when their bodies share at least this estimated character-5-gram Jaccard similarity [default: 0.5]
     #[arg(long, env = "NEARDUP_MIN_NEIGHBOUR_JACCARD")]
     pub min_neighbour_jaccard: Option<f64>,
@@ -205,6 +213,10 @@ impl EngineSettings {
                 .or(fallback.neighbour_headline_check),
             lead_span_check: self.lead_span_check.or(fallback.lead_span_check),
             short_headline_check: self.short_headline_check.or(fallback.short_headline_check),
+            boilerplate_prior: self.boilerplate_prior.or(fallback.boilerplate_prior),
+            common_sentence_classes: self
+                .common_sentence_classes
+                .or(fallback.common_sentence_classes),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .or(fallback.min_neighbour_jaccard),
@@ -319,6 +331,10 @@ impl EngineSettings {
             short_headline_check: self
                 .short_headline_check
                 .unwrap_or(defaults.short_headline_check),
+            boilerplate_prior: self.boilerplate_prior.unwrap_or(defaults.boilerplate_prior),
+            common_sentence_classes: self
+                .common_sentence_classes
+                .unwrap_or(defaults.common_sentence_classes),
             min_neighbour_jaccard: self
                 .min_neighbour_jaccard
                 .unwrap_or(defaults.min_neighbour_jaccard),

@@ -280,11 +280,30 @@ pub fn identifying_weight(body: &str) -> u32 {
     read_body(body).weight
 }
 
+/// A sentence's key for boilerplate learned from the stream
+/// (`engine::commonness`): a hash of its letters and digits (with digits
+/// left out, the stock sentences of one genre that differ in a figure read
+/// as one, and reprints under new headlines were lost: measured, not
+/// kept), and its weight in half-letters (see [`identifying_weight`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SentenceKey {
+    pub hash: u64,
+    pub weight_in_halves: u32,
+}
+
+/// Sentences lighter than this (in half-letters: 8 Han characters, 16
+/// other letters) are not keyed: "he said", a photo credit, a dateline
+/// recur everywhere and weigh little.
+pub const MIN_KEYED_HALVES: u64 = 16;
+
 /// What a body's sentences say about its story.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BodyIdentity {
     /// [`identifying_weight`].
     pub weight: u32,
+    /// The keys of the sentences counted in `weight` (from
+    /// [`MIN_KEYED_HALVES`]), in body order.
+    pub sentences: Vec<SentenceKey>,
     /// The body without its boilerplate sentences, when it had some and
     /// something else is left; `None` when the body is to be read whole
     /// (nothing to remove, or nothing but boilerplate).
@@ -293,6 +312,12 @@ pub struct BodyIdentity {
 
 /// Reads `body` sentence by sentence (see [`identifying_weight`]).
 pub fn read_body(body: &str) -> BodyIdentity {
+    read_body_with(body, true)
+}
+
+/// [`read_body`]; with `prior` false no sentence is boilerplate by the
+/// list of phrases (to measure what the stream learns without it).
+pub fn read_body_with(body: &str, prior: bool) -> BodyIdentity {
     let mut sentences: Vec<ReadSentence> = Vec::new();
     let mut sentence = Sentence::default();
     let mut sentence_start = 0;
@@ -310,13 +335,13 @@ pub fn read_body(body: &str) -> BodyIdentity {
         };
         if ends_sentence {
             let end = at + c.len_utf8();
-            sentences.push(sentence.take(sentence_start..end, ends_paragraph(c)));
+            sentences.push(sentence.take(sentence_start..end, ends_paragraph(c), prior));
             sentence_start = end;
         } else {
             sentence.word_break();
         }
     }
-    sentences.push(sentence.take(sentence_start..body.len(), true));
+    sentences.push(sentence.take(sentence_start..body.len(), true, prior));
     mark_boilerplate_paragraphs(&mut sentences);
     let weight_in_halves: u64 = sentences
         .iter()
@@ -342,8 +367,17 @@ pub fn read_body(body: &str) -> BodyIdentity {
         }
         kept
     });
+    let keys = sentences
+        .iter()
+        .filter(|sentence| !sentence.boilerplate && sentence.weight_in_halves >= MIN_KEYED_HALVES)
+        .map(|sentence| SentenceKey {
+            hash: sentence.hash,
+            weight_in_halves: u32::try_from(sentence.weight_in_halves).unwrap_or(u32::MAX),
+        })
+        .collect();
     BodyIdentity {
         weight,
+        sentences: keys,
         identifying_text,
     }
 }
@@ -353,6 +387,8 @@ pub fn read_body(body: &str) -> BodyIdentity {
 struct ReadSentence {
     range: std::ops::Range<usize>,
     weight_in_halves: u64,
+    /// [`SentenceKey::hash`].
+    hash: u64,
     boilerplate: bool,
     /// The sentence ends its paragraph (a line break, a field's end).
     ends_paragraph: bool,
@@ -391,16 +427,44 @@ fn ends_paragraph(c: char) -> bool {
 /// words one space apart and padded with spaces at both ends, so an English
 /// phrase is matched as whole words (" log in " is not in "catalog
 /// indicates").
-#[derive(Default)]
 struct Sentence {
     han: String,
     words: String,
     weight_in_halves: u64,
     in_word: bool,
+    /// FNV-1a of the letters and digits, as they come, one space per
+    /// word break.
+    hash: u64,
+}
+
+impl Default for Sentence {
+    fn default() -> Self {
+        Sentence {
+            han: String::new(),
+            words: String::new(),
+            weight_in_halves: 0,
+            in_word: false,
+            hash: FNV_OFFSET,
+        }
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+/// The finaliser of MurmurHash3: FNV's low bits are weak, and the tables
+/// keyed by this hash select buckets by them.
+fn avalanche(mut hash: u64) -> u64 {
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    hash ^ (hash >> 33)
 }
 
 impl Sentence {
     fn push(&mut self, c: char) {
+        self.hash = (self.hash ^ u64::from(c)).wrapping_mul(FNV_PRIME);
         if normalize::is_han(c) {
             self.han.push(c);
             self.weight_in_halves += 2;
@@ -419,18 +483,25 @@ impl Sentence {
 
     fn word_break(&mut self) {
         if self.in_word {
+            self.hash = (self.hash ^ u64::from(b' ')).wrapping_mul(FNV_PRIME);
             self.words.push(' ');
             self.in_word = false;
         }
     }
 
     /// The sentence as read; starts the next one.
-    fn take(&mut self, range: std::ops::Range<usize>, ends_paragraph: bool) -> ReadSentence {
+    fn take(
+        &mut self,
+        range: std::ops::Range<usize>,
+        ends_paragraph: bool,
+        prior: bool,
+    ) -> ReadSentence {
         self.word_break();
         let read = ReadSentence {
             range,
             weight_in_halves: self.weight_in_halves,
-            boilerplate: is_boilerplate(&self.han, &self.words, self.weight_in_halves),
+            hash: avalanche(self.hash),
+            boilerplate: prior && is_boilerplate(&self.han, &self.words, self.weight_in_halves),
             ends_paragraph,
         };
         *self = Sentence::default();

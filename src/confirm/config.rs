@@ -106,6 +106,13 @@ pub struct ConfirmationConfig {
     /// the headlines are one, unless both bodies identify their story by
     /// themselves (see `ShortText::headlines_allow`).
     pub short_headline_check: bool,
+    /// Sentences with a phrase of the boilerplate genre (rights,
+    /// disclaimers, walls, footers; [`super::boilerplate`]) do not identify
+    /// a story: the prior that serves before the stream has taught anything.
+    pub boilerplate_prior: bool,
+    /// A sentence that this many classes carried is boilerplate learned
+    /// from the stream (`engine::commonness`); 0 learns nothing.
+    pub common_sentence_classes: u8,
     /// A text whose fingerprint is already a node joins that node only if
     /// the node's text confirms it, like any candidate (SPEC §3 rule 1
     /// trusts the fingerprint alone). Otherwise it takes the nearest
@@ -138,6 +145,8 @@ impl Default for ConfirmationConfig {
             min_neighbour_jaccard: 0.5,
             lead_span_check: true,
             short_headline_check: true,
+            boilerplate_prior: true,
+            common_sentence_classes: 3,
             confirm_identical_fingerprints: true,
         }
     }

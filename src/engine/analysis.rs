@@ -17,7 +17,7 @@ use super::side_record::SideRecord;
 /// How many times the short-text bound a long text may be and still keep
 /// its short description (see [`Analyzer::describe`]).
 pub const REPOST_COMPARABLE_FACTOR: usize = 3;
-use crate::confirm::boilerplate::{headline_told_by_body, read_body};
+use crate::confirm::boilerplate::{SentenceKey, headline_told_by_body, read_body, read_body_with};
 use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{ConfirmationConfig, LongText, ShortText};
 use crate::fingerprint::letters::letters_with_breaks;
@@ -37,6 +37,10 @@ pub struct Analysis {
     /// ([`crate::confirm::boilerplate::headline_told_by_body`]; true
     /// without a headline): read when the body turns out common, not kept.
     pub(super) headline_told_by_body: bool,
+    /// A long text's body sentences counted in its identifying weight,
+    /// for boilerplate learned from the stream (`super::commonness`): read
+    /// when deciding, noted when placed, not kept.
+    pub(super) body_sentences: Box<[SentenceKey]>,
 }
 
 impl Analysis {
@@ -73,6 +77,9 @@ pub struct Analyzer {
     /// Mid-length texts keep a short description too (the repost reading
     /// is on).
     pub(super) repost_comparable: bool,
+    /// The built-in list of boilerplate phrases is read
+    /// ([`ConfirmationConfig::boilerplate_prior`]).
+    pub(super) boilerplate_prior: bool,
 }
 
 impl Analyzer {
@@ -83,6 +90,7 @@ impl Analyzer {
             fingerprinter,
             long_text_search: confirmation.long_text_search,
             repost_comparable: confirmation.short_edit_check && confirmation.repost_reading,
+            boilerplate_prior: confirmation.boilerplate_prior,
         }
     }
 
@@ -122,13 +130,15 @@ impl Analyzer {
 
     /// Analyses prepared text.
     pub fn analyze(&self, prepared: &PreparedText) -> Analysis {
-        let (short_text, long_text, headline_told_by_body) = self.describe(prepared);
+        let (short_text, long_text, headline_told_by_body, body_sentences) =
+            self.describe(prepared);
         Analysis {
             exact_hash: prepared.exact_hash,
             fingerprint: self.fingerprinter.simhash(prepared),
             short_text,
             long_text,
             headline_told_by_body,
+            body_sentences,
         }
     }
 
@@ -142,7 +152,7 @@ impl Analyzer {
     /// two meet only as short texts.
     /// Also whether the body tells its headline's story (see
     /// [`Analysis::headline_told_by_body`]).
-    fn describe(&self, prepared: &PreparedText) -> (Option<ShortText>, Option<LongText>, bool) {
+    fn describe(&self, prepared: &PreparedText) -> Description {
         let fingerprinter = &self.fingerprinter;
         let short_text = || {
             let text = ShortText::new(
@@ -161,7 +171,7 @@ impl Analyzer {
                 Some((field, body_weight)) => short_text().with_headline(field, body_weight),
                 None => short_text(),
             };
-            return (Some(short), None, true);
+            return (Some(short), None, true, Box::default());
         }
         let repost_comparable = self.repost_comparable
             && prepared.char_count
@@ -172,7 +182,7 @@ impl Analyzer {
         let headline = fingerprinter.headline(prepared);
         let headline_told =
             headline.is_none_or(|headline| headline_told_by_body(headline, &body_text));
-        let body = read_body(&body_text);
+        let body = read_body_with(&body_text, self.boilerplate_prior);
         let long_text = LongText {
             sketch: match (&body.identifying_text, self.long_text_search) {
                 (_, false) => Box::default(),
@@ -192,9 +202,19 @@ impl Analyzer {
             repost_comparable.then(short_text),
             Some(long_text),
             headline_told,
+            body.sentences.into_boxed_slice(),
         )
     }
 }
+
+/// What [`Analyzer::describe`] finds: the short and long descriptions,
+/// whether the body tells the headline, the body's sentence keys.
+type Description = (
+    Option<ShortText>,
+    Option<LongText>,
+    bool,
+    Box<[SentenceKey]>,
+);
 
 /// A short text's headline field and its body's identifying weight, when
 /// it has a headline over a body with letters: how much the body tells by

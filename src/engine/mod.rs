@@ -43,6 +43,7 @@
 mod analysis;
 pub mod batch;
 pub mod capture;
+pub mod commonness;
 mod exact_hashes;
 mod plan;
 mod recent;
@@ -127,6 +128,9 @@ pub struct EngineStats {
     /// exact-hash map, short-text LSH, long-text sketch index), excluding
     /// the forest's (see [`crate::forest::ForestStats`]).
     pub approx_heap_bytes: usize,
+    /// Sentences in the table of boilerplate learned from the stream
+    /// ([`commonness`]; its heap is in `approx_heap_bytes`).
+    pub common_sentences: usize,
     /// Of these: the side data of the nodes (records, map, exact hashes).
     pub side_data_heap_bytes: usize,
     /// Of these: the short-text LSH and the long-text sketch index.
@@ -154,6 +158,9 @@ pub struct Engine {
     /// What changed lately, to check decisions taken on an earlier state
     /// ([`batch`]).
     recent: recent::RecentChanges,
+    /// Sentences the stream carries in many classes: boilerplate learned
+    /// ([`commonness`]).
+    common_sentences: commonness::CommonSentences,
 }
 
 /// One change of the engine's state, enough to redo it without deciding
@@ -186,8 +193,14 @@ impl Engine {
         forest: Forest,
         confirmation: ConfirmationConfig,
     ) -> Self {
+        let common_sentences = commonness::CommonSentences::new(
+            confirmation.common_sentence_classes,
+            commonness::DEFAULT_CAPACITY,
+            forest.config().retention,
+        );
         Engine {
             analyzer: Analyzer::new(fingerprinter, &confirmation),
+            common_sentences,
             forest,
             confirmation,
             exact_hashes: ExactHashes::default(),
@@ -583,7 +596,10 @@ impl Engine {
         EngineStats {
             side_data_nodes: self.side_data.len(),
             exact_hash_entries: self.exact_hashes.len(),
-            approx_heap_bytes: side_data_heap_bytes + candidate_index_heap_bytes,
+            approx_heap_bytes: side_data_heap_bytes
+                + candidate_index_heap_bytes
+                + self.common_sentences.approx_heap_bytes(),
+            common_sentences: self.common_sentences.len(),
             side_data_heap_bytes,
             candidate_index_heap_bytes,
             side_file: self.side_data.file_stats(),

@@ -20,7 +20,8 @@ use super::{
     confirm_record, count_confirmation, placed,
 };
 use crate::candidates::sketch_index::SketchIndex;
-use crate::confirm::{FoundBy, LongText, NodeTexts, ShortText};
+use crate::confirm::boilerplate::MIN_IDENTIFYING_WEIGHT;
+use crate::confirm::{FoundBy, LongText, NodeTexts, ShortText, UNKNOWN_WEIGHT};
 use crate::fingerprint::PreparedText;
 use crate::forest::{NodeNumbers, Placement};
 use crate::units::{Fingerprint, Millis, NodeId};
@@ -35,6 +36,20 @@ pub(super) struct Plan {
     /// Confirmations counted while deciding, added to the engine's when
     /// the plan is applied.
     confirmations: EngineStats,
+    /// The texts as the stream judged them, when the sentences it found
+    /// common made the body stop identifying the story (see
+    /// [`Engine::learned_weight`]): the node keeps these.
+    learned: Option<LearnedTexts>,
+}
+
+/// A text's descriptions with its body judged by the sentences the stream
+/// found common: the long text's identifying weight lowered, and the
+/// short description (the repost reading's) given its headline and that
+/// weight, so the headline decides on both paths.
+#[derive(Debug)]
+struct LearnedTexts {
+    long: Option<LongText>,
+    short: Option<ShortText>,
 }
 
 #[derive(Debug)]
@@ -64,6 +79,7 @@ impl Plan {
             },
             footprint: Footprint::default(),
             confirmations: EngineStats::default(),
+            learned: None,
         }
     }
 
@@ -119,12 +135,29 @@ impl Engine {
                 },
                 footprint,
                 confirmations: EngineStats::default(),
+                learned: None,
             };
         }
         let mut confirmations = EngineStats::default();
+        // A body whose identifying sentences the stream found to be many
+        // classes' boilerplate identifies nothing: the headline decides,
+        // as for the prior's boilerplate.
+        let learned = self.learned_weight(&analysis).map(|weight| LearnedTexts {
+            long: analysis.long_text.as_ref().map(|long| LongText {
+                identifying_weight: weight,
+                ..long.clone()
+            }),
+            short: self.short_with_learned_weight(&analysis, weight),
+        });
         let own = NodeTexts {
-            short: analysis.short_text.as_ref(),
-            long: analysis.long_text.as_ref(),
+            short: learned
+                .as_ref()
+                .and_then(|learned| learned.short.as_ref())
+                .or(analysis.short_text.as_ref()),
+            long: learned
+                .as_ref()
+                .and_then(|learned| learned.long.as_ref())
+                .or(analysis.long_text.as_ref()),
         };
         let (mut node, mut roots) =
             self.decide(analysis.fingerprint, own, &footprint, &mut confirmations);
@@ -155,7 +188,42 @@ impl Engine {
             },
             footprint,
             confirmations,
+            learned,
         }
+    }
+
+    /// The short description of a text with a headline, given the
+    /// headline's field and `weight` as its body's (see
+    /// `ShortText::headlines_allow`).
+    fn short_with_learned_weight(&self, analysis: &Analysis, weight: u32) -> Option<ShortText> {
+        let short = analysis.short_text.as_ref()?;
+        analysis.long_text.as_ref()?.headline.as_ref()?;
+        let field = u8::try_from(self.analyzer.fingerprinter().headline_field()?).ok()?;
+        Some(
+            short
+                .clone()
+                .with_headline(field, weight.min(short.body_weight)),
+        )
+    }
+
+    /// The identifying weight of `analysis`'s long text without the
+    /// sentences the stream found common, when that takes a body that
+    /// identified its story below [`MIN_IDENTIFYING_WEIGHT`]; `None`
+    /// otherwise (nothing changes).
+    pub(super) fn learned_weight(&self, analysis: &Analysis) -> Option<u32> {
+        let long = analysis.long_text.as_ref()?;
+        if !long.identifies_by_body() || long.identifying_weight == UNKNOWN_WEIGHT {
+            return None;
+        }
+        let common_halves = self
+            .common_sentences
+            .common_halves(&analysis.body_sentences);
+        let common = u32::try_from(common_halves / 2).unwrap_or(u32::MAX);
+        let weight = long.identifying_weight.saturating_sub(common);
+        // A stock sentence or two in a story's own text (a company's
+        // description, a standing quote) leave it a story: the stream
+        // judges a body only when most of it is what many classes carry.
+        (weight < MIN_IDENTIFYING_WEIGHT && common >= weight).then_some(weight)
     }
 
     /// The node a text takes and the roots it may join: its own node (or a
@@ -205,6 +273,9 @@ impl Engine {
             self.index_keys(analysis.short_text.as_ref(), analysis.long_text.as_ref());
         footprint.simhash = analysis.fingerprint;
         footprint.exact_hash = analysis.exact_hash;
+        if self.common_sentences.enabled() {
+            footprint.sentence_keys = analysis.body_sentences.iter().map(|key| key.hash).collect();
+        }
         footprint
     }
 
@@ -230,6 +301,7 @@ impl Engine {
             exact_hash: 0,
             shingle_keys,
             sketch_keys,
+            sentence_keys: Vec::new(),
         }
     }
 
@@ -261,11 +333,22 @@ impl Engine {
         };
         let Analysis {
             exact_hash,
-            short_text,
-            long_text,
+            mut short_text,
+            mut long_text,
+            body_sentences,
             ..
         } = analysis;
+        if let Some(learned) = plan.learned {
+            long_text = learned.long.or(long_text);
+            short_text = learned.short.or(short_text);
+        }
         let assignment = self.forest.assign_to_roots(node, now, &roots);
+        let changed = self
+            .common_sentences
+            .placed(&body_sentences, assignment.root, now);
+        if !changed.is_empty() {
+            self.recent.sentences_changed(&changed);
+        }
         let new_node = assignment.placement != Placement::ExistingNode;
         self.recent
             .placed(exact_hash, new_node.then_some((node, &plan.footprint)));

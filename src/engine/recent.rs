@@ -41,11 +41,17 @@ pub(super) struct Footprint {
     pub(super) shingle_keys: Vec<u64>,
     /// Its keys in the long-text index.
     pub(super) sketch_keys: Vec<u64>,
+    /// Its body's sentence keys, whose commonness it read
+    /// ([`super::commonness`]).
+    pub(super) sentence_keys: Vec<u64>,
 }
 
 impl Footprint {
     fn keys(&self) -> impl Iterator<Item = &u64> {
-        self.shingle_keys.iter().chain(&self.sketch_keys)
+        self.shingle_keys
+            .iter()
+            .chain(&self.sketch_keys)
+            .chain(&self.sentence_keys)
     }
 }
 
@@ -94,6 +100,23 @@ impl RecentChanges {
     /// counted on an existing one.
     pub(super) fn placed(&mut self, exact_hash: u64, new_node: Option<(Fingerprint, &Footprint)>) {
         self.changed(&[exact_hash], new_node);
+    }
+
+    /// Sentences became common or stopped being (see
+    /// [`super::commonness`]): decisions that read them are taken again.
+    /// Their keys share the map with the index keys: a coincidence of two
+    /// costs a decision taken again, never a wrong one.
+    pub(super) fn sentences_changed(&mut self, sentence_keys: &[u64]) {
+        let keys = Footprint {
+            sentence_keys: sentence_keys.to_vec(),
+            ..Footprint::default()
+        };
+        self.epoch += 1;
+        if self.tracking {
+            for &key in keys.keys() {
+                self.keys.insert(key, self.epoch);
+            }
+        }
     }
 
     /// A node removed (expired, or left without documents), with the exact
@@ -178,6 +201,7 @@ mod tests {
             exact_hash,
             shingle_keys: keys.to_vec(),
             sketch_keys: Vec::new(),
+            sentence_keys: Vec::new(),
         }
     }
 
@@ -216,6 +240,18 @@ mod tests {
         assert!(
             !removed.unchanged_since(0, &mine, 4),
             "a removal within reach"
+        );
+        let mut common = tracked();
+        let reading = Footprint {
+            sentence_keys: vec![42],
+            ..footprint(0b1111, 7, &[])
+        };
+        common.sentences_changed(&[41]);
+        assert!(common.unchanged_since(0, &reading, 4), "another sentence");
+        common.sentences_changed(&[42]);
+        assert!(
+            !common.unchanged_since(0, &reading, 4),
+            "a sentence it read"
         );
     }
 
