@@ -208,6 +208,73 @@ mod tests {
         }
     }
 
+    /// Briefs of many sites, each site's under its own long footer, and
+    /// reposts: sentences turn common while a run goes on, and decisions
+    /// that read them are taken again.
+    fn footer_input() -> Vec<u8> {
+        let subjects = [
+            "图书馆",
+            "游泳馆",
+            "夜市",
+            "菜市场",
+            "公交线",
+            "社区食堂",
+            "博物馆",
+        ];
+        let acts = [
+            "延长开放时间",
+            "完成改造",
+            "恢复营业",
+            "调整票价",
+            "开通新线路",
+        ];
+        let mut input = Vec::new();
+        for i in 0..420usize {
+            let site = i % 6;
+            let footer = format!(
+                "\n第{site}融媒体中心每天早上推送当地要闻天气和路况周末推出乡村美食和文旅专题。\n第{site}热线全天有人值守欢迎读者提供身边的新鲜事和好点子。\n第{site}客户端首页的活动专区可以报名参加亲子研学读书会和城市定向赛。"
+            );
+            let story = if i % 5 == 4 { i - 2 } else { i };
+            let (subject, act) = (subjects[story % 7], acts[(story / 7) % 5]);
+            let line = serde_json::json!({
+                "title": format!("快讯｜{subject}{act}{}", story / 35),
+                "content": format!("{subject}今天宣布{act}，第{}期工作开始。{footer}", story / 35),
+            });
+            input.extend_from_slice(line.to_string().as_bytes());
+            input.push(b'\n');
+        }
+        input
+    }
+
+    #[test]
+    fn sentences_learned_during_a_run_do_not_depend_on_the_threads() {
+        let input = footer_input();
+        let run_learning = |threads: usize, classes: u8| {
+            let mut engine = crate::config::EngineSettings {
+                common_sentence_classes: Some(classes),
+                ..crate::config::EngineSettings::default()
+            }
+            .build()
+            .expect("valid settings");
+            let options = StampOptions {
+                threads,
+                ..StampOptions::default()
+            };
+            let mut output = Vec::new();
+            stamp(&mut engine, input.as_slice(), &mut output, &options, |_| {})
+                .expect("valid input");
+            (output, engine.stats().common_sentences)
+        };
+        let (one, learned) = run_learning(1, 3);
+        assert!(learned > 0);
+        let (unlearned, _) = run_learning(1, 0);
+        assert!(one != unlearned, "learning changes some stamps");
+        for threads in [2, 8] {
+            let (many, _) = run_learning(threads, 3);
+            assert!(one == many, "{threads} threads");
+        }
+    }
+
     #[test]
     fn lines_before_a_bad_line_are_written() {
         let mut input = overlapping_input(false);
