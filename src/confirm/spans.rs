@@ -62,6 +62,13 @@ const ANCHOR_LETTERS: usize = 3;
 /// more often than thousands of Han characters.
 const ANCHOR_LETTERS_LATIN: usize = 6;
 
+/// An anchor this long or shorter can be a word two swapped names share
+/// (see [`Regions::crossing_swaps`]).
+const CROSSED_ANCHOR_LETTERS: usize = 4;
+
+/// The same for other letters ("parkboulevard": a lead keeps no spaces).
+const CROSSED_ANCHOR_LETTERS_LATIN: usize = 16;
+
 /// Letters a region needs on both sides to be a span swapped in place: one
 /// letter replaced is a typo.
 const MIN_SWAPPED_LETTERS: usize = 2;
@@ -139,6 +146,20 @@ struct Regions<'a> {
     gap_swaps: bool,
     /// Some region between two anchors swaps a span.
     swapped: bool,
+    /// The last region closed was one-sided (letters on one side only)
+    /// and the anchor that closed it is short: in case the next region is
+    /// one-sided the other way (see [`Regions::crossing_swaps`]).
+    one_sided: Option<OneSided>,
+}
+
+/// A region with letters on one side only, closed by a short anchor.
+#[derive(Clone)]
+struct OneSided {
+    /// The letters are on our side.
+    ours: bool,
+    /// The region on the side that has letters.
+    range: Range<usize>,
+    letters: usize,
 }
 
 impl<'a> Regions<'a> {
@@ -151,6 +172,7 @@ impl<'a> Regions<'a> {
             unmatched: (0, 0),
             gap_swaps: false,
             swapped: false,
+            one_sided: None,
         }
     }
 
@@ -165,11 +187,37 @@ impl<'a> Regions<'a> {
         if run.len() < anchor_letters {
             return;
         }
-        if let Some((ours_from, theirs_from)) = self.open_from
-            && self.region_swaps(ours_from..ours.start, theirs_from..theirs.start)
-        {
-            self.swapped = true;
+        let mut one_sided = None;
+        if let Some((ours_from, theirs_from)) = self.open_from {
+            if self.region_swaps(ours_from..ours.start, theirs_from..theirs.start)
+                || self.crossing_swaps(ours.start, theirs.start)
+            {
+                self.swapped = true;
+            }
+            let (left, right) = self.unmatched;
+            let crossed_anchor_letters = if run.iter().all(|&c| is_han(c)) {
+                CROSSED_ANCHOR_LETTERS
+            } else {
+                CROSSED_ANCHOR_LETTERS_LATIN
+            };
+            if run.len() <= crossed_anchor_letters {
+                one_sided = match (left, right) {
+                    (0, 0) => None,
+                    (_, 0) => Some(OneSided {
+                        ours: true,
+                        range: ours_from..ours.start,
+                        letters: left,
+                    }),
+                    (0, _) => Some(OneSided {
+                        ours: false,
+                        range: theirs_from..theirs.start,
+                        letters: right,
+                    }),
+                    _ => None,
+                };
+            }
         }
+        self.one_sided = one_sided;
         self.anchored += run.len();
         self.open_from = Some((ours.end, theirs.end));
         self.unmatched = (0, 0);
@@ -196,6 +244,12 @@ impl<'a> Regions<'a> {
         let enough = left >= MIN_SWAPPED_LETTERS
             && right >= MIN_SWAPPED_LETTERS
             && (self.gap_swaps || (left > MIN_SWAPPED_LETTERS && right > MIN_SWAPPED_LETTERS));
+        enough && self.side_texts_swap(ours, theirs)
+    }
+
+    /// What two sides of a region hold is a swap: not a function word for
+    /// another, and a name on each side that is Chinese.
+    fn side_texts_swap(&self, ours: Range<usize>, theirs: Range<usize>) -> bool {
         let text = |side: &[char]| side.iter().collect::<String>();
         let function_words = is_stop_word(&text(&self.ours[ours.clone()]))
             && is_stop_word(&text(&self.theirs[theirs.clone()]));
@@ -204,7 +258,41 @@ impl<'a> Regions<'a> {
             !side.chars().any(is_han) || holds_a_name(&side)
         };
         let named = names(&self.ours[ours]) && names(&self.theirs[theirs]);
-        enough && !function_words && named
+        !function_words && named
+    }
+
+    /// A name swapped for another that shares a word with it ("西环街（幸福路
+    /// 至友谊街段）" / "友谊街（东风南路至红旗东路段）"): the alignment anchors
+    /// the shared word, and what each side swapped falls on either side of
+    /// it, one-sided both times: ours before the short anchor, theirs
+    /// after it (or the other way). The two one-sided pieces, without the
+    /// anchor, are judged as the two sides of one region: a repost that
+    /// drops a phrase before a word and adds one after it ("请传出去" /
+    /// "也叫青腰虫") holds no name on one side.
+    fn crossing_swaps(&self, ours_end: usize, theirs_end: usize) -> bool {
+        let Some(first) = &self.one_sided else {
+            return false;
+        };
+        let (ours_from, theirs_from) = self.open_from.unwrap_or_default();
+        let (left, right) = self.unmatched;
+        let (ours, theirs, left, right) = match first.ours {
+            true if left == 0 => (
+                first.range.clone(),
+                theirs_from..theirs_end,
+                first.letters,
+                right,
+            ),
+            false if right == 0 => (
+                ours_from..ours_end,
+                first.range.clone(),
+                left,
+                first.letters,
+            ),
+            _ => return false,
+        };
+        left > MIN_SWAPPED_LETTERS
+            && right > MIN_SWAPPED_LETTERS
+            && self.side_texts_swap(ours, theirs)
     }
 
     fn verdict(&self, shorter: usize) -> bool {
@@ -278,6 +366,43 @@ mod tests {
         let lead =
             "医师强调如果每个收到这份邮件的人能够转发给其他人就能挽救一条生命请大家转告身边的朋友";
         assert!(!swaps(lead, &lead.replace("邮件", "微博")));
+    }
+
+    #[test]
+    fn streets_swapped_for_ones_that_share_a_name_are_other_notices() {
+        let form = |section: &str| {
+            format!(
+                "市公安局交通警察支队通告：因举办马拉松比赛，决定对以下道路实行临时交通管制。管制路段：{section}。管制期间禁止机动车通行，请提前绕行"
+            )
+        };
+        // The shared street anchors the alignment between the two swaps.
+        assert!(swaps(
+            &form("东湖街（幸福路至友谊街段）"),
+            &form("友谊街（东风南路至红旗东路段）")
+        ));
+        // Streets jieba does not tag as places.
+        assert!(swaps(
+            &form("春风大道（青年路至胜利路段）"),
+            &form("黄河路（春风北路至学府北路段）")
+        ));
+        let closure = |section: &str| {
+            format!(
+                "Washington Boulevard between {section} will be closed to through traffic from May 19 through May 30 for water main replacement"
+            )
+        };
+        assert!(swaps(
+            &closure("Park Boulevard and Water Road"),
+            &closure("Madison Lane and Park Boulevard")
+        ));
+    }
+
+    #[test]
+    fn a_phrase_dropped_before_a_word_and_another_added_after_it_is_not_a_swap() {
+        // A chain letter reposted: "请大家转发" dropped before the insect's
+        // name, "也叫青腰虫" added after it: no name on the dropped side.
+        let ours = "紧急提醒请大家转发隐翅虫在你身上时千万不要用手拍打它的体液有毒接触皮肤会溃烂告诉孩子和朋友用嘴轻轻吹走就好";
+        let theirs = "紧急提醒隐翅虫也叫青腰虫在你身上时千万不要用手拍打它的体液有毒接触皮肤会溃烂告诉孩子和朋友用嘴轻轻吹走就好";
+        assert!(!swaps(ours, theirs));
     }
 
     #[test]

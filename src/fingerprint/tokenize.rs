@@ -106,21 +106,59 @@ pub fn for_each_tagged_word<'text>(
     }
 }
 
+/// What ends the name of a street, a lane or a village: "胜利路",
+/// "春风大道", "幸福里巷" are places whatever jieba's dictionary says.
+const ADDRESS_ENDINGS: [&str; 7] = ["路", "街", "巷", "弄", "村", "镇", "大道"];
+
+/// Common nouns that end like an address but name none.
+const NOT_ADDRESSES: [&str; 12] = [
+    "公路", "铁路", "道路", "马路", "线路", "网路", "思路", "出路", "一路", "大街", "街道", "农村",
+];
+
+/// A word that is, or ends, the name of a street, a lane or a village:
+/// a word of three or more characters with an address ending ("青年路"), or
+/// the ending alone after a word of two characters or more ("春风" "大道"),
+/// not one of the common
+/// nouns shaped like one ("高速公路", "步行街" read as such too: rare
+/// in what two leads swap).
+fn is_address(word: &str, after_a_word: bool) -> bool {
+    let Some(ending) = ADDRESS_ENDINGS
+        .iter()
+        .find(|ending| word.ends_with(**ending))
+    else {
+        return false;
+    };
+    if NOT_ADDRESSES.iter().any(|noun| word.ends_with(noun)) {
+        return false;
+    }
+    let letters = word.chars().count();
+    let ending_letters = ending.chars().count();
+    letters >= ending_letters + 2 || (letters == ending_letters && after_a_word)
+}
+
 /// Whether a run of Han text holds a name: a word jieba tags as a person,
-/// place or organisation (nr…, ns…, nt, nz), or two or more characters in a
-/// row that jieba's dictionary cuts one by one and that are not function
-/// words (a name it does not know: "乔某", "佳和").
+/// place or organisation (nr…, ns…, nt, nz), a street's or a village's
+/// name ([`ADDRESS_ENDINGS`]), or two or more characters in a row that
+/// jieba's dictionary cuts one by one and that are not function words (a
+/// name it does not know: "乔某", "佳和").
 pub fn holds_a_name(text: &str) -> bool {
     for (run, run_is_han) in script_runs(text) {
         if !run_is_han {
             continue;
         }
         let mut single_run = 0;
+        let mut after_a_word = false;
         for tagged in JIEBA.tag(run, false) {
             let tag = tagged.tag;
-            if is_name_tag(tag) {
+            if is_name_tag(tag) || is_address(tagged.word, after_a_word) {
                 return true;
             }
+            // A street's own name is a word of two or more characters
+            // ("青年" 路), not a measure word or a pronoun ("这条" 路).
+            after_a_word = tagged.word.chars().count() >= 2
+                && !is_function_tag(tag)
+                && !tag.starts_with('m')
+                && !tag.starts_with('q');
             if tagged.word.chars().count() == 1 && !is_function_tag(tag) && !tag.starts_with('m') {
                 single_run += 1;
                 if single_run >= 2 {
@@ -384,5 +422,26 @@ mod tests {
         assert_eq!(longest_sentences(text, 1), vec!["abcd。"]);
         assert_eq!(longest_sentences(text, 3), vec!["abcd。", "wxyz。", "ab。"]);
         assert_eq!(longest_sentences(text, 10).len(), 5);
+    }
+}
+
+#[cfg(test)]
+mod address_tests {
+    use super::holds_a_name;
+
+    #[test]
+    fn streets_and_villages_are_names_whatever_the_dictionary_says() {
+        for street in [
+            "春风大道",
+            "青年路",
+            "胜利路至学府北路段",
+            "柳树巷",
+            "王家村",
+        ] {
+            assert!(holds_a_name(street), "{street}");
+        }
+        for noun in ["高速公路", "道路", "知道了", "铁路", "修路"] {
+            assert!(!holds_a_name(noun), "{noun}");
+        }
     }
 }
