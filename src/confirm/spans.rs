@@ -35,8 +35,9 @@
 //! stop word does not (no case is kept to tell English names). A passage
 //! moved inside the lead can read as a swap when the regions it leaves
 //! hold names (DEV: 0.9855 → 0.9853).
-//! A name swapped for one that differs in a single letter ("张三" / "张四")
-//! reads as a typo and is missed. Only the lead is seen: a form whose
+//! A name swapped for one that differs in a single letter reads as a typo
+//! ("张三" / "张四": missed) unless the dictionary tags both words as names
+//! of one kind and length ("兰州" / "赣州": two places). Only the lead is seen: a form whose
 //! parties come after the first [`KEPT_LEAD_CHARS`] letters is not told
 //! apart here (its figures may still be). Nodes recorded with a shorter lead
 //! are compared over the length both have. The alignment is quadratic in
@@ -48,7 +49,7 @@ use std::ops::Range;
 use super::edits::{GapPosition, align};
 use crate::fingerprint::normalize::is_han;
 use crate::fingerprint::stopwords::is_stop_word;
-use crate::fingerprint::tokenize::holds_a_name;
+use crate::fingerprint::tokenize::{holds_a_name, known_name_at};
 
 /// How much of a body's start a long text's node keeps (letters and
 /// digits): the window in which a span swapped in place is seen.
@@ -144,6 +145,9 @@ struct Regions<'a> {
     unmatched: (usize, usize),
     /// Some gap of the open region has [`MIN_SWAPPED_LETTERS`] on both sides.
     gap_swaps: bool,
+    /// Some gap of the open region replaces one character of a name the
+    /// dictionary knows with another's ("兰州" / "赣州"), not a typo.
+    gap_swaps_a_known_name: bool,
     /// Some region between two anchors swaps a span.
     swapped: bool,
     /// The last region closed was one-sided (letters on one side only)
@@ -171,6 +175,7 @@ impl<'a> Regions<'a> {
             open_from: None,
             unmatched: (0, 0),
             gap_swaps: false,
+            gap_swaps_a_known_name: false,
             swapped: false,
             one_sided: None,
         }
@@ -189,7 +194,8 @@ impl<'a> Regions<'a> {
         }
         let mut one_sided = None;
         if let Some((ours_from, theirs_from)) = self.open_from {
-            if self.region_swaps(ours_from..ours.start, theirs_from..theirs.start)
+            if self.gap_swaps_a_known_name
+                || self.region_swaps(ours_from..ours.start, theirs_from..theirs.start)
                 || self.crossing_swaps(ours.start, theirs.start)
             {
                 self.swapped = true;
@@ -222,10 +228,18 @@ impl<'a> Regions<'a> {
         self.open_from = Some((ours.end, theirs.end));
         self.unmatched = (0, 0);
         self.gap_swaps = false;
+        self.gap_swaps_a_known_name = false;
     }
 
     /// A gap: `ours` and `theirs` are what each side has that the other lacks.
     fn gap(&mut self, ours: Range<usize>, theirs: Range<usize>) {
+        if ours.len() == 1
+            && theirs.len() == 1
+            && known_name_at(self.ours, ours.start)
+                .is_some_and(|name| known_name_at(self.theirs, theirs.start) == Some(name))
+        {
+            self.gap_swaps_a_known_name = true;
+        }
         let letters = |side: &[char]| side.iter().filter(|c| !c.is_ascii_digit()).count();
         let (ours, theirs) = (letters(&self.ours[ours]), letters(&self.theirs[theirs]));
         self.unmatched.0 += ours;
@@ -403,6 +417,19 @@ mod tests {
         let ours = "紧急提醒请大家转发隐翅虫在你身上时千万不要用手拍打它的体液有毒接触皮肤会溃烂告诉孩子和朋友用嘴轻轻吹走就好";
         let theirs = "紧急提醒隐翅虫也叫青腰虫在你身上时千万不要用手拍打它的体液有毒接触皮肤会溃烂告诉孩子和朋友用嘴轻轻吹走就好";
         assert!(!swaps(ours, theirs));
+    }
+
+    #[test]
+    fn a_place_swapped_for_one_that_differs_in_a_character_is_another_report() {
+        let prices = |city: &str| {
+            format!(
+                "2023年7月2日{city}蔬菜批发市场主要农产品批发价格单位元公斤蔬菜类茄子347黄瓜667西红柿270菠菜138"
+            )
+        };
+        assert!(swaps(&prices("兰州"), &prices("赣州")));
+        assert!(swaps(&prices("广州"), &prices("杭州")));
+        // A typo inside a name makes no name of the same kind and length.
+        assert!(!swaps(&prices("莫斯科州"), &prices("莫五科州")));
     }
 
     #[test]

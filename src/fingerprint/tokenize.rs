@@ -217,6 +217,35 @@ fn is_entity_tag(tag: &str) -> bool {
 
 /// jieba part-of-speech tags of names: persons (nr…), places (ns…),
 /// organisations (nt) and other proper nouns (nz).
+/// The name jieba reads around `chars[at]` (in a window of a few
+/// characters either side), when its dictionary tags the word holding
+/// that character as a person, a place or an organisation: how far before
+/// `at` the word starts, its length, and the kind of name (`nr`, `ns`,
+/// `nt`). "兰州" / "赣州" differ in one character and are both places of two
+/// characters starting at it; a typo ("介绍" / "介昭", "莫斯科州" / "莫五科")
+/// makes no such pair.
+pub fn known_name_at(chars: &[char], at: usize) -> Option<(usize, usize, &'static str)> {
+    const WINDOW: usize = 3;
+    let from = at.saturating_sub(WINDOW);
+    let to = (at + WINDOW + 1).min(chars.len());
+    if from >= to || !chars.get(at).copied().is_some_and(is_han) {
+        return None;
+    }
+    let window: String = chars[from..to].iter().collect();
+    let mut position = from;
+    for tagged in JIEBA.tag(&window, false) {
+        let letters = tagged.word.chars().count();
+        if (position..position + letters).contains(&at) {
+            let kind = ["nr", "ns", "nt"]
+                .into_iter()
+                .find(|kind| tagged.tag.starts_with(kind))?;
+            return (letters >= 2).then_some((at - position, letters, kind));
+        }
+        position += letters;
+    }
+    None
+}
+
 fn is_name_tag(tag: &str) -> bool {
     tag.starts_with("nr") || tag.starts_with("ns") || matches!(tag, "nt" | "nz")
 }
