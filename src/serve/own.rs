@@ -215,6 +215,8 @@ pub fn stats(sidecar: &Sidecar) -> Response {
             "exact_hits": engine.exact_hits,
             "confirmations": engine.confirmations,
             "confirmations_rejected": engine.confirmations_rejected,
+            // Sentences in the table of boilerplate learned from the stream.
+            "common_sentence_entries": engine.common_sentences,
         },
         "cluster_outcomes": {
             "stored": ledger.stored,
