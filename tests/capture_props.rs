@@ -10,7 +10,7 @@ use std::path::Path;
 
 use neardup::config::EngineSettings;
 use neardup::ledger::{DocumentKey, Ledger, SnapshotParts};
-use neardup::persist::{FsyncPolicy, Store, StoreOptions};
+use neardup::persist::Store;
 use neardup::units::Fingerprint;
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -242,21 +242,6 @@ fn open(dir: &Path) -> (Store, Ledger) {
 }
 
 fn open_with_report(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
-    let settings = settings();
-    let parts = settings.parts().expect("settings");
-    let options = StoreOptions {
-        dir: dir.to_path_buf(),
-        fsync: FsyncPolicy::Never,
-        snapshot_after_log_bytes: u64::MAX,
-        settings_digest: settings.fingerprint_digest(),
-    };
     // Unanswered placements stay pending: the state compared holds them.
-    let (store, ledger, report) = Store::open_with(
-        options,
-        |snapshot| neardup::persist::ledger_from_snapshot(parts, snapshot),
-        false,
-    )
-    .expect("open");
-    assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
-    (store, ledger, report)
+    support::state::open_state(dir, &settings(), false)
 }

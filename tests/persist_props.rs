@@ -83,20 +83,7 @@ fn open(dir: &Path) -> (Store, Ledger) {
 }
 
 fn open_with_report(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
-    let settings = settings();
-    let parts = settings.parts().expect("settings");
-    let options = StoreOptions {
-        dir: dir.to_path_buf(),
-        fsync: FsyncPolicy::Never,
-        snapshot_after_log_bytes: u64::MAX,
-        settings_digest: settings.fingerprint_digest(),
-    };
-    let (store, ledger, report) = Store::open(options, |snapshot| {
-        neardup::persist::ledger_from_snapshot(parts, snapshot)
-    })
-    .expect("open");
-    assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
-    (store, ledger, report)
+    support::state::open_state(dir, &settings(), true)
 }
 
 /// The comparable state: nodes, side data, and keys whose node lives.

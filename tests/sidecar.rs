@@ -86,6 +86,13 @@ async fn bulk_stamps_every_source_and_groups_reprints_only() {
     let stats = stats(&sidecar.url).await;
     assert_eq!(stats["forest"]["documents"], documents.len() as u64);
     assert_eq!(stats["cluster_outcomes"]["stored"], documents.len() as u64);
+    // The articles' sentences are in the learned-boilerplate table.
+    assert!(
+        stats["engine"]["common_sentence_entries"]
+            .as_u64()
+            .is_some_and(|entries| entries > 0),
+        "{stats}"
+    );
 
     // The list page: one hit per class, the inner total is the class size.
     let list_page: Value =

@@ -181,8 +181,14 @@ impl LongText {
     /// This text with its body marked as not identifying its story: the
     /// headline decides its joins (see [`LongText::headlines_agree`]).
     pub fn with_body_not_identifying(&self) -> LongText {
+        self.with_identifying_weight(0)
+    }
+
+    /// This text with its body weighed `weight` (see
+    /// [`LongText::identifies_by_body`]).
+    pub fn with_identifying_weight(&self, weight: u32) -> LongText {
         LongText {
-            identifying_weight: 0,
+            identifying_weight: weight,
             ..self.clone()
         }
     }

@@ -143,10 +143,10 @@ impl Engine {
         // classes' boilerplate identifies nothing: the headline decides,
         // as for the prior's boilerplate.
         let learned = self.learned_weight(&analysis).map(|weight| LearnedTexts {
-            long: analysis.long_text.as_ref().map(|long| LongText {
-                identifying_weight: weight,
-                ..long.clone()
-            }),
+            long: analysis
+                .long_text
+                .as_ref()
+                .map(|long| long.with_identifying_weight(weight)),
             short: self.short_with_learned_weight(&analysis, weight),
         });
         let own = NodeTexts {

@@ -107,13 +107,9 @@ impl RecentChanges {
     /// Their keys share the map with the index keys: a coincidence of two
     /// costs a decision taken again, never a wrong one.
     pub(super) fn sentences_changed(&mut self, sentence_keys: &[u64]) {
-        let keys = Footprint {
-            sentence_keys: sentence_keys.to_vec(),
-            ..Footprint::default()
-        };
         self.epoch += 1;
         if self.tracking {
-            for &key in keys.keys() {
+            for &key in sentence_keys {
                 self.keys.insert(key, self.epoch);
             }
         }

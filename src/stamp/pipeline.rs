@@ -149,30 +149,38 @@ fn feed<R: BufRead>(
             output.write_all(&bytes)?;
         }
         let mut chunk = Vec::with_capacity(LINES_PER_CHUNK);
-        let mut read = Ok(true);
-        while chunk.len() < LINES_PER_CHUNK {
-            match reader.next_line() {
-                Ok(Some(pending)) => chunk.push(pending),
-                Ok(None) => {
-                    read = Ok(false);
-                    break;
-                }
-                Err(error) => {
-                    read = Err(error);
-                    break;
-                }
-            }
-            if reader.summary.lines.is_multiple_of(PROGRESS_EVERY_LINES) {
-                on_progress(reader.bytes_read);
-            }
-        }
+        // A bad line ends the input too, after the lines before it.
+        let read = fill(reader, &mut chunk, on_progress);
+        let more = matches!(read, Ok(true));
         // The placer stopped when this fails; its error is the one to report.
-        let sent = chunk.is_empty() || decider.send(chunk).is_ok();
-        if !read? || !sent {
+        if !chunk.is_empty() && decider.send(chunk).is_err() {
+            return Ok(());
+        }
+        read?;
+        if !more {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// Reads up to [`LINES_PER_CHUNK`] lines into `chunk`; `false` at the end
+/// of the input.
+fn fill<R: BufRead>(
+    reader: &mut LineReader<'_, R>,
+    chunk: &mut Chunk,
+    on_progress: &mut impl FnMut(u64),
+) -> Result<bool, StampError> {
+    while chunk.len() < LINES_PER_CHUNK {
+        let Some(pending) = reader.next_line()? else {
+            return Ok(false);
+        };
+        chunk.push(pending);
+        if reader.summary.lines.is_multiple_of(PROGRESS_EVERY_LINES) {
+            on_progress(reader.bytes_read);
+        }
+    }
+    Ok(true)
 }
 
 /// Decisions applied under one hold of the exclusive lock, when that many

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod busy;
+pub mod state;
 pub mod stories;
 
 use std::io::{BufRead, BufReader};
