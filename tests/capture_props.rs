@@ -64,19 +64,11 @@ fn write() -> impl Strategy<Value = Write> {
 }
 
 fn settings() -> EngineSettings {
-    EngineSettings {
-        retention: Some("60s".to_string()),
-        ..EngineSettings::default()
-    }
+    support::state::minute_retention()
 }
 
 fn text(sentences: &[usize], short: bool) -> String {
-    let joined: String = sentences.iter().map(|&index| SENTENCES[index]).collect();
-    if short {
-        joined.chars().take(30).collect()
-    } else {
-        joined
-    }
+    support::state::text_of(&SENTENCES, sentences, short)
 }
 
 /// Applies `write` (a copy slice is the caller's); journal left to the caller.

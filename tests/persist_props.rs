@@ -71,10 +71,7 @@ fn operation() -> impl Strategy<Value = Operation> {
 }
 
 fn settings() -> EngineSettings {
-    EngineSettings {
-        retention: Some("60s".to_string()),
-        ..EngineSettings::default()
-    }
+    support::state::minute_retention()
 }
 
 fn open(dir: &Path) -> (Store, Ledger) {
@@ -104,12 +101,7 @@ fn state(ledger: &Ledger) -> State {
 }
 
 fn text(sentences: &[usize], short: bool) -> String {
-    let joined: String = sentences.iter().map(|&index| SENTENCES[index]).collect();
-    if short {
-        joined.chars().take(30).collect()
-    } else {
-        joined
-    }
+    support::state::text_of(&SENTENCES, sentences, short)
 }
 
 fn run(operations: &[Operation]) -> Result<(), TestCaseError> {

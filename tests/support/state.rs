@@ -31,3 +31,23 @@ pub fn open_state(
     assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
     (store, ledger, report)
 }
+
+/// The engine of the state property tests: a minute's retention, so that
+/// random steps of time expire nodes.
+pub fn minute_retention() -> EngineSettings {
+    EngineSettings {
+        retention: Some("60s".to_string()),
+        ..EngineSettings::default()
+    }
+}
+
+/// A document's text made of `pool`'s sentences at `sentences`; cut to 30
+/// letters when `short`.
+pub fn text_of(pool: &[&str], sentences: &[usize], short: bool) -> String {
+    let joined: String = sentences.iter().map(|&index| pool[index]).collect();
+    if short {
+        joined.chars().take(30).collect()
+    } else {
+        joined
+    }
+}
