@@ -42,7 +42,7 @@ pub fn stamp_files(
             options.root_field
         );
     }
-    let (input, input_len): (Box<dyn BufRead>, Option<u64>) = match &files.input {
+    let (input, input_len): (Box<dyn BufRead + Send>, Option<u64>) = match &files.input {
         Some(path) => {
             let opened = File::open(path)
                 .with_context(|| format!("cannot open input {}", path.display()))?;
@@ -53,19 +53,16 @@ pub fn stamp_files(
             )
         }
         None => (
-            Box::new(BufReader::with_capacity(
-                FILE_BUFFER_BYTES,
-                io::stdin().lock(),
-            )),
+            Box::new(BufReader::with_capacity(FILE_BUFFER_BYTES, io::stdin())),
             None,
         ),
     };
-    let output: Box<dyn Write> = match &files.output {
+    let output: Box<dyn Write + Send> = match &files.output {
         Some(path) => Box::new(
             File::create(path)
                 .with_context(|| format!("cannot create output {}", path.display()))?,
         ),
-        None => Box::new(io::stdout().lock()),
+        None => Box::new(io::stdout()),
     };
     let output = BufWriter::with_capacity(FILE_BUFFER_BYTES, output);
     let progress = files.show_progress.then(|| new_progress_bar(input_len));

@@ -18,9 +18,10 @@
 //! `skip_invalid`, is passed through unchanged and counted.
 //!
 //! With one thread each document is placed as it is read. With more, the
-//! run is a pipeline ([`pipeline`]): one thread reads and writes, `threads`
-//! fingerprint and decide, one places in arrival order, with the answers of
-//! placing them one at a time ([`crate::engine::batch::PlannedBatch`]).
+//! run is `threads` workers ([`pipeline`]), each of which takes a chunk of
+//! lines, fingerprints and decides it, and places in arrival order what is
+//! ready when no other worker is placing, with the answers of placing them
+//! one at a time ([`crate::engine::batch::PlannedBatch`]).
 //!
 //! Consequences: arrival time is the wall clock, or a field of the document
 //! (`time_field`) to replay history, in which case expiry behaves as it would

@@ -1,61 +1,70 @@
-//! `neardup stamp` on several threads: a pipeline whose stamps are those of
-//! placing the documents one by one.
+//! `neardup stamp` on several threads: workers that each do every step,
+//! with the stamps of placing the documents one by one.
 //!
 //! Motivation: fingerprinting and deciding a document is most of its cost
-//! and parallel; reading, parsing, placing in order and writing are not.
-//! Run in turns (read a batch, decide it on every thread, place it, write
-//! it), the in-order part left the other cores idle: 2 threads gave 1.4×
-//! one. Overlapped, every stage runs at once.
+//! and parallel; reading, placing in order and writing are not. Run in
+//! turns (read a batch, decide it on every thread, place it, write it),
+//! the in-order part left the other cores idle: 1.4× one thread on two.
+//! A pipeline with a thread per step (a reader and writer, N deciders, one
+//! placer) overlapped them, but put four busy threads on two cores: every
+//! hand-over woke a thread that took a core from a decider, and while the
+//! placer held the engine's exclusive lock both deciders waited (1.5×,
+//! docs/performance.md).
 //!
-//! Design: the calling thread reads and parses lines and writes what comes
-//! back (input and output need not be `Send`). Chunk `i` of
-//! [`LINES_PER_CHUNK`] lines goes to decider `i mod threads` on that
-//! decider's own queue (a document is fingerprinted without the lock, then
-//! decided under the engine's shared lock, [`Engine::plan_batch`] of one;
-//! any other line passes through), and each decider hands what it did, in
-//! the order it got it, to its own queue towards the one placer. The placer
-//! reads the deciders' queues in turn, which is input order, and applies
-//! every decision that is ready (up to [`APPLIED_PER_HOLD`]) under one hold
-//! of the exclusive lock ([`Engine::place_next`]: checked against what was
-//! placed since it was decided, decided again if any of it could change the
-//! answer), then stamps the lines and hands them back. The first pipeline
-//! shared one queue between the deciders, gave each document a channel of
-//! its own and took the lock per document: the wake-ups and the turns the
-//! two cores took around the lock left 2 threads at 1.14× one; this one
-//! measures 1.48–1.52× (docs/performance.md). At most
-//! [`IN_FLIGHT_PER_THREAD`] lines wait in each queue, which bounds memory
-//! and how stale a decision can be.
+//! Design: `threads` workers, each in a loop: take the next chunk of
+//! [`LINES_PER_CHUNK`] lines from the input (under its lock, numbered in
+//! input order); fingerprint its documents (no lock) and decide them under
+//! the engine's shared lock ([`Engine::plan_batch`] of one), fingerprinting
+//! the next one instead of waiting while the lock is held for writing; put
+//! the chunk among those decided; then, if no other worker is placing,
+//! place every chunk whose turn has come. Placing applies the decisions
+//! in input order under one hold of the exclusive lock
+//! ([`Engine::place_next`]: checked against what was placed since each
+//! was decided, decided again if any of it could change the answer), then
+//! stamps the lines and writes them. A worker that finds another placing
+//! leaves the chunk to it: the placer looks again after letting go, so no
+//! chunk is left behind. No thread waits for a hand-over: the serial steps
+//! are done by whichever worker is free, and there are as many threads as
+//! `threads`. A worker more than [`CHUNKS_AHEAD_PER_THREAD`] chunks per
+//! thread ahead of the next to place waits, which bounds memory and how
+//! stale a decision can be.
 //!
 //! Consequences: the answers and the output bytes are those of one thread
-//! (tested in the parent module). A decider that panics ends its queues:
-//! the placer stops there (what came before is written) and the panic is
-//! raised when the threads are joined.
+//! (tested in the parent module). Input, output and the progress callback
+//! move between threads (`Send`). A bad line ends the input: what came
+//! before it is placed and written, then its error is returned. A worker
+//! that panics stops the others; the panic is raised when they are joined.
 
+use std::collections::VecDeque;
 use std::io::{BufRead, Write};
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 
-use parking_lot::RwLock;
+use parking_lot::{Condvar, Mutex, RwLock};
 
 use super::options::StampError;
 use super::placer::Placer;
 use super::read::{LineReader, PROGRESS_EVERY_LINES, Pending, PendingDocument};
 use crate::engine::batch::PlannedBatch;
-use crate::engine::{EXPIRY_BUDGET_PER_DOCUMENT, Engine};
+use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 
-/// Lines waiting in each queue. Enough to keep every stage busy while a
-/// long text is decided; few enough that most decisions are still valid
-/// when placed (each later document placed before one is a change it is
-/// checked against).
-const IN_FLIGHT_PER_THREAD: usize = 32;
+/// Lines taken from the input at a time: each take locks the input, and a
+/// placer finds whole chunks ready.
+const LINES_PER_CHUNK: usize = 16;
 
-/// Lines handed from one thread to the next at a time: each hand-over
-/// wakes a thread, and one per line cost a tenth of the run in the kernel.
-const LINES_PER_CHUNK: usize = 8;
+/// How many chunks (per thread) a worker may be ahead of the next chunk
+/// to place before it waits. Enough that a long text being decided does
+/// not stop the others; few enough that most decisions are still valid
+/// when placed (each document placed after one was decided is a change it
+/// is checked against).
+const CHUNKS_AHEAD_PER_THREAD: u64 = 2;
 
-/// Consecutive lines for one decider.
+/// Decisions applied under one hold of the exclusive lock at most: a hold
+/// makes the workers' decisions wait.
+const APPLIED_PER_HOLD: usize = 64;
+
+/// Consecutive lines of the input.
 type Chunk = Vec<Pending>;
 
-/// A line as a decider hands it to the placer.
+/// A line once decided.
 enum Decided<'analyzer> {
     Line(Vec<u8>),
     /// A document, its decision and the configured fields it held no text
@@ -63,188 +72,348 @@ enum Decided<'analyzer> {
     Document(Box<PendingDocument>, PlannedBatch, Vec<&'analyzer str>),
 }
 
-/// Runs the pipeline until the input ends or a line is invalid. Everything
-/// read before the end is placed and handed to `output`.
-pub(super) fn stamp_on_threads<R: BufRead>(
-    engine: &mut Engine,
-    reader: &mut LineReader<'_, R>,
-    output: &mut impl Write,
-    placer: &mut Placer<'_>,
-    threads: usize,
-    on_progress: &mut impl FnMut(u64),
-) -> Result<(), StampError> {
-    let threads = threads.max(1);
-    let analyzer = engine.analyzer().clone();
-    let engine = RwLock::new(engine);
-    let queued = IN_FLIGHT_PER_THREAD / LINES_PER_CHUNK;
-    let (to_deciders, from_reader): (Vec<SyncSender<Chunk>>, Vec<Receiver<Chunk>>) =
-        (0..threads).map(|_| sync_channel(queued)).unzip();
-    let (to_placer, from_deciders): (Vec<SyncSender<Vec<Decided<'_>>>>, Vec<_>) =
-        (0..threads).map(|_| sync_channel(queued)).unzip();
-    let (written_sender, written) = channel::<Vec<u8>>();
-    std::thread::scope(|scope| {
-        for (chunks, decided) in from_reader.into_iter().zip(to_placer) {
-            let (engine, analyzer) = (&engine, &analyzer);
-            scope.spawn(move || {
-                for chunk in chunks {
-                    let mut done = Vec::with_capacity(chunk.len());
-                    for pending in chunk {
-                        done.push(match pending {
-                            Pending::Line(line) => Decided::Line(line),
-                            Pending::Document(document) => {
-                                let (analysis, gaps) = match document.document() {
-                                    Some(source) => analyzer.analyze_document_noting_gaps(source),
-                                    None => (None, Vec::new()),
-                                };
-                                let batch =
-                                    engine
-                                        .read()
-                                        .plan_batch(vec![analysis], 1, |analysis| analysis);
-                                Decided::Document(document, batch, gaps)
-                            }
-                        });
-                    }
-                    // The placer gone (it stopped on an error): nothing to do.
-                    if decided.send(done).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        let engine = &engine;
-        let placing =
-            scope.spawn(move || place_in_order(engine, placer, &from_deciders, &written_sender));
-        let read = feed(reader, &to_deciders, &written, output, on_progress);
-        drop(to_deciders);
-        // The placer ends once it has placed what was fed: write the rest.
-        let mut write_result = Ok(());
-        for bytes in &written {
-            if write_result.is_ok() {
-                write_result = output.write_all(&bytes);
-            }
-        }
-        let placed = match placing.join() {
-            Ok(result) => result,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        read?;
-        write_result?;
-        placed
-    })
+/// The input and where it stands.
+struct Input<'run, 'options, R, P> {
+    reader: &'run mut LineReader<'options, R>,
+    on_progress: &'run mut P,
+    /// The number of the next chunk taken.
+    next_chunk: u64,
+    /// Nothing more to take: the input ended, a line was invalid, or the
+    /// run stopped.
+    ended: bool,
+    error: Option<StampError>,
 }
 
-/// Reads every line and sends chunk `i` of [`LINES_PER_CHUNK`] lines to
-/// decider `i mod n`. Writes what the placer has handed back meanwhile.
-/// Stops at the end of the input, on an invalid line, or when the placer
-/// has stopped; what was read before is sent either way.
-fn feed<R: BufRead>(
-    reader: &mut LineReader<'_, R>,
-    deciders: &[SyncSender<Chunk>],
-    written: &Receiver<Vec<u8>>,
-    output: &mut impl Write,
-    on_progress: &mut impl FnMut(u64),
+/// Chunks decided, waiting for their turn.
+struct Order<'analyzer> {
+    /// The number of the next chunk to place; `waiting[i]` is chunk
+    /// `next + i`, `None` while it is being decided.
+    next: u64,
+    waiting: VecDeque<Option<Vec<Decided<'analyzer>>>>,
+    /// A worker failed (a write error, a panic): everyone stops.
+    stopped: bool,
+}
+
+impl<'analyzer> Order<'analyzer> {
+    fn put(&mut self, number: u64, chunk: Vec<Decided<'analyzer>>) {
+        let Ok(index) = usize::try_from(number - self.next) else {
+            return;
+        };
+        if self.waiting.len() <= index {
+            self.waiting.resize_with(index + 1, || None);
+        }
+        self.waiting[index] = Some(chunk);
+    }
+
+    fn next_is_ready(&self) -> bool {
+        matches!(self.waiting.front(), Some(Some(_)))
+    }
+
+    /// The chunks whose turn has come, up to about `lines` lines.
+    fn take_ready(&mut self, lines: usize, into: &mut Vec<Decided<'analyzer>>) {
+        while into.len() < lines && self.next_is_ready() {
+            if let Some(Some(chunk)) = self.waiting.pop_front() {
+                into.extend(chunk);
+            }
+            self.next += 1;
+        }
+    }
+}
+
+/// What the one worker placing at a time holds.
+struct Output<'run, 'options, W> {
+    placer: &'run mut Placer<'options>,
+    output: &'run mut W,
+    error: Option<StampError>,
+}
+
+/// What the workers share.
+struct Shared<'run, 'options, 'analyzer, R, W, P> {
+    engine: RwLock<&'run mut Engine>,
+    analyzer: &'analyzer Analyzer,
+    input: Mutex<Input<'run, 'options, R, P>>,
+    order: Mutex<Order<'analyzer>>,
+    /// Signalled when the next chunk to place moves on, or on a stop.
+    turn: Condvar,
+    output: Mutex<Output<'run, 'options, W>>,
+    chunks_ahead: u64,
+}
+
+/// Runs the workers until the input ends or a line is invalid. Everything
+/// read before the end is placed and written to `output`.
+pub(super) fn stamp_on_threads<'run, 'options, R, W, P>(
+    engine: &'run mut Engine,
+    reader: &'run mut LineReader<'options, R>,
+    output: &'run mut W,
+    placer: &'run mut Placer<'options>,
+    threads: usize,
+    on_progress: &'run mut P,
+) -> Result<(), StampError>
+where
+    R: BufRead + Send,
+    W: Write + Send,
+    P: FnMut(u64) + Send,
+{
+    let threads = threads.max(1);
+    let analyzer = engine.analyzer().clone();
+    let shared = Shared {
+        engine: RwLock::new(engine),
+        analyzer: &analyzer,
+        input: Mutex::new(Input {
+            reader,
+            on_progress,
+            next_chunk: 0,
+            ended: false,
+            error: None,
+        }),
+        order: Mutex::new(Order {
+            next: 0,
+            waiting: VecDeque::new(),
+            stopped: false,
+        }),
+        turn: Condvar::new(),
+        output: Mutex::new(Output {
+            placer,
+            output,
+            error: None,
+        }),
+        chunks_ahead: CHUNKS_AHEAD_PER_THREAD * threads as u64,
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| scope.spawn(|| work(&shared)))
+            .collect();
+        for worker in workers {
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    if let Some(error) = shared.input.into_inner().error {
+        return Err(error);
+    }
+    match shared.output.into_inner().error {
+        Some(error) => Err(error),
+        None => Ok(()),
+    }
+}
+
+/// Stops the other workers if this one panics.
+struct StopOnPanic<'shared, 'analyzer> {
+    order: &'shared Mutex<Order<'analyzer>>,
+    turn: &'shared Condvar,
+}
+
+impl Drop for StopOnPanic<'_, '_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.order.lock().stopped = true;
+            self.turn.notify_all();
+        }
+    }
+}
+
+/// One worker: take a chunk, decide it, place what is ready; until the
+/// input ends or the run stops.
+fn work<R, W, P>(shared: &Shared<'_, '_, '_, R, W, P>)
+where
+    R: BufRead,
+    W: Write,
+    P: FnMut(u64),
+{
+    let _stop_on_panic = StopOnPanic {
+        order: &shared.order,
+        turn: &shared.turn,
+    };
+    while let Some((number, chunk)) = take_chunk(shared) {
+        if !wait_for_turn(shared, number) {
+            return;
+        }
+        let decided = decide_chunk(&shared.engine, shared.analyzer, chunk);
+        shared.order.lock().put(number, decided);
+        place_ready(shared);
+    }
+}
+
+/// The next chunk of the input and its number; `None` once the input has
+/// ended (or was stopped). A bad line ends the input after the lines
+/// before it, which are returned.
+fn take_chunk<R: BufRead, W, P: FnMut(u64)>(
+    shared: &Shared<'_, '_, '_, R, W, P>,
+) -> Option<(u64, Chunk)> {
+    let mut input = shared.input.lock();
+    if input.ended {
+        return None;
+    }
+    let mut chunk = Vec::with_capacity(LINES_PER_CHUNK);
+    while chunk.len() < LINES_PER_CHUNK {
+        match input.reader.next_line() {
+            Ok(Some(pending)) => chunk.push(pending),
+            Ok(None) => {
+                input.ended = true;
+                break;
+            }
+            Err(error) => {
+                input.ended = true;
+                input.error = Some(error);
+                break;
+            }
+        }
+        if input
+            .reader
+            .summary
+            .lines
+            .is_multiple_of(PROGRESS_EVERY_LINES)
+        {
+            let bytes_read = input.reader.bytes_read;
+            (input.on_progress)(bytes_read);
+        }
+    }
+    if chunk.is_empty() {
+        return None;
+    }
+    let number = input.next_chunk;
+    input.next_chunk += 1;
+    Some((number, chunk))
+}
+
+/// Waits while chunk `number` is too far ahead of the next to place;
+/// `false` if the run stopped meanwhile.
+fn wait_for_turn<R, W, P>(shared: &Shared<'_, '_, '_, R, W, P>, number: u64) -> bool {
+    let mut order = shared.order.lock();
+    while !order.stopped && number >= order.next + shared.chunks_ahead {
+        shared.turn.wait(&mut order);
+    }
+    !order.stopped
+}
+
+/// A line of a chunk on its way: a document fingerprinted but not yet
+/// decided, or a line that needs nothing.
+// Nearly every line is a document: boxing its analysis would cost an
+// allocation each, to save space on the few lines that are not.
+#[allow(clippy::large_enum_variant)]
+enum Undecided<'analyzer> {
+    Line(Vec<u8>),
+    Document(Box<PendingDocument>, Option<Analysis>, Vec<&'analyzer str>),
+}
+
+impl<'analyzer> Undecided<'analyzer> {
+    fn decide(self, engine: &Engine) -> Decided<'analyzer> {
+        match self {
+            Undecided::Line(line) => Decided::Line(line),
+            Undecided::Document(document, analysis, gaps) => {
+                let batch = engine.plan_batch(vec![analysis], 1, |analysis| analysis);
+                Decided::Document(document, batch, gaps)
+            }
+        }
+    }
+}
+
+/// Decides the documents of `chunk`: each is fingerprinted without the
+/// lock and decided under the shared one. What is fingerprinted is
+/// decided whenever the lock is free; while a placer holds it, the worker
+/// fingerprints the next document instead of waiting.
+fn decide_chunk<'analyzer>(
+    engine: &RwLock<&mut Engine>,
+    analyzer: &'analyzer Analyzer,
+    chunk: Chunk,
+) -> Vec<Decided<'analyzer>> {
+    let mut decided = Vec::with_capacity(chunk.len());
+    let mut waiting = Vec::new();
+    for pending in chunk {
+        waiting.push(match pending {
+            Pending::Line(line) => Undecided::Line(line),
+            Pending::Document(document) => {
+                let (analysis, gaps) = match document.document() {
+                    Some(source) => analyzer.analyze_document_noting_gaps(source),
+                    None => (None, Vec::new()),
+                };
+                Undecided::Document(document, analysis, gaps)
+            }
+        });
+        if let Some(engine) = engine.try_read() {
+            decided.extend(waiting.drain(..).map(|undecided| undecided.decide(&engine)));
+        }
+    }
+    if !waiting.is_empty() {
+        let engine = engine.read();
+        decided.extend(
+            waiting
+                .into_iter()
+                .map(|undecided| undecided.decide(&engine)),
+        );
+    }
+    decided
+}
+
+/// Places every chunk whose turn has come, unless another worker is
+/// placing: that one looks again after letting go, so what this worker
+/// added is placed either way.
+fn place_ready<R, W: Write, P>(shared: &Shared<'_, '_, '_, R, W, P>) {
+    let mut ready = Vec::with_capacity(APPLIED_PER_HOLD + LINES_PER_CHUNK);
+    loop {
+        let Some(mut output) = shared.output.try_lock() else {
+            return;
+        };
+        loop {
+            {
+                let mut order = shared.order.lock();
+                if order.stopped {
+                    return;
+                }
+                order.take_ready(APPLIED_PER_HOLD, &mut ready);
+            }
+            if ready.is_empty() {
+                break;
+            }
+            shared.turn.notify_all();
+            if let Err(error) = place(&shared.engine, &mut output, &mut ready) {
+                output.error = Some(error);
+                shared.order.lock().stopped = true;
+                shared.input.lock().ended = true;
+                shared.turn.notify_all();
+                return;
+            }
+        }
+        drop(output);
+        if !shared.order.lock().next_is_ready() {
+            return;
+        }
+    }
+}
+
+/// Applies the decisions of `ready` in order under one hold of the
+/// exclusive lock, then stamps and writes its lines.
+fn place<W: Write>(
+    engine: &RwLock<&mut Engine>,
+    output: &mut Output<'_, '_, W>,
+    ready: &mut Vec<Decided<'_>>,
 ) -> Result<(), StampError> {
-    for decider in deciders.iter().cycle() {
-        while let Ok(bytes) = written.try_recv() {
-            output.write_all(&bytes)?;
+    let mut placed = Vec::with_capacity(ready.len());
+    if ready
+        .iter()
+        .any(|done| matches!(done, Decided::Document(..)))
+    {
+        let mut engine = engine.write();
+        for done in ready.iter_mut() {
+            if let Decided::Document(document, batch, _) = done {
+                let (removed, _) = engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
+                output.placer.summary.expired_nodes += removed as u64;
+                placed.push(engine.place_next(batch, document.now));
+            }
         }
-        let mut chunk = Vec::with_capacity(LINES_PER_CHUNK);
-        // A bad line ends the input too, after the lines before it.
-        let read = fill(reader, &mut chunk, on_progress);
-        let more = matches!(read, Ok(true));
-        // The placer stopped when this fails; its error is the one to report.
-        if !chunk.is_empty() && decider.send(chunk).is_err() {
-            return Ok(());
-        }
-        read?;
-        if !more {
-            return Ok(());
+    }
+    let mut placed_in_order = placed.into_iter();
+    for done in ready.drain(..) {
+        match done {
+            Decided::Line(line) => output.output.write_all(&line)?,
+            Decided::Document(document, _, gaps) => {
+                output.placer.count_gaps(gaps);
+                output
+                    .placer
+                    .write(*document, placed_in_order.next().flatten(), output.output)?;
+            }
         }
     }
     Ok(())
-}
-
-/// Reads up to [`LINES_PER_CHUNK`] lines into `chunk`; `false` at the end
-/// of the input.
-fn fill<R: BufRead>(
-    reader: &mut LineReader<'_, R>,
-    chunk: &mut Chunk,
-    on_progress: &mut impl FnMut(u64),
-) -> Result<bool, StampError> {
-    while chunk.len() < LINES_PER_CHUNK {
-        let Some(pending) = reader.next_line()? else {
-            return Ok(false);
-        };
-        chunk.push(pending);
-        if reader.summary.lines.is_multiple_of(PROGRESS_EVERY_LINES) {
-            on_progress(reader.bytes_read);
-        }
-    }
-    Ok(true)
-}
-
-/// Decisions applied under one hold of the exclusive lock, when that many
-/// are ready: each hold makes the deciders wait for it and the placer wait
-/// for the decisions under way, so one hold per document kept the two
-/// cores taking turns.
-const APPLIED_PER_HOLD: usize = 64;
-
-/// The placer: the deciders' queues read in turn (input order), the
-/// decisions ready applied under one hold of the lock, their lines stamped
-/// and handed back to be written. A queue that ends means the input did:
-/// line `i` would have been on it. A decider that panicked ends its queue
-/// early; the panic is raised when the threads are joined.
-fn place_in_order(
-    engine: &RwLock<&mut Engine>,
-    placer: &mut Placer<'_>,
-    deciders: &[Receiver<Vec<Decided<'_>>>],
-    written: &Sender<Vec<u8>>,
-) -> Result<(), StampError> {
-    let mut next = 0;
-    let mut ready: Vec<Decided<'_>> = Vec::with_capacity(APPLIED_PER_HOLD);
-    let mut placed = Vec::with_capacity(APPLIED_PER_HOLD);
-    loop {
-        // Wait for the next chunk, then take what else is ready.
-        let Ok(first) = deciders[next].recv() else {
-            return Ok(());
-        };
-        ready.extend(first);
-        next = (next + 1) % deciders.len();
-        while ready.len() < APPLIED_PER_HOLD {
-            let Ok(chunk) = deciders[next].try_recv() else {
-                break;
-            };
-            ready.extend(chunk);
-            next = (next + 1) % deciders.len();
-        }
-        if ready
-            .iter()
-            .any(|done| matches!(done, Decided::Document(..)))
-        {
-            let mut engine = engine.write();
-            for done in &mut ready {
-                if let Decided::Document(document, batch, _) = done {
-                    let (removed, _) = engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
-                    placer.summary.expired_nodes += removed as u64;
-                    placed.push(engine.place_next(batch, document.now));
-                }
-            }
-        }
-        let mut placed_in_order = placed.drain(..);
-        for done in ready.drain(..) {
-            let bytes = match done {
-                Decided::Line(line) => line,
-                Decided::Document(document, _, gaps) => {
-                    placer.count_gaps(gaps);
-                    let mut bytes = Vec::with_capacity(document.line.len() + 64);
-                    placer.write(*document, placed_in_order.next().flatten(), &mut bytes)?;
-                    bytes
-                }
-            };
-            if written.send(bytes).is_err() {
-                // The reader stopped on a write error; it reports it.
-                return Ok(());
-            }
-        }
-    }
 }

@@ -4,8 +4,8 @@
 //! Why apart: reading holds the state that depends on the order of the
 //! lines (the bulk action a source line belongs to, the last readable
 //! time), and it is the same whether documents are then placed one by one
-//! or on several threads ([`super::pipeline`]), where it runs on a thread
-//! of its own.
+//! or on several threads ([`super::pipeline`]), where one worker at a time
+//! reads a chunk.
 
 use std::io::BufRead;
 use std::ops::Range;

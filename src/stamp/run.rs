@@ -14,10 +14,10 @@ use crate::engine::{EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 /// number of input bytes consumed so far.
 pub fn stamp(
     engine: &mut Engine,
-    input: impl BufRead,
-    mut output: impl Write,
+    input: impl BufRead + Send,
+    mut output: impl Write + Send,
     options: &StampOptions,
-    mut on_progress: impl FnMut(u64),
+    mut on_progress: impl FnMut(u64) + Send,
 ) -> Result<StampSummary, StampError> {
     let started = Instant::now();
     let mut reader = LineReader::new(input, options);
