@@ -7,6 +7,9 @@
 //! 2. The sidecar alone: the same load through `neardup serve` in front of
 //!    a fast in-process upstream that only answers (so the sidecar is the
 //!    bottleneck), from 4 concurrent clients. Reports the median docs/s.
+//!    With `NEARDUP_OVERLAP_STREAM=FILE`, the load is that file's documents
+//!    instead (each round to a new sidecar); `NEARDUP_BENCH_PART=alone`
+//!    runs only this part.
 //!
 //! 3. With `--standby`, only this: the same load into osmem-server through
 //!    a lone sidecar and through the leader of a replica group with one
@@ -94,9 +97,35 @@ fn bulk_bodies(articles: &[Value], index: &str) -> Vec<String> {
         .collect()
 }
 
+/// Bulk bodies of a JSON-lines file's documents (`NEARDUP_OVERLAP_STREAM`:
+/// `python3 ../shared/bench/overlap.py N > FILE`), in its order.
+fn stream_bodies(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("readable stream");
+    let lines: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
+    lines
+        .chunks(DOCS_PER_BULK)
+        .map(|chunk| {
+            let mut body = String::new();
+            for line in chunk {
+                body.push_str("{\"index\":{\"_index\":\"stream\"}}\n");
+                body.push_str(line);
+                body.push('\n');
+            }
+            body
+        })
+        .collect()
+}
+
 /// Sends `bodies` from `clients` concurrent clients; docs/s.
 async fn load(url: &str, bodies: Vec<String>, clients: usize) -> f64 {
-    let documents = bodies.len() * DOCS_PER_BULK;
+    // An action line and a source line per document.
+    let documents = bodies
+        .iter()
+        .map(|body| body.bytes().filter(|&byte| byte == b'\n').count() / 2)
+        .sum::<usize>();
+    // Taken from the end: the first body first.
+    let mut bodies = bodies;
+    bodies.reverse();
     let queue = std::sync::Arc::new(std::sync::Mutex::new(bodies));
     let started = Instant::now();
     let mut workers = Vec::new();
@@ -136,6 +165,12 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
+/// Ids the fast upstream gives, unique as a cluster's own: with the same
+/// ids in every answer, each bulk replaced the documents of the one before
+/// and the engine never held more than one bulk (the bench measured an
+/// engine of 500 nodes until session 9).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Answers a bulk request with one created item per action, cheaply.
 fn fast_answer(request: &support::Recorded) -> (StatusCode, Vec<(String, String)>, Vec<u8>) {
     let actions = request
@@ -145,12 +180,14 @@ fn fast_answer(request: &support::Recorded) -> (StatusCode, Vec<(String, String)
         .count();
     let mut body = String::with_capacity(actions * 80 + 40);
     body.push_str("{\"took\":1,\"errors\":false,\"items\":[");
+    let first = NEXT_ID.fetch_add(actions as u64, std::sync::atomic::Ordering::Relaxed);
     for position in 0..actions {
         if position > 0 {
             body.push(',');
         }
+        let id = first + position as u64;
         body.push_str(&format!(
-            "{{\"index\":{{\"_index\":\"bench\",\"_id\":\"{position}\",\"status\":201,\"result\":\"created\"}}}}"
+            "{{\"index\":{{\"_index\":\"bench\",\"_id\":\"{id}\",\"status\":201,\"result\":\"created\"}}}}"
         ));
     }
     body.push_str("]}");
@@ -210,12 +247,27 @@ fn main() {
         }
 
         // 2. The sidecar alone.
+        let stream = std::env::var_os("NEARDUP_OVERLAP_STREAM");
         let upstream = RecordingUpstream::start(fast_answer).await;
-        let sidecar = Sidecar::start(&upstream.url, &[]);
+        let mut sidecar = Sidecar::start(&upstream.url, &[]);
         let mut alone = Vec::new();
         for round in 0..rounds {
-            let bodies = bulk_bodies(&data, &format!("alone-{round}"));
+            let bodies = match &stream {
+                Some(path) => {
+                    // Sent whole to a new sidecar each round: the second
+                    // time its documents would all be exact repeats.
+                    if round > 0 {
+                        sidecar = Sidecar::start(&upstream.url, &[]);
+                    }
+                    stream_bodies(path.as_ref())
+                }
+                None => bulk_bodies(&data, &format!("alone-{round}")),
+            };
             alone.push(load(&sidecar.url, bodies, 4).await);
+            if stream.is_some() {
+                let stats = support::stats(&sidecar.url).await;
+                println!("round {round}: forest {}", stats["forest"]);
+            }
             upstream.requests.lock().expect("lock").clear();
         }
         println!(
