@@ -1,5 +1,5 @@
 //! The runtime while a large bulk is placed (issue 29): liveness,
-//! readiness and a pass-through `_cluster/health` probed every 10 ms while
+//! readiness, a pass-through `_cluster/health` and `_search` probed every 10 ms while
 //! the sidecar reads, analyses, places and stamps a bulk of about 95 MB
 //! (the scenario of `tests/busy_runtime.rs`, which only bounds it).
 //!

@@ -149,19 +149,26 @@ impl BusyRound {
 }
 
 /// Starts a sidecar in front of `cluster` (through a [`HoldingProxy`]),
-/// sends a bulk of about `bulk_bytes` and probes liveness, readiness and a
-/// pass-through `_cluster/health` every 10 ms until the bulk, placed and
+/// sends a bulk of about `bulk_bytes` and probes liveness, readiness, a
+/// pass-through `_cluster/health` and a pass-through `_search` every 10 ms
+/// until the bulk, placed and
 /// stamped, reaches the proxy; then the proxy refuses it.
 pub async fn busy_round(cluster: &str, bulk_bytes: usize) -> BusyRound {
     let mut proxy = HoldingProxy::start(cluster).await;
     let sidecar = Sidecar::start(&proxy.url, &["--upstream-timeout", "300s"]);
     let (body, documents) = large_bulk(bulk_bytes);
     let (stop, stopped) = tokio::sync::watch::channel(false);
-    let names = ["liveness", "readiness", "pass-through"];
+    let names = [
+        "liveness",
+        "readiness",
+        "pass-through health",
+        "pass-through search",
+    ];
     let probes = [
         format!("{}/_neardup/health/live", sidecar.url),
         format!("{}/_neardup/health", sidecar.url),
         format!("{}/_cluster/health", sidecar.url),
+        format!("{}/_search?size=1", sidecar.url),
     ]
     .map(|url| tokio::spawn(probe(url, stopped.clone())));
     tokio::time::sleep(Duration::from_millis(200)).await;
