@@ -137,7 +137,7 @@ pub struct StampArgs {
     #[arg(long)]
     pub skip_invalid: bool,
 
-    /// Threads that fingerprint and decide placements; the stamps are the same whatever the number [default: the machine's cores]
+    /// Worker threads (each reads, fingerprints, decides and places in input order); the stamps are the same whatever the number [default: the machine's cores]
     #[arg(long, env = "NEARDUP_STAMP_THREADS", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub threads: Option<u16>,
 
