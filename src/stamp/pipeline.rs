@@ -55,7 +55,7 @@ const LINES_PER_CHUNK: usize = 16;
 /// not stop the others; few enough that most decisions are still valid
 /// when placed (each document placed after one was decided is a change it
 /// is checked against).
-const CHUNKS_AHEAD_PER_THREAD: u64 = 2;
+const CHUNKS_AHEAD_PER_THREAD: usize = 2;
 
 /// Decisions applied under one hold of the exclusive lock at most: a hold
 /// makes the workers' decisions wait.
@@ -77,7 +77,7 @@ struct Input<'run, 'options, R, P> {
     reader: &'run mut LineReader<'options, R>,
     on_progress: &'run mut P,
     /// The number of the next chunk taken.
-    next_chunk: u64,
+    next_chunk: usize,
     /// Nothing more to take: the input ended, a line was invalid, or the
     /// run stopped.
     ended: bool,
@@ -88,17 +88,16 @@ struct Input<'run, 'options, R, P> {
 struct Order<'analyzer> {
     /// The number of the next chunk to place; `waiting[i]` is chunk
     /// `next + i`, `None` while it is being decided.
-    next: u64,
+    next: usize,
     waiting: VecDeque<Option<Vec<Decided<'analyzer>>>>,
     /// A worker failed (a write error, a panic): everyone stops.
     stopped: bool,
 }
 
 impl<'analyzer> Order<'analyzer> {
-    fn put(&mut self, number: u64, chunk: Vec<Decided<'analyzer>>) {
-        let Ok(index) = usize::try_from(number - self.next) else {
-            return;
-        };
+    fn put(&mut self, number: usize, chunk: Vec<Decided<'analyzer>>) {
+        // Not placed yet, so not behind the next to place.
+        let index = number - self.next;
         if self.waiting.len() <= index {
             self.waiting.resize_with(index + 1, || None);
         }
@@ -136,7 +135,7 @@ struct Shared<'run, 'options, 'analyzer, R, W, P> {
     /// Signalled when the next chunk to place moves on, or on a stop.
     turn: Condvar,
     output: Mutex<Output<'run, 'options, W>>,
-    chunks_ahead: u64,
+    chunks_ahead: usize,
 }
 
 /// Runs the workers until the input ends or a line is invalid. Everything
@@ -177,7 +176,7 @@ where
             output,
             error: None,
         }),
-        chunks_ahead: CHUNKS_AHEAD_PER_THREAD * threads as u64,
+        chunks_ahead: CHUNKS_AHEAD_PER_THREAD * threads,
     };
     std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
@@ -198,17 +197,24 @@ where
     }
 }
 
-/// Stops the other workers if this one panics.
-struct StopOnPanic<'shared, 'analyzer> {
-    order: &'shared Mutex<Order<'analyzer>>,
-    turn: &'shared Condvar,
+impl<R, W, P> Shared<'_, '_, '_, R, W, P> {
+    /// Stops every worker: nothing more is read, decided or placed.
+    fn stop(&self) {
+        self.order.lock().stopped = true;
+        self.input.lock().ended = true;
+        self.turn.notify_all();
+    }
 }
 
-impl Drop for StopOnPanic<'_, '_> {
+/// Stops the other workers if this one panics.
+struct StopOnPanic<'shared, 'run, 'options, 'analyzer, R, W, P>(
+    &'shared Shared<'run, 'options, 'analyzer, R, W, P>,
+);
+
+impl<R, W, P> Drop for StopOnPanic<'_, '_, '_, '_, R, W, P> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            self.order.lock().stopped = true;
-            self.turn.notify_all();
+            self.0.stop();
         }
     }
 }
@@ -221,10 +227,7 @@ where
     W: Write,
     P: FnMut(u64),
 {
-    let _stop_on_panic = StopOnPanic {
-        order: &shared.order,
-        turn: &shared.turn,
-    };
+    let _stop_on_panic = StopOnPanic(shared);
     while let Some((number, chunk)) = take_chunk(shared) {
         if !wait_for_turn(shared, number) {
             return;
@@ -240,7 +243,7 @@ where
 /// before it, which are returned.
 fn take_chunk<R: BufRead, W, P: FnMut(u64)>(
     shared: &Shared<'_, '_, '_, R, W, P>,
-) -> Option<(u64, Chunk)> {
+) -> Option<(usize, Chunk)> {
     let mut input = shared.input.lock();
     if input.ended {
         return None;
@@ -279,7 +282,7 @@ fn take_chunk<R: BufRead, W, P: FnMut(u64)>(
 
 /// Waits while chunk `number` is too far ahead of the next to place;
 /// `false` if the run stopped meanwhile.
-fn wait_for_turn<R, W, P>(shared: &Shared<'_, '_, '_, R, W, P>, number: u64) -> bool {
+fn wait_for_turn<R, W, P>(shared: &Shared<'_, '_, '_, R, W, P>, number: usize) -> bool {
     let mut order = shared.order.lock();
     while !order.stopped && number >= order.next + shared.chunks_ahead {
         shared.turn.wait(&mut order);
@@ -369,9 +372,7 @@ fn place_ready<R, W: Write, P>(shared: &Shared<'_, '_, '_, R, W, P>) {
             shared.turn.notify_all();
             if let Err(error) = place(&shared.engine, &mut output, &mut ready) {
                 output.error = Some(error);
-                shared.order.lock().stopped = true;
-                shared.input.lock().ended = true;
-                shared.turn.notify_all();
+                shared.stop();
                 return;
             }
         }
