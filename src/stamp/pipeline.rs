@@ -327,6 +327,8 @@ fn decide_chunk<'analyzer>(
         waiting.push(match pending {
             Pending::Line(line) => Undecided::Line(line),
             Pending::Document(document) => {
+                #[cfg(test)]
+                tests::panic_if_marked(&document.line);
                 let (analysis, gaps) = match document.document() {
                     Some(source) => analyzer.analyze_document_noting_gaps(source),
                     None => (None, Vec::new()),
@@ -417,4 +419,19 @@ fn place<W: Write>(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    /// A document line holding this makes the worker deciding it panic
+    /// (tests only): the one way to test what a panicking worker does,
+    /// since no input may make one panic.
+    pub(in super::super) const PANIC_MARKER: &str = "panic in a worker (test)";
+
+    pub(super) fn panic_if_marked(line: &[u8]) {
+        let marker = PANIC_MARKER.as_bytes();
+        if line.windows(marker.len()).any(|window| window == marker) {
+            panic!("{PANIC_MARKER}");
+        }
+    }
 }

@@ -331,6 +331,32 @@ mod tests {
         }
     }
 
+    /// A worker that panics with a later chunk's turn waiting on it: the
+    /// others stop (they would wait for that chunk for ever) and the panic
+    /// reaches the caller.
+    #[test]
+    fn a_panicking_worker_stops_the_others_and_the_panic_is_raised() {
+        let mut input = overlapping_input(false);
+        let marked = serde_json::json!({
+            "title": super::super::pipeline::tests::PANIC_MARKER,
+            "content": "x",
+        });
+        input.extend_from_slice(marked.to_string().as_bytes());
+        input.push(b'\n');
+        let more = overlapping_input(false);
+        // A byte-order mark only at the start of the input.
+        input.extend_from_slice(more.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&more));
+        let (sender, received) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(|| run(&input, 2));
+            let _ = sender.send(outcome.is_err());
+        });
+        let panicked = received
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the run ends");
+        assert!(panicked);
+    }
+
     /// Output that fails after a while.
     struct FailingWriter {
         left: usize,
