@@ -11,7 +11,8 @@
 //!    instead (each round to a new sidecar); `NEARDUP_BENCH_PART=alone`
 //!    runs only this part.
 //!
-//! 3. With `--standby`, only this: the same load into osmem-server through
+//! 3. With `--standby`, only this (and the same load sent to the standby,
+//!    which forwards it to the leader): the same load into osmem-server through
 //!    a lone sidecar and through the leader of a replica group with one
 //!    standby attached (docs/standby.md), rounds alternating. Reports the
 //!    median docs/s of each, their ratio, and the records the group wrote.
@@ -288,7 +289,7 @@ async fn standby_cost(slice: &[Value], rounds: usize) {
     wait_for_role(&leader.url, "leader").await;
     let standby = Sidecar::start(&osmem.url, &group);
     wait_for_role(&standby.url, "standby").await;
-    let (mut alone, mut grouped) = (Vec::new(), Vec::new());
+    let (mut alone, mut grouped, mut forwarded) = (Vec::new(), Vec::new(), Vec::new());
     for round in 0..rounds {
         alone.push(load(&lone.url, bulk_bodies(slice, &format!("lone-{round}")), 2).await);
         grouped.push(
@@ -299,8 +300,25 @@ async fn standby_cost(slice: &[Value], rounds: usize) {
             )
             .await,
         );
+        // The same load sent to the standby, which forwards it.
+        forwarded.push(
+            load(
+                &standby.url,
+                bulk_bodies(slice, &format!("forwarded-{round}")),
+                2,
+            )
+            .await,
+        );
     }
-    let (alone, grouped) = (median(&mut alone), median(&mut grouped));
+    let (alone, grouped, forwarded) = (
+        median(&mut alone),
+        median(&mut grouped),
+        median(&mut forwarded),
+    );
+    println!(
+        "osmem-server: to the leader {grouped:.0} docs/s, through the standby (forwarded) {forwarded:.0} docs/s, ratio {:.2} (median of {rounds} rounds, alternated)",
+        forwarded / grouped
+    );
     let leader_status = support::stats(&leader.url).await["replica"].clone();
     let documents = rounds * slice.len();
     let records = leader_status["applied"]["record"].as_u64().unwrap_or(0);

@@ -10,7 +10,8 @@
 //! - fencing: a leader paused (SIGSTOP) past its lease, then resumed,
 //!   acknowledges no further write as leader, and no record after the new
 //!   leader's epoch record is its.
-//! - a write sent to a standby: 503 naming the leader, which takes it.
+//! - a write sent to a standby: forwarded to the leader with its query,
+//!   answered as the leader answers; the role endpoints.
 //! - a member joining a running group reads the chain and ends equal to
 //!   the leader; it can then take over.
 //! - the leader publishes snapshots and truncates the log; a member
@@ -32,7 +33,7 @@ use std::time::{Duration, Instant};
 use neardup::config::DEFAULT_REPLICA_LEASE;
 use serde_json::{Value, json};
 use support::stories::{self, Article, wholly_grouped};
-use support::{Osmem, Sidecar, client, stamps_in, stats};
+use support::{Osmem, Sidecar, TEST_SECRET, client, stamps_in, stats};
 
 const INDEX: &str = "news-standby";
 const STORIES: usize = 160;
@@ -325,8 +326,8 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
         .expect("node")
         .to_string();
 
-    // A bulk in flight when the leader is paused.
-    let in_flight = bulks.next().expect("bulk");
+    // A large bulk in flight when the leader is paused.
+    let in_flight: Vec<Article> = bulks.by_ref().take(4).flatten().collect();
     let in_flight = {
         let url = old.url.clone();
         tokio::spawn(async move { post(&url, &in_flight).await })
@@ -334,6 +335,10 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     tokio::time::sleep(Duration::from_millis(30)).await;
     signal(&old, "-STOP");
     wait_for_role(&new.url, "leader", Duration::from_secs(15)).await;
+    let new_node = replica(&new.url).await["node"]
+        .as_str()
+        .expect("node")
+        .to_string();
     // The new leader's first record: the epoch record of epoch 2.
     let epoch_record = records(&osmem.url, "fencing", 1, 200)
         .await
@@ -345,48 +350,34 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     assert!(send(&new.url, &bulks.next().expect("bulk")).await.is_some());
     signal(&old, "-CONT");
 
-    // The bulk that was in flight: never acknowledged from beyond the
-    // lease (a 2xx is one answered before the new epoch's first record).
-    if let Some((status, headers, body)) = in_flight.await.expect("client") {
-        if (200..300).contains(&status) {
-            assert_eq!(headers["x-neardup-epoch"], "1", "{body}");
-            let record: u64 = headers["x-neardup-record"]
-                .to_str()
-                .expect("header")
-                .parse()
-                .expect("number");
-            assert!(record < epoch_record, "acknowledged in record {record}");
-        } else {
-            assert_eq!(status, 503, "{body}");
-        }
+    // The bulk that was in flight across the pause: the old leader never
+    // acknowledges it itself (the fence before answering); it is served
+    // again by the new leader (routed there once the old one lost its
+    // lease), or refused.
+    let (status, headers, body) = in_flight.await.expect("client").expect("an answer");
+    if (200..300).contains(&status) {
+        assert_eq!(
+            headers
+                .get("x-neardup-served-by")
+                .and_then(|value| value.to_str().ok()),
+            Some(new_node.as_str()),
+            "acknowledged by the paused leader itself: {headers:?} {body}"
+        );
+        assert_eq!(headers["x-neardup-epoch"], "2", "{body}");
+    } else {
+        assert_eq!(status, 503, "{body}");
     }
-    // Every write the old leader gets now: 503, and once it read the
-    // control document, naming the new leader.
-    let mut named_the_new_leader = false;
-    for bulk in bulks.by_ref().take(20) {
+    // Every write the old leader gets now goes to the new leader.
+    for bulk in bulks.by_ref().take(5) {
         let (status, headers, body) = post(&old.url, &bulk).await.expect("an answer");
-        assert_eq!(status, 503, "the paused leader acknowledged: {body}");
-        let error_type = body["error"]["type"].as_str().unwrap_or_default();
-        assert!(
-            [
-                "neardup_not_leader_exception",
-                "neardup_no_leader_exception"
-            ]
-            .contains(&error_type),
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(
+            headers["x-neardup-served-by"],
+            new_node.as_str(),
             "{body}"
         );
-        if headers
-            .get("x-neardup-leader")
-            .is_some_and(|leader| leader == new.url.as_str())
-        {
-            named_the_new_leader = true;
-        }
-        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(headers["x-neardup-epoch"], "2");
     }
-    assert!(
-        named_the_new_leader,
-        "the old leader never named the new one"
-    );
     let status = replica(&old.url).await;
     assert_eq!(status["role"], "deposed", "{status}");
     assert_eq!(status["acting"], false, "{status}");
@@ -416,8 +407,9 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
 /// back is another writer's, and the member steps down.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() {
-    use neardup::config::ReplicaOptions;
+    use neardup::config::{GroupSecret, ReplicaOptions};
     use neardup::replica::appender;
+    use neardup::replica::auth::GroupKey;
     use neardup::replica::cluster::{GroupCluster, Write};
     use neardup::replica::record::{Kind, Record};
     use neardup::replica::state::{Replica, Role};
@@ -430,7 +422,8 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
         &neardup::upstream::UpstreamTls::default(),
     )
     .expect("client");
-    let cluster = GroupCluster::new(upstream, "fence", Duration::from_secs(10));
+    let key = GroupKey::new(&GroupSecret::new(TEST_SECRET.as_bytes().to_vec()));
+    let cluster = GroupCluster::new(upstream, "fence", Duration::from_secs(10), key.clone());
     cluster.ensure_indices().await.expect("indices");
     cluster.ensure_indices().await.expect("indices exist: fine");
     let options = |name: &str| ReplicaOptions {
@@ -438,13 +431,15 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
         name: name.into(),
         lease: Duration::from_secs(30),
         advertise: None,
+        secret: GroupSecret::new(TEST_SECRET.as_bytes().to_vec()),
+        write_wait: Duration::from_secs(60),
     };
     let old = Replica::new(options("old"), "http://127.0.0.1:1".into());
     old.set_role(Role::Leader, 1, None);
     old.lease_held_from(neardup::replica::clock::boottime());
     assert!(old.may_act());
     // The newer leader's epoch record takes number 1.
-    let epoch = Record::new(1, 2, "new-1", Kind::Epoch, 1, 0, "uuid", Vec::new());
+    let epoch = Record::new(&key, 1, 2, "new-1", Kind::Epoch, 1, 0, "uuid", Vec::new());
     assert!(matches!(
         cluster
             .create_record(1, &epoch.to_document("uuid", 0))
@@ -453,7 +448,7 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
         Write::Done(_)
     ));
     // The old leader's record 1.
-    let mine = Record::new(1, 1, &old.node, Kind::Effects, 1, 0, "uuid", Vec::new());
+    let mine = Record::new(&key, 1, 1, &old.node, Kind::Effects, 1, 0, "uuid", Vec::new());
     let refused = appender::create(&old, &cluster, &mine, &mine.to_document("uuid", 0)).await;
     let reason = refused.expect_err("the fence");
     assert!(reason.contains("new-1"), "{reason}");
@@ -463,6 +458,7 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
     // Its own earlier attempt that landed is not a collision.
     let new = Replica::new(options("new"), "http://127.0.0.1:2".into());
     let new_second = Record::new(
+        &key,
         2,
         2,
         &new.node,
@@ -484,45 +480,90 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn a_write_sent_to_a_standby_gets_a_503_naming_the_leader() {
+async fn a_write_sent_to_a_standby_is_served_by_the_leader() {
     let _one = ONE_AT_A_TIME.lock().await;
     let stories = corpus();
     let osmem = Osmem::start();
     let leader = member(&osmem, "route", "a");
-    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let leader_node = wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await["node"]
+        .as_str()
+        .expect("node")
+        .to_string();
     let standby = member(&osmem, "route", "b");
     wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
 
+    // The query goes with it: refresh (searchable at once) and filter_path.
     let bulk: Vec<Article> = stories[..5].iter().map(|story| story[0].clone()).collect();
-    let (status, headers, body) = post(&standby.url, &bulk).await.expect("answer");
-    assert_eq!(status, 503, "{body}");
-    assert_eq!(body["error"]["type"], "neardup_not_leader_exception");
-    assert_eq!(body["error"]["leader_url"], leader.url.as_str());
-    assert_eq!(body["status"], 503);
-    assert_eq!(headers["retry-after"], "1");
-    let named = headers["x-neardup-leader"].to_str().expect("header");
-    assert_eq!(named, leader.url);
-    // A single-document write too.
+    let response = client()
+        .post(format!(
+            "{}/_bulk?refresh=true&filter_path=items.*._id,errors",
+            standby.url
+        ))
+        .header("content-type", "application/x-ndjson")
+        .body(bulk_body(&bulk))
+        .send()
+        .await
+        .expect("answer");
+    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(
+        response.headers()["x-neardup-served-by"],
+        leader_node.as_str()
+    );
+    assert_eq!(response.headers()["x-neardup-epoch"], "1");
+    let body: Value = response.json().await.expect("json");
+    assert_eq!(body["errors"], false, "{body}");
+    assert!(
+        body["items"][0]["index"].get("status").is_none(),
+        "filter_path applied: {body}"
+    );
+    let (_, found) = support::send_json(
+        reqwest::Method::POST,
+        &format!("{}/{INDEX}/_search", osmem.url),
+        &json!({"query": {"match_all": {}}, "size": 0, "track_total_hits": true}),
+    )
+    .await;
+    assert_eq!(found["hits"]["total"]["value"], 5, "refreshed: {found}");
+    // A single-document write too: the leader's stamp header comes back.
     let response = client()
         .put(format!("{}/{INDEX}/_doc/one", standby.url))
         .json(&json!({"title": bulk[0].title, "content": bulk[0].content}))
         .send()
         .await
         .expect("answer");
-    assert_eq!(response.status().as_u16(), 503);
+    assert_eq!(response.status().as_u16(), 201);
+    assert!(response.headers().contains_key("x-neardup-cluster-root"));
+    assert_eq!(
+        response.headers()["x-neardup-served-by"],
+        leader_node.as_str()
+    );
 
-    // The client follows the header: the leader takes the write.
-    let ids = send(named, &bulk).await.expect("the leader answers");
-    assert_eq!(ids.len(), bulk.len());
-    // Reads and pass-through work on the standby, from its own forest.
+    // Role endpoints, as a load balancer reads them.
+    let status_of = |url: String| async move {
+        client()
+            .get(url)
+            .send()
+            .await
+            .expect("answer")
+            .status()
+            .as_u16()
+    };
     wait_until_caught_up(&standby.url, &leader.url).await;
-    let (status, found) = support::send_json(
-        reqwest::Method::POST,
-        &format!("{}/{INDEX}/_search", standby.url),
-        &json!({"query": {"match_all": {}}}),
-    )
-    .await;
-    assert_eq!(status, 200, "{found}");
+    assert_eq!(status_of(format!("{}/_neardup/replica/leader", leader.url)).await, 200);
+    assert_eq!(status_of(format!("{}/_neardup/replica/leader", standby.url)).await, 503);
+    assert_eq!(status_of(format!("{}/_neardup/replica/standby", standby.url)).await, 200);
+    assert_eq!(status_of(format!("{}/_neardup/replica/standby", leader.url)).await, 503);
+    let metrics = support::metrics_text(&standby.url).await;
+    assert!(
+        metrics.contains("neardup_replica_forwarded_writes_total 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("neardup_replica_role 1"), "{metrics}");
+    assert!(
+        support::metrics_text(&leader.url)
+            .await
+            .contains("neardup_replica_role 3")
+    );
+    // Reads and pass-through work on the standby, from its own forest.
     assert_eq!(
         stats(&standby.url).await["forest"],
         stats(&leader.url).await["forest"]

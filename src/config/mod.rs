@@ -42,7 +42,9 @@ pub use engine::EngineSettings;
 pub use fields::{StampedFieldNames, StampedFields};
 pub use file::ConfigFile;
 pub use job::{JobOptions, JobSettings};
-pub use replica::{DEFAULT_REPLICA_LEASE, ReplicaOptions};
+pub use replica::{
+    DEFAULT_REPLICA_LEASE, DEFAULT_REPLICA_WRITE_WAIT, GroupSecret, ReplicaOptions, ReplicaSettings,
+};
 pub use serve::{Limits, OnStateFailure, ServeOptions, ServeSettings, SidecarConfig};
 pub use state::{job_store, state_directory};
 pub use tls::UpstreamTlsSettings;

@@ -16,7 +16,7 @@ use super::defaults::{
 };
 use super::engine::EngineSettings;
 use super::fields::StampedFields;
-use super::replica::{ReplicaOptions, replica_options};
+use super::replica::{ReplicaOptions, ReplicaSettings, replica_options};
 use super::state::{sidecar_store, state_directory};
 use super::tls::UpstreamTlsSettings;
 use crate::ledger::EngineParts;
@@ -115,6 +115,14 @@ pub struct ServeSettings {
     #[arg(long, env = "NEARDUP_REPLICA_ADVERTISE")]
     pub replica_advertise: Option<String>,
 
+    /// File holding the replica group's secret (at least 16 bytes, the same on every member): records, the lease and the published snapshot are authenticated with it; required with --replica-group
+    #[arg(long, env = "NEARDUP_REPLICA_SECRET_FILE")]
+    pub replica_secret_file: Option<String>,
+
+    /// How long a write is held while no member of the group may act (a takeover, a release), when the request gives no `timeout` of its own; past it, 503 with Retry-After [default: 1m]
+    #[arg(long, env = "NEARDUP_REPLICA_WRITE_WAIT")]
+    pub replica_write_wait: Option<String>,
+
     /// TLS towards the cluster (`[serve.upstream_tls]` in the config file)
     #[command(flatten)]
     #[serde(default)]
@@ -149,6 +157,8 @@ impl ServeSettings {
             replica_name: self.replica_name.or(fallback.replica_name),
             replica_lease: self.replica_lease.or(fallback.replica_lease),
             replica_advertise: self.replica_advertise.or(fallback.replica_advertise),
+            replica_secret_file: self.replica_secret_file.or(fallback.replica_secret_file),
+            replica_write_wait: self.replica_write_wait.or(fallback.replica_write_wait),
             upstream_tls: self.upstream_tls.or(fallback.upstream_tls),
             install_template: self.install_template || fallback.install_template,
             template_patterns: self.template_patterns.or(fallback.template_patterns),
@@ -303,12 +313,14 @@ impl ServeOptions {
         };
         check_listen_address(&listen, listener_tls.is_some() || settings.allow_plain_http)?;
         let upstream_tls = settings.upstream_tls.load()?;
-        let replica = replica_options(
-            settings.replica_group.as_deref(),
-            settings.replica_name.as_deref(),
-            settings.replica_lease.as_deref(),
-            settings.replica_advertise.as_deref(),
-        )?;
+        let replica = replica_options(ReplicaSettings {
+            group: settings.replica_group.as_deref(),
+            name: settings.replica_name.as_deref(),
+            lease: settings.replica_lease.as_deref(),
+            advertise: settings.replica_advertise.as_deref(),
+            secret_file: settings.replica_secret_file.as_deref(),
+            write_wait: settings.replica_write_wait.as_deref(),
+        })?;
         let state = sidecar_store(
             state_directory(settings.state_dir.as_deref()),
             fsync,

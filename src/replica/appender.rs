@@ -65,6 +65,7 @@ pub async fn run(replica: Arc<Replica>, cluster: GroupCluster, mut head: ChainHe
             let _ = tokio::time::timeout(Duration::from_millis(200), notified).await;
         };
         let record = Record::new(
+            cluster.key(),
             head.next,
             head.epoch,
             &replica.node,

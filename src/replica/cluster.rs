@@ -32,7 +32,13 @@ use std::time::Duration;
 use axum::http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::auth::GroupKey;
 use crate::upstream::{Payload, Upstream, UpstreamError};
+
+/// What a member reads as the holder of a control document whose `auth`
+/// does not verify (written without the group's secret): nobody it may
+/// forward to, and not itself.
+pub const UNAUTHENTICATED_HOLDER: &str = "(unauthenticated)";
 
 /// A version of a document, as the cluster numbers its changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,18 +82,31 @@ pub struct GroupCluster {
     /// lease, so that a renewal stuck on a slow answer is retried while
     /// the lease still holds.
     control_timeout: Duration,
+    /// The group's key: the lease, records and manifest are tagged with it.
+    key: GroupKey,
 }
 
 impl GroupCluster {
     /// The group's indices on the cluster `upstream`; `lease` bounds each
     /// request (a third of it for the control document).
-    pub fn new(upstream: Upstream, group: &str, lease: Duration) -> GroupCluster {
+    pub fn new(upstream: Upstream, group: &str, lease: Duration, key: GroupKey) -> GroupCluster {
         GroupCluster {
             upstream,
             prefix: format!("neardup-replica-{group}"),
             timeout: lease,
             control_timeout: lease / 3,
+            key,
         }
+    }
+
+    /// The group's key.
+    pub fn key(&self) -> &GroupKey {
+        &self.key
+    }
+
+    /// The prefix of every index of the group (`neardup-replica-{group}`).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     pub fn control_index(&self) -> String {
@@ -206,7 +225,11 @@ impl GroupCluster {
     }
 
     /// The control document and its version (realtime GET); `None` when
-    /// there is none yet.
+    /// there is none yet. A document whose `auth` does not verify is
+    /// logged and returned with its holder replaced by
+    /// [`UNAUTHENTICATED_HOLDER`] and no URL: its version still counts
+    /// (a takeover replaces it after a lease), its leader is believed by
+    /// no one.
     ///
     /// # Errors
     ///
@@ -224,7 +247,24 @@ impl GroupCluster {
         }
         let version = version_of(&answer)
             .ok_or_else(|| GroupError::Refused(format!("GET {path}: no _seq_no: {answer}")))?;
-        Ok(Some((answer["_source"].clone(), version)))
+        let mut document = answer["_source"].clone();
+        if !self.key.control_is_authentic(&document) {
+            tracing::error!(
+                index = self.control_index(),
+                holder = %document["holder"],
+                "the group's control document is not authentic (written without the group's secret): its holder and URL are ignored"
+            );
+            document["holder"] = json!(UNAUTHENTICATED_HOLDER);
+            document["holder_url"] = Value::Null;
+        }
+        Ok(Some((document, version)))
+    }
+
+    /// `document` with its `auth` tag.
+    fn tagged(&self, document: &Value) -> Value {
+        let mut tagged = document.clone();
+        tagged["auth"] = json!(self.key.control_tag(document));
+        tagged
     }
 
     /// Creates the control document (bootstrap): one member wins.
@@ -237,7 +277,8 @@ impl GroupCluster {
             "/{}-write/_create/control?require_alias=true",
             self.control_index()
         );
-        self.guarded(Method::PUT, &path, document).await
+        self.guarded(Method::PUT, &path, &self.tagged(document))
+            .await
     }
 
     /// Replaces the control document if it is still at `version`.
@@ -256,10 +297,19 @@ impl GroupCluster {
             version.seq_no,
             version.primary_term
         );
-        self.guarded(Method::PUT, &path, document).await
+        self.guarded(Method::PUT, &path, &self.tagged(document))
+            .await
     }
 
     /// Creates record `number` (the fence: one create of a number wins).
+    ///
+    /// A record already at that number that is not authentic (written
+    /// without the group's secret: a forgery, nothing any member wrote) is
+    /// logged and replaced, guarded by its version, so that whoever can
+    /// write the log index cannot stop the chain by taking the next number;
+    /// of two members replacing one forgery, one wins and the other sees a
+    /// conflict, as for any create. An authentic record there is a
+    /// [`Write::Conflict`].
     ///
     /// # Errors
     ///
@@ -269,7 +319,30 @@ impl GroupCluster {
             "/{}-append/_create/{number}?require_alias=true",
             self.log_index()
         );
-        self.guarded(Method::PUT, &path, document).await
+        match self.guarded(Method::PUT, &path, document).await? {
+            Write::Conflict => {}
+            other => return Ok(other),
+        }
+        let get = format!("/{}/_doc/{number}?realtime=true", self.log_index());
+        let (status, found) = self.call(Method::GET, &get, Payload::Empty).await?;
+        let group_uuid = document["group_uuid"].as_str().unwrap_or_default();
+        let authentic = super::record::Record::from_document(&found["_source"], group_uuid, &self.key)
+            .is_ok();
+        let Some(version) = version_of(&found).filter(|_| status.is_success() && !authentic) else {
+            return Ok(Write::Conflict);
+        };
+        tracing::error!(
+            record = number,
+            writer = %found["_source"]["writer"],
+            "a record of the group's log is not authentic (written without the group's secret): refused, and replaced"
+        );
+        let replace = format!(
+            "/{}-append/_doc/{number}?if_seq_no={}&if_primary_term={}&require_alias=true",
+            self.log_index(),
+            version.seq_no,
+            version.primary_term
+        );
+        self.guarded(Method::PUT, &replace, document).await
     }
 
     pub(super) async fn guarded(

@@ -19,9 +19,23 @@
 //! (`skip_through`): a snapshot or a local log need not end at a record's
 //! end.
 //!
+//! Truncation deletes records behind a published snapshot, and a deleted
+//! number can be created again (by a deposed leader resuming a create it
+//! had prepared). So a window that found records is only applied after
+//! the manifest, read after the records, shows they lie above the
+//! truncation point: the manifest is written before anything is deleted,
+//! so a record created again after a deletion is always seen below it.
+//! The fence does not depend on the record still existing.
+//!
+//! A record that does not verify (altered, or written without the group's
+//! secret) is logged and read as not written yet: the leader replaces a
+//! forgery when it creates that number.
+//!
 //! Consequences: a record that does not follow (another digest, a gap in
 //! sequence numbers) is an error that stops the member from following: it
-//! never applies a record out of place.
+//! never applies a record out of place. A standby that fell below the
+//! truncation point stops following and rejoins on restart
+//! (`super::join`).
 
 use super::cluster::{GroupCluster, GroupError};
 use super::host::ReplicaHost;
@@ -91,10 +105,33 @@ impl Follower {
         host: &dyn ReplicaHost,
     ) -> Result<u64, FollowError> {
         let found = cluster.records(self.next, WINDOW).await?;
+        if found.first().is_some_and(Option::is_some)
+            && let Some((manifest, _)) = super::snapshots::latest(cluster).await?
+            && manifest.truncated_below() > self.next
+        {
+            return Err(FollowError::Chain(format!(
+                "record {} is below the log's truncation point (record {}, behind the snapshot published at record {}): it may have been created again after its deletion; rejoin from the published snapshot",
+                self.next,
+                manifest.truncated_below(),
+                manifest.head.record
+            )));
+        }
         let mut applied = 0;
         for source in found.into_iter().map_while(|source| source) {
-            let record =
-                Record::from_document(&source, &self.group_uuid).map_err(FollowError::Chain)?;
+            let record = match Record::from_document(&source, &self.group_uuid, cluster.key()) {
+                Ok(record) => record,
+                Err(reason) => {
+                    // Never applied: read as not written yet. The leader
+                    // (or the next one, at its epoch record) replaces a
+                    // forgery at this number (`GroupCluster::create_record`).
+                    tracing::error!(
+                        record = self.next,
+                        %reason,
+                        "a record of the group's log is refused, not applied"
+                    );
+                    break;
+                }
+            };
             self.apply(&record, replica, host)?;
             applied += 1;
         }
@@ -102,7 +139,7 @@ impl Follower {
     }
 
     /// Polls until a window comes back short (the end of the chain as of
-    /// now).
+    /// now); how many records were applied.
     ///
     /// # Errors
     ///
@@ -112,9 +149,29 @@ impl Follower {
         cluster: &GroupCluster,
         replica: &Replica,
         host: &dyn ReplicaHost,
-    ) -> Result<(), FollowError> {
-        while self.poll(cluster, replica, host).await? == WINDOW {}
-        Ok(())
+    ) -> Result<u64, FollowError> {
+        let mut applied = 0;
+        loop {
+            let window = self.poll(cluster, replica, host).await?;
+            applied += window;
+            if window < WINDOW {
+                return Ok(applied);
+            }
+        }
+    }
+
+    /// This member wrote `record`, an epoch record (no effects), as the
+    /// next one: the chain's position moves past it.
+    pub fn passed_epoch_record(&mut self, record: &Record, replica: &Replica) {
+        self.next = record.number + 1;
+        self.prev_digest.clone_from(&record.digest);
+        self.epoch = record.epoch;
+        replica.set_head(Head {
+            group_uuid: self.group_uuid.clone(),
+            record: record.number,
+            digest: record.digest.clone(),
+            last_seq: record.last_seq,
+        });
     }
 
     /// Applies `record`, which must be the next one.
@@ -194,11 +251,18 @@ mod tests {
         }
     }
 
+    fn test_key() -> crate::replica::auth::GroupKey {
+        crate::replica::auth::GroupKey::new(&crate::config::GroupSecret::new(
+            b"0123456789abcdef".to_vec(),
+        ))
+    }
+
     fn record(number: u64, first_seq: u64, count: u64, prev: &str) -> Record {
         let mut frames = Vec::new();
         let effects = vec![Effect::KeysSwept; count as usize];
         encode_frames(first_seq, &effects, &mut frames);
         Record::new(
+            &test_key(),
             number,
             1,
             "a-1",
@@ -218,6 +282,8 @@ mod tests {
                 name: "b".into(),
                 lease: Duration::from_secs(2),
                 advertise: None,
+                secret: crate::config::GroupSecret::new(b"0123456789abcdef".to_vec()),
+                write_wait: Duration::from_secs(60),
             },
             "http://b".into(),
         );

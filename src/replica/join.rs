@@ -105,8 +105,23 @@ pub fn write_mark(replica: &Replica) -> std::io::Result<()> {
         led: replica.led(),
     };
     let temporary = dir.join(format!("{MARK_FILE}.tmp"));
-    std::fs::write(&temporary, mark.to_json().to_string())?;
-    std::fs::rename(&temporary, dir.join(MARK_FILE))
+    write_durably(&temporary, &dir.join(MARK_FILE), mark.to_json().to_string().as_bytes())
+}
+
+/// Writes `bytes` to `path` through `temporary`, so that after a power
+/// loss `path` holds either its old content or the new one, never less:
+/// the temporary file synced before the rename, the directory after it.
+/// (A mark that says "did not lead" while the log holds the member's own
+/// effects would let a restart keep a state the chain lacks.)
+fn write_durably(temporary: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut file = std::fs::File::create(temporary)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(temporary, path)?;
+    // The rename itself must survive: sync the directory that holds it.
+    std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
 }
 
 /// How a starting member begins.
@@ -211,7 +226,7 @@ async fn check_chain(
     if mark.head.record > 0 {
         match cluster.record(mark.head.record).await? {
             Some(source) => {
-                let same = Record::from_document(&source, &mark.head.group_uuid)
+                let same = Record::from_document(&source, &mark.head.group_uuid, cluster.key())
                     .is_ok_and(|record| record.digest == mark.head.digest);
                 if !same {
                     return Ok(Some(format!(
@@ -243,7 +258,7 @@ async fn check_chain(
         let found = cluster.records(next, WINDOW).await?;
         let window_full = found.iter().all(Option::is_some);
         for source in found.into_iter().map_while(|source| source) {
-            let record = match Record::from_document(&source, &mark.head.group_uuid) {
+            let record = match Record::from_document(&source, &mark.head.group_uuid, cluster.key()) {
                 Ok(record) => record,
                 Err(reason) => return Ok(Some(format!("record {next}: {reason}"))),
             };

@@ -26,8 +26,17 @@
 //!   appender ([`super::appender`]).
 //! - **Step down.** A renewal answered 409 by another holder, the control
 //!   document gone, or a record collision in the appender: the member is
-//!   deposed ([`Replica::step_down`]) and answers writes 503 naming the
-//!   leader it reads from then on.
+//!   deposed ([`Replica::step_down`]) and forwards writes to the leader it
+//!   reads from then on.
+//! - **Release.** At shutdown ([`Replica::begin_release`]) the leader takes
+//!   no new write, waits for the writes it took to be answered and their
+//!   effects recorded, stops acting, and replaces the control document
+//!   with one naming no holder: a standby takes that over at its next look
+//!   (at once when a held or forwarded write asks it to look), without
+//!   waiting a lease.
+//! - **Look now.** Between polls the task sleeps, but a held write or a
+//!   leader's refusal wakes it ([`Replica::look_now`]), at most every
+//!   [`MIN_LOOK_SPACING`].
 //!
 //! Consequences: a member that starts waits `1.1·L` before it may take a
 //! lease it found held (the holder may still be alive); the leader's death
@@ -43,7 +52,7 @@ use serde_json::{Value, json};
 
 use super::appender::{self, ChainHead};
 use super::clock::boottime;
-use super::cluster::{GroupCluster, GroupError, Version, Write};
+use super::cluster::{GroupCluster, GroupError, UNAUTHENTICATED_HOLDER, Version, Write};
 use super::follower::{FollowError, Follower};
 use super::host::ReplicaHost;
 use super::record::{Kind, Record};
@@ -52,6 +61,16 @@ use crate::units::now_millis;
 
 /// How often a member reads the control document.
 const CONTROL_POLL: Duration = Duration::from_millis(500);
+
+/// Shortest time between two looks at the control document when woken.
+const MIN_LOOK_SPACING: Duration = Duration::from_millis(50);
+
+/// How long a release waits for the writes the leader took.
+const RELEASE_DRAIN: Duration = Duration::from_secs(30);
+
+/// Test-only: a pause between taking the lease and writing the epoch
+/// record, in milliseconds (the window where nothing may make effects).
+const TAKEOVER_PAUSE_VARIABLE: &str = "NEARDUP_TEST_TAKEOVER_PAUSE_MS";
 
 /// Observations between two looks at the published snapshot (is this
 /// standby still within the truncated log?).
@@ -86,7 +105,13 @@ pub async fn run(
         {
             check_not_stranded(&replica, &cluster, follower.next).await;
         }
-        tokio::time::sleep(jitter(CONTROL_POLL, 0.2)).await;
+        let looked = tokio::time::Instant::now();
+        tokio::select! {
+            () = tokio::time::sleep(jitter(CONTROL_POLL, 0.2)) => {}
+            () = replica.look_now.notified() => {
+                tokio::time::sleep_until(looked + MIN_LOOK_SPACING).await;
+            }
+        }
     }
 }
 
@@ -144,22 +169,28 @@ async fn observe(
     observed: &mut Option<(Version, Duration)>,
 ) -> Result<(), String> {
     let control = cluster.control().await.map_err(|error| error.to_string())?;
+    let settled = matches!(replica.role(), Role::Deposed | Role::Released);
     let Some((document, version)) = control else {
-        if replica.role() == Role::Deposed {
+        if settled {
             return Ok(());
         }
         return bootstrap(replica, cluster, host, follower).await;
     };
-    let leader = document["holder"].as_str().map(|node| Leader {
-        node: node.to_string(),
-        url: document["holder_url"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-    });
+    // The holder named by an authentic document only (`GroupCluster::control`).
+    let leader = document["holder"]
+        .as_str()
+        .filter(|node| *node != UNAUTHENTICATED_HOLDER)
+        .map(|node| Leader {
+            node: node.to_string(),
+            url: document["holder_url"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        });
     let epoch = document["epoch"].as_u64().unwrap_or(0);
-    if replica.role() == Role::Deposed {
-        replica.set_role(Role::Deposed, epoch, leader);
+    if settled {
+        // Deposed or released: it follows the leader's name, nothing more.
+        replica.set_role(Role::Standby, epoch, leader);
         return Ok(());
     }
     let uuid = document["group_uuid"].as_str().unwrap_or_default();
@@ -169,7 +200,7 @@ async fn observe(
         return Err("group uuid changed: the group's indices were replaced".to_string());
     }
     match follower.read_to_end(cluster, replica, host.as_ref()).await {
-        Ok(()) => {}
+        Ok(applied) => replica.caught_up(applied),
         Err(FollowError::Chain(reason)) => {
             replica.step_down(&format!("cannot follow the chain: {reason}"));
             return Err(reason);
@@ -182,10 +213,17 @@ async fn observe(
         *observed = Some((version, now));
     }
     let first_seen = observed.map_or(now, |(_, at)| at);
-    if !(document["holder"].is_null() || replica.lease().may_take_over(first_seen, now)) {
+    let released = document["holder"].is_null();
+    if !(released || replica.lease().may_take_over(first_seen, now)) {
         return Ok(());
     }
-    tokio::time::sleep(jitter(Duration::from_millis(125), 1.0)).await;
+    // Members that saw the same moment do not all write at once; a lease
+    // let go is taken at once (one CAS wins either way).
+    let spread = if released { 25 } else { 125 };
+    tokio::time::sleep(jitter(Duration::from_millis(spread), 1.0)).await;
+    if replica.releasing() {
+        return Ok(());
+    }
     let mut taken = document.clone();
     taken["epoch"] = json!(epoch + 1);
     taken["holder"] = json!(replica.node);
@@ -272,12 +310,20 @@ async fn lead(
         url: replica.url.clone(),
     });
     replica.lease_held_from(sent);
+    replica
+        .counters
+        .takeovers
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     replica.set_role(Role::TakingOver, epoch, me.clone());
-    let renewing = tokio::spawn(renew(
-        replica.clone(),
-        cluster.clone(),
-        Arc::new(Mutex::new((document, version))),
-    ));
+    let held = Arc::new(Mutex::new((document, version)));
+    let renewing = tokio::spawn(renew(replica.clone(), cluster.clone(), held.clone()));
+    if let Some(pause) = test_takeover_pause() {
+        tracing::warn!(
+            ?pause,
+            "{TAKEOVER_PAUSE_VARIABLE}: pausing between the lease and the epoch record (tests only)"
+        );
+        tokio::time::sleep(pause).await;
+    }
     if let Err(reason) = write_epoch_record(replica, cluster, host, follower, epoch).await {
         replica.step_down(&reason);
         renewing.abort();
@@ -307,9 +353,66 @@ async fn lead(
         next: follower.next,
         prev_digest: follower.prev_digest.clone(),
     };
-    let reason = appender::run(replica.clone(), cluster.clone(), head).await;
-    tracing::warn!(node = replica.node, %reason, "no longer leading");
+    let mut appending = tokio::spawn(appender::run(replica.clone(), cluster.clone(), head));
+    tokio::select! {
+        reason = &mut appending => {
+            let reason = reason.unwrap_or_else(|error| error.to_string());
+            tracing::warn!(node = replica.node, %reason, "no longer leading");
+            renewing.abort();
+        }
+        () = replica.release_asked.notified() => {
+            release(replica, cluster, &held, renewing, appending).await;
+        }
+    }
+}
+
+/// Lets the lease go (shutdown): the writes taken finish and are recorded,
+/// then the control document names no holder.
+async fn release(
+    replica: &Arc<Replica>,
+    cluster: &GroupCluster,
+    held: &Mutex<(Value, Version)>,
+    renewing: tokio::task::JoinHandle<()>,
+    appending: tokio::task::JoinHandle<String>,
+) {
+    let started = tokio::time::Instant::now();
+    if !replica.writes_served(RELEASE_DRAIN).await {
+        tracing::warn!("releasing the lease with writes still running: they are answered 503");
+    }
+    let last_seq = replica.last_seq();
+    let timeout = replica.options.lease.max(Duration::from_secs(5));
+    if let Err(error) = replica.confirmed(last_seq, timeout).await {
+        tracing::warn!(%error, "releasing the lease before its last effects were recorded");
+    }
+    appending.abort();
     renewing.abort();
+    // Nothing is acted on from here: a standby may take over as soon as
+    // the document below lands.
+    replica.released();
+    let (mut document, version) = held.lock().clone();
+    let renewals = document["renewals"].as_u64().unwrap_or(0) + 1;
+    document["holder"] = Value::Null;
+    document["holder_url"] = Value::Null;
+    document["renewals"] = json!(renewals);
+    document["renewed_at_ms"] = json!(now_millis());
+    match cluster.replace_control(&document, version).await {
+        Ok(Write::Done(_)) => tracing::info!(
+            node = replica.node,
+            record = replica.head().record,
+            release_ms = started.elapsed().as_millis() as u64,
+            "let the lease go: a standby takes over at once"
+        ),
+        other => tracing::warn!(
+            ?other,
+            "the lease could not be let go: a standby takes over once it lapses"
+        ),
+    }
+}
+
+/// The test-only pause before the epoch record, when its variable is set.
+fn test_takeover_pause() -> Option<Duration> {
+    let millis: u64 = std::env::var(TAKEOVER_PAUSE_VARIABLE).ok()?.parse().ok()?;
+    Some(Duration::from_millis(millis))
 }
 
 /// Reads the chain to its end and creates the epoch record after it; a
@@ -326,7 +429,7 @@ async fn write_epoch_record(
             return Err("stepped down during the takeover".to_string());
         }
         match follower.read_to_end(cluster, replica, host.as_ref()).await {
-            Ok(()) => {}
+            Ok(_) => {}
             Err(FollowError::Chain(reason)) => return Err(reason),
             Err(FollowError::Cluster(error)) => {
                 tracing::warn!(%error, "reading the chain before the epoch record");
@@ -334,8 +437,11 @@ async fn write_epoch_record(
                 continue;
             }
         }
-        let last_seq = replica.last_seq();
+        // From what was applied: nothing of this member's own may be in it
+        // (only the leader makes effects; see `Replica::may_make_effects`).
+        let last_seq = replica.applied_seq();
         let record = Record::new(
+            cluster.key(),
             follower.next,
             epoch,
             &replica.node,
@@ -348,9 +454,7 @@ async fn write_epoch_record(
         let document = record.to_document(&follower.group_uuid, now_millis());
         match cluster.create_record(record.number, &document).await {
             Ok(Write::Done(_)) => {
-                follower
-                    .apply(&record, replica, host.as_ref())
-                    .map_err(|error| error.to_string())?;
+                follower.passed_epoch_record(&record, replica);
                 return Ok(());
             }
             // The old leader's last record, or one in flight: read it.
@@ -378,7 +482,7 @@ async fn renew(replica: Arc<Replica>, cluster: GroupCluster, held: Arc<Mutex<(Va
             jitter(replica.lease().renew_every(), 0.1)
         };
         tokio::time::sleep(wait).await;
-        if replica.role() == Role::Deposed {
+        if matches!(replica.role(), Role::Deposed | Role::Released) {
             return;
         }
         let (mut document, version) = held.lock().clone();

@@ -33,6 +33,7 @@
 //! docs/standby.md says what each would be.
 
 pub mod appender;
+pub mod auth;
 pub mod clock;
 pub mod cluster;
 pub mod follower;

@@ -9,25 +9,31 @@
 //! (`persist::codec`: `[len][checksum][seq, effect]` each), deflated when
 //! over 1 KiB, then base64 as the `binary` type wants. Each record names its
 //! predecessor's digest (`prev_digest`; record 1 names the group's uuid) and
-//! its own: the low 64 bits of xxh3 over the previous digest, the number,
-//! epoch, writer, sequence range and the uncompressed frames. A reader
-//! refuses a record whose digest does not match its content, or whose frames
-//! are damaged or not numbered `first_seq..=last_seq`. `kind` is `effects`,
-//! or `epoch` for the record a new leader writes first (no effects).
+//! its own: an HMAC keyed with the group's secret ([`super::auth`]) over the
+//! previous digest, the number, epoch, writer, sequence range and the
+//! uncompressed frames. A reader refuses a record whose digest does not
+//! match its content (altered, or written without the secret), or whose
+//! frames are damaged or not numbered `first_seq..=last_seq`. `kind` is
+//! `effects`, or `epoch` for the record a new leader writes first (no
+//! effects).
 //!
 //! Consequences: decoding never panics: any damage is an error naming it.
+//! Format 2 (keyed digests) is not read by format-1 members, nor the other
+//! way round: a group is upgraded by starting it anew.
 
 use std::io::{Read, Write};
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
-use xxhash_rust::xxh3::xxh3_64;
 
+use super::auth::GroupKey;
 use crate::encoding::{Decoder, Encoder};
 use crate::ledger::Effect;
 use crate::persist::codec::{self, Frame};
 
 /// Record format written and read.
-pub const RECORD_FORMAT: u64 = 1;
+pub const RECORD_FORMAT: u64 = 2;
 
 /// Frames longer than this are deflated.
 const DEFLATE_ABOVE: usize = 1024;
@@ -71,6 +77,7 @@ impl Record {
     /// A record, its digest computed.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
+        key: &GroupKey,
         number: u64,
         epoch: u64,
         writer: &str,
@@ -91,25 +98,50 @@ impl Record {
             digest: String::new(),
             frames,
         };
-        record.digest = record.computed_digest();
+        record.digest = record.computed_digest(key);
         record
     }
 
-    fn computed_digest(&self) -> String {
-        let mut input = Vec::with_capacity(self.frames.len() + 96);
-        for part in [self.prev_digest.as_bytes(), self.writer.as_bytes()] {
-            input.extend_from_slice(&(part.len() as u64).to_le_bytes());
-            input.extend_from_slice(part);
+    fn digest_numbers(&self) -> [u8; 33] {
+        let mut numbers = [0u8; 33];
+        for (slot, number) in [self.number, self.epoch, self.first_seq, self.last_seq]
+            .into_iter()
+            .enumerate()
+        {
+            numbers[slot * 8..slot * 8 + 8].copy_from_slice(&number.to_le_bytes());
         }
-        for number in [self.number, self.epoch, self.first_seq, self.last_seq] {
-            input.extend_from_slice(&number.to_le_bytes());
-        }
-        input.push(match self.kind {
+        numbers[32] = match self.kind {
             Kind::Effects => 1,
             Kind::Epoch => 2,
-        });
-        input.extend_from_slice(&self.frames);
-        format!("{:016x}", xxh3_64(&input))
+        };
+        numbers
+    }
+
+    fn computed_digest(&self, key: &GroupKey) -> String {
+        let numbers = self.digest_numbers();
+        key.tag(
+            "record",
+            &[
+                self.prev_digest.as_bytes(),
+                self.writer.as_bytes(),
+                &numbers,
+                &self.frames,
+            ],
+        )
+    }
+
+    fn digest_is_authentic(&self, key: &GroupKey) -> bool {
+        let numbers = self.digest_numbers();
+        key.verify(
+            "record",
+            &[
+                self.prev_digest.as_bytes(),
+                self.writer.as_bytes(),
+                &numbers,
+                &self.frames,
+            ],
+            &self.digest,
+        )
     }
 
     /// The record as the document created in the log index.
@@ -140,20 +172,25 @@ impl Record {
             "prev_digest": self.prev_digest,
             "digest": self.digest,
             "encoding": encoding,
-            "effects": base64_encode(&payload),
+            "effects": BASE64.encode(&payload),
             "bytes": self.frames.len(),
             "written_at_ms": written_at_ms,
         })
     }
 
     /// A record read back from its document (`_source`), checked: format,
-    /// group, digest.
+    /// group, digest (keyed with the group's secret).
     ///
     /// # Errors
     ///
-    /// A field missing or of the wrong type, a newer format, another
-    /// group's record, undecodable effects, a digest that does not match.
-    pub fn from_document(source: &Value, group_uuid: &str) -> Result<Record, String> {
+    /// A field missing or of the wrong type, another format, another
+    /// group's record, undecodable effects, a digest that does not match
+    /// (damaged, altered, or written without the group's secret).
+    pub fn from_document(
+        source: &Value,
+        group_uuid: &str,
+        key: &GroupKey,
+    ) -> Result<Record, String> {
         let number = |field: &str| {
             source[field]
                 .as_u64()
@@ -165,9 +202,9 @@ impl Record {
                 .ok_or_else(|| format!("record field `{field}` missing or not a string"))
         };
         let format = number("format")?;
-        if format > RECORD_FORMAT {
+        if format != RECORD_FORMAT {
             return Err(format!(
-                "record format {format} is newer than this version reads ({RECORD_FORMAT})"
+                "record format {format}, this version reads {RECORD_FORMAT} only (a group is upgraded by starting it anew)"
             ));
         }
         if text("group_uuid")? != group_uuid {
@@ -178,7 +215,9 @@ impl Record {
             "epoch" => Kind::Epoch,
             other => return Err(format!("unknown record kind `{other}`")),
         };
-        let payload = base64_decode(text("effects")?)?;
+        let payload = BASE64
+            .decode(text("effects")?)
+            .map_err(|error| format!("record effects are not base64: {error}"))?;
         let frames = match text("encoding")? {
             "none" => payload,
             "deflate" => {
@@ -202,9 +241,9 @@ impl Record {
             digest: text("digest")?.to_string(),
             frames,
         };
-        if record.computed_digest() != record.digest {
+        if !record.digest_is_authentic(key) {
             return Err(format!(
-                "record {} does not match its digest",
+                "record {} does not match its digest: damaged, altered, or written without the group's secret",
                 record.number
             ));
         }
@@ -261,61 +300,6 @@ impl Record {
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (what the `binary` field type takes).
-pub fn base64_encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (position, shift) in [18, 12, 6, 0].into_iter().enumerate() {
-            if position <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-/// Standard base64 (padding optional, no whitespace).
-///
-/// # Errors
-///
-/// A character outside the alphabet, or a length no encoding gives.
-pub fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let text = text.trim_end_matches('=');
-    if text.len() % 4 == 1 {
-        return Err("base64 of an impossible length".to_string());
-    }
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for byte in text.bytes() {
-        let value = match byte {
-            b'A'..=b'Z' => byte - b'A',
-            b'a'..=b'z' => byte - b'a' + 26,
-            b'0'..=b'9' => byte - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return Err("a character outside base64".to_string()),
-        };
-        buffer = (buffer << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((buffer >> bits) & 0xff) as u8);
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,10 +313,15 @@ mod tests {
             .collect()
     }
 
+    fn key() -> GroupKey {
+        GroupKey::new(&crate::config::GroupSecret::new(b"0123456789abcdef".to_vec()))
+    }
+
     fn record(first_seq: u64, count: u64) -> Record {
         let mut frames = Vec::new();
         encode_frames(first_seq, &effects(count), &mut frames);
         Record::new(
+            &key(),
             3,
             2,
             "a-1",
@@ -345,25 +334,11 @@ mod tests {
     }
 
     #[test]
-    fn base64_round_trips_and_matches_the_standard() {
-        assert_eq!(base64_encode(b"Man"), "TWFu");
-        assert_eq!(base64_encode(b"Ma"), "TWE=");
-        assert_eq!(base64_encode(b"M"), "TQ==");
-        assert_eq!(base64_encode(b""), "");
-        for length in 0..70 {
-            let bytes: Vec<u8> = (0..length).map(|n| (n * 37 % 256) as u8).collect();
-            assert_eq!(base64_decode(&base64_encode(&bytes)).unwrap(), bytes);
-        }
-        assert!(base64_decode("TQ!=").is_err());
-        assert!(base64_decode("T").is_err());
-    }
-
-    #[test]
     fn records_round_trip_small_and_deflated() {
         for count in [1, 400] {
             let written = record(10, count);
             let document = written.to_document("uuid", 0);
-            let read = Record::from_document(&document, "uuid").unwrap();
+            let read = Record::from_document(&document, "uuid", &key()).unwrap();
             assert_eq!(read, written);
             assert_eq!(read.effects().unwrap(), effects(count));
         }
@@ -373,7 +348,7 @@ mod tests {
     #[test]
     fn damage_is_an_error_never_a_panic() {
         let document = record(10, 5).to_document("uuid", 0);
-        assert!(Record::from_document(&document, "other").is_err());
+        assert!(Record::from_document(&document, "other", &key()).is_err());
         for (field, value) in [
             ("effects", json!("!!")),
             ("digest", json!("0000000000000000")),
@@ -385,23 +360,39 @@ mod tests {
         ] {
             let mut damaged = document.clone();
             damaged[field] = value;
-            assert!(Record::from_document(&damaged, "uuid").is_err(), "{field}");
+            assert!(Record::from_document(&damaged, "uuid", &key()).is_err(), "{field}");
         }
         // Frames whose numbers do not follow the record's range.
         let mut frames = Vec::new();
         encode_frames(20, &effects(2), &mut frames);
-        let wrong = Record::new(1, 1, "a", Kind::Effects, 10, 11, "p", frames);
+        let wrong = Record::new(&key(), 1, 1, "a", Kind::Effects, 10, 11, "p", frames);
         assert!(wrong.effects().is_err());
         let mut cut = record(10, 5);
         cut.frames.truncate(cut.frames.len() - 3);
         assert!(cut.effects().is_err());
-        assert!(Record::from_document(&Value::Null, "uuid").is_err());
+        assert!(Record::from_document(&Value::Null, "uuid", &key()).is_err());
+    }
+
+    #[test]
+    fn a_record_written_without_the_groups_secret_is_refused() {
+        let mut frames = Vec::new();
+        encode_frames(10, &effects(2), &mut frames);
+        let other_key =
+            GroupKey::new(&crate::config::GroupSecret::new(b"another-secret-16".to_vec()));
+        let forged = Record::new(&other_key, 3, 2, "a-1", Kind::Effects, 10, 11, "prev", frames);
+        let error = Record::from_document(&forged.to_document("uuid", 0), "uuid", &key())
+            .expect_err("forged");
+        assert!(error.contains("secret"), "{error}");
+        // An altered field of a genuine record is refused too.
+        let mut altered = record(10, 2).to_document("uuid", 0);
+        altered["writer"] = json!("mallory-1");
+        assert!(Record::from_document(&altered, "uuid", &key()).is_err());
     }
 
     #[test]
     fn an_epoch_record_holds_an_empty_range() {
-        let epoch = Record::new(7, 3, "b-2", Kind::Epoch, 41, 40, "d", Vec::new());
-        let read = Record::from_document(&epoch.to_document("u", 0), "u").unwrap();
+        let epoch = Record::new(&key(), 7, 3, "b-2", Kind::Epoch, 41, 40, "d", Vec::new());
+        let read = Record::from_document(&epoch.to_document("u", 0), "u", &key()).unwrap();
         assert_eq!(read.effects().unwrap(), Vec::new());
         assert_eq!(read.kind, Kind::Epoch);
     }

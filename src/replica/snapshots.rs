@@ -35,8 +35,10 @@ use std::path::Path;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::auth::GroupKey;
 use super::cluster::{GroupCluster, GroupError, Version, Write};
-use super::record::{base64_decode, base64_encode};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use super::state::Head;
 use crate::upstream::Payload;
 
@@ -62,19 +64,46 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    fn to_document(&self) -> Value {
+    /// The manifest's tag: every field a joiner believes.
+    fn tag(&self, key: &GroupKey) -> String {
+        let numbers: Vec<u8> = [
+            self.head.record,
+            self.head.last_seq,
+            self.chunks,
+            self.bytes,
+        ]
+        .iter()
+        .flat_map(|number| number.to_le_bytes())
+        .collect();
+        key.tag(
+            "manifest",
+            &[
+                self.id.as_bytes(),
+                self.head.group_uuid.as_bytes(),
+                self.head.digest.as_bytes(),
+                self.sha256.as_bytes(),
+                self.writer.as_bytes(),
+                &numbers,
+            ],
+        )
+    }
+
+    fn to_document(&self, key: &GroupKey) -> Value {
         json!({
-            "kind": "manifest", "format": 1, "snapshot": self.id,
+            "kind": "manifest", "format": 2, "snapshot": self.id,
             "group_uuid": self.head.group_uuid, "record": self.head.record,
             "digest": self.head.digest, "last_seq": self.head.last_seq,
             "chunks": self.chunks, "bytes": self.bytes, "sha256": self.sha256,
             "writer": self.writer, "written_at_ms": crate::units::now_millis(),
+            "auth": self.tag(key),
         })
     }
 
-    fn from_document(source: &Value) -> Option<Manifest> {
+    /// The manifest of `source`, `None` when a field is missing or its tag
+    /// does not verify.
+    fn from_document(source: &Value, key: &GroupKey) -> Option<Manifest> {
         let text = |field: &str| source[field].as_str().map(str::to_string);
-        Some(Manifest {
+        let manifest = Manifest {
             id: text("snapshot")?,
             head: Head {
                 group_uuid: text("group_uuid")?,
@@ -86,7 +115,19 @@ impl Manifest {
             bytes: source["bytes"].as_u64()?,
             sha256: text("sha256")?,
             writer: text("writer")?,
-        })
+        };
+        let presented = text("auth")?;
+        let expected = manifest.tag(key);
+        aws_lc_rs::constant_time::verify_slices_are_equal(expected.as_bytes(), presented.as_bytes())
+            .ok()?;
+        Some(manifest)
+    }
+
+    /// The lowest record number the log may still hold: below it, records
+    /// are deleted (or being deleted) behind this snapshot, so a record
+    /// read there may have been created again by a deposed leader.
+    pub fn truncated_below(&self) -> u64 {
+        self.head.record.saturating_sub(TRUNCATE_MARGIN)
     }
 }
 
@@ -110,8 +151,14 @@ pub async fn latest(cluster: &GroupCluster) -> Result<Option<(Manifest, Version)
             "GET {path}: {status} {answer}"
         )));
     }
-    let manifest = Manifest::from_document(&answer["_source"])
-        .ok_or_else(|| GroupError::Refused(format!("GET {path}: not a manifest: {answer}")))?;
+    let manifest = Manifest::from_document(&answer["_source"], cluster.key()).ok_or_else(|| {
+        tracing::error!(
+            "the group's snapshot manifest is damaged or not authentic (written without the group's secret): not used"
+        );
+        GroupError::Refused(format!(
+            "GET {path}: not an authentic manifest of this group"
+        ))
+    })?;
     let version = Version {
         seq_no: answer["_seq_no"].as_u64().unwrap_or(0),
         primary_term: answer["_primary_term"].as_u64().unwrap_or(0),
@@ -159,7 +206,7 @@ pub async fn publish(
         let document = json!({
             "kind": "chunk", "snapshot": id, "chunk": chunks,
             "group_uuid": head.group_uuid, "last_seq": head.last_seq,
-            "data": base64_encode(&chunk),
+            "data": BASE64.encode(&chunk),
         });
         let put = format!("/{index}/_doc/{id}-{chunks}?require_alias=true");
         match cluster.guarded(Method::PUT, &put, &document).await {
@@ -191,7 +238,7 @@ pub async fn publish(
         None => format!("/{index}/_create/{LATEST}?require_alias=true"),
     };
     match cluster
-        .guarded(Method::PUT, &put, &manifest.to_document())
+        .guarded(Method::PUT, &put, &manifest.to_document(cluster.key()))
         .await
     {
         Ok(Write::Done(_)) => Ok(Some(previous.map(|(found, _)| found))),
@@ -216,6 +263,7 @@ pub async fn truncate(
         let query = json!({"query": {"range": {"last_seq": {"lt": previous.head.last_seq}}}});
         delete_by_query(cluster, &cluster.snapshot_index(), &query).await?;
     }
+    // The manifest naming `head` is written: readers below this see it.
     let below = head.record.saturating_sub(TRUNCATE_MARGIN);
     if below <= 1 {
         return Ok(0);
@@ -286,7 +334,9 @@ async fn download_to(
         if !status.is_success() || answer["found"] != true {
             return Err(format!("GET {get}: {status}: the chunk is gone"));
         }
-        let data = base64_decode(answer["_source"]["data"].as_str().unwrap_or_default())?;
+        let data = BASE64
+            .decode(answer["_source"]["data"].as_str().unwrap_or_default())
+            .map_err(|error| format!("snapshot chunk {chunk} is not base64: {error}"))?;
         context.update(&data);
         bytes += data.len() as u64;
         out = tokio::task::spawn_blocking(move || out.write_all(&data).map(|()| out))

@@ -15,11 +15,19 @@
 //! is bounded in time: `acting_until` on the boot-time clock, set by each
 //! successful lease write (`clock::Lease::acting_until`).
 //!
+//! Where a write goes is decided here too ([`Replica::route_write`]): the
+//! leader serves it (counted under the view's lock, so that a release
+//! waits for every write it let in), any other member forwards it to the
+//! leader it knows, and while no member may act it waits for the view to
+//! change ([`Replica::changed`]). A release ([`Replica::begin_release`])
+//! stops new writes at the leader before its last record and the lease go.
+//!
 //! Consequences: a member that stepped down stays deposed until it is
 //! restarted (its memory may hold effects the chain lacks); waiters of a
 //! deposed member get [`ReplicaError::NotLeader`], never `Ok`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -43,8 +51,12 @@ pub enum Role {
     /// Holding the lease (writing the epoch record, or serving writes).
     TakingOver,
     Leader,
-    /// Lost the lease while leading: answers writes 503 until restarted.
+    /// Lost the lease while leading: forwards writes to the leader, takes
+    /// none itself until restarted.
     Deposed,
+    /// Let the lease go at shutdown: forwards what still comes in, never
+    /// takes the lease again in this process.
+    Released,
 }
 
 impl Role {
@@ -55,6 +67,20 @@ impl Role {
             Role::TakingOver => "taking_over",
             Role::Leader => "leader",
             Role::Deposed => "deposed",
+            Role::Released => "released",
+        }
+    }
+
+    /// The role as a number (`neardup_replica_role`): 0 joining, 1
+    /// standby, 2 taking over, 3 leader, 4 deposed, 5 released.
+    pub fn as_number(self) -> u64 {
+        match self {
+            Role::Joining => 0,
+            Role::Standby => 1,
+            Role::TakingOver => 2,
+            Role::Leader => 3,
+            Role::Deposed => 4,
+            Role::Released => 5,
         }
     }
 }
@@ -97,6 +123,46 @@ struct View {
     record: u64,
     /// Why the member stepped down, when it did.
     deposed_because: Option<String>,
+    /// The leader lets its lease go: it takes no new write.
+    releasing: bool,
+    /// Writes this member let in to serve itself that have not finished.
+    serving: u64,
+}
+
+/// Where a write goes (see [`Replica::route_write`]).
+#[derive(Debug)]
+pub enum WriteRoute {
+    /// This member leads: serve it, holding the guard until it is answered.
+    Serve(ServingGuard),
+    /// Another member leads: send it there.
+    Forward(Leader),
+    /// No member may act now (a takeover, a release): wait for a change.
+    Wait,
+}
+
+/// A write this member serves as leader; a release waits for every one.
+#[derive(Debug)]
+pub struct ServingGuard(Arc<Replica>);
+
+impl Drop for ServingGuard {
+    fn drop(&mut self) {
+        let mut view = self.0.view.lock();
+        view.serving = view.serving.saturating_sub(1);
+        drop(view);
+        self.0.changed_now();
+    }
+}
+
+/// What the member task counts for the metrics and the role endpoints.
+#[derive(Debug, Default)]
+pub struct ReplicaCounters {
+    /// Leases taken over (or bootstrapped) by this process.
+    pub takeovers: AtomicU64,
+    /// Records this member applied in its latest look at the chain: how
+    /// far behind it was.
+    pub lag_records: AtomicU64,
+    /// Boot-time nanoseconds when this member last read to the chain's end.
+    pub caught_up_at: AtomicU64,
 }
 
 /// Where this member stands in the chain: the last record it applied (or,
@@ -159,6 +225,15 @@ pub struct Replica {
     led: AtomicBool,
     /// The newest snapshot written of this member's state.
     pub(super) snapshots: watch::Sender<Option<LocalSnapshot>>,
+    /// Bumped whenever the role, the leader, the lease or the writes
+    /// being served change: held writes wait on it.
+    changes: watch::Sender<u64>,
+    /// Asks the member task to read the control document now (a held
+    /// write, a leader that answered "not leader").
+    pub(super) look_now: Notify,
+    /// Asks the member task to let the lease go (shutdown).
+    pub(super) release_asked: Notify,
+    pub counters: ReplicaCounters,
 }
 
 impl Replica {
@@ -174,6 +249,8 @@ impl Replica {
                 leader: None,
                 record: 0,
                 deposed_because: None,
+                releasing: false,
+                serving: 0,
             }),
             queue: Mutex::new(Queue::default()),
             acting_until: AtomicU64::new(0),
@@ -183,7 +260,155 @@ impl Replica {
             head: Mutex::new(Head::default()),
             led: AtomicBool::new(false),
             snapshots: watch::Sender::new(None),
+            changes: watch::Sender::new(0),
+            look_now: Notify::new(),
+            release_asked: Notify::new(),
+            counters: ReplicaCounters::default(),
         }
+    }
+
+    fn changed_now(&self) {
+        self.changes.send_modify(|version| *version = version.wrapping_add(1));
+    }
+
+    /// A receiver that sees every later change of the view (role, leader,
+    /// lease, writes being served).
+    pub fn changed(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Asks the member task to read the control document now.
+    pub fn look_now(&self) {
+        self.look_now.notify_one();
+    }
+
+    /// Where a write received now goes. `forwarded`: it came from another
+    /// member, which is not asked to forward it again (no loops between
+    /// members whose views differ for a moment).
+    pub fn route_write(self: &Arc<Self>, forwarded: bool) -> WriteRoute {
+        let mut view = self.view.lock();
+        match view.role {
+            Role::Leader if !view.releasing => {
+                view.serving += 1;
+                WriteRoute::Serve(ServingGuard(self.clone()))
+            }
+            Role::Leader | Role::TakingOver | Role::Joining => WriteRoute::Wait,
+            Role::Standby | Role::Deposed | Role::Released => match &view.leader {
+                Some(leader)
+                    if !forwarded && leader.node != self.node && !leader.url.is_empty() =>
+                {
+                    WriteRoute::Forward(leader.clone())
+                }
+                _ => WriteRoute::Wait,
+            },
+        }
+    }
+
+    /// Whether this member may make effects of its own (expiry,
+    /// backfill): only as the leader, within its lease, not releasing.
+    pub fn may_make_effects(&self) -> bool {
+        let view = self.view.lock();
+        view.role == Role::Leader && !view.releasing && self.may_act()
+    }
+
+    /// Shutdown: a leader stops taking writes (they are held, then
+    /// forwarded to the next leader) and its member task is asked to let
+    /// the lease go once the writes it took are recorded; any other member
+    /// just never takes the lease again. Whether this member was leading.
+    pub fn begin_release(&self) -> bool {
+        let leading = {
+            let mut view = self.view.lock();
+            match view.role {
+                Role::Leader | Role::TakingOver => {
+                    view.releasing = true;
+                    true
+                }
+                Role::Deposed => false,
+                _ => {
+                    view.role = Role::Released;
+                    false
+                }
+            }
+        };
+        self.changed_now();
+        if leading {
+            self.release_asked.notify_one();
+        }
+        leading
+    }
+
+    /// Whether a release was asked for.
+    pub fn releasing(&self) -> bool {
+        let view = self.view.lock();
+        view.releasing || view.role == Role::Released
+    }
+
+    /// Waits until every write this member let in has finished, up to
+    /// `timeout`; whether they all did.
+    pub async fn writes_served(&self, timeout: Duration) -> bool {
+        let mut changes = self.changed();
+        tokio::time::timeout(timeout, async {
+            loop {
+                if self.view.lock().serving == 0 {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await
+        .is_ok()
+    }
+
+    /// The lease was let go (the control document names no holder now).
+    pub(super) fn released(&self) {
+        self.acting_until.store(0, Ordering::Release);
+        {
+            let mut view = self.view.lock();
+            view.role = Role::Released;
+            view.leader = None;
+        }
+        self.changed_now();
+        self.confirmed.send_modify(|_| {});
+    }
+
+    /// The member read the chain to its end after applying `applied`
+    /// records.
+    pub(super) fn caught_up(&self, applied: u64) {
+        self.counters.lag_records.store(applied, Ordering::Relaxed);
+        self.counters
+            .caught_up_at
+            .store(boottime().as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// How long ago this member last read the chain to its end (`None`:
+    /// never).
+    pub fn since_caught_up(&self) -> Option<Duration> {
+        let at = self.counters.caught_up_at.load(Ordering::Relaxed);
+        (at != 0).then(|| boottime().saturating_sub(Duration::from_nanos(at)))
+    }
+
+    /// The last sequence number applied from the chain (a standby) or
+    /// confirmed in it (the leader).
+    pub fn applied_seq(&self) -> u64 {
+        *self.confirmed.borrow()
+    }
+
+    /// The leader this member knows (itself when it leads).
+    pub fn known_leader(&self) -> Option<Leader> {
+        self.view.lock().leader.clone()
+    }
+
+    /// Whether effects of this member's own wait for a record.
+    pub fn has_pending(&self) -> bool {
+        !self.queue.lock().frames.is_empty()
+    }
+
+    /// Whether this member's role is `Leader` and it may act now (the role
+    /// endpoint `/_neardup/replica/leader`).
+    pub fn is_acting_leader(&self) -> bool {
+        self.may_make_effects()
     }
 
     /// Keeps the member's place in the chain in `dir`.
@@ -327,6 +552,7 @@ impl Replica {
         let until = self.lease().acting_until(sent).as_nanos() as u64;
         self.acting_until.store(until, Ordering::Release);
         self.confirmed.send_modify(|_| {});
+        self.changed_now();
     }
 
     pub fn role(&self) -> Role {
@@ -337,14 +563,20 @@ impl Replica {
     /// deposed member stays deposed; only the leader it names changes).
     pub fn set_role(&self, role: Role, epoch: u64, leader: Option<Leader>) {
         let mut view = self.view.lock();
-        if view.role == Role::Deposed {
+        let before = (view.role, view.epoch, view.leader.clone());
+        if matches!(view.role, Role::Deposed | Role::Released) {
             view.epoch = view.epoch.max(epoch);
             view.leader = leader;
-            return;
+        } else {
+            view.role = role;
+            view.epoch = epoch;
+            view.leader = leader;
         }
-        view.role = role;
-        view.epoch = epoch;
-        view.leader = leader;
+        let changed = before != (view.role, view.epoch, view.leader.clone());
+        drop(view);
+        if changed {
+            self.changed_now();
+        }
     }
 
     /// Steps down for good: nothing more is acted on, waiters are released.
@@ -367,6 +599,7 @@ impl Replica {
         // Wake every waiter; they see the role.
         self.confirmed.send_modify(|_| {});
         self.queued.notify_one();
+        self.changed_now();
     }
 
     /// `Ok` when this member serves writes (it leads; whether its lease
@@ -414,7 +647,7 @@ impl Replica {
         let mut receiver = self.confirmed.subscribe();
         let waited = tokio::time::timeout(timeout, async {
             loop {
-                if self.role() == Role::Deposed {
+                if matches!(self.role(), Role::Deposed | Role::Released) {
                     return false;
                 }
                 if *receiver.borrow_and_update() >= seq && self.may_act() {
@@ -469,7 +702,14 @@ impl Replica {
             "applied": {"record": view.record, "seq": *self.confirmed.borrow()},
             "lease_ms": self.options.lease.as_millis() as u64,
             "acting": self.may_act(),
+            "releasing": view.releasing,
+            "serving_writes": view.serving,
             "deposed_because": view.deposed_because,
+            "takeovers": self.counters.takeovers.load(Ordering::Relaxed),
+            "lag": {
+                "records": self.counters.lag_records.load(Ordering::Relaxed),
+                "seconds": self.since_caught_up().map(|since| since.as_secs_f64()),
+            },
         })
     }
 }
@@ -512,6 +752,8 @@ mod tests {
                 name: "a".into(),
                 lease: Duration::from_secs(2),
                 advertise: None,
+                secret: crate::config::GroupSecret::new(b"0123456789abcdef".to_vec()),
+                write_wait: Duration::from_secs(60),
             },
             "http://127.0.0.1:1".into(),
         )

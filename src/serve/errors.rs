@@ -184,12 +184,24 @@ impl SidecarError {
             _ => None,
         };
         let retry = matches!(self, SidecarError::Replica(_));
+        // A member that does not serve writes now: the member that sent the
+        // write routes it again (`super::group_write`).
+        let refusal = matches!(
+            self,
+            SidecarError::Replica(ReplicaError::NotLeader { .. } | ReplicaError::NoLeader { .. })
+        );
         let Some((leader, url, epoch)) = leader else {
             let mut response = cluster_error(status, error_type, &reason);
             if retry {
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            if refusal {
+                response.headers_mut().insert(
+                    super::group_write::REFUSED_HEADER,
+                    HeaderValue::from_static("not-leader"),
+                );
             }
             return response;
         };
@@ -208,6 +220,10 @@ impl SidecarError {
         if let Ok(value) = HeaderValue::from_str(&url) {
             response.headers_mut().insert(LEADER_HEADER, value);
         }
+        response.headers_mut().insert(
+            super::group_write::REFUSED_HEADER,
+            HeaderValue::from_static("not-leader"),
+        );
         response
     }
 }

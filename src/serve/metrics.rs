@@ -40,6 +40,12 @@ pub struct Metrics {
     pub expired_nodes: AtomicU64,
     /// Writes forwarded unstamped (`--on-state-failure pass`).
     pub unstamped_forwarded: AtomicU64,
+    /// Writes a member of a group sent on to its leader and answered.
+    pub forwarded_writes: AtomicU64,
+    /// Writes held while no member could serve them, and for how long.
+    held_writes: AtomicU64,
+    held_micros_total: AtomicU64,
+    held_micros_max: AtomicU64,
     latency_buckets: [AtomicU64; LATENCY_BUCKETS.len()],
     latency_count: AtomicU64,
     latency_sum_micros: AtomicU64,
@@ -59,6 +65,8 @@ pub struct Gauges {
     pub state_writable: bool,
     /// The backfill job's series, when backfill is installed.
     pub backfill: Option<BackfillGauges>,
+    /// The replica group's series, in a group.
+    pub replica: Option<ReplicaGauges>,
 }
 
 /// What `/metrics` shows of the backfill job.
@@ -88,6 +96,24 @@ impl Metrics {
             u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
             Ordering::Relaxed,
         );
+    }
+
+    /// Records a write that was held (routed again) for `held`.
+    pub fn observe_held(&self, held: Duration) {
+        let micros = u64::try_from(held.as_micros()).unwrap_or(u64::MAX);
+        self.held_writes.fetch_add(1, Ordering::Relaxed);
+        self.held_micros_total.fetch_add(micros, Ordering::Relaxed);
+        self.held_micros_max.fetch_max(micros, Ordering::Relaxed);
+    }
+
+    /// Writes held, their total and longest hold (the shutdown log line).
+    pub fn held(&self) -> (u64, Duration, Duration) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        (
+            load(&self.held_writes),
+            Duration::from_micros(load(&self.held_micros_total)),
+            Duration::from_micros(load(&self.held_micros_max)),
+        )
     }
 
     /// Every series, in the Prometheus text format (0.0.4).
@@ -245,6 +271,9 @@ impl Metrics {
             "1 while the state directory can be written",
             u8::from(gauges.state_writable),
         );
+        if let Some(replica) = &gauges.replica {
+            self.render_replica(&mut out, replica);
+        }
         if let Some(backfill) = &gauges.backfill {
             let counts = &backfill.counts;
             out.labelled(
@@ -275,6 +304,97 @@ impl Metrics {
         }
         out.into_text()
     }
+}
+
+impl Metrics {
+    /// The `neardup_replica_*` families of a member of a group.
+    fn render_replica(&self, out: &mut Exposition, replica: &ReplicaGauges) {
+        let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let gauges: [(&str, &str, f64); 6] = [
+            (
+                "neardup_replica_role",
+                "this member's role: 0 joining, 1 standby, 2 taking over, 3 leader, 4 deposed, 5 released",
+                replica.role as f64,
+            ),
+            (
+                "neardup_replica_acting",
+                "1 while this member leads within its lease",
+                f64::from(u8::from(replica.acting)),
+            ),
+            (
+                "neardup_replica_epoch",
+                "the group's epoch as this member knows it",
+                replica.epoch as f64,
+            ),
+            (
+                "neardup_replica_applied_record",
+                "the last record of the group's log this member applied (or, leading, confirmed)",
+                replica.record as f64,
+            ),
+            (
+                "neardup_replica_lag_records",
+                "records a standby applied at its latest look at the log: how far behind it was",
+                replica.lag_records as f64,
+            ),
+            (
+                "neardup_replica_lag_seconds",
+                "seconds since this member last read the group's log to its end (-1: never)",
+                replica.lag_seconds.unwrap_or(-1.0),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            out.single(Kind::Gauge, name, help, value);
+        }
+        out.single(
+            Kind::Counter,
+            "neardup_replica_applied_seq",
+            "the last effect of the group's log in this member's state",
+            replica.seq,
+        );
+        out.single(
+            Kind::Counter,
+            "neardup_replica_takeovers_total",
+            "leases this process took over (or started the group with)",
+            replica.takeovers,
+        );
+        out.single(
+            Kind::Counter,
+            "neardup_replica_forwarded_writes_total",
+            "writes this member sent on to the group's leader",
+            load(&self.forwarded_writes),
+        );
+        out.single(
+            Kind::Counter,
+            "neardup_replica_held_writes_total",
+            "writes held while no member could serve them (a takeover, a release, a leader that moved)",
+            load(&self.held_writes),
+        );
+        out.single(
+            Kind::Counter,
+            "neardup_replica_held_seconds_total",
+            "time writes spent held",
+            load(&self.held_micros_total) as f64 / 1e6,
+        );
+        out.single(
+            Kind::Gauge,
+            "neardup_replica_held_seconds_max",
+            "the longest a write was held since this process started",
+            load(&self.held_micros_max) as f64 / 1e6,
+        );
+    }
+}
+
+/// What `/metrics` shows of this member of a replica group.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReplicaGauges {
+    pub role: u64,
+    pub acting: bool,
+    pub epoch: u64,
+    pub record: u64,
+    pub seq: u64,
+    pub lag_records: u64,
+    pub lag_seconds: Option<f64>,
+    pub takeovers: u64,
 }
 
 /// The type of a series family.

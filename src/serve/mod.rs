@@ -12,7 +12,9 @@
 //! cluster and back unchanged ([`relay`](mod@relay)). The sidecar's own
 //! endpoints live under `/_neardup/` ([`own`]). A background task expires
 //! old nodes when no write comes, writes the log and takes snapshots. In a
-//! replica group, only the leader takes writes ([`standby`]).
+//! replica group, every member takes writes and the leader serves them
+//! ([`group_write`]: forwarded, or held through a takeover); at shutdown
+//! a leader lets its lease go once its writes are recorded ([`standby`]).
 //!
 //! Consequences: the forest lives in memory (persistence is its own
 //! module); a write is only as fast as the cluster's answer, plus the
@@ -22,12 +24,14 @@ pub mod admin;
 mod backfill;
 mod errors;
 pub mod filter_path;
+pub mod group_write;
 pub mod https;
 mod join;
 mod metrics;
 mod off_runtime;
 mod own;
 mod relay;
+mod replica_endpoints;
 pub mod route;
 mod sidecar;
 pub mod standby;
@@ -63,21 +67,20 @@ pub fn router(sidecar: Arc<Sidecar>) -> Router {
 async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Response {
     let route = route::classify(request.method(), request.uri().path());
     match route {
-        Route::Bulk { index } => {
-            if let Some(refused) = standby::refuse_unless_leader(&sidecar) {
-                return refused;
+        Route::Bulk { .. } | Route::Document { .. } if sidecar.replica.is_some() => {
+            let replica = sidecar.replica.clone();
+            match replica {
+                Some(replica) => group_write::serve(sidecar, replica, request, route).await,
+                None => errors::SidecarError::Internal("no replica group".into()).into_response(),
             }
+        }
+        Route::Bulk { index } => {
             let write = write::bulk(sidecar.clone(), request, index);
-            let answer = write::run_to_the_end(sidecar.clone(), write).await;
-            standby::acknowledged(&sidecar, answer).await
+            write::run_to_the_end(sidecar.clone(), write).await
         }
         Route::Document { index, id, kind } => {
-            if let Some(refused) = standby::refuse_unless_leader(&sidecar) {
-                return refused;
-            }
             let write = write::document(sidecar.clone(), request, index, id, kind);
-            let answer = write::run_to_the_end(sidecar.clone(), write).await;
-            standby::acknowledged(&sidecar, answer).await
+            write::run_to_the_end(sidecar.clone(), write).await
         }
         Route::Health => own::health(&sidecar).await,
         Route::Live => own::live(&sidecar),
@@ -91,6 +94,9 @@ async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Resp
             backfill::handle(sidecar, request).await
         }
         Route::Stats => own::stats(&sidecar),
+        Route::Replica { endpoint } => {
+            replica_endpoints::handle(&sidecar, endpoint, request.uri().query())
+        }
         Route::Metrics => own::metrics(&sidecar),
         Route::Fingerprint => own::fingerprint(sidecar, request).await,
         Route::Class { root } => own::class(&sidecar, &root, request.uri().query()),
@@ -169,21 +175,22 @@ pub async fn run(
         options.install_template,
         options.template_patterns.clone(),
     ));
+    let stopping = {
+        let sidecar = sidecar.clone();
+        async move {
+            shutdown_signal().await;
+            standby::begin_release(&sidecar);
+        }
+    };
     let served = match certificate {
         Some(certificate) => {
-            https::serve(
-                listener,
-                router(sidecar.clone()),
-                certificate,
-                shutdown_signal(),
-            )
-            .await
+            https::serve(listener, router(sidecar.clone()), certificate, stopping).await
         }
         None => {
             // Peer addresses for the admin guard (loopback or token).
             let app = router(sidecar.clone()).into_make_service_with_connect_info::<SocketAddr>();
             axum::serve(listener, app)
-                .with_graceful_shutdown(shutdown_signal())
+                .with_graceful_shutdown(stopping)
                 .await
                 .map_err(anyhow::Error::from)
         }
@@ -205,6 +212,18 @@ pub async fn run(
     tokio::task::spawn_blocking(move || closing.ledger.snapshot())
         .await
         .context("snapshot at shutdown")??;
+    if sidecar.replica.is_some() {
+        let (held, _, longest) = sidecar.metrics.held();
+        tracing::info!(
+            held_writes = held,
+            held_max_ms = longest.as_millis() as u64,
+            forwarded_writes = sidecar
+                .metrics
+                .forwarded_writes
+                .load(std::sync::atomic::Ordering::Relaxed),
+            "writes of this member of the replica group"
+        );
+    }
     tracing::info!("neardup serve stopped");
     Ok(())
 }

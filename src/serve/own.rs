@@ -248,6 +248,10 @@ pub fn metrics(sidecar: &Sidecar) -> Response {
     let (mut gauges, _, _) = gauges(sidecar);
     gauges.resident_bytes = resident_bytes();
     gauges.state_writable = sidecar.ledger.health() == StoreHealth::Writable;
+    gauges.replica = sidecar
+        .replica
+        .as_deref()
+        .map(super::replica_endpoints::gauges_of);
     gauges.backfill = sidecar.backfill.get().map(|backfill| {
         let progress = backfill.progress();
         BackfillGauges {

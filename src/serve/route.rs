@@ -44,11 +44,25 @@ pub enum Route {
     Explorer {
         rest: String,
     },
+    /// `GET /_neardup/replica` (this member's status), `…/leader` (200 on
+    /// the acting leader only), `…/standby` (200 on a standby caught up):
+    /// role endpoints for load balancers.
+    Replica {
+        endpoint: ReplicaEndpoint,
+    },
     /// Another path or method under `/_neardup/`: the sidecar's own 404
     /// (the cluster has no such endpoints, so it is never asked).
     UnknownOwn,
     /// Everything else: proxied unchanged.
     PassThrough,
+}
+
+/// Which of the replica group's endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplicaEndpoint {
+    Status,
+    Leader,
+    Standby,
 }
 
 /// Classifies a request by method and path (without the query string).
@@ -116,6 +130,15 @@ pub fn classify(method: &Method, path: &str) -> Route {
         }
         ["_neardup", "backfill", "_cancel"] if method == Method::POST => Route::Backfill,
         ["_neardup", "stats"] if is_get => Route::Stats,
+        ["_neardup", "replica"] if is_get => Route::Replica {
+            endpoint: ReplicaEndpoint::Status,
+        },
+        ["_neardup", "replica", "leader"] if is_get => Route::Replica {
+            endpoint: ReplicaEndpoint::Leader,
+        },
+        ["_neardup", "replica", "standby"] if is_get => Route::Replica {
+            endpoint: ReplicaEndpoint::Standby,
+        },
         ["_neardup", "metrics"] | ["metrics"] if is_get => Route::Metrics,
         ["_neardup", "fingerprint"] if is_write => Route::Fingerprint,
         ["_neardup", "classes", root] if is_get && !root.is_empty() => {
@@ -272,6 +295,22 @@ mod tests {
             Route::Backfill
         );
         assert_eq!(classify(&Method::GET, "/metrics"), Route::Metrics);
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/replica/leader"),
+            Route::Replica {
+                endpoint: ReplicaEndpoint::Leader
+            }
+        );
+        assert_eq!(
+            classify(&Method::GET, "/_neardup/replica/standby"),
+            Route::Replica {
+                endpoint: ReplicaEndpoint::Standby
+            }
+        );
+        assert_eq!(
+            classify(&Method::POST, "/_neardup/replica/leader"),
+            Route::UnknownOwn
+        );
         assert_eq!(
             classify(&Method::GET, "/_neardup/classes/00ff"),
             Route::Class {

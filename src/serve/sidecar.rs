@@ -51,6 +51,26 @@ pub struct Sidecar {
     pub(super) stamp_mapping: StampMappingChecks,
     /// This member's place in its replica group, when it is in one.
     pub(super) replica: Option<Arc<Replica>>,
+    /// The other members of the group, for writes forwarded to the leader.
+    pub(super) peers: reqwest::Client,
+}
+
+/// The client for the group's other members: no proxy, a short connect
+/// timeout (a dead leader is found out quickly), and the cluster's CA
+/// (`--upstream-ca`) trusted besides the system's roots, for members that
+/// listen with certificates of the same authority. Each request sets its
+/// own total timeout (the write's bound).
+fn peer_client(options: &ServeOptions) -> anyhow::Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .connect_timeout(std::time::Duration::from_secs(2))
+        .pool_idle_timeout(std::time::Duration::from_secs(30));
+    if let Some(pem) = &options.upstream_tls.ca_pem {
+        let roots = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|error| anyhow::anyhow!("--upstream-ca: not a PEM bundle: {error}"))?;
+        builder = builder.tls_certs_merge(roots);
+    }
+    Ok(builder.build()?)
 }
 
 impl Sidecar {
@@ -81,6 +101,7 @@ impl Sidecar {
             missing_fields: MissingFieldWarnings::default(),
             stamp_mapping: StampMappingChecks::default(),
             replica,
+            peers: peer_client(options)?,
         })
     }
 
@@ -90,12 +111,15 @@ impl Sidecar {
     }
 
     /// Expires a bounded number of old nodes; whether more are due. In a
-    /// replica group only the leader expires (standbys apply its expiries).
+    /// replica group only the acting leader expires (standbys apply its
+    /// expiries).
     pub(super) fn expire(&self, now: Millis, budget: usize) -> bool {
+        // Not while taking over (before the epoch record: an expiry there
+        // would be in no record), releasing, or following.
         if self
             .replica
             .as_ref()
-            .is_some_and(|replica| !replica.may_act())
+            .is_some_and(|replica| !replica.may_make_effects())
         {
             return false;
         }

@@ -18,8 +18,12 @@
 //! it was answered), which is what the fencing test checks. [`Host`]
 //! implements `ReplicaHost` for the group's tasks.
 //!
-//! Consequences: a standby does not forward writes (docs/standby.md
-//! designs it); clients or a load balancer retry on the leader it names.
+//! [`begin_release`] starts a leader's release of its lease at shutdown
+//! (the member task finishes it, `crate::replica::member`).
+//!
+//! Consequences: writes reach this fence only on the leader
+//! (`super::group_write` routes them); admin writes (backfill) on another
+//! member are still answered 503 naming the leader.
 
 use std::sync::Arc;
 
@@ -42,6 +46,24 @@ pub(super) fn refuse_unless_leader(sidecar: &Sidecar) -> Option<Response> {
     let error = replica.gate().err()?;
     super::metrics::Metrics::add(&sidecar.metrics.rejected_requests, 1);
     Some(SidecarError::Replica(error).into_response())
+}
+
+/// Shutdown began: a backfill stops at its page, and a leader lets its
+/// lease go once the writes it took are answered and recorded (new writes
+/// are held and forwarded to the next leader).
+pub(super) fn begin_release(sidecar: &Sidecar) {
+    let Some(replica) = &sidecar.replica else {
+        return;
+    };
+    if let Some(backfill) = sidecar.backfill.get() {
+        backfill.cancel();
+    }
+    if replica.begin_release() {
+        tracing::info!(
+            node = replica.node,
+            "releasing the group's lease: new writes are held for the next leader"
+        );
+    }
 }
 
 /// The fence before answering a write (see the module documentation); a

@@ -29,6 +29,7 @@ use crate::config::{ServeOptions, SidecarConfig, job_store};
 use crate::ledger::EngineParts;
 use crate::persist::{StateOrigin, StoreOptions, holds_state};
 use crate::rebuild::{RebuildFields, RebuildOptions, rebuild_into};
+use crate::replica::auth::GroupKey;
 use crate::replica::cluster::GroupCluster;
 use crate::replica::state::Replica;
 use crate::serve::standby::Host;
@@ -108,6 +109,7 @@ pub fn start(
                 )?,
                 &group.group,
                 group.lease,
+                GroupKey::new(&group.secret),
             );
             Some((replica, cluster))
         }

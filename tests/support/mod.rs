@@ -186,6 +186,18 @@ pub async fn read_request(
     (parts, body, path)
 }
 
+/// The replica group secret the tests' members share.
+pub const TEST_SECRET: &str = "neardup-tests-group-secret-0123456789";
+
+/// A file holding [`TEST_SECRET`] (written once per test process).
+pub fn group_secret_file() -> String {
+    let path = std::env::temp_dir().join(format!("neardup-group-secret-{}", std::process::id()));
+    if !path.exists() {
+        std::fs::write(&path, format!("{TEST_SECRET}\n")).expect("secret file");
+    }
+    path.to_string_lossy().into_owned()
+}
+
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(pub PathBuf);
 
@@ -233,12 +245,33 @@ impl Sidecar {
     }
 
     /// A sidecar on a given state directory (to restart on the same state).
+    /// A member of a replica group gets the tests' group secret unless the
+    /// arguments name one.
     pub fn start_with_state(upstream: &str, state_dir: &str, extra_args: &[&str]) -> Self {
+        Self::start_with_env(upstream, state_dir, extra_args, &[])
+    }
+
+    /// As [`Sidecar::start_with_state`], with environment variables set.
+    pub fn start_with_env(
+        upstream: &str,
+        state_dir: &str,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let needs_secret = extra_args.contains(&"--replica-group")
+            && !extra_args.contains(&"--replica-secret-file");
+        let secret: Vec<String> = if needs_secret {
+            vec!["--replica-secret-file".into(), group_secret_file()]
+        } else {
+            Vec::new()
+        };
         let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
             .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
             .args(["--state-dir", state_dir])
             .args(extra_args)
+            .args(&secret)
             .env("NEARDUP_LOG", "error")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

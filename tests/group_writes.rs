@@ -1,0 +1,265 @@
+//! A replica group as one sidecar (issue 43) and its records kept by the
+//! group's secret (issue 48): real `neardup serve` members against the
+//! real server (osmem-server), loopback only, bounded in time, one test
+//! at a time (leases are timing).
+//!
+//! - a leader stopped with SIGTERM lets its lease go: a standby leads at
+//!   once (well under the lease), and a write sent meanwhile is held and
+//!   served, not refused;
+//! - nothing makes effects between taking the lease and the epoch record:
+//!   an expiry due then (a test-only pause in that window) is in no record,
+//!   and the chain stays whole (every record's effects follow the last);
+//! - a record forged straight into the cluster (no secret) is refused,
+//!   never applied, and the group goes on: the leader replaces it.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::stories::{self, Article};
+use support::{Osmem, Sidecar, TempDir, client, stats};
+
+const INDEX: &str = "news-group";
+const LEASE: &str = "3s";
+
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn articles(count: usize) -> Vec<Article> {
+    stories::corpus(0x6120_7772_6974, count)
+        .into_iter()
+        .flatten()
+        .take(count)
+        .collect()
+}
+
+fn member_args<'a>(group: &'a str, name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "--replica-group",
+        group,
+        "--replica-name",
+        name,
+        "--replica-lease",
+        LEASE,
+        "--install-template",
+        "--template-patterns",
+        "news*",
+    ];
+    args.extend(extra);
+    args
+}
+
+async fn replica(url: &str) -> Value {
+    stats(url).await["replica"].clone()
+}
+
+async fn wait_for_role(url: &str, role: &str, within: Duration) -> Value {
+    let started = Instant::now();
+    loop {
+        let status = replica(url).await;
+        if status["role"] == role {
+            return status;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{url} not {role} within {within:?}: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// A bulk's status and body.
+async fn post(url: &str, articles: &[Article]) -> (u16, Value) {
+    let response = client()
+        .post(format!("{url}/_bulk"))
+        .header("content-type", "application/x-ndjson")
+        .body(stories::bulk_body(INDEX, articles))
+        .send()
+        .await
+        .expect("an answer");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// Every record of `group`'s log, in order, read from the server.
+async fn chain(osmem: &str, group: &str) -> Vec<Value> {
+    let (status, answer) = support::send_json(
+        reqwest::Method::POST,
+        &format!("{osmem}/neardup-replica-{group}-log/_mget"),
+        &json!({ "ids": (1..=500).map(|n| n.to_string()).collect::<Vec<_>>() }),
+    )
+    .await;
+    assert_eq!(status, 200, "{answer}");
+    answer["docs"]
+        .as_array()
+        .expect("docs")
+        .iter()
+        .filter(|doc| doc["found"] == true)
+        .map(|doc| doc["_source"].clone())
+        .collect()
+}
+
+/// The chain's effects follow one another without a gap or an overlap.
+fn assert_whole(chain: &[Value]) {
+    let mut last_seq = 0;
+    for (position, record) in chain.iter().enumerate() {
+        assert_eq!(record["record"], position as u64 + 1, "gap in the chain");
+        assert_eq!(
+            record["first_seq"].as_u64(),
+            Some(last_seq + 1),
+            "record {} does not follow effect {last_seq}: {}",
+            position + 1,
+            json!({"first_seq": record["first_seq"], "last_seq": record["last_seq"], "kind": record["kind"]})
+        );
+        last_seq = record["last_seq"].as_u64().expect("last_seq");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_stopped_with_sigterm_hands_the_lease_over_at_once() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let mut leader = Sidecar::start(&osmem.url, &member_args("release", "a", &[]));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let standby = Sidecar::start(&osmem.url, &member_args("release", "b", &[]));
+    wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
+    let docs = articles(60);
+    assert_eq!(post(&standby.url, &docs[..20]).await.0, 200);
+
+    // A write through the standby while the leader stops: held, then
+    // served by the standby once it leads.
+    let stopping = std::thread::spawn(move || {
+        let asked = Instant::now();
+        let status = leader.terminate();
+        (asked, status)
+    });
+    let held = {
+        let url = standby.url.clone();
+        let bulk = docs[20..40].to_vec();
+        tokio::spawn(async move { post(&url, &bulk).await })
+    };
+    let took_over = wait_for_role(&standby.url, "leader", Duration::from_secs(10)).await;
+    let (asked, status) = stopping.join().expect("stopped");
+    let handover = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(
+        handover < Duration::from_millis(2_500),
+        "the lease ({LEASE}) went over in {handover:?}: not released"
+    );
+    assert_eq!(took_over["epoch"], 2, "{took_over}");
+    let (status, body) = held.await.expect("client");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["errors"], false, "{body}");
+    assert_eq!(post(&standby.url, &docs[40..]).await.0, 200);
+    assert_eq!(stats(&standby.url).await["forest"]["documents"], 60);
+    assert_whole(&chain(&osmem.url, "release").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_expiry_due_while_taking_over_is_in_no_record() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    // Nodes expire a second after they were placed; the standby pauses
+    // for three seconds between taking the lease and its epoch record.
+    let short = ["--retention", "1s"];
+    let mut leader = Sidecar::start(&osmem.url, &member_args("expiry", "a", &short));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let state = TempDir::new("expiry-standby");
+    let standby = Sidecar::start_with_env(
+        &osmem.url,
+        &state.path().to_string_lossy(),
+        &member_args("expiry", "b", &short),
+        &[("NEARDUP_TEST_TAKEOVER_PAUSE_MS", "3000")],
+    );
+    wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
+    let docs = articles(20);
+    assert_eq!(post(&leader.url, &docs[..10]).await.0, 200);
+    // The standby holds the nodes (applied from the chain), now old.
+    let started = Instant::now();
+    while stats(&standby.url).await["forest"]["nodes"] == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "not applied");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    leader.kill();
+    let taking_over = wait_for_role(&standby.url, "taking_over", Duration::from_secs(15)).await;
+    assert_eq!(taking_over["acting"], true, "{taking_over}");
+    wait_for_role(&standby.url, "leader", Duration::from_secs(10)).await;
+    // It expires as the leader, in records of its own; writes go on.
+    assert_eq!(post(&standby.url, &docs[10..]).await.0, 200);
+    let started = Instant::now();
+    while stats(&standby.url).await["forest"]["expired_nodes"] == 0 {
+        assert!(started.elapsed() < Duration::from_secs(10), "never expired");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(replica(&standby.url).await["role"], "leader");
+    assert_whole(&chain(&osmem.url, "expiry").await);
+    // A member joining now reads the whole chain and follows.
+    let joiner = Sidecar::start(&osmem.url, &member_args("expiry", "c", &short));
+    wait_for_role(&joiner.url, "standby", Duration::from_secs(20)).await;
+    assert_eq!(post(&standby.url, &articles(25)[20..]).await.0, 200);
+    let started = Instant::now();
+    loop {
+        let (ahead, behind) = (replica(&standby.url).await, replica(&joiner.url).await);
+        if ahead["applied"] == behind["applied"] {
+            break;
+        }
+        assert_eq!(behind["role"], "standby", "{behind}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{behind} vs {ahead}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_record_forged_into_the_cluster_is_refused_and_the_group_goes_on() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let leader = Sidecar::start(&osmem.url, &member_args("forged", "a", &[]));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let standby = Sidecar::start(&osmem.url, &member_args("forged", "b", &[]));
+    wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
+    let docs = articles(30);
+    assert_eq!(post(&leader.url, &docs[..10]).await.0, 200);
+    let before = chain(&osmem.url, "forged").await;
+    let last = before.last().expect("a record");
+    let next = last["record"].as_u64().expect("number") + 1;
+    // Someone who can write the cluster, without the group's secret,
+    // takes the next number with a record of their own (an effect-free
+    // record chained to the last one, digest made up).
+    let forged = json!({
+        "format": 2, "group_uuid": last["group_uuid"], "record": next,
+        "epoch": last["epoch"], "writer": "mallory-1", "kind": "epoch",
+        "first_seq": last["last_seq"].as_u64().expect("seq") + 1,
+        "last_seq": last["last_seq"], "prev_digest": last["digest"],
+        "digest": "00000000000000000000000000000000", "encoding": "none",
+        "effects": "", "bytes": 0, "written_at_ms": 0,
+    });
+    let (status, answer) = support::send_json(
+        reqwest::Method::PUT,
+        &format!("{}/neardup-replica-forged-log/_create/{next}", osmem.url),
+        &forged,
+    )
+    .await;
+    assert_eq!(status, 201, "{answer}");
+    // The group goes on: the leader's next record replaces the forgery,
+    // the standby never applies it and follows.
+    assert_eq!(post(&leader.url, &docs[10..20]).await.0, 200);
+    assert_eq!(post(&standby.url, &docs[20..]).await.0, 200);
+    let after = chain(&osmem.url, "forged").await;
+    assert_ne!(after[next as usize - 1]["writer"], "mallory-1");
+    assert_whole(&after);
+    let started = Instant::now();
+    loop {
+        let (ahead, behind) = (replica(&leader.url).await, replica(&standby.url).await);
+        if ahead["applied"] == behind["applied"] {
+            break;
+        }
+        assert_eq!(behind["role"], "standby", "{behind}");
+        assert!(started.elapsed() < Duration::from_secs(20), "{behind} vs {ahead}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(replica(&leader.url).await["role"], "leader");
+    assert_eq!(
+        stats(&standby.url).await["forest"],
+        stats(&leader.url).await["forest"]
+    );
+}
