@@ -204,7 +204,10 @@ async fn an_expiry_due_while_taking_over_is_in_no_record() {
             break;
         }
         assert_eq!(behind["role"], "standby", "{behind}");
-        assert!(started.elapsed() < Duration::from_secs(20), "{behind} vs {ahead}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{behind} vs {ahead}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -254,7 +257,10 @@ async fn a_record_forged_into_the_cluster_is_refused_and_the_group_goes_on() {
             break;
         }
         assert_eq!(behind["role"], "standby", "{behind}");
-        assert!(started.elapsed() < Duration::from_secs(20), "{behind} vs {ahead}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{behind} vs {ahead}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(replica(&leader.url).await["role"], "leader");

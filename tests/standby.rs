@@ -371,11 +371,7 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     for bulk in bulks.by_ref().take(5) {
         let (status, headers, body) = post(&old.url, &bulk).await.expect("an answer");
         assert_eq!(status, 200, "{body}");
-        assert_eq!(
-            headers["x-neardup-served-by"],
-            new_node.as_str(),
-            "{body}"
-        );
+        assert_eq!(headers["x-neardup-served-by"], new_node.as_str(), "{body}");
         assert_eq!(headers["x-neardup-epoch"], "2");
     }
     let status = replica(&old.url).await;
@@ -448,7 +444,17 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
         Write::Done(_)
     ));
     // The old leader's record 1.
-    let mine = Record::new(&key, 1, 1, &old.node, Kind::Effects, 1, 0, "uuid", Vec::new());
+    let mine = Record::new(
+        &key,
+        1,
+        1,
+        &old.node,
+        Kind::Effects,
+        1,
+        0,
+        "uuid",
+        Vec::new(),
+    );
     let refused = appender::create(&old, &cluster, &mine, &mine.to_document("uuid", 0)).await;
     let reason = refused.expect_err("the fence");
     assert!(reason.contains("new-1"), "{reason}");
@@ -548,10 +554,22 @@ async fn a_write_sent_to_a_standby_is_served_by_the_leader() {
             .as_u16()
     };
     wait_until_caught_up(&standby.url, &leader.url).await;
-    assert_eq!(status_of(format!("{}/_neardup/replica/leader", leader.url)).await, 200);
-    assert_eq!(status_of(format!("{}/_neardup/replica/leader", standby.url)).await, 503);
-    assert_eq!(status_of(format!("{}/_neardup/replica/standby", standby.url)).await, 200);
-    assert_eq!(status_of(format!("{}/_neardup/replica/standby", leader.url)).await, 503);
+    assert_eq!(
+        status_of(format!("{}/_neardup/replica/leader", leader.url)).await,
+        200
+    );
+    assert_eq!(
+        status_of(format!("{}/_neardup/replica/leader", standby.url)).await,
+        503
+    );
+    assert_eq!(
+        status_of(format!("{}/_neardup/replica/standby", standby.url)).await,
+        200
+    );
+    assert_eq!(
+        status_of(format!("{}/_neardup/replica/standby", leader.url)).await,
+        503
+    );
     let metrics = support::metrics_text(&standby.url).await;
     assert!(
         metrics.contains("neardup_replica_forwarded_writes_total 2"),

@@ -267,8 +267,12 @@ mod tests {
             ..ReplicaSettings::default()
         })
         .unwrap_err();
-        assert!(missing.to_string().contains("--replica-secret-file"), "{missing}");
-        let short = std::env::temp_dir().join(format!("neardup-short-secret-{}", std::process::id()));
+        assert!(
+            missing.to_string().contains("--replica-secret-file"),
+            "{missing}"
+        );
+        let short =
+            std::env::temp_dir().join(format!("neardup-short-secret-{}", std::process::id()));
         std::fs::write(&short, "too short\n").unwrap();
         let short = short.to_string_lossy().into_owned();
         let error = replica_options(ReplicaSettings {
@@ -279,7 +283,9 @@ mod tests {
         })
         .unwrap_err();
         assert!(error.to_string().contains("at least 16"), "{error}");
-        let options = options(Some("news"), Some("m"), None, None).unwrap().unwrap();
+        let options = options(Some("news"), Some("m"), None, None)
+            .unwrap()
+            .unwrap();
         assert_eq!(options.secret.bytes(), b"0123456789abcdef-test-secret");
         assert!(!format!("{options:?}").contains("0123456789abcdef"));
         assert_eq!(options.write_wait, Duration::from_secs(60));

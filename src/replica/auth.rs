@@ -127,7 +127,10 @@ mod tests {
         assert!(one.verify("record", &[b"a", b"bc"], &tag));
         assert!(!other.verify("record", &[b"a", b"bc"], &tag));
         assert!(!one.verify("control", &[b"a", b"bc"], &tag));
-        assert!(!one.verify("record", &[b"ab", b"c"], &tag), "parts are framed");
+        assert!(
+            !one.verify("record", &[b"ab", b"c"], &tag),
+            "parts are framed"
+        );
         assert!(!one.verify("record", &[b"a", b"bc"], "00"));
     }
 

@@ -326,8 +326,8 @@ impl GroupCluster {
         let get = format!("/{}/_doc/{number}?realtime=true", self.log_index());
         let (status, found) = self.call(Method::GET, &get, Payload::Empty).await?;
         let group_uuid = document["group_uuid"].as_str().unwrap_or_default();
-        let authentic = super::record::Record::from_document(&found["_source"], group_uuid, &self.key)
-            .is_ok();
+        let authentic =
+            super::record::Record::from_document(&found["_source"], group_uuid, &self.key).is_ok();
         let Some(version) = version_of(&found).filter(|_| status.is_success() && !authentic) else {
             return Ok(Write::Conflict);
         };

@@ -105,7 +105,11 @@ pub fn write_mark(replica: &Replica) -> std::io::Result<()> {
         led: replica.led(),
     };
     let temporary = dir.join(format!("{MARK_FILE}.tmp"));
-    write_durably(&temporary, &dir.join(MARK_FILE), mark.to_json().to_string().as_bytes())
+    write_durably(
+        &temporary,
+        &dir.join(MARK_FILE),
+        mark.to_json().to_string().as_bytes(),
+    )
 }
 
 /// Writes `bytes` to `path` through `temporary`, so that after a power
@@ -258,7 +262,8 @@ async fn check_chain(
         let found = cluster.records(next, WINDOW).await?;
         let window_full = found.iter().all(Option::is_some);
         for source in found.into_iter().map_while(|source| source) {
-            let record = match Record::from_document(&source, &mark.head.group_uuid, cluster.key()) {
+            let record = match Record::from_document(&source, &mark.head.group_uuid, cluster.key())
+            {
                 Ok(record) => record,
                 Err(reason) => return Ok(Some(format!("record {next}: {reason}"))),
             };

@@ -314,7 +314,9 @@ mod tests {
     }
 
     fn key() -> GroupKey {
-        GroupKey::new(&crate::config::GroupSecret::new(b"0123456789abcdef".to_vec()))
+        GroupKey::new(&crate::config::GroupSecret::new(
+            b"0123456789abcdef".to_vec(),
+        ))
     }
 
     fn record(first_seq: u64, count: u64) -> Record {
@@ -360,7 +362,10 @@ mod tests {
         ] {
             let mut damaged = document.clone();
             damaged[field] = value;
-            assert!(Record::from_document(&damaged, "uuid", &key()).is_err(), "{field}");
+            assert!(
+                Record::from_document(&damaged, "uuid", &key()).is_err(),
+                "{field}"
+            );
         }
         // Frames whose numbers do not follow the record's range.
         let mut frames = Vec::new();
@@ -377,9 +382,20 @@ mod tests {
     fn a_record_written_without_the_groups_secret_is_refused() {
         let mut frames = Vec::new();
         encode_frames(10, &effects(2), &mut frames);
-        let other_key =
-            GroupKey::new(&crate::config::GroupSecret::new(b"another-secret-16".to_vec()));
-        let forged = Record::new(&other_key, 3, 2, "a-1", Kind::Effects, 10, 11, "prev", frames);
+        let other_key = GroupKey::new(&crate::config::GroupSecret::new(
+            b"another-secret-16".to_vec(),
+        ));
+        let forged = Record::new(
+            &other_key,
+            3,
+            2,
+            "a-1",
+            Kind::Effects,
+            10,
+            11,
+            "prev",
+            frames,
+        );
         let error = Record::from_document(&forged.to_document("uuid", 0), "uuid", &key())
             .expect_err("forged");
         assert!(error.contains("secret"), "{error}");

@@ -37,10 +37,10 @@ use serde_json::{Value, json};
 
 use super::auth::GroupKey;
 use super::cluster::{GroupCluster, GroupError, Version, Write};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD as BASE64;
 use super::state::Head;
 use crate::upstream::Payload;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 
 /// Bytes of the snapshot file per chunk document.
 pub const CHUNK_BYTES: usize = 4 << 20;
@@ -118,8 +118,11 @@ impl Manifest {
         };
         let presented = text("auth")?;
         let expected = manifest.tag(key);
-        aws_lc_rs::constant_time::verify_slices_are_equal(expected.as_bytes(), presented.as_bytes())
-            .ok()?;
+        aws_lc_rs::constant_time::verify_slices_are_equal(
+            expected.as_bytes(),
+            presented.as_bytes(),
+        )
+        .ok()?;
         Some(manifest)
     }
 

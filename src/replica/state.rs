@@ -268,7 +268,8 @@ impl Replica {
     }
 
     fn changed_now(&self) {
-        self.changes.send_modify(|version| *version = version.wrapping_add(1));
+        self.changes
+            .send_modify(|version| *version = version.wrapping_add(1));
     }
 
     /// A receiver that sees every later change of the view (role, leader,

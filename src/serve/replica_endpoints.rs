@@ -65,7 +65,11 @@ pub fn handle(sidecar: &Sidecar, endpoint: ReplicaEndpoint, query: Option<&str>)
 /// `max_lag` and `max_lag_records` from the query, or their defaults.
 fn standby_bounds(query: Option<&str>, lease: Duration) -> Result<(Duration, u64), SidecarError> {
     let (mut max_lag, mut max_records) = (lease, DEFAULT_MAX_LAG_RECORDS);
-    for pair in query.unwrap_or_default().split('&').filter(|pair| !pair.is_empty()) {
+    for pair in query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+    {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         match name {
             "max_lag" => match parse_duration(value, "max_lag") {
@@ -111,9 +115,8 @@ fn caught_up(replica: &Replica, max_lag: Duration, max_records: u64) -> bool {
 /// What `/metrics` shows of the member.
 pub fn gauges_of(replica: &Replica) -> ReplicaGauges {
     let counters = &replica.counters;
-    let load = |counter: &std::sync::atomic::AtomicU64| {
-        counter.load(std::sync::atomic::Ordering::Relaxed)
-    };
+    let load =
+        |counter: &std::sync::atomic::AtomicU64| counter.load(std::sync::atomic::Ordering::Relaxed);
     let (epoch, record) = replica.epoch_and_record();
     ReplicaGauges {
         role: replica.role().as_number(),

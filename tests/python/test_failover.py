@@ -307,7 +307,8 @@ backend members
     balance roundrobin
     option httpchk GET /_neardup/health/ready
     http-check expect status 200
-    default-server inter 500ms fall 1 rise 1
+    timeout check 2s
+    default-server inter 1s fall 3 rise 2
 {servers}
 """
 
