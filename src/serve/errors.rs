@@ -198,10 +198,9 @@ impl SidecarError {
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
             if refusal {
-                response.headers_mut().insert(
-                    super::group_write::REFUSED_HEADER,
-                    HeaderValue::from_static("not-leader"),
-                );
+                response
+                    .headers_mut()
+                    .insert(REFUSED_HEADER, HeaderValue::from_static("not-leader"));
             }
             return response;
         };
@@ -220,10 +219,9 @@ impl SidecarError {
         if let Ok(value) = HeaderValue::from_str(&url) {
             response.headers_mut().insert(LEADER_HEADER, value);
         }
-        response.headers_mut().insert(
-            super::group_write::REFUSED_HEADER,
-            HeaderValue::from_static("not-leader"),
-        );
+        response
+            .headers_mut()
+            .insert(REFUSED_HEADER, HeaderValue::from_static("not-leader"));
         response
     }
 }
@@ -233,6 +231,11 @@ impl IntoResponse for SidecarError {
         SidecarError::into_response(self)
     }
 }
+
+/// Set on a 503 of a member that does not serve writes now (not leading,
+/// or lost the lease before answering): a member that forwarded the write
+/// routes it again (`super::group_write`).
+pub const REFUSED_HEADER: &str = "x-neardup-refused";
 
 /// The header naming the group's leader on a member's 503.
 pub const LEADER_HEADER: &str = "x-neardup-leader";

@@ -54,7 +54,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::Response;
 
-use super::errors::SidecarError;
+use super::errors::{REFUSED_HEADER, SidecarError};
 use super::metrics::Metrics;
 use super::route::Route;
 use super::sidecar::Sidecar;
@@ -65,9 +65,6 @@ use crate::units::parse_duration;
 pub const FORWARDED_BY_HEADER: &str = "x-neardup-forwarded-by";
 /// Set on a forwarded write's answer: the leader that served it.
 pub const SERVED_BY_HEADER: &str = "x-neardup-served-by";
-/// Set on a 503 of a member that does not serve writes now (not leading,
-/// or lost the lease before answering): the sender routes the write again.
-pub const REFUSED_HEADER: &str = "x-neardup-refused";
 
 /// Longest single wait before the view is looked at again.
 const LOOK_AGAIN: Duration = Duration::from_millis(200);
