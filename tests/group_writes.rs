@@ -183,6 +183,15 @@ async fn an_expiry_due_while_taking_over_is_in_no_record() {
     leader.kill();
     let taking_over = wait_for_role(&standby.url, "taking_over", Duration::from_secs(15)).await;
     assert_eq!(taking_over["acting"], true, "{taking_over}");
+    // Within the lease, before the epoch record: the nodes are due, the
+    // maintenance runs every second, and nothing expires.
+    tokio::time::sleep(Duration::from_millis(1_800)).await;
+    let during = stats(&standby.url).await;
+    assert_eq!(during["replica"]["role"], "taking_over", "{during}");
+    assert_eq!(
+        during["forest"]["expired_nodes"], 0,
+        "an effect before the epoch record: {during}"
+    );
     wait_for_role(&standby.url, "leader", Duration::from_secs(10)).await;
     // It expires as the leader, in records of its own; writes go on.
     assert_eq!(post(&standby.url, &docs[10..]).await.0, 200);
@@ -268,4 +277,80 @@ async fn a_record_forged_into_the_cluster_is_refused_and_the_group_goes_on() {
         stats(&standby.url).await["forest"],
         stats(&leader.url).await["forest"]
     );
+}
+
+/// A free loopback port (bound and let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_standby_left_behind_the_truncated_log_rejoins_by_itself_and_the_group_survives_its_leader()
+ {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    // Snapshots often, so the log is truncated behind them quickly.
+    let often = ["--snapshot-after", "4kb"];
+    let mut leader = Sidecar::start(&osmem.url, &member_args("behind", "a", &often));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let state = TempDir::new("behind-standby");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let behind = Sidecar::start_listening(
+        &osmem.url,
+        &listen,
+        &state.path().to_string_lossy(),
+        &member_args("behind", "b", &often),
+    );
+    wait_for_role(&behind.url, "standby", Duration::from_secs(20)).await;
+    let node_before = replica(&behind.url).await["node"].clone();
+
+    // The standby sleeps while the leader writes far past the margin the
+    // truncation keeps (32 records): bulks of two, two records each.
+    let docs = articles(120);
+    let stop = |signal: &str| {
+        let status = std::process::Command::new("kill")
+            .args([signal, &behind.pid().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    stop("-STOP");
+    for bulk in docs[..100].chunks(2) {
+        assert_eq!(post(&leader.url, bulk).await.0, 200);
+    }
+    let first = chain(&osmem.url, "behind").await;
+    assert_ne!(first[0]["record"], 1, "the log was not truncated");
+    stop("-CONT");
+
+    // Stranded, it steps down and restarts itself (same process, same
+    // address): it joins from the published snapshot, nobody helping.
+    let started = Instant::now();
+    loop {
+        if let Ok(response) = client()
+            .get(format!("{}/_neardup/replica", behind.url))
+            .send()
+            .await
+            && let Ok(status) = response.json::<Value>().await
+            && status["node"] != node_before
+            && status["role"] == "standby"
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(40),
+            "the stranded standby did not rejoin by itself"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Now the leader dies: the rejoined member takes over, and writes go
+    // on through it with nothing acknowledged lost.
+    leader.kill();
+    wait_for_role(&behind.url, "leader", Duration::from_secs(20)).await;
+    for bulk in docs[100..].chunks(5) {
+        assert_eq!(post(&behind.url, bulk).await.0, 200);
+    }
+    assert_eq!(stats(&behind.url).await["forest"]["documents"], 120);
 }

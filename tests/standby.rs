@@ -20,8 +20,8 @@
 //! - a standby killed and restarted on its state directory resumes (the
 //!   chain's start deleted meanwhile: it did not reread it), nothing set
 //!   aside.
-//! - a leader deposed by a pause, restarted on its state directory,
-//!   follows the new leader and ends equal to it.
+//! - a leader deposed by a pause restarts itself on its state directory
+//!   (no manual step), follows the new leader and ends equal to it.
 
 mod support;
 
@@ -314,7 +314,28 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     let articles: Vec<Article> = stories.iter().flat_map(|story| story.to_vec()).collect();
     let mut bulks = articles.chunks(DOCUMENTS_PER_BULK).map(<[Article]>::to_vec);
     let osmem = Osmem::start();
-    let old = member(&osmem, "fencing", "a");
+    // The old leader reaches the cluster through a proxy that can answer
+    // its bulks late (the group's own requests go through at once): a
+    // bulk is then held between the fence before forwarding and the one
+    // before answering when the leader is paused.
+    let proxy = support::LateProxy::start_bulks_late(&osmem.url, Duration::ZERO).await;
+    let old_state = support::TempDir::new("fencing-old");
+    let old = Sidecar::start_listening(
+        &proxy.url,
+        &format!("127.0.0.1:{}", free_port()),
+        &old_state.path().to_string_lossy(),
+        &[
+            "--replica-group",
+            "fencing",
+            "--replica-name",
+            "a",
+            "--replica-lease",
+            LEASE,
+            "--install-template",
+            "--template-patterns",
+            "news*",
+        ],
+    );
     wait_for_role(&old.url, "leader", Duration::from_secs(20)).await;
     let new = member(&osmem, "fencing", "b");
     wait_for_role(&new.url, "standby", Duration::from_secs(20)).await;
@@ -326,13 +347,15 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
         .expect("node")
         .to_string();
 
-    // A large bulk in flight when the leader is paused.
-    let in_flight: Vec<Article> = bulks.by_ref().take(4).flatten().collect();
+    // A bulk in flight when the leader is paused: the cluster stored it
+    // and answers two seconds later, by then the leader is paused.
+    proxy.set_write_delay(Duration::from_secs(2));
+    let in_flight: Vec<Article> = bulks.by_ref().take(2).flatten().collect();
     let in_flight = {
         let url = old.url.clone();
         tokio::spawn(async move { post(&url, &in_flight).await })
     };
-    tokio::time::sleep(Duration::from_millis(30)).await;
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
     signal(&old, "-STOP");
     wait_for_role(&new.url, "leader", Duration::from_secs(15)).await;
     let new_node = replica(&new.url).await["node"]
@@ -367,22 +390,34 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     } else {
         assert_eq!(status, 503, "{body}");
     }
-    // Every write the old leader gets now goes to the new leader.
-    for bulk in bulks.by_ref().take(5) {
+    // The old leader, deposed, finishes what it had and restarts itself to
+    // rejoin (same address, a new node id): it follows the new leader, and
+    // the writes it gets go there.
+    let started = Instant::now();
+    let rejoined = loop {
+        if let Ok(response) = client()
+            .get(format!("{}/_neardup/replica", old.url))
+            .send()
+            .await
+            && let Ok(status) = response.json::<Value>().await
+            && status["node"] != old_node.as_str()
+            && status["role"] == "standby"
+        {
+            break status;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the deposed leader did not rejoin by itself"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(rejoined["epoch"], 2, "{rejoined}");
+    for bulk in bulks.by_ref().take(3) {
         let (status, headers, body) = post(&old.url, &bulk).await.expect("an answer");
         assert_eq!(status, 200, "{body}");
         assert_eq!(headers["x-neardup-served-by"], new_node.as_str(), "{body}");
         assert_eq!(headers["x-neardup-epoch"], "2");
     }
-    let status = replica(&old.url).await;
-    assert_eq!(status["role"], "deposed", "{status}");
-    assert_eq!(status["acting"], false, "{status}");
-    assert!(
-        status["deposed_because"]
-            .as_str()
-            .is_some_and(|reason| reason.contains("taken over")),
-        "{status}"
-    );
 
     // The chain: no record from the new epoch record on is the old
     // leader's, and the numbering has no gap.
@@ -815,8 +850,25 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
     let osmem = Osmem::start();
     let state_a = support::TempDir::new("state");
     let dir_a = state_a.path().to_string_lossy().to_string();
-    let mut old = member_on(&osmem, "deposed", "a", &dir_a);
-    wait_for_role(&old.url, "leader", Duration::from_secs(20)).await;
+    let old = Sidecar::start_listening(
+        &osmem.url,
+        &format!("127.0.0.1:{}", free_port()),
+        &dir_a,
+        &[
+            "--replica-group",
+            "deposed",
+            "--replica-name",
+            "a",
+            "--replica-lease",
+            LEASE,
+            "--install-template",
+            "--template-patterns",
+            "news*",
+            "--snapshot-after",
+            "4kb",
+        ],
+    );
+    let old_node = wait_for_role(&old.url, "leader", Duration::from_secs(20)).await["node"].clone();
     let new = member(&osmem, "deposed", "b");
     wait_for_role(&new.url, "standby", Duration::from_secs(20)).await;
     load(&old.url, &first[..60], 10).await;
@@ -827,12 +879,27 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
     wait_for_role(&new.url, "leader", Duration::from_secs(15)).await;
     load(&new.url, &first[60..], 10).await;
     signal(&old, "-CONT");
-    wait_for_role(&old.url, "deposed", Duration::from_secs(10)).await;
 
-    // Restarted on the same state directory, with no manual step.
-    old.kill();
-    let old = member_on(&osmem, "deposed", "a", &dir_a);
-    wait_for_role(&old.url, "standby", Duration::from_secs(20)).await;
+    // Deposed, it restarts itself on the same state directory (same
+    // process and address, a new node id), with no manual step.
+    let started = Instant::now();
+    loop {
+        if let Ok(response) = client()
+            .get(format!("{}/_neardup/replica", old.url))
+            .send()
+            .await
+            && let Ok(status) = response.json::<Value>().await
+            && status["node"] != old_node
+            && status["role"] == "standby"
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the deposed leader did not rejoin by itself"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     load(&new.url, &stories[5][1..], 1).await;
     wait_until_caught_up(&old.url, &new.url).await;
     assert_eq!(
@@ -914,4 +981,12 @@ async fn a_leader_whose_last_record_never_landed_sets_its_state_aside_and_rejoin
         stats(&old.url).await["forest"],
         stats(&new.url).await["forest"]
     );
+}
+
+/// A free loopback port (bound and let go).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
 }

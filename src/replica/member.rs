@@ -25,9 +25,11 @@
 //!   leader's placements in doubt (as after a crash) and starts the
 //!   appender ([`super::appender`]).
 //! - **Step down.** A renewal answered 409 by another holder, the control
-//!   document gone, or a record collision in the appender: the member is
-//!   deposed ([`Replica::step_down`]) and forwards writes to the leader it
-//!   reads from then on.
+//!   document gone, a record collision in the appender, or a standby
+//!   stranded behind the truncated log: the member is deposed
+//!   ([`Replica::step_down`]), forwards writes to the leader it reads while
+//!   it finishes what is in flight, then restarts itself to rejoin
+//!   (`crate::serve::startup`): nobody has to.
 //! - **Release.** At shutdown ([`Replica::begin_release`]) the leader takes
 //!   no new write, waits for the writes it took to be answered and their
 //!   effects recorded, stops acting, and replaces the control document

@@ -233,6 +233,11 @@ pub struct Replica {
     pub(super) look_now: Notify,
     /// Asks the member task to let the lease go (shutdown).
     pub(super) release_asked: Notify,
+    /// The member stepped down: it restarts itself to rejoin the group
+    /// (`crate::serve::startup`), since its memory may hold effects the
+    /// chain lacks and only a start decides what of its state to keep.
+    rejoin_asked: Notify,
+    wants_rejoin: AtomicBool,
     pub counters: ReplicaCounters,
 }
 
@@ -263,6 +268,8 @@ impl Replica {
             changes: watch::Sender::new(0),
             look_now: Notify::new(),
             release_asked: Notify::new(),
+            rejoin_asked: Notify::new(),
+            wants_rejoin: AtomicBool::new(false),
             counters: ReplicaCounters::default(),
         }
     }
@@ -601,6 +608,20 @@ impl Replica {
         self.confirmed.send_modify(|_| {});
         self.queued.notify_one();
         self.changed_now();
+        self.wants_rejoin.store(true, Ordering::Release);
+        self.rejoin_asked.notify_one();
+    }
+
+    /// Whether this member stepped down and should restart to rejoin.
+    pub fn wants_rejoin(&self) -> bool {
+        self.wants_rejoin.load(Ordering::Acquire)
+    }
+
+    /// Completes once this member stepped down (see [`Replica::wants_rejoin`]).
+    pub async fn rejoin_requested(&self) {
+        while !self.wants_rejoin() {
+            self.rejoin_asked.notified().await;
+        }
     }
 
     /// `Ok` when this member serves writes (it leads; whether its lease

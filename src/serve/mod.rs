@@ -178,8 +178,18 @@ pub async fn run(
     let stopping = {
         let sidecar = sidecar.clone();
         async move {
-            shutdown_signal().await;
-            standby::begin_release(&sidecar);
+            let stepped_down = async {
+                match &sidecar.replica {
+                    Some(replica) => replica.rejoin_requested().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = shutdown_signal() => standby::begin_release(&sidecar),
+                () = stepped_down => tracing::warn!(
+                    "this member stepped down: it finishes the requests in flight, then restarts itself to rejoin the group"
+                ),
+            }
         }
     };
     let served = match certificate {

@@ -144,6 +144,7 @@ pub fn start(
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
     });
+    let rejoining = replica.clone();
     runtime.block_on(async {
         if let Some((replica, cluster)) = member {
             tracing::info!(
@@ -164,7 +165,31 @@ pub fn start(
             in_doubt_at_the_crash,
         ));
         run(sidecar, &options, certificate, listener).await
-    })
+    })?;
+    if rejoining.is_some_and(|replica| replica.wants_rejoin()) {
+        return Err(restart_to_rejoin());
+    }
+    Ok(())
+}
+
+/// A member that stepped down starts again, in this process (same id,
+/// arguments and environment), after a pause: a start decides what of its
+/// state the group's log still continues, and sets the rest aside
+/// (`super::join`). Nobody has to restart it; a service manager sees one
+/// process throughout. Returns only if the new image cannot be run.
+fn restart_to_rejoin() -> anyhow::Error {
+    use std::os::unix::process::CommandExt;
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    tracing::warn!("restarting this member to rejoin its replica group");
+    let mut arguments = std::env::args_os();
+    let program = arguments.next().unwrap_or_else(|| "neardup".into());
+    let error = std::process::Command::new("/proc/self/exe")
+        .arg0(program)
+        .args(arguments)
+        .exec();
+    anyhow::anyhow!(
+        "this member stepped down and cannot restart itself to rejoin ({error}): restart it"
+    )
 }
 
 /// A member of a replica group is not rebuilt from an index: its forest

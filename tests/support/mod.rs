@@ -258,6 +258,27 @@ impl Sidecar {
         extra_args: &[&str],
         env: &[(&str, &str)],
     ) -> Self {
+        Self::spawn(upstream, "127.0.0.1:0", state_dir, extra_args, env)
+    }
+
+    /// A sidecar listening on a given address (one that survives the
+    /// process restarting itself).
+    pub fn start_listening(
+        upstream: &str,
+        listen: &str,
+        state_dir: &str,
+        extra_args: &[&str],
+    ) -> Self {
+        Self::spawn(upstream, listen, state_dir, extra_args, &[])
+    }
+
+    fn spawn(
+        upstream: &str,
+        listen: &str,
+        state_dir: &str,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
         let needs_secret = extra_args.contains(&"--replica-group")
             && !extra_args.contains(&"--replica-secret-file");
         let secret: Vec<String> = if needs_secret {
@@ -266,7 +287,7 @@ impl Sidecar {
             Vec::new()
         };
         let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-            .args(["serve", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(["serve", "--upstream", upstream, "--listen", listen])
             .args(["--state-dir", state_dir])
             .args(extra_args)
             .args(&secret)
@@ -670,6 +691,16 @@ pub struct LateProxy {
 
 impl LateProxy {
     pub async fn start(cluster: &str, write_delay: Duration) -> Self {
+        Self::start_delaying(cluster, write_delay, false).await
+    }
+
+    /// Delays only the answers of `_bulk` requests (a replica group's own
+    /// requests, never bulks, go through at once).
+    pub async fn start_bulks_late(cluster: &str, write_delay: Duration) -> Self {
+        Self::start_delaying(cluster, write_delay, true).await
+    }
+
+    async fn start_delaying(cluster: &str, write_delay: Duration, bulks_only: bool) -> Self {
         let write_delay_ms = Arc::new(std::sync::atomic::AtomicU64::new(
             u64::try_from(write_delay.as_millis()).expect("delay"),
         ));
@@ -686,8 +717,9 @@ impl LateProxy {
             async move {
                 let (parts, body, path) = read_request(request).await;
                 let is_write = parts.uri.path().contains("_bulk")
-                    || parts.uri.path().contains("/_doc")
-                    || parts.uri.path().contains("/_create");
+                    || (!bulks_only
+                        && (parts.uri.path().contains("/_doc")
+                            || parts.uri.path().contains("/_create")));
                 let mut outgoing = http.request(parts.method.clone(), format!("{cluster}{path}"));
                 if let Some(content_type) = parts.headers.get("content-type") {
                     outgoing = outgoing.header("content-type", content_type.clone());
