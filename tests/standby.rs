@@ -785,22 +785,6 @@ async fn a_member_joins_from_the_published_snapshot_after_the_log_was_truncated(
         stats(&joined.url).await["forest"],
         stats(&leader.url).await["forest"]
     );
-
-    // For comparison (printed, not checked): the same load in a group that
-    // publishes nothing, joined from the whole chain.
-    let state_d = support::TempDir::new("state");
-    let chained = member_on_with(&osmem, "whole", "a", &state_d.path().to_string_lossy(), &[]);
-    wait_for_role(&chained.url, "leader", Duration::from_secs(20)).await;
-    load(&chained.url, &first, 2).await;
-    let records = replica(&chained.url).await["applied"]["record"].clone();
-    let started = Instant::now();
-    let from_chain = member(&osmem, "whole", "c");
-    wait_for_role(&from_chain.url, "standby", Duration::from_secs(20)).await;
-    wait_until_caught_up(&from_chain.url, &chained.url).await;
-    eprintln!(
-        "joined from the whole chain ({records} records) in {:?}",
-        started.elapsed()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -220,11 +220,17 @@ fn host_name() -> String {
 mod tests {
     use super::*;
 
-    /// A secret file for the tests (one per process, written once).
+    /// A secret file for the tests (one per process, written once: the
+    /// tests run in parallel).
     fn secret_file() -> String {
-        let path = std::env::temp_dir().join(format!("neardup-secret-test-{}", std::process::id()));
-        std::fs::write(&path, "0123456789abcdef-test-secret\n").expect("temp file");
-        path.to_string_lossy().into_owned()
+        static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        PATH.get_or_init(|| {
+            let path =
+                std::env::temp_dir().join(format!("neardup-secret-test-{}", std::process::id()));
+            std::fs::write(&path, "0123456789abcdef-test-secret\n").expect("temp file");
+            path.to_string_lossy().into_owned()
+        })
+        .clone()
     }
 
     fn options(

@@ -15,7 +15,9 @@
 //! Consequences: the renewal lands at the cluster after `h0` and is read by
 //! a candidate after that, so the candidate's `s0` is later than `h0`; with
 //! each clock within ±10 % of real time the holder's window and the
-//! candidate's takeover cannot overlap.
+//! candidate's takeover cannot overlap (at the bound, a holder's clock 10 %
+//! slow and a candidate's 10 % fast, each measures exactly `L` of real
+//! time; the test checks the methods themselves over that range).
 
 use std::time::Duration;
 
@@ -64,20 +66,47 @@ impl Lease {
 mod tests {
     use super::*;
 
+    /// The shortest wait, on the candidate's clock, after which
+    /// [`Lease::may_take_over`] holds (found through the method itself).
+    fn takeover_wait(lease: Lease) -> Duration {
+        let first_seen = Duration::from_secs(1_000);
+        let (mut low, mut high) = (Duration::ZERO, lease.0 * 10);
+        while high - low > Duration::from_micros(1) {
+            let middle = low + (high - low) / 2;
+            if lease.may_take_over(first_seen, first_seen + middle) {
+                high = middle;
+            } else {
+                low = middle;
+            }
+        }
+        high
+    }
+
     #[test]
-    fn the_holder_stops_before_a_candidate_may_start() {
+    fn the_holder_stops_before_a_candidate_may_start_with_clocks_ten_percent_off() {
+        for lease in [2, 5, 60].map(|seconds| Lease(Duration::from_secs(seconds))) {
+            let sent = Duration::from_secs(100);
+            let acting = lease.acting_until(sent) - sent;
+            let waiting = takeover_wait(lease);
+            // A clock running at `rate` times real speed measures `d` after
+            // `d / rate` of real time. The candidate first saw the renewal
+            // no earlier than it was sent (same real instant at worst).
+            for holder_rate in [0.9, 0.95, 1.0, 1.05, 1.1] {
+                for candidate_rate in [0.9, 0.95, 1.0, 1.05, 1.1] {
+                    let holder_stops = acting.as_secs_f64() / holder_rate;
+                    let candidate_starts = waiting.as_secs_f64() / candidate_rate;
+                    assert!(
+                        holder_stops <= candidate_starts + 1e-6,
+                        "lease {:?}: the holder (clock at {holder_rate}) acts for {holder_stops:.4} s of real time, a candidate (clock at {candidate_rate}) takes over after {candidate_starts:.4} s",
+                        lease.0
+                    );
+                }
+            }
+        }
         let lease = Lease(Duration::from_secs(5));
-        let sent = Duration::from_secs(100);
-        assert_eq!(lease.acting_until(sent), Duration::from_millis(104_500));
-        // The candidate first saw the renewal no earlier than it was sent.
-        assert!(!lease.may_take_over(sent, Duration::from_millis(105_500)));
-        assert!(lease.may_take_over(sent, Duration::from_millis(105_501)));
-        // Clocks within ±10 %: the holder's 0.9·L at 1.1× speed ends before
-        // the candidate's 1.1·L at 0.9× speed begins (real time).
-        let holder_real = 0.9 * 5.0 * 1.1;
-        let candidate_real = 1.1 * 5.0 * 0.9;
-        assert!(holder_real <= candidate_real);
         assert_eq!(lease.renew_every(), Duration::from_secs(5) / 3);
+        // Three renewals fit in the acting window.
+        assert!(lease.renew_every() * 2 < lease.acting_until(Duration::ZERO));
     }
 
     #[test]

@@ -191,11 +191,14 @@ pub const TEST_SECRET: &str = "neardup-tests-group-secret-0123456789";
 
 /// A file holding [`TEST_SECRET`] (written once per test process).
 pub fn group_secret_file() -> String {
-    let path = std::env::temp_dir().join(format!("neardup-group-secret-{}", std::process::id()));
-    if !path.exists() {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let path =
+            std::env::temp_dir().join(format!("neardup-group-secret-{}", std::process::id()));
         std::fs::write(&path, format!("{TEST_SECRET}\n")).expect("secret file");
-    }
-    path.to_string_lossy().into_owned()
+        path.to_string_lossy().into_owned()
+    })
+    .clone()
 }
 
 /// A fresh directory under the system temp dir, removed on drop.
