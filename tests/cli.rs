@@ -440,6 +440,19 @@ fn serve_refuses_a_state_directory_it_cannot_write_with_a_clear_error() {
 }
 
 #[test]
+fn an_input_file_given_without_its_flag_names_the_flag() {
+    let file = fixture("reprints.jsonl");
+    let file = file.to_string_lossy();
+    let output = neardup(&["stamp", &file], None);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("neardup stamp --input {file}")),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_bad_serve_argument_is_named_before_the_state_directory_is_touched() {
     let root = std::env::temp_dir().join(format!("neardup-untouched-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
@@ -449,6 +462,16 @@ fn a_bad_serve_argument_is_named_before_the_state_directory_is_touched() {
         (
             vec!["--upstream", "127.0.0.1:9200"],
             "did you mean `http://127.0.0.1:9200`",
+        ),
+        // A mistyped scheme is suggested back whole (issue 44), not as
+        // `http://http//…`.
+        (
+            vec!["--upstream", "http//127.0.0.1:9200"],
+            "did you mean `http://127.0.0.1:9200`",
+        ),
+        (
+            vec!["--upstream", "https:/search:9200"],
+            "did you mean `https://search:9200`",
         ),
         (vec!["--upstream", "ftp://search:21"], "http or https"),
         (vec!["--listen", "nonsense"], "not host:port"),

@@ -129,18 +129,22 @@ async fn edge_texts_through_the_sidecar_and_a_ten_megabyte_body() {
     let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), body).await;
     assert_eq!(status, 200, "{answer}");
     let forwarded = String::from_utf8_lossy(&first_bulk(&upstream).body).to_string();
-    let stamped_ids: Vec<String> = forwarded
-        .lines()
-        .collect::<Vec<_>>()
-        .chunks(2)
-        .filter(|pair| {
-            pair.get(1)
-                .is_some_and(|source| source.contains("\"cluster_root\""))
-        })
-        .filter_map(|pair| serde_json::from_str::<Value>(pair[0]).ok())
-        .filter_map(|action| action["index"]["_id"].as_str().map(str::to_string))
-        .collect();
-    assert_eq!(stamped_ids, ["m", "big"]);
+    let ids_whose_source_holds = |mark: &str| -> Vec<String> {
+        forwarded
+            .lines()
+            .collect::<Vec<_>>()
+            .chunks(2)
+            .filter(|pair| pair.get(1).is_some_and(|source| source.contains(mark)))
+            .filter_map(|pair| serde_json::from_str::<Value>(pair[0]).ok())
+            .filter_map(|action| action["index"]["_id"].as_str().map(str::to_string))
+            .collect()
+    };
+    // Fingerprinted: a simhash. The others: a class of their own each.
+    assert_eq!(ids_whose_source_holds("\"simhash\""), ["m", "big"]);
+    assert_eq!(
+        ids_whose_source_holds("\"cluster_root\":\"nofingerprint-"),
+        ["e", "p", "z"]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

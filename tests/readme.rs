@@ -1,7 +1,9 @@
 //! The README's cluster commands, run as written (only the sidecar's
 //! address changed) against the real server through `neardup serve`: the
 //! index mapping, the list page and the detail page must answer without an
-//! error, so the README cannot drift from `mappings/` again.
+//! error, with and without `--install-template` (a newcomer may read it as
+//! optional), and the detail page must find the story's other outlets on
+//! the demo's data, so the README cannot drift from `mappings/` again.
 
 mod support;
 
@@ -20,8 +22,17 @@ fn readme_block_after(marker: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_readme_cluster_commands_answer_without_errors() {
+    the_readme_cluster_commands_find_the_demos_stories(&["--install-template"]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readme_cluster_commands_work_without_the_template_too() {
+    the_readme_cluster_commands_find_the_demos_stories(&[]).await;
+}
+
+async fn the_readme_cluster_commands_find_the_demos_stories(sidecar_args: &[&str]) {
     let osmem = Osmem::start();
-    let sidecar = Sidecar::start(&osmem.url, &["--install-template"]);
+    let sidecar = Sidecar::start(&osmem.url, sidecar_args);
     let address = sidecar.url.trim_start_matches("http://");
     let block = readme_block_after("Then, in the cluster").replace("localhost:9201", address);
     let (create, queries) = block
@@ -56,4 +67,10 @@ async fn the_readme_cluster_commands_answer_without_errors() {
         "collapsed: {listed}"
     );
     assert!(answers[1]["aggregations"]["outlets"]["buckets"].is_array());
+    let other_outlets = answers[1]["hits"]["total"]["value"].as_u64();
+    assert!(
+        other_outlets.is_some_and(|found| found > 0),
+        "the detail page of demo-001 finds its story's other outlets: {}",
+        answers[1]
+    );
 }

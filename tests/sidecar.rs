@@ -561,7 +561,7 @@ async fn documents_without_a_fingerprinted_field_are_counted_in_the_metrics() {
     let osmem = Osmem::start();
     let sidecar = Sidecar::start(&osmem.url, &[]);
     // The body under `body` (not `content`): stamped on the headline alone;
-    // one with neither field: stored unstamped.
+    // one with neither field: stored with a class of its own, unplaced.
     let body = "{\"index\":{\"_index\":\"news-fields\",\"_id\":\"1\"}}\n{\"title\":\"Weather update\",\"body\":\"Rain in the north\"}\n\
                 {\"index\":{\"_index\":\"news-fields\",\"_id\":\"2\"}}\n{\"title\":\"Weather update\",\"body\":\"Sun in the south\"}\n\
                 {\"index\":{\"_index\":\"news-fields\",\"_id\":\"3\"}}\n{\"headline\":\"x\",\"body\":\"y\"}\n";
@@ -572,6 +572,7 @@ async fn documents_without_a_fingerprinted_field_are_counted_in_the_metrics() {
         "neardup_documents_missing_fields_total 3",
         "neardup_stamped_documents_total 2",
         "neardup_unstamped_documents_total 1",
+        "neardup_not_fingerprinted_documents_total 1",
     ] {
         assert!(metrics.contains(line), "{line}: {metrics}");
     }

@@ -254,6 +254,14 @@ async fn a_cluster_that_requires_a_client_certificate_gets_one() {
     let without = Sidecar::start(&tls.url, &["--upstream-ca", &ca]);
     let (status, answer) = post_bulk(&format!("{}/_bulk", without.url), ARTICLES).await;
     assert_eq!(status, 502, "{answer}");
+    // The CA was given: the hint is the client certificate (issue 44).
+    let (status, health) = get_json(&format!("{}/_neardup/health", without.url)).await;
+    assert_eq!(status, 503, "{health}");
+    let reason = health["reasons"][0].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("--upstream-cert") && !reason.contains("give the cluster's CA"),
+        "{health}"
+    );
 
     let with = Sidecar::start(
         &tls.url,
@@ -269,6 +277,23 @@ async fn a_cluster_that_requires_a_client_certificate_gets_one() {
     let (status, answer) = post_bulk(&format!("{}/_bulk?refresh=true", with.url), ARTICLES).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(stamps_in(&osmem.url, "news-tls").await.len(), 2);
+}
+
+/// `https://` to a cluster that speaks plain HTTP is a TLS failure that
+/// says to use `http://` (issue 44), not an unreachable cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_to_a_plain_http_cluster_suggests_http() {
+    let osmem = Osmem::start();
+    let https = osmem.url.replacen("http://", "https://", 1);
+    let sidecar = Sidecar::start(&https, &[]);
+    let (status, health) = get_json(&format!("{}/_neardup/health", sidecar.url)).await;
+    assert_eq!(status, 503, "{health}");
+    let reason = health["reasons"][0].as_str().unwrap_or_default();
+    assert!(reason.contains(&format!("use {}", osmem.url)), "{health}");
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), ARTICLES).await;
+    assert_eq!(status, 502, "{answer}");
+    let error = answer["error"]["reason"].as_str().unwrap_or_default();
+    assert!(error.contains(&format!("use {}", osmem.url)), "{answer}");
 }
 
 #[test]

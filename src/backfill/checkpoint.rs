@@ -36,11 +36,15 @@ pub struct Counts {
     pub stamped: u64,
     /// Of those, grouped in the history frame (older than the retention).
     pub stamped_history: u64,
+    /// Of those, with no text in the fingerprinted fields: stamped with a
+    /// class of their own ([`crate::bulk::stamping::class_of_its_own`]).
+    pub stamped_not_fingerprinted: u64,
     /// Documents that already carried stamps: read into the forest.
     pub already_stamped: u64,
     /// Rewritten by a client meanwhile (409 on `if_seq_no`): left as they are.
     pub skipped_conflict: u64,
-    /// No text in the fingerprinted fields: nothing to stamp.
+    /// No text in the fingerprinted fields, left unstamped (by jobs before
+    /// such documents got a class of their own; kept for their checkpoints).
     pub skipped_no_text: u64,
     /// The cluster refused the update for another reason.
     pub skipped_error: u64,
@@ -52,6 +56,7 @@ impl Counts {
         self.seen += page.seen;
         self.stamped += page.stamped;
         self.stamped_history += page.stamped_history;
+        self.stamped_not_fingerprinted += page.stamped_not_fingerprinted;
         self.already_stamped += page.already_stamped;
         self.skipped_conflict += page.skipped_conflict;
         self.skipped_no_text += page.skipped_no_text;

@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 
 use super::checkpoint;
 use super::job;
+use super::preflight;
 use super::progress::{JobState, Progress};
 use super::settings::{
     BackfillRequest, BackfillSettings, DEFAULT_PAGE_SIZE, JobConfig, LiveForest, StartError,
@@ -55,18 +56,31 @@ impl Controller {
     }
 
     /// Starts (or resumes) a job on `live`, with `headers` (the caller's
-    /// credentials for the cluster) on every request it makes.
+    /// credentials for the cluster) on every request it makes, once the
+    /// index's mapping is ready for it ([`preflight`]): the answer says
+    /// whether the job runs.
     ///
     /// # Errors
     ///
-    /// A job already running, or an invalid request.
-    pub fn start(
+    /// A job already running, an invalid request, or an index the job
+    /// cannot stamp (or the cluster unable to say).
+    pub async fn start(
         &self,
         live: Arc<dyn LiveForest>,
         request: BackfillRequest,
         headers: HeaderMap,
     ) -> Result<Progress, StartError> {
         validate(&request)?;
+        self.not_running()?;
+        preflight::check_and_map(
+            live.upstream(),
+            &headers,
+            &request.index,
+            request.time_field.as_deref(),
+            [&self.settings.root_field, &self.settings.simhash_field].map(String::as_str),
+            self.settings.option_names,
+        )
+        .await?;
         let mut running = self.running.lock();
         if let Some(job) = running.as_ref()
             && !job.handle.is_finished()
@@ -146,6 +160,18 @@ impl Controller {
         });
         *running = Some(Running { cancel, handle });
         Ok(self.progress())
+    }
+
+    /// A job already running is refused before the cluster is asked
+    /// anything.
+    fn not_running(&self) -> Result<(), StartError> {
+        let running = self.running.lock();
+        match running.as_ref() {
+            Some(job) if !job.handle.is_finished() => Err(StartError::AlreadyRunning(
+                self.progress.lock().index.clone().unwrap_or_default(),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Asks the running job to stop after its current page; `false` when

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::checkpoint::{Checkpoint, Counts};
 use super::settings::{JobConfig, LiveForest};
+use crate::bulk::stamping::{class_of_its_own, is_class_of_its_own};
 use crate::engine::{Analysis, EXPIRY_BUDGET_PER_DOCUMENT, Engine};
 use crate::fingerprint::values_at;
 use crate::forest::Placement;
@@ -32,6 +33,8 @@ pub(super) struct Entry {
     pub(super) in_history: bool,
     /// `(own fingerprint, root)` when the document already carries both.
     pub(super) stamps: Option<(Fingerprint, Fingerprint)>,
+    /// It already carries a class of its own (no text to fingerprint).
+    pub(super) alone: bool,
     /// At or before the resume point: only warms the history frame up.
     pub(super) warm: bool,
     pub(super) source: Value,
@@ -60,6 +63,9 @@ pub(super) fn read_entries(
         let source = hit.get("_source").cloned().unwrap_or(Value::Null);
         let stamps =
             stamp_of(&source, &config.simhash_field).zip(stamp_of(&source, &config.root_field));
+        let alone = values_at(&source, &config.root_field)
+            .into_iter()
+            .any(|value| value.as_str().is_some_and(is_class_of_its_own));
         let time = config
             .time_field
             .as_deref()
@@ -81,6 +87,7 @@ pub(super) fn read_entries(
                 .is_some_and(|before| time < before),
             time,
             stamps,
+            alone,
             warm,
             key,
             source,
@@ -96,6 +103,9 @@ pub(super) struct Planned {
     pub(super) root: Fingerprint,
     /// Placed in the live forest (settled from the answer), else history.
     pub(super) live: bool,
+    /// No text to fingerprint: this class of its own is stamped instead
+    /// (no `simhash`), placed nowhere.
+    pub(super) own_class: Option<String>,
 }
 
 /// What the cluster did with one stamp.
@@ -214,6 +224,10 @@ fn decide(
             continue;
         }
         counts.seen += 1;
+        if entry.alone && entry.stamps.is_none() {
+            counts.already_stamped += 1;
+            continue;
+        }
         match (entry.stamps, analysis) {
             (Some((fingerprint, root)), analysis) => {
                 counts.already_stamped += 1;
@@ -225,7 +239,13 @@ fn decide(
                     live_ops.push(LiveOp::Adopt(position, analysis, fingerprint, root));
                 }
             }
-            (None, None) => counts.skipped_no_text += 1,
+            (None, None) => planned.push(Planned {
+                entry: position,
+                fingerprint: 0,
+                root: 0,
+                live: false,
+                own_class: Some(class_of_its_own()),
+            }),
             (None, Some(analysis)) if entry.in_history => {
                 history.expire(entry.time, EXPIRY_BUDGET_PER_DOCUMENT);
                 let placed = history.place(analysis, entry.time);
@@ -234,6 +254,7 @@ fn decide(
                     fingerprint: placed.fingerprint,
                     root: placed.root,
                     live: false,
+                    own_class: None,
                 });
             }
             (None, Some(analysis)) => {
@@ -274,6 +295,7 @@ fn decide(
                         fingerprint: placed.fingerprint,
                         root: placed.root,
                         live: true,
+                        own_class: None,
                     });
                 }
             }

@@ -18,7 +18,6 @@ use super::progress::{JobState, Progress};
 use super::settings::{EngineFactory, JobConfig, LiveForest};
 use super::stamps::{PageDone, stamp_page};
 use crate::units::{Millis, now_millis};
-use crate::upstream::mapping;
 use crate::upstream::scan::{Scan, ScanOrder, ScanRequest, ScanStart, compare_keys};
 
 /// How long the cluster keeps the job's point in time or scroll between
@@ -92,17 +91,6 @@ pub async fn run(
         && let Some(count) = answer["count"].as_u64()
     {
         progress.lock().total = Some(count);
-    }
-    if let Some(field) = &config.time_field {
-        // A field no index maps, or one that holds no time, would place
-        // every document "now" or fail deep in the read: say so first.
-        // (A mapping the cluster cannot give is left to the read to report.)
-        if let Ok(types) =
-            mapping::field_types(live.upstream(), &config.headers, &config.index, field).await
-            && let Some(problem) = mapping::time_field_problem(&config.index, field, &types)
-        {
-            anyhow::bail!(problem);
-        }
     }
     let mut history = Some(history_engine().context("cannot build the history forest")?);
 

@@ -62,6 +62,9 @@
 //!   read back.
 //! - `decide.rs`: the decisions: hits read into entries, placed in the
 //!   history frame or the live forest, logged, settled.
+//! - `preflight.rs`: what is checked before a job is accepted: the time
+//!   field, and the stamp fields mapped as `keyword` (added where absent,
+//!   refused where of another type).
 //! - `checkpoint.rs`: the position, on disk.
 //! - `settings.rs`: what a job is given: the request, the process's
 //!   settings, the live forest it works on.
@@ -76,6 +79,7 @@ mod controller;
 mod decide;
 pub mod job;
 pub mod offline;
+pub mod preflight;
 pub mod progress;
 pub mod settings;
 mod stamps;
@@ -85,5 +89,5 @@ pub use controller::Controller;
 pub use progress::{JobState, Progress};
 pub use settings::{
     BackfillRequest, BackfillSettings, DEFAULT_PAGE_SIZE, EngineFactory, JobConfig, LiveForest,
-    StartError, sync_store,
+    OptionNames, StartError, sync_store,
 };

@@ -72,11 +72,12 @@ impl std::fmt::Display for OfflineSummary {
         let counts = &self.progress.counts;
         write!(
             f,
-            "{}: {} documents seen, {} stamped ({} in the history frame), {} already stamped, {} skipped ({} rewritten meanwhile, {} without text, {} refused) in {:.1}s",
+            "{}: {} documents seen, {} stamped ({} in the history frame, {} with a class of their own: no text to fingerprint), {} already stamped, {} skipped ({} rewritten meanwhile, {} without text, {} refused) in {:.1}s",
             self.progress.state.name(),
             counts.seen,
             counts.stamped,
             counts.stamped_history,
+            counts.stamped_not_fingerprinted,
             counts.already_stamped,
             counts.skipped(),
             counts.skipped_conflict,
@@ -134,6 +135,7 @@ pub fn backfill(
         state_dir,
         history_engine: Arc::new(move || history_settings.build()),
         max_docs_per_second: None,
+        option_names: super::settings::OptionNames::CommandLine,
     };
     run(
         runtime,
@@ -164,6 +166,7 @@ pub fn run(
     let progress = runtime.block_on(async {
         controller
             .start(forest.clone(), request, headers)
+            .await
             .map_err(anyhow::Error::msg)?;
         loop {
             tokio::time::sleep(Duration::from_millis(250)).await;

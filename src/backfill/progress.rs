@@ -108,6 +108,7 @@ impl Progress {
                 "seen": counts.seen,
                 "stamped": counts.stamped,
                 "stamped_history": counts.stamped_history,
+                "stamped_not_fingerprinted": counts.stamped_not_fingerprinted,
                 "already_stamped": counts.already_stamped,
                 "skipped": counts.skipped(),
                 "skipped_conflict": counts.skipped_conflict,

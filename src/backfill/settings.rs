@@ -70,6 +70,28 @@ pub enum StartError {
     AlreadyRunning(String),
     #[error("{0}")]
     Invalid(String),
+    /// The cluster could not be asked about the index, or refused (no such
+    /// index, no right to change its mapping).
+    #[error("{0}")]
+    Cluster(crate::upstream::ClusterError),
+}
+
+/// How the caller names the job's options in an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionNames {
+    /// A `POST /_neardup/backfill` body: `[time_field]`.
+    RequestBody,
+    /// `neardup backfill`'s flags: `--time-field`.
+    CommandLine,
+}
+
+impl OptionNames {
+    pub fn time_field(self) -> &'static str {
+        match self {
+            OptionNames::RequestBody => "[time_field]",
+            OptionNames::CommandLine => "--time-field",
+        }
+    }
 }
 
 /// Settings every job of this process shares.
@@ -82,6 +104,8 @@ pub struct BackfillSettings {
     pub history_engine: EngineFactory,
     /// Default throttle when a request gives none.
     pub max_docs_per_second: Option<f64>,
+    /// How errors name the request's options (body fields or flags).
+    pub option_names: OptionNames,
 }
 
 /// A job as the controller configured it.

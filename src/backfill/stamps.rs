@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::checkpoint::Counts;
 use super::decide::{Entry, Outcome, Planned, Prepared, settle, stamp_of};
 use super::settings::{JobConfig, LiveForest};
+use crate::fingerprint::values_at;
 use crate::units::Millis;
 use crate::units::format_fingerprint;
 use crate::upstream::{Payload, Upstream};
@@ -51,7 +52,9 @@ pub(super) async fn stamp_page(
         match outcome {
             Outcome::Stamped => {
                 counts.stamped += 1;
-                if !planned.live {
+                if planned.own_class.is_some() {
+                    counts.stamped_not_fingerprinted += 1;
+                } else if !planned.live {
                     counts.stamped_history += 1;
                 }
             }
@@ -87,14 +90,18 @@ async fn send_stamps(
             body.push_str(&update_action(entry).to_string());
             body.push('\n');
             let mut doc = Map::new();
-            doc.insert(
-                config.root_field.clone(),
-                Value::from(format_fingerprint(stamp.root)),
-            );
-            doc.insert(
-                config.simhash_field.clone(),
-                Value::from(format_fingerprint(stamp.fingerprint)),
-            );
+            if let Some(own_class) = &stamp.own_class {
+                doc.insert(config.root_field.clone(), Value::from(own_class.as_str()));
+            } else {
+                doc.insert(
+                    config.root_field.clone(),
+                    Value::from(format_fingerprint(stamp.root)),
+                );
+                doc.insert(
+                    config.simhash_field.clone(),
+                    Value::from(format_fingerprint(stamp.fingerprint)),
+                );
+            }
             body.push_str(&json!({ "doc": doc }).to_string());
             body.push('\n');
         }
@@ -227,9 +234,16 @@ async fn confirm_conflicts(
         let source = &document["_source"];
         let stamp = &planned[position];
         let read = &entries[stamp.entry].source;
-        let ours = stamp_of(source, &config.simhash_field) == Some(stamp.fingerprint)
-            && stamp_of(source, &config.root_field) == Some(stamp.root)
-            && without_stamps(source, config) == without_stamps(read, config);
+        let stamped_ours = match &stamp.own_class {
+            Some(own_class) => values_at(source, &config.root_field)
+                .into_iter()
+                .any(|value| value.as_str() == Some(own_class.as_str())),
+            None => {
+                stamp_of(source, &config.simhash_field) == Some(stamp.fingerprint)
+                    && stamp_of(source, &config.root_field) == Some(stamp.root)
+            }
+        };
+        let ours = stamped_ours && without_stamps(source, config) == without_stamps(read, config);
         if ours {
             outcomes[position] = Outcome::Stamped;
         }
@@ -276,6 +290,7 @@ mod tests {
             time: 0,
             in_history: false,
             stamps: None,
+            alone: false,
             warm: false,
             source: Value::Null,
         };

@@ -22,13 +22,51 @@
 //! closing brace ([`super::insert_fields`]); an update body is serialised
 //! again (its stamped object is nested).
 //!
+//! A stamped document with no text in any fingerprinted field has no
+//! fingerprint to place: the sidecar gives it a class of its own instead,
+//! [`class_of_its_own`], a root no fingerprinted document can have (roots
+//! are 16 hex digits; this one starts `nofingerprint-`), and no `simhash`.
+//! Left without a root it would share the list page's one collapse group
+//! of documents lacking the field with every unrelated document of its
+//! kind (issue 44). `neardup stamp` still passes such a document
+//! unstamped: its output is the same on every run, which a random root
+//! would break (not settled yet; see `docs/decisions.md`).
+//!
 //! Consequences: an upsert stamp counts only when the cluster says it
 //! created the document, a `doc_as_upsert` stamp when it created or
-//! replaced it ([`StampTarget::stored`]).
+//! replaced it ([`StampTarget::stored`]). A class of its own is placed in
+//! no forest: the Explorer and `/_neardup/classes` know it by its prefix.
 
 use serde_json::{Map, Value};
 
 use super::ActionKind;
+
+/// How the root of a document that could not be fingerprinted starts: not
+/// a hex digit, so no fingerprint's root can equal it; 30 characters with
+/// its number, within the template's `ignore_above` (32).
+pub const OWN_CLASS_PREFIX: &str = "nofingerprint-";
+
+/// A new root for a document that could not be fingerprinted: the prefix
+/// and 64 random bits (from the system's generator; the clock and a counter
+/// if it fails), so two such documents never share a class.
+pub fn class_of_its_own() -> String {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut bytes = [0u8; 8];
+    let number = if aws_lc_rs::rand::fill(&mut bytes).is_ok() {
+        u64::from_le_bytes(bytes)
+    } else {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos() as u64);
+        nanos ^ COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed) << 48
+    };
+    format!("{OWN_CLASS_PREFIX}{number:016x}")
+}
+
+/// Whether `root` is a class of its own ([`class_of_its_own`]).
+pub fn is_class_of_its_own(root: &str) -> bool {
+    root.starts_with(OWN_CLASS_PREFIX)
+}
 
 /// Where a stamp goes in a source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +166,17 @@ mod tests {
             Value::Object(object) => object,
             _ => Map::new(),
         }
+    }
+
+    #[test]
+    fn classes_of_their_own_differ_and_no_fingerprint_root_looks_like_one() {
+        let (one, other) = (class_of_its_own(), class_of_its_own());
+        assert_ne!(one, other);
+        assert!(is_class_of_its_own(&one) && one.len() <= 32, "{one}");
+        assert_eq!(crate::units::parse_fingerprint(&one), None);
+        assert!(!is_class_of_its_own(&crate::units::format_fingerprint(
+            u64::MAX
+        )));
     }
 
     #[test]

@@ -55,9 +55,29 @@ pub fn parse_command_line() -> Cli {
                 );
                 std::process::exit(error.exit_code());
             }
+            if let Some(file) = input_file_without_flag(&error, &args) {
+                let _ = error.print();
+                eprintln!(
+                    "note: the input file goes after --input: `neardup stamp --input {file}`"
+                );
+                std::process::exit(error.exit_code());
+            }
             error.exit()
         }
     }
+}
+
+/// The word `stamp` was given as a bare argument (`neardup stamp FILE`),
+/// which clap calls only "unexpected": the file, to name `--input`.
+fn input_file_without_flag(error: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument || !args.iter().any(|arg| arg == "stamp") {
+        return None;
+    }
+    let Some(ContextValue::String(argument)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    (!argument.starts_with('-')).then(|| argument.clone())
 }
 
 /// The environment variable a rejected value came from: the error names a

@@ -48,11 +48,13 @@ impl JobSettings {
                 HeaderValue::from_str(value).context("invalid authorization value")?,
             );
         }
+        let upstream = self
+            .upstream
+            .or_else(|| file.upstream.clone())
+            .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string());
+        super::serve::check_upstream_url(&upstream)?;
         Ok(JobOptions {
-            upstream: self
-                .upstream
-                .or_else(|| file.upstream.clone())
-                .unwrap_or_else(|| DEFAULT_UPSTREAM.to_string()),
+            upstream,
             headers,
             tls: self.tls.or(file.upstream_tls.clone()).load()?,
             state_dir: self

@@ -199,10 +199,22 @@ pub struct ServeOptions {
     pub replica: Option<ReplicaOptions>,
 }
 
-/// The cluster's URL: `http://` or `https://`, a host, no query.
-fn check_upstream_url(url: &str) -> anyhow::Result<()> {
+/// The cluster's URL: `http://` or `https://`, a host, no query. A
+/// scheme mistyped (`http//host`, `http:/host`) is suggested back whole.
+pub(crate) fn check_upstream_url(url: &str) -> anyhow::Result<()> {
     if !url.contains("://") {
-        anyhow::bail!("upstream `{url}` has no scheme: did you mean `http://{url}`?");
+        let lower = url.to_ascii_lowercase();
+        let mistyped = ["https", "http"].into_iter().find_map(|scheme| {
+            let rest = lower.strip_prefix(scheme)?;
+            let host = rest.trim_start_matches([':', '/']);
+            (host.len() < rest.len()).then_some((scheme, url.get(url.len() - host.len()..)?))
+        });
+        match mistyped {
+            Some((scheme, host)) => anyhow::bail!(
+                "upstream `{url}`: the scheme is mistyped; did you mean `{scheme}://{host}`?"
+            ),
+            None => anyhow::bail!("upstream `{url}` has no scheme: did you mean `http://{url}`?"),
+        }
     }
     let parsed = reqwest::Url::parse(url)
         .map_err(|error| anyhow::anyhow!("upstream `{url}` is not a URL: {error}"))?;

@@ -16,7 +16,7 @@ use crate::backfill::{BackfillRequest, LiveForest, StartError};
 use crate::engine::Analyzer;
 use crate::ledger::Ledger;
 use crate::units::Millis;
-use crate::upstream::Upstream;
+use crate::upstream::{ClusterError, Upstream};
 
 /// Largest request body accepted by `POST /_neardup/backfill`.
 const MAX_REQUEST_BODY: usize = 64 << 10;
@@ -89,13 +89,36 @@ pub async fn handle(sidecar: Arc<Sidecar>, request: Request) -> axum::response::
         }
     };
     let live: Arc<dyn LiveForest> = sidecar.clone();
-    match controller.start(live, parsed, credentials) {
+    match controller.start(live, parsed, credentials).await {
         Ok(progress) => json_response(StatusCode::OK, &progress.to_json()),
         Err(StartError::AlreadyRunning(index)) => SidecarError::AlreadyExists(format!(
             "a backfill of [{index}] is already running; cancel it first"
         ))
         .into_response(),
         Err(StartError::Invalid(reason)) => SidecarError::IllegalArgument(reason).into_response(),
+        Err(StartError::Cluster(error)) => cluster_refusal(&error),
+    }
+}
+
+/// A start the cluster refused or could not be asked about: its own
+/// answer and status when it gave one (no such index: 404; no right to
+/// change the mapping: 403), else 502.
+fn cluster_refusal(error: &ClusterError) -> axum::response::Response {
+    let status = crate::backfill::preflight::cluster_status(error);
+    let own_answer = match error {
+        ClusterError::Refused { answer, .. } | ClusterError::NoIndex { answer, .. } => {
+            serde_json::from_str::<serde_json::Value>(answer)
+                .ok()
+                .filter(|body| body.get("error").is_some())
+        }
+        _ => None,
+    };
+    match (own_answer, error) {
+        (Some(body), _) => json_response(status, &body),
+        (None, ClusterError::Unanswered { error, .. }) => {
+            SidecarError::Upstream(error.clone()).into_response()
+        }
+        (None, _) => SidecarError::UpstreamAnswer(error.to_string()).into_response(),
     }
 }
 

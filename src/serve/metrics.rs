@@ -31,6 +31,9 @@ pub struct Metrics {
     pub unstamped_documents: AtomicU64,
     /// Stamped sources without text in a fingerprinted field.
     pub documents_missing_fields: AtomicU64,
+    /// Stamped sources without text in any fingerprinted field, sent with
+    /// a class of their own.
+    pub not_fingerprinted_documents: AtomicU64,
     /// Stamped or keyed items whose answer never came, read back.
     pub in_doubt_documents: AtomicU64,
     /// Partial updates whose stored document was read to place the result.
@@ -120,7 +123,7 @@ impl Metrics {
     pub fn render(&self, gauges: &Gauges) -> String {
         let mut out = Exposition::with_capacity(4096);
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let counters: [(&str, &str, u64); 14] = [
+        let counters: [(&str, &str, u64); 15] = [
             (
                 "neardup_malformed_bulk_requests_total",
                 "bulk bodies the sidecar could not read, forwarded unstamped for the cluster to reject",
@@ -163,13 +166,18 @@ impl Metrics {
             ),
             (
                 "neardup_unstamped_documents_total",
-                "documents the cluster stored without a stamp (no text to fingerprint)",
+                "documents the cluster stored without a fingerprint stamp (partial updates, no text to fingerprint)",
                 load(&self.unstamped_documents),
             ),
             (
                 "neardup_documents_missing_fields_total",
-                "stamped sources without text in a fingerprinted field (they group on the others alone)",
+                "stamped sources without text in a fingerprinted field",
                 load(&self.documents_missing_fields),
+            ),
+            (
+                "neardup_not_fingerprinted_documents_total",
+                "stamped sources without text in any fingerprinted field, sent with a class of their own",
+                load(&self.not_fingerprinted_documents),
             ),
             (
                 "neardup_in_doubt_documents_total",

@@ -120,7 +120,7 @@ pub async fn health(sidecar: &Sidecar) -> Response {
     let mut reasons = Vec::new();
     match &tls_failure {
         Some(detail) => reasons.push(format!(
-            "TLS with upstream {} failed: {detail} (give the cluster's CA with --upstream-ca)",
+            "TLS with upstream {} failed: {detail}",
             sidecar.upstream.base()
         )),
         None if !reachable => {
@@ -234,6 +234,8 @@ pub fn stats(sidecar: &Sidecar) -> Response {
         },
         "backfill": sidecar.backfill.get().map(|backfill| backfill.progress().to_json()),
         "unstamped_forwarded": sidecar.metrics.unstamped_forwarded.load(std::sync::atomic::Ordering::Relaxed),
+        // Sent with a class of their own: no text in any fingerprinted field.
+        "not_fingerprinted": sidecar.metrics.not_fingerprinted_documents.load(std::sync::atomic::Ordering::Relaxed),
         "stamp_mapping": {
             "not_keyword": sidecar.stamp_mapping.not_keyword(),
             "patterns_not_covered": sidecar.stamp_mapping.patterns_not_covered(),
@@ -459,8 +461,18 @@ fn describe_all(
         .collect()
 }
 
+/// What `/_neardup/classes` and the Explorer say of a class of its own.
+pub fn not_fingerprinted_class(root: &str) -> String {
+    format!(
+        "[{root}] is the class of one document that had no text in the fingerprinted fields: it was not fingerprinted, is grouped with no other document, and no forest holds it"
+    )
+}
+
 /// `GET /_neardup/classes/{root}?size=N`.
 pub fn class(sidecar: &Sidecar, root: &str, query: Option<&str>) -> Response {
+    if crate::bulk::stamping::is_class_of_its_own(root) {
+        return SidecarError::NotFound(not_fingerprinted_class(root)).into_response();
+    }
     let Some(root) = parse_fingerprint(root) else {
         return bad_request("a class id is 16 hexadecimal digits");
     };

@@ -143,6 +143,7 @@ pub fn start(
         state_dir: options.state.as_ref().map(|store| store.dir.clone()),
         history_engine: Arc::new(move || engine.build()),
         max_docs_per_second: options.backfill_max_docs_per_second,
+        option_names: crate::backfill::OptionNames::RequestBody,
     });
     let rejoining = replica.clone();
     runtime.block_on(async {

@@ -30,8 +30,9 @@ pub enum UpstreamError {
     Unreachable { url: String, detail: String },
     #[error("the cluster at {url} did not answer within {timeout:?}")]
     Timeout { url: String, timeout: Duration },
-    /// The TLS handshake failed: the cluster's certificate is not trusted
-    /// (give its CA with `--upstream-ca`), or it refused ours.
+    /// The TLS handshake failed: the cluster's certificate is not trusted,
+    /// it refused ours, or it does not speak TLS; the detail ends with
+    /// what to do ([`super::tls_hint`]).
     #[error("TLS with the cluster at {url} failed: {detail}")]
     Certificate { url: String, detail: String },
     /// The connection broke after the request may have been sent.
@@ -156,6 +157,8 @@ pub struct Upstream {
     base: String,
     timeout: Duration,
     signer: Option<std::sync::Arc<Signer>>,
+    /// What TLS was given, for the hint of a failed handshake.
+    tls_given: super::tls_hint::TlsGiven,
 }
 
 impl Upstream {
@@ -206,6 +209,10 @@ impl Upstream {
             base,
             timeout,
             signer,
+            tls_given: super::tls_hint::TlsGiven {
+                ca: tls.ca_pem.is_some(),
+                client_certificate: tls.identity_pem.is_some(),
+            },
         })
     }
 
@@ -411,9 +418,12 @@ impl Upstream {
                 timeout: self.timeout,
             }
         } else if is_tls_failure(error) {
+            let chain = error_chain(error);
+            let hint =
+                super::tls_hint::hint(&chain.to_ascii_lowercase(), &self.base, self.tls_given);
             UpstreamError::Certificate {
                 url: url.to_string(),
-                detail: error_chain(error),
+                detail: format!("{chain} ({hint})"),
             }
         } else if error.is_connect() {
             UpstreamError::Unreachable {
@@ -442,6 +452,7 @@ fn is_tls_failure(error: &reqwest::Error) -> bool {
     ]
     .iter()
     .any(|mark| chain.contains(mark))
+        || super::tls_hint::is_plain_http_answer(&chain)
 }
 
 /// Percent-encodes a path segment or a query-string value: every byte but

@@ -81,8 +81,11 @@ pub fn is_time_type(kind: &str) -> bool {
 }
 
 /// Why `field` cannot order `index` by time, if it cannot: missing in
-/// some index, or of a type that holds no time.
+/// some index, or of a type that holds no time. `option` is how the caller
+/// named the field (`[time_field]` in a request body, `--time-field` on the
+/// command line); each index is named once.
 pub fn time_field_problem(
+    option: &str,
     index: &str,
     field: &str,
     types: &[(String, Option<String>)],
@@ -96,21 +99,32 @@ pub fn time_field_problem(
         .map(|(name, _)| name.as_str())
         .collect();
     if !missing.is_empty() {
+        let whole = missing.len() == types.len();
+        let which = if whole && missing == [index] {
+            format!("index [{index}] has no such field")
+        } else if whole {
+            format!(
+                "no index of [{index}] has such a field ({})",
+                missing.join(", ")
+            )
+        } else {
+            let verb = if missing.len() == 1 { "has" } else { "have" };
+            format!("[{}] of [{index}] {verb} no such field", missing.join(", "))
+        };
         return Some(format!(
-            "--time-field `{field}`: {} of `{index}` has no such field (check its name in the index mapping)",
-            missing.join(", ")
+            "{option} [{field}]: {which} (check its name in the index mapping)"
         ));
     }
     let wrong: Vec<String> = types
         .iter()
         .filter_map(|(name, kind)| {
             let kind = kind.as_deref()?;
-            (!is_time_type(kind)).then(|| format!("{kind} in {name}"))
+            (!is_time_type(kind)).then(|| format!("{kind} in [{name}]"))
         })
         .collect();
     (!wrong.is_empty()).then(|| {
         format!(
-            "--time-field `{field}` is {}: a document's time must be a date or an epoch number",
+            "{option} [{field}] is {}: a document's time must be a date or an epoch number",
             wrong.join(", ")
         )
     })
@@ -135,13 +149,26 @@ mod tests {
                 ("news-2".to_string(), None)
             ]
         );
-        let problem = time_field_problem("news-*", "published_at", &types).expect("missing");
-        assert!(problem.contains("news-2"), "{problem}");
+        let problem =
+            time_field_problem("[time_field]", "news-*", "published_at", &types).expect("missing");
+        assert_eq!(
+            problem,
+            "[time_field] [published_at]: [news-2] of [news-*] has no such field (check its name in the index mapping)"
+        );
+        let alone = vec![("news".to_string(), None)];
+        let problem = time_field_problem("--time-field", "news", "pubdate", &alone).expect("one");
+        assert_eq!(
+            problem,
+            "--time-field [pubdate]: index [news] has no such field (check its name in the index mapping)"
+        );
         let text = vec![("news".to_string(), Some("text".to_string()))];
-        let problem = time_field_problem("news", "title", &text).expect("text");
-        assert!(problem.contains("text in news"), "{problem}");
+        let problem = time_field_problem("[time_field]", "news", "title", &text).expect("text");
+        assert!(problem.contains("text in [news]"), "{problem}");
         let date = vec![("news".to_string(), Some("date".to_string()))];
-        assert_eq!(time_field_problem("news", "published_at", &date), None);
+        assert_eq!(
+            time_field_problem("[time_field]", "news", "published_at", &date),
+            None
+        );
         let whole = json!({"news": {"mappings": {"properties": {"meta": {"properties": {"at": {"type": "date"}}}}}}});
         assert_eq!(
             types_in(&whole, "meta.at"),
@@ -149,7 +176,12 @@ mod tests {
         );
         let nested = json!({"blog": {"mappings": {"meta.at": {"full_name": "meta.at", "mapping": {"at": {"type": "long"}}}}}});
         assert_eq!(
-            time_field_problem("blog", "meta.at", &types_in(&nested, "meta.at")),
+            time_field_problem(
+                "[time_field]",
+                "blog",
+                "meta.at",
+                &types_in(&nested, "meta.at")
+            ),
             None
         );
     }

@@ -356,6 +356,10 @@ async fn class_page(sidecar: Arc<Sidecar>, request: Request, root_text: &str) ->
         Ok(params) => params,
         Err(reason) => return bad_request(&reason),
     };
+    if crate::bulk::stamping::is_class_of_its_own(root_text) {
+        return SidecarError::NotFound(super::own::not_fingerprinted_class(root_text))
+            .into_response();
+    }
     let Some(root) = parse_fingerprint(root_text) else {
         return bad_request("a class id is 16 hexadecimal digits");
     };

@@ -289,8 +289,8 @@ mod tests {
         let stamped = vec![
             Some(Stamped {
                 target: StampTarget::Source,
-                fingerprint: 1,
-                root: 1,
+                fingerprint: Some(1),
+                root: "0000000000000001".into(),
                 bytes: b"{\"a\":1,\"r\":\"x\"}".to_vec(),
             }),
             None,

@@ -84,7 +84,7 @@ impl Doubt {
             .iter()
             .zip(stamped)
             .filter_map(|(item, stamp)| {
-                let stamp = stamp.as_ref().map(|stamp| stamp.fingerprint);
+                let stamp = stamp.as_ref().and_then(|stamp| stamp.fingerprint);
                 let index = item.index.as_deref().or(path_index).map(str::to_string);
                 (stamp.is_some() || item.id.is_some()).then(|| Doubt {
                     kind: item.kind,

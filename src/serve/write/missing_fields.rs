@@ -9,7 +9,10 @@
 //! field ([`crate::fingerprint::Fingerprinter::fields_without_text`]); such
 //! documents count in `neardup_documents_missing_fields_total`, and the
 //! first one of each index and field logs a warning naming the fields the
-//! document does have. The set of warned pairs is bounded.
+//! document does have. A document with no text in any fingerprinted field
+//! is warned about once per index, as what happens to it: a class of its
+//! own, grouped with nothing ([`crate::bulk::stamping::class_of_its_own`]).
+//! The set of warned pairs is bounded.
 
 use std::collections::HashSet;
 
@@ -28,12 +31,14 @@ pub(super) struct MissingFields {
     /// Its top-level fields (at most 12), so the operator sees the name
     /// the text is under.
     pub present: Vec<String>,
+    /// No fingerprinted field had text: nothing was fingerprinted.
+    pub all: bool,
 }
 
 impl MissingFields {
     /// `None` when `document` has text in every configured field (`missing`
     /// lists those it has none in, from its analysis).
-    pub fn of(missing: Vec<&str>, document: &Value) -> Option<MissingFields> {
+    pub fn of(missing: Vec<&str>, document: &Value, all: bool) -> Option<MissingFields> {
         if missing.is_empty() {
             return None;
         }
@@ -43,6 +48,7 @@ impl MissingFields {
                 .as_object()
                 .map(|object| object.keys().take(12).cloned().collect())
                 .unwrap_or_default(),
+            all,
         })
     }
 }
@@ -60,6 +66,20 @@ impl MissingFieldWarnings {
         Metrics::add(&metrics.documents_missing_fields, 1);
         let index = index.unwrap_or("(no index)");
         let mut warned = self.warned.lock();
+        if fields.all {
+            // Keyed apart from the fields: one warning per index.
+            let key = (index.to_string(), String::new());
+            if warned.len() < MAX_WARNED && !warned.contains(&key) {
+                warned.insert(key);
+                tracing::warn!(
+                    index,
+                    fields = fields.missing.join(", "),
+                    document_fields = fields.present.join(", "),
+                    "documents have no text in any fingerprinted field: each is stamped with a class of its own (a cluster_root starting nofingerprint-, no simhash) and grouped with no other document; set the fields with --fields, or per index with [[serve.index]]"
+                );
+            }
+            return;
+        }
         for field in &fields.missing {
             if warned.len() >= MAX_WARNED || warned.contains(&(index.to_string(), field.clone())) {
                 continue;
@@ -69,7 +89,7 @@ impl MissingFieldWarnings {
                 index,
                 field = field.as_str(),
                 document_fields = fields.present.join(", "),
-                "documents have no text in a fingerprinted field: they group on the other fields alone (set them with --fields, or per index with [[serve.index]])"
+                "documents have no text in a fingerprinted field: they are grouped on the other fingerprinted fields alone (set them with --fields, or per index with [[serve.index]])"
             );
         }
     }
@@ -89,8 +109,12 @@ mod tests {
     fn each_index_and_field_is_warned_once_and_every_document_counted() {
         let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
         let document = serde_json::json!({"title": "Weather update", "body": "Rain"});
-        let missing = MissingFields::of(fingerprinter.fields_without_text(&document), &document)
-            .expect("content missing");
+        let missing = MissingFields::of(
+            fingerprinter.fields_without_text(&document),
+            &document,
+            false,
+        )
+        .expect("content missing");
         assert_eq!(missing.missing, vec!["content".to_string()]);
         assert_eq!(
             missing.present,
@@ -98,7 +122,11 @@ mod tests {
         );
         let complete = serde_json::json!({"title": "Weather update", "content": "Rain"});
         assert_eq!(
-            MissingFields::of(fingerprinter.fields_without_text(&complete), &complete),
+            MissingFields::of(
+                fingerprinter.fields_without_text(&complete),
+                &complete,
+                false
+            ),
             None
         );
         let metrics = Metrics::default();
@@ -108,11 +136,21 @@ mod tests {
         }
         warnings.note(&metrics, Some("blog"), &missing);
         assert_eq!(warnings.warned(), 2);
+        let nothing = serde_json::json!({"headline": "Weather update", "body": "Rain"});
+        let all = MissingFields::of(fingerprinter.fields_without_text(&nothing), &nothing, true)
+            .expect("all missing");
+        warnings.note(&metrics, Some("news"), &all);
+        warnings.note(&metrics, Some("news"), &all);
+        assert_eq!(
+            warnings.warned(),
+            3,
+            "one warning per index when nothing is fingerprinted"
+        );
         assert_eq!(
             metrics
                 .documents_missing_fields
                 .load(std::sync::atomic::Ordering::Relaxed),
-            4
+            6
         );
     }
 }

@@ -321,7 +321,7 @@ pub async fn document(
     } else {
         let settlement = Settlement {
             kind,
-            stamp: stamp.map(Stamped::placed),
+            stamp: stamp.and_then(Stamped::placed),
             outcome,
             index: Some(&index),
             id: id.as_deref(),
@@ -331,16 +331,23 @@ pub async fn document(
         edits::restamp_document_after(&write, plan, settlement.outcome.as_ref()).await;
     }
     sidecar.metrics.observe_write(started.elapsed());
-    let stamped_root = stamp
+    let stamped = stamp
         .filter(|_| answer.status.is_success())
-        .map(|stamp| crate::units::format_fingerprint(stamp.root));
+        .map(|stamp| (stamp.root.clone(), stamp.fingerprint.is_none()));
     let mut response = forward::finish(&write, answer, parsed);
     // The class the document was stamped with, for clients that want it
-    // without reading the document back.
-    if let Some(root) = stamped_root
+    // without reading the document back; and whether it was a class of its
+    // own because there was no text to fingerprint.
+    if let Some((root, not_fingerprinted)) = stamped
         && let Ok(value) = axum::http::HeaderValue::from_str(&root)
     {
         response.headers_mut().insert(CLUSTER_ROOT_HEADER, value);
+        if not_fingerprinted {
+            response.headers_mut().insert(
+                NOT_FINGERPRINTED_HEADER,
+                axum::http::HeaderValue::from_static(NOT_FINGERPRINTED_REASON),
+            );
+        }
     }
     response
 }
@@ -348,3 +355,12 @@ pub async fn document(
 /// The header of a single-document write's answer that carries the
 /// `cluster_root` the document was stamped with.
 pub const CLUSTER_ROOT_HEADER: &str = "x-neardup-cluster-root";
+
+/// Present on a single-document write's answer when the document had no
+/// text in any fingerprinted field: its `cluster_root` is a class of its
+/// own ([`crate::bulk::stamping::class_of_its_own`]), no `simhash`.
+pub const NOT_FINGERPRINTED_HEADER: &str = "x-neardup-not-fingerprinted";
+
+/// The value of [`NOT_FINGERPRINTED_HEADER`].
+const NOT_FINGERPRINTED_REASON: &str =
+    "no text in the fingerprinted fields: a class of its own, grouped with no other document";

@@ -10,7 +10,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use super::missing_fields::MissingFields;
-use crate::bulk::stamping::StampTarget;
+use crate::bulk::stamping::{StampTarget, class_of_its_own};
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
 use crate::ledger::Ledger;
@@ -25,15 +25,19 @@ const MIN_SOURCES_PER_SLICE: usize = 16;
 /// One source stamped: its new bytes and where it was placed.
 pub(super) struct Stamped {
     pub target: StampTarget,
-    pub fingerprint: Fingerprint,
+    /// Its own fingerprint, placed in the forest; `None`: it had no text to
+    /// fingerprint and got a class of its own, placed nowhere
+    /// ([`crate::bulk::stamping::class_of_its_own`]).
+    pub fingerprint: Option<Fingerprint>,
     /// The class stamped (`cluster_root`).
-    pub root: Fingerprint,
+    pub root: String,
     pub bytes: Vec<u8>,
 }
 
 impl Stamped {
-    pub fn placed(&self) -> (StampTarget, Fingerprint) {
-        (self.target, self.fingerprint)
+    /// Where it was placed, if it was (a class of its own is not).
+    pub fn placed(&self) -> Option<(StampTarget, Fingerprint)> {
+        Some((self.target, self.fingerprint?))
     }
 }
 
@@ -44,7 +48,8 @@ pub(super) struct Analysed {
     source: Map<String, Value>,
     /// The source line as sent.
     original: Bytes,
-    analysis: Analysis,
+    /// `None`: no text in any fingerprinted field (a class of its own).
+    analysis: Option<Analysis>,
 }
 
 /// Analyses every stampable source of a bulk body, in parallel slices on
@@ -139,8 +144,9 @@ fn analysis_failed(error: tokio::task::JoinError) -> SidecarError {
 }
 
 /// The analysis of a source that gets stamped ([`StampTarget::of`]);
-/// `None` for sources that are not stamped or hold no text. Beside it, the
-/// fingerprinted fields a stamped document lacks.
+/// `None` for sources that are not stamped. One with no text in any
+/// fingerprinted field has no analysis (it gets a class of its own).
+/// Beside it, the fingerprinted fields a stamped document lacks.
 fn analyse(
     analyzer: &Analyzer,
     kind: ActionKind,
@@ -157,10 +163,10 @@ fn analyse(
         return (None, None);
     };
     let (analysis, gaps) = analyzer.analyze_document_noting_gaps(document);
-    let missing = MissingFields::of(gaps, document);
-    let Some(analysis) = analysis else {
+    let missing = MissingFields::of(gaps, document, analysis.is_none());
+    if analysis.is_none() && !document.is_object() {
         return (None, missing);
-    };
+    }
     let Value::Object(source) = source else {
         return (None, missing);
     };
@@ -182,7 +188,7 @@ pub(super) fn analyse_merged(
     document: &Value,
 ) -> Option<Analysed> {
     let source = bulk::parse_source(&original)?;
-    let analysis = analyzer.analyze_document(document)?;
+    let analysis = Some(analyzer.analyze_document(document)?);
     Some(Analysed {
         target: StampTarget::MergedDoc,
         source,
@@ -218,13 +224,17 @@ fn place_and_stamp_now(
     analysed: Vec<Option<Analysed>>,
 ) -> (Vec<Option<Stamped>>, u64) {
     let now = now_millis();
-    let count = analysed.iter().flatten().count();
+    let count = analysed
+        .iter()
+        .flatten()
+        .filter(|analysed| analysed.analysis.is_some())
+        .count();
     let (sources, analyses): (Vec<_>, Vec<_>) = analysed
         .into_iter()
         .map(|entry| match entry {
             Some(analysed) => (
                 Some((analysed.target, analysed.source, analysed.original)),
-                Some(analysed.analysis),
+                analysed.analysis,
             ),
             None => (None, None),
         })
@@ -243,7 +253,7 @@ fn place_and_stamp_now(
             .map(|source| {
                 let placement = ledger.place_next(&mut batch, now);
                 let (target, source, original) = source?;
-                Some((target, source, original, placement?))
+                Some((target, source, original, placement))
             })
             .collect::<Vec<_>>()
     });
@@ -251,6 +261,18 @@ fn place_and_stamp_now(
         .into_iter()
         .map(|entry| {
             let (target, source, original, placement) = entry?;
+            let Some(placement) = placement else {
+                // No text to fingerprint: a class of its own, no simhash.
+                let root = class_of_its_own();
+                let stamps = [(sidecar.root_field.as_str(), root.as_str())];
+                Metrics::add(&sidecar.metrics.not_fingerprinted_documents, 1);
+                return Some(Stamped {
+                    target,
+                    fingerprint: None,
+                    bytes: target.stamp(source, &original, &stamps),
+                    root,
+                });
+            };
             let root = format_fingerprint(placement.root);
             let own = format_fingerprint(placement.fingerprint);
             let stamps = [
@@ -259,9 +281,9 @@ fn place_and_stamp_now(
             ];
             Some(Stamped {
                 target,
-                fingerprint: placement.fingerprint,
-                root: placement.root,
+                fingerprint: Some(placement.fingerprint),
                 bytes: target.stamp(source, &original, &stamps),
+                root,
             })
         })
         .collect();
@@ -275,7 +297,11 @@ fn placement_threads() -> usize {
 
 /// Takes back every stamped document: none of them reached the cluster.
 pub(super) fn take_back(ledger: &mut Ledger, stamped: &[Option<Stamped>]) {
-    for stamp in stamped.iter().flatten() {
-        ledger.not_stored(stamp.fingerprint);
+    for fingerprint in stamped
+        .iter()
+        .flatten()
+        .filter_map(|stamp| stamp.fingerprint)
+    {
+        ledger.not_stored(fingerprint);
     }
 }

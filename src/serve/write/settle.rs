@@ -127,7 +127,7 @@ fn answered_items(
             ledger,
             &Settlement {
                 kind: item.kind,
-                stamp: stamp.as_ref().map(Stamped::placed),
+                stamp: stamp.as_ref().and_then(Stamped::placed),
                 outcome: Outcome::of_item(answer),
                 index: item.index.as_deref().or(path_index),
                 id: item.id.as_deref(),
