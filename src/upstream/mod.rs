@@ -43,6 +43,7 @@ pub mod headers;
 pub mod mapping;
 pub mod scan;
 pub mod sigv4;
+pub mod userinfo;
 
 pub use client::{
     Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, UpstreamTls,
