@@ -619,19 +619,30 @@ async fn a_thousand_idle_tls_connections_do_not_stop_others() {
         Some("ulimit -n 512"),
     );
     let address = sidecar.url.trim_start_matches("https://").to_string();
+    // All at once: they hold the sidecar's handshakes (10 s each) while
+    // the client below asks.
+    let connecting: Vec<_> = (0..1000)
+        .map(|_| {
+            let address = address.clone();
+            tokio::spawn(async move {
+                tokio::time::timeout(
+                    Duration::from_secs(2),
+                    tokio::net::TcpStream::connect(address),
+                )
+                .await
+                .ok()
+                .and_then(Result::ok)
+            })
+        })
+        .collect();
     let mut idle = Vec::new();
-    for _ in 0..1000 {
-        if let Ok(Ok(stream)) = tokio::time::timeout(
-            Duration::from_secs(1),
-            tokio::net::TcpStream::connect(&address),
-        )
-        .await
-        {
+    for connection in connecting {
+        if let Ok(Some(stream)) = connection.await {
             idle.push(stream);
         }
     }
     assert!(
-        idle.len() > 600,
+        idle.len() >= 500,
         "only {} idle connections opened",
         idle.len()
     );
