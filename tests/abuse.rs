@@ -159,8 +159,11 @@ impl Drop for Watched {
     }
 }
 
+/// A body and its content type.
+type Body<'a> = Option<(&'a str, String)>;
+
 /// Status and JSON (or text) body of one request.
-async fn send(method: Method, url: &str, body: Option<(&str, String)>) -> (u16, Value) {
+async fn send(method: Method, url: &str, body: Body<'_>) -> (u16, Value) {
     let mut request = client().request(method, url);
     if let Some((content_type, body)) = body {
         request = request.header("content-type", content_type).body(body);
@@ -213,7 +216,7 @@ async fn a_client_cannot_reach_the_groups_indices_through_a_member() {
     let log_before = documents(&osmem.url, log).await;
     let ndjson = "application/x-ndjson";
     let json_type = "application/json";
-    let attacks: Vec<(Method, String, Option<(&str, String)>)> = vec![
+    let attacks: Vec<(Method, String, Body)> = vec![
         (Method::DELETE, format!("/{control}"), None),
         (Method::DELETE, format!("/{control}/_doc/control"), None),
         (Method::DELETE, "/neardup-*".into(), None),
@@ -295,6 +298,11 @@ async fn a_client_cannot_reach_the_groups_indices_through_a_member() {
             format!("/news/_alias/{control}-write"),
             None,
         ),
+        (
+            Method::POST,
+            "/_neardup/backfill".into(),
+            Some((json_type, json!({"index": log}).to_string())),
+        ),
     ];
     for (method, path, body) in attacks {
         let answer = send(method.clone(), &format!("{url}{path}"), body).await;
@@ -304,7 +312,7 @@ async fn a_client_cannot_reach_the_groups_indices_through_a_member() {
         );
     }
     // Ordinary requests go on, hidden indices left out as the cluster does.
-    let ordinary: Vec<(Method, &str, Option<(&str, String)>)> = vec![
+    let ordinary: Vec<(Method, &str, Body)> = vec![
         (
             Method::PUT,
             "/news/_doc/1?refresh=true",

@@ -19,8 +19,9 @@
 //! path that starts with `_`), alias names after `_alias`/`_aliases`, the
 //! `_index` of `_bulk` items ([`refuse_bulk_items`]), `_mget` and
 //! `_mtermvectors` docs, `_msearch` headers, `_reindex` source and dest,
-//! `_aliases` actions; and any mention of the names in the strings of
-//! `_sql`/`_ppl` queries, ingest pipelines and stored scripts. An item
+//! `_aliases` actions, a backfill's index ([`refuse_index_expression`]);
+//! and any mention of the names in the strings of `_sql`/`_ppl` queries,
+//! ingest pipelines and stored scripts. An item
 //! reaches the group when
 //!
 //! - it is a name starting with `neardup-replica-` (an index or an alias;
@@ -126,10 +127,7 @@ pub(super) async fn screen(sidecar: &Sidecar, request: Request) -> Result<Reques
 /// by one scan for the name and for a `\u00XX` escape of an ASCII
 /// character, which is how JSON could spell the name otherwise.
 pub(super) fn refuse_bulk_items(body: &[u8]) -> Option<Response> {
-    let named = body
-        .windows(GROUP_PREFIX.len())
-        .any(|window| window == GROUP_PREFIX.as_bytes());
-    if !named && !has_ascii_escape(body) {
+    if !may_name_the_group(body) {
         return None;
     }
     let reaching = match crate::bulk::parse_bulk(body) {
@@ -151,16 +149,27 @@ pub(super) fn refuse_bulk_items(body: &[u8]) -> Option<Response> {
     reaching.map(|name| refusal(&name))
 }
 
-/// `\u00` followed by a hex digit from 2 to 7: a printable ASCII character
-/// written as an escape.
-fn has_ascii_escape(body: &[u8]) -> bool {
-    body.windows(6).any(|window| {
-        window[0] == b'\\'
-            && window[1] == b'u'
-            && window[2] == b'0'
-            && window[3] == b'0'
-            && (b'2'..=b'7').contains(&window[4])
-    })
+/// Whether `body` holds the group's prefix, or `\u00` followed by a digit
+/// from 2 to 7 (a printable ASCII character written as an escape, the
+/// other way JSON could spell the prefix): one pass.
+fn may_name_the_group(body: &[u8]) -> bool {
+    static FINDER: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    let finder = FINDER.get_or_init(|| {
+        let escapes = (b'2'..=b'7').map(|digit| format!("\\u00{}", char::from(digit)));
+        aho_corasick::AhoCorasick::new(std::iter::once(GROUP_PREFIX.to_string()).chain(escapes))
+            .ok()
+    });
+    finder.as_ref().is_none_or(|finder| finder.is_match(body))
+}
+
+/// An index expression (a backfill's) that reaches the group: the
+/// refusal, else `None`.
+pub(super) fn refuse_index_expression(expression: &str) -> Option<Response> {
+    expression
+        .split(',')
+        .find(|item| item_reaches_group(item, false))
+        .map(refusal)
 }
 
 /// Whether `expand_wildcards` in the query asks for hidden indices.
@@ -179,9 +188,7 @@ fn hidden_in(value: &str) -> bool {
 
 /// The first index expression of the path that reaches the group.
 fn path_reaches_group(segments: &[&str], hidden: bool) -> Option<String> {
-    let Some(first) = segments.first() else {
-        return None;
-    };
+    let first = segments.first()?;
     let mut expressions: Vec<&str> = Vec::new();
     if first.starts_with('_') {
         if *first == "_neardup" {
@@ -300,12 +307,10 @@ fn pattern_meets_group(pattern: &str, suffix: &str) -> bool {
                     stack.push((g + 1, s + 1));
                 }
             }
-            Some(Shape::Char(expected)) => {
-                if glob.get(g) == Some(expected) {
-                    stack.push((g + 1, s + 1));
-                }
+            Some(Shape::Char(expected)) if glob.get(g) == Some(expected) => {
+                stack.push((g + 1, s + 1));
             }
-            None => {}
+            Some(Shape::Char(_)) | None => {}
         }
     }
     false
