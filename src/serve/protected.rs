@@ -655,6 +655,9 @@ mod tests {
             upstream,
             "news",
             std::time::Duration::from_secs(5),
+            crate::replica::auth::GroupKey::new(&crate::config::GroupSecret::new(
+                b"a secret of sixteen bytes or more".to_vec(),
+            )),
         );
         for index in [
             group.control_index(),
