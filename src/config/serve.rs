@@ -30,7 +30,7 @@ use crate::upstream::UpstreamTls;
 #[serde(deny_unknown_fields)]
 pub struct ServeSettings {
     /// URL of the cluster [default: http://127.0.0.1:9200]
-    #[arg(long, env = "NEARDUP_UPSTREAM")]
+    #[arg(long, env = "NEARDUP_UPSTREAM", hide_env_values = true)]
     pub upstream: Option<String>,
 
     /// Address to listen on; port 0 picks a free port [default: 127.0.0.1:9201]
@@ -72,6 +72,14 @@ pub struct ServeSettings {
     /// Token that lets non-loopback peers call the state-changing endpoints (backfill), sent in the X-Neardup-Admin-Token header; loopback peers need none [default: none]
     #[arg(long, env = "NEARDUP_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+
+    /// Host names (as clients write them in the Host header, with or without the port) by which the sidecar may be called besides loopback names and IP addresses: admin endpoints trust loopback peers only with such a Host, and while the sidecar signs requests (SigV4, client certificate, credentials in --upstream) other requests with another Host are refused, which stops DNS rebinding [default: none]
+    #[arg(
+        long = "allowed-host",
+        env = "NEARDUP_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    pub allowed_hosts: Option<Vec<String>>,
 
     /// Default throttle of a backfill job, in documents per second [default: unlimited]
     #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
@@ -150,6 +158,7 @@ impl ServeSettings {
             snapshot_after: self.snapshot_after.or(fallback.snapshot_after),
             on_state_failure: self.on_state_failure.or(fallback.on_state_failure),
             admin_token: self.admin_token.or(fallback.admin_token),
+            allowed_hosts: self.allowed_hosts.or(fallback.allowed_hosts),
             backfill_max_docs_per_second: self
                 .backfill_max_docs_per_second
                 .or(fallback.backfill_max_docs_per_second),
@@ -194,6 +203,9 @@ pub struct ServeOptions {
     pub state: Option<StoreOptions>,
     pub on_state_failure: OnStateFailure,
     pub admin_token: Option<String>,
+    /// Host names besides loopback ones and IP addresses by which the
+    /// sidecar may be called (`--allowed-host`), lowercase.
+    pub allowed_hosts: Vec<String>,
     pub backfill_max_docs_per_second: Option<f64>,
     /// The replica group this sidecar is a member of, if any.
     pub replica: Option<ReplicaOptions>,
@@ -202,6 +214,8 @@ pub struct ServeOptions {
 /// The cluster's URL: `http://` or `https://`, a host, no query. A
 /// scheme mistyped (`http//host`, `http:/host`) is suggested back whole.
 pub(crate) fn check_upstream_url(url: &str) -> anyhow::Result<()> {
+    // Errors show the URL without credentials written in it.
+    let url = &crate::upstream::userinfo::redact(url);
     if !url.contains("://") {
         let lower = url.to_ascii_lowercase();
         let mistyped = ["https", "http"].into_iter().find_map(|scheme| {
@@ -358,6 +372,13 @@ impl ServeOptions {
             state,
             on_state_failure,
             admin_token: settings.admin_token.clone(),
+            allowed_hosts: settings
+                .allowed_hosts
+                .iter()
+                .flatten()
+                .map(|host| host.trim().to_ascii_lowercase())
+                .filter(|host| !host.is_empty())
+                .collect(),
             backfill_max_docs_per_second,
             replica,
         })

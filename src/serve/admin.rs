@@ -7,7 +7,9 @@
 //! to whoever can reach the port.
 //!
 //! Design: a request passes when it comes from a loopback address (an
-//! operator on the machine, a sidecar container's own probe) or carries the
+//! operator on the machine, a sidecar container's own probe) with a `Host`
+//! that a DNS-rebinding page cannot send ([`super::hosts`]: an address,
+//! `localhost` or a name of `--allowed-host`), or carries the
 //! configured token (`--admin-token`, `NEARDUP_ADMIN_TOKEN`) in
 //! `X-Neardup-Admin-Token`. Not `Authorization`: that header holds the
 //! cluster's credentials, which the sidecar passes through and must not
@@ -34,6 +36,7 @@ use axum::extract::{ConnectInfo, Request};
 use axum::response::Response;
 
 use super::errors::SidecarError;
+use super::hosts::AllowedHosts;
 
 /// Header carrying the admin token.
 pub const ADMIN_TOKEN_HEADER: &str = "x-neardup-admin-token";
@@ -42,22 +45,31 @@ pub const ADMIN_TOKEN_HEADER: &str = "x-neardup-admin-token";
 #[derive(Clone, Default)]
 pub struct AdminGuard {
     token: Option<String>,
+    hosts: AllowedHosts,
 }
 
 impl std::fmt::Debug for AdminGuard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AdminGuard")
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("hosts", &self.hosts)
             .finish()
     }
 }
 
 impl AdminGuard {
-    /// An empty token counts as none.
-    pub fn new(token: Option<String>) -> Self {
+    /// An empty token counts as none; `hosts` are the names loopback
+    /// peers may call the sidecar by besides addresses and `localhost`.
+    pub fn new(token: Option<String>, hosts: AllowedHosts) -> Self {
         AdminGuard {
             token: token.filter(|token| !token.is_empty()),
+            hosts,
         }
+    }
+
+    /// The names the sidecar may be called by ([`super::hosts`]).
+    pub fn hosts(&self) -> &AllowedHosts {
+        &self.hosts
     }
 
     /// `None` when `request` may change state, else the 403 (who may not)
@@ -71,16 +83,22 @@ impl AdminGuard {
             .headers()
             .get(ADMIN_TOKEN_HEADER)
             .map(|value| value.as_bytes());
-        if self.allows(peer, presented) {
+        if self.allows(peer, self.hosts.trusts(request), presented) {
             cross_site_refusal(request)
         } else {
             Some(forbidden())
         }
     }
 
-    /// Loopback peers always; others with the right token.
-    pub fn allows(&self, peer: Option<SocketAddr>, presented: Option<&[u8]>) -> bool {
-        if peer.is_some_and(|address| address.ip().is_loopback()) {
+    /// Loopback peers that name a trusted `Host`; others with the right
+    /// token.
+    pub fn allows(
+        &self,
+        peer: Option<SocketAddr>,
+        trusted_host: bool,
+        presented: Option<&[u8]>,
+    ) -> bool {
+        if trusted_host && peer.is_some_and(|address| address.ip().is_loopback()) {
             return true;
         }
         match (&self.token, presented) {
@@ -133,7 +151,7 @@ fn is_json(content_type: &str) -> bool {
 
 fn forbidden() -> Response {
     SidecarError::Forbidden(
-        "this neardup endpoint changes state: call it from the sidecar's machine (loopback) or send the admin token in X-Neardup-Admin-Token".into(),
+        "this neardup endpoint changes state: call it from the sidecar's machine (loopback, with Host an address, localhost or a name of --allowed-host) or send the admin token in X-Neardup-Admin-Token".into(),
     )
     .into_response()
 }
@@ -176,7 +194,7 @@ mod tests {
 
     #[test]
     fn a_post_a_web_page_could_send_is_refused() {
-        let guard = AdminGuard::new(None);
+        let guard = AdminGuard::new(None, AllowedHosts::default());
         for content_type in [
             None,
             Some("text/plain"),
@@ -205,27 +223,47 @@ mod tests {
 
     #[test]
     fn loopback_peers_pass_without_a_token() {
-        let guard = AdminGuard::new(None);
-        assert!(guard.allows(address("127.0.0.1:5000"), None));
-        assert!(guard.allows(address("[::1]:5000"), None));
+        let guard = AdminGuard::new(None, AllowedHosts::default());
+        assert!(guard.allows(address("127.0.0.1:5000"), true, None));
+        assert!(guard.allows(address("[::1]:5000"), true, None));
+    }
+
+    #[test]
+    fn loopback_peers_naming_another_host_need_the_token() {
+        let guard = AdminGuard::new(Some("s3cret".to_string()), AllowedHosts::default());
+        let loopback = address("127.0.0.1:5000");
+        assert!(!guard.allows(loopback, false, None));
+        assert!(guard.allows(loopback, false, Some(b"s3cret")));
+        let mut request = post(Some("application/json"), false);
+        request
+            .headers_mut()
+            .insert("host", "rebound.example:9201".parse().expect("a header"));
+        assert_eq!(
+            guard.check(&request).map(|r| r.status().as_u16()),
+            Some(403)
+        );
+        request
+            .headers_mut()
+            .insert("host", "127.0.0.1:9201".parse().expect("a header"));
+        assert!(guard.check(&request).is_none());
     }
 
     #[test]
     fn remote_peers_need_the_exact_token() {
-        let guard = AdminGuard::new(Some("s3cret".to_string()));
+        let guard = AdminGuard::new(Some("s3cret".to_string()), AllowedHosts::default());
         let remote = address("10.1.2.3:5000");
-        assert!(guard.allows(remote, Some(b"s3cret")));
-        assert!(!guard.allows(remote, Some(b"s3cre")));
-        assert!(!guard.allows(remote, Some(b"s3cretx")));
-        assert!(!guard.allows(remote, Some(b"S3cret")));
-        assert!(!guard.allows(remote, None));
-        assert!(!guard.allows(None, None));
+        assert!(guard.allows(remote, true, Some(b"s3cret")));
+        assert!(!guard.allows(remote, true, Some(b"s3cre")));
+        assert!(!guard.allows(remote, true, Some(b"s3cretx")));
+        assert!(!guard.allows(remote, true, Some(b"S3cret")));
+        assert!(!guard.allows(remote, true, None));
+        assert!(!guard.allows(None, true, None));
     }
 
     #[test]
     fn without_a_configured_token_remote_peers_are_refused() {
-        let guard = AdminGuard::new(Some(String::new()));
-        assert!(!guard.allows(address("10.1.2.3:5000"), Some(b"")));
+        let guard = AdminGuard::new(Some(String::new()), AllowedHosts::default());
+        assert!(!guard.allows(address("10.1.2.3:5000"), true, Some(b"")));
     }
 
     #[test]

@@ -88,6 +88,10 @@ pub async fn handle(sidecar: Arc<Sidecar>, request: Request) -> axum::response::
             .into_response();
         }
     };
+    // A backfill rewrites what it reads: never a replica group's records.
+    if let Some(refused) = super::protected::refuse_index_expression(&parsed.index) {
+        return refused;
+    }
     let live: Arc<dyn LiveForest> = sidecar.clone();
     match controller.start(live, parsed, credentials).await {
         Ok(progress) => json_response(StatusCode::OK, &progress.to_json()),

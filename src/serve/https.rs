@@ -10,15 +10,24 @@
 //! hyper's HTTP/1.1-or-HTTP/2 connection builder with the same axum router
 //! as plain HTTP (ALPN offers `h2` and `http/1.1`). The certificate comes
 //! from [`ReloadingCertificate`], asked at every handshake: `SIGHUP`, or a
-//! change of either file's modification time (checked every 2 s), reads
-//! both files again; a pair that does not load is logged and the previous
-//! one kept. Connections already open keep their session. Shutdown stops
-//! accepting, then lets open connections finish (bounded).
+//! change of either file's content (hashed every 2 s: a rotation that keeps
+//! the modification time is seen too), reads both files again; a pair that
+//! does not load is logged once, and the previous one kept until the files
+//! change again. Connections already open keep their session. Shutdown
+//! stops accepting, then lets open connections finish (bounded).
+//!
+//! At most [`MAX_HANDSHAKES`] handshakes run at once ([`Handshakes`]).
+//! Waiting at the cap would let a thousand idle sockets stop everyone else,
+//! so a socket accepted at the cap ends the oldest handshake instead: a
+//! client that completes its handshake within the time the others take to
+//! fill the cap is served, and idle sockets hold at most the cap's file
+//! descriptors.
 
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use anyhow::Context;
 use axum::Router;
@@ -27,7 +36,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use rustls::crypto::aws_lc_rs;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -36,8 +45,12 @@ use rustls::sign::CertifiedKey;
 use tokio::net::TcpListener;
 use tower::ServiceExt;
 
-/// How often the certificate files' modification times are compared.
+/// How often the certificate files' contents are compared.
 const FILE_CHECK_INTERVAL: Duration = Duration::from_secs(2);
+/// Most TLS handshakes running at once.
+pub const MAX_HANDSHAKES: usize = 256;
+/// Longest a handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long open connections may take to finish at shutdown.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
@@ -46,13 +59,9 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 pub struct ReloadingCertificate {
     cert_path: PathBuf,
     key_path: PathBuf,
-    current: RwLock<Loaded>,
-}
-
-#[derive(Debug)]
-struct Loaded {
-    key: Arc<CertifiedKey>,
-    modified: (Option<SystemTime>, Option<SystemTime>),
+    current: RwLock<Arc<CertifiedKey>>,
+    /// The hash of both files when they were last read (loaded or not).
+    last_read: Mutex<u64>,
 }
 
 impl ReloadingCertificate {
@@ -63,17 +72,20 @@ impl ReloadingCertificate {
     /// A file that cannot be read, holds no certificate or no private key,
     /// or a key rustls cannot use.
     pub fn load(cert_path: &Path, key_path: &Path) -> anyhow::Result<Self> {
+        let contents = contents_hash(cert_path, key_path);
         let loaded = read_pair(cert_path, key_path)?;
         Ok(ReloadingCertificate {
             cert_path: cert_path.to_path_buf(),
             key_path: key_path.to_path_buf(),
             current: RwLock::new(loaded),
+            last_read: Mutex::new(contents),
         })
     }
 
     /// Reads the files again; on failure keeps the pair in use. Whether the
     /// new pair is in use.
     pub fn reload(&self) -> bool {
+        *self.last_read.lock() = contents_hash(&self.cert_path, &self.key_path);
         match read_pair(&self.cert_path, &self.key_path) {
             Ok(loaded) => {
                 *self.current.write() = loaded;
@@ -81,16 +93,17 @@ impl ReloadingCertificate {
                 true
             }
             Err(error) => {
-                tracing::error!(%error, "TLS certificate not reloaded: the previous one stays in use");
+                tracing::error!(%error, "TLS certificate not reloaded: the previous one stays in use until the files change again (or SIGHUP)");
                 false
             }
         }
     }
 
-    /// Reloads when either file's modification time changed.
+    /// Reloads when either file's content changed since it was last read
+    /// (a pair that failed is not read again, nor logged, until then).
     fn reload_if_changed(&self) {
-        let now = modified_times(&self.cert_path, &self.key_path);
-        if now != self.current.read().modified {
+        let now = contents_hash(&self.cert_path, &self.key_path);
+        if now != *self.last_read.lock() {
             self.reload();
         }
     }
@@ -98,17 +111,27 @@ impl ReloadingCertificate {
 
 impl ResolvesServerCert for ReloadingCertificate {
     fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        Some(self.current.read().key.clone())
+        Some(self.current.read().clone())
     }
 }
 
-fn modified_times(cert: &Path, key: &Path) -> (Option<SystemTime>, Option<SystemTime>) {
-    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    (modified(cert), modified(key))
+/// One hash of both files' contents (a file that cannot be read hashes
+/// as such).
+fn contents_hash(cert: &Path, key: &Path) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for path in [cert, key] {
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                hasher.update(&(bytes.len() as u64).to_le_bytes());
+                hasher.update(&bytes);
+            }
+            Err(_) => hasher.update(b"unreadable"),
+        }
+    }
+    hasher.digest()
 }
 
-fn read_pair(cert_path: &Path, key_path: &Path) -> anyhow::Result<Loaded> {
-    let modified = modified_times(cert_path, key_path);
+fn read_pair(cert_path: &Path, key_path: &Path) -> anyhow::Result<Arc<CertifiedKey>> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_path)
         .with_context(|| format!("cannot read --tls-cert {}", cert_path.display()))?
         .collect::<Result<_, _>>()
@@ -127,10 +150,35 @@ fn read_pair(cert_path: &Path, key_path: &Path) -> anyhow::Result<Loaded> {
     certified
         .keys_match()
         .with_context(|| "--tls-cert and --tls-key do not belong together".to_string())?;
-    Ok(Loaded {
-        key: Arc::new(certified),
-        modified,
-    })
+    Ok(Arc::new(certified))
+}
+
+/// The handshakes running, oldest first; at the cap, a new one ends the
+/// oldest.
+#[derive(Debug, Default)]
+struct Handshakes {
+    running: Mutex<BTreeMap<u64, tokio::sync::oneshot::Sender<()>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Handshakes {
+    /// Registers a handshake (ending the oldest at the cap): its number and
+    /// what resolves when it must end.
+    fn start(&self) -> (u64, tokio::sync::oneshot::Receiver<()>) {
+        let number = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (end, ended) = tokio::sync::oneshot::channel();
+        let mut running = self.running.lock();
+        while running.len() >= MAX_HANDSHAKES {
+            // Dropping the sender ends that handshake.
+            running.pop_first();
+        }
+        running.insert(number, end);
+        (number, ended)
+    }
+
+    fn finished(&self, number: u64) {
+        self.running.lock().remove(&number);
+    }
 }
 
 /// The TLS settings of the listener: HTTP/2 and HTTP/1.1 offered, the
@@ -162,6 +210,7 @@ pub async fn serve(
     let watcher = tokio::spawn(watch_for_new_certificates(certificate));
     let graceful = GracefulShutdown::new();
     let builder = Builder::new(TokioExecutor::new());
+    let handshakes = Arc::new(Handshakes::default());
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -180,17 +229,27 @@ pub async fn serve(
         let router = router.clone();
         let builder = builder.clone();
         let watch = graceful.watcher();
+        let handshakes = handshakes.clone();
+        let (number, ended) = handshakes.start();
         tokio::spawn(async move {
-            let tls = match tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream))
-                .await
-            {
-                Ok(Ok(tls)) => tls,
-                Ok(Err(error)) => {
+            let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+            let outcome = tokio::select! {
+                outcome = handshake => Some(outcome),
+                _ = ended => None,
+            };
+            handshakes.finished(number);
+            let tls = match outcome {
+                Some(Ok(Ok(tls))) => tls,
+                Some(Ok(Err(error))) => {
                     tracing::debug!(%error, %peer, "TLS handshake failed");
                     return;
                 }
-                Err(_) => {
+                Some(Err(_)) => {
                     tracing::debug!(%peer, "TLS handshake timed out");
+                    return;
+                }
+                None => {
+                    tracing::debug!(%peer, "TLS handshake ended: newer ones came at the cap");
                     return;
                 }
             };

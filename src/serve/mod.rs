@@ -25,11 +25,13 @@ mod backfill;
 mod errors;
 pub mod filter_path;
 pub mod group_write;
+pub mod hosts;
 pub mod https;
 mod join;
 mod metrics;
 mod off_runtime;
 mod own;
+mod protected;
 mod relay;
 mod replica_endpoints;
 pub mod route;
@@ -65,6 +67,11 @@ pub fn router(sidecar: Arc<Sidecar>) -> Router {
 }
 
 async fn dispatch(State(sidecar): State<Arc<Sidecar>>, request: Request) -> Response {
+    // The replica groups' indices are the sidecar's alone (and `Host`).
+    let request = match protected::screen(&sidecar, request).await {
+        Ok(request) => request,
+        Err(refused) => return refused,
+    };
     let route = route::classify(request.method(), request.uri().path());
     match route {
         Route::Bulk { .. } | Route::Document { .. } if sidecar.replica.is_some() => {

@@ -95,7 +95,7 @@ impl Sidecar {
             limits: options.limits,
             metrics: Metrics::default(),
             started: Instant::now(),
-            admin: AdminGuard::new(options.admin_token.clone()),
+            admin: AdminGuard::new(options.admin_token.clone(), allowed_hosts(options)),
             on_state_failure: options.on_state_failure,
             backfill: OnceLock::new(),
             missing_fields: MissingFieldWarnings::default(),
@@ -127,4 +127,16 @@ impl Sidecar {
         Metrics::add(&self.metrics.expired_nodes, removed as u64);
         more_pending
     }
+}
+
+/// `--allowed-host`, and the host of `--replica-advertise` (peers and
+/// clients call a member by it).
+fn allowed_hosts(options: &ServeOptions) -> super::hosts::AllowedHosts {
+    let advertised = options
+        .replica
+        .as_ref()
+        .and_then(|replica| replica.advertise.as_deref())
+        .and_then(|url| reqwest::Url::parse(url).ok())
+        .and_then(|url| url.host_str().map(str::to_string));
+    super::hosts::AllowedHosts::new(options.allowed_hosts.iter().cloned().chain(advertised))
 }

@@ -57,7 +57,7 @@ pub fn start(
     } = config;
     if options.upstream_tls.insecure {
         tracing::warn!(
-            upstream = options.upstream,
+            upstream = crate::upstream::userinfo::redact(&options.upstream),
             "--upstream-insecure: the cluster's certificate is NOT verified; anyone on the path can read and change every request, credentials included. For a laboratory only: give the cluster's CA with --upstream-ca instead"
         );
     }

@@ -159,11 +159,16 @@ pub struct Upstream {
     signer: Option<std::sync::Arc<Signer>>,
     /// What TLS was given, for the hint of a failed handshake.
     tls_given: super::tls_hint::TlsGiven,
+    /// `Authorization: Basic` from credentials written in the URL (taken
+    /// out of `base`, see [`super::userinfo`]).
+    url_credentials: Option<HeaderValue>,
+    /// A client certificate is presented to the cluster.
+    presents_certificate: bool,
 }
 
 impl Upstream {
     pub fn new(base: &str, timeout: Duration, tls: &UpstreamTls) -> anyhow::Result<Self> {
-        let base = base.trim_end_matches('/').to_string();
+        let (base, url_credentials) = super::userinfo::split(base.trim_end_matches('/'))?;
         let parsed = reqwest::Url::parse(&base)
             .map_err(|error| anyhow::anyhow!("upstream URL `{base}`: {error}"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -198,7 +203,7 @@ impl Upstream {
             };
             std::sync::Arc::new(Signer {
                 scope: scope.clone(),
-                chain: super::aws_credentials::CredentialChain::new(),
+                chain: super::aws_credentials::CredentialChain::new(Some(scope.region.clone())),
                 origin: format!("{}://{host}", parsed.scheme()),
                 host,
                 base_path: parsed.path().trim_end_matches('/').to_string(),
@@ -213,6 +218,8 @@ impl Upstream {
                 ca: tls.ca_pem.is_some(),
                 client_certificate: tls.identity_pem.is_some(),
             },
+            url_credentials,
+            presents_certificate: tls.identity_pem.is_some(),
         })
     }
 
@@ -222,6 +229,14 @@ impl Upstream {
         self.signer.is_some()
     }
 
+    /// Whether requests reach the cluster with an identity of the
+    /// sidecar's (SigV4, a client certificate, credentials in the URL),
+    /// which a request could borrow (see `serve::hosts`).
+    pub fn holds_identity(&self) -> bool {
+        self.signer.is_some() || self.presents_certificate || self.url_credentials.is_some()
+    }
+
+    /// The cluster's URL, without credentials.
     pub fn base(&self) -> &str {
         &self.base
     }
@@ -240,7 +255,15 @@ impl Upstream {
         body: reqwest::Body,
     ) -> Result<reqwest::Response, UpstreamError> {
         let (url, headers) = match &self.signer {
-            None => (format!("{}{}", self.base, path_and_query), headers),
+            None => {
+                let mut headers = headers;
+                if let Some(credentials) = &self.url_credentials
+                    && !headers.contains_key(header::AUTHORIZATION)
+                {
+                    headers.insert(header::AUTHORIZATION, credentials.clone());
+                }
+                (format!("{}{}", self.base, path_and_query), headers)
+            }
             Some(signer) => {
                 self.signed(signer, &method, path_and_query, headers, &body)
                     .await?
@@ -270,12 +293,20 @@ impl Upstream {
             detail,
         };
         let credentials = signer.chain.credentials().await.map_err(failed)?;
-        let full_path = format!("{}{path_and_query}", signer.base_path);
+        // Signed as the HTTP client will send it (it escapes what a URL
+        // cannot carry): parsed here once, sent as parsed.
+        let wire = super::sigv4::wire_form(&format!("{}{path_and_query}", signer.base_path));
+        let url = reqwest::Url::parse(&format!("{}{wire}", signer.origin))
+            .map_err(|error| failed(format!("not a URL path: {error}")))?;
+        let sent = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        };
         let signed = super::sigv4::sign(
             &super::sigv4::Unsigned {
                 method: method.as_str(),
                 host: &signer.host,
-                path_and_query: &full_path,
+                path_and_query: &sent,
                 body: body.as_bytes(),
             },
             &credentials,
@@ -297,10 +328,7 @@ impl Upstream {
                 .map_err(|_| failed(format!("the {name} header cannot carry its value")))?;
             headers.insert(name, value);
         }
-        Ok((
-            format!("{}{}", signer.origin, signed.path_and_query),
-            headers,
-        ))
+        Ok((url.to_string(), headers))
     }
 
     /// Reads a whole response body.

@@ -44,6 +44,7 @@ pub mod mapping;
 pub mod scan;
 pub mod sigv4;
 pub mod tls_hint;
+pub mod userinfo;
 
 pub use client::{
     Answer, ClusterError, Payload, StoredDocument, Upstream, UpstreamError, UpstreamTls,

@@ -8,12 +8,27 @@
 //!
 //! Design: the algorithm as AWS documents it, on the HMAC and SHA-256 of
 //! `aws-lc-rs` (already linked through rustls; `aws-sigv4` would add 39
-//! crates and a second `http`, see `docs/decisions.md`). The request is
-//! sent with its path and query already in canonical form (each segment,
-//! name and value decoded, then encoded keeping only `A-Z a-z 0-9 - _ . ~`;
-//! the query sorted), so what the service reads is what was signed. For
-//! these services the canonical URI encodes the path once more. Signed
-//! headers: `host`, `x-amz-content-sha256` (the body's hash, which
+//! crates and a second `http`, see `docs/decisions.md`). What is signed is
+//! exactly what is sent, and what is sent means what the client meant:
+//!
+//! - the path goes as the client wrote it (its escapes kept byte for byte;
+//!   the HTTP client only escapes what a URL cannot carry and, by the URL
+//!   standard, resolves `.`/`..` segments, as it does for every request);
+//!   the canonical URI is that path with dot and empty segments removed
+//!   and every byte but `A-Z a-z 0-9 - _ . ~ /` escaped once more, as
+//!   botocore computes it for these services;
+//! - the query is sent with each name and value in canonical encoding, in
+//!   the client's order ([`wire_form`]): decoded as the cluster decodes a
+//!   query (`+` is a space, `%XX` a byte), then escaped keeping only the
+//!   unreserved characters. The cluster reads the same values, and every
+//!   reading of the canonical query (raw, or decoded and encoded again)
+//!   gives the same text, so `?q=a+b` stays a search for `a b` (a space,
+//!   `%20`) and its signature holds. A name or value with a malformed
+//!   escape (`%zz`) goes as it came, for the cluster to refuse;
+//! - no byte is replaced: escapes are decoded to bytes, never through a
+//!   lossy UTF-8 conversion, so an id with `%FF` stays that id.
+//!
+//! Signed headers: `host`, `x-amz-content-sha256` (the body's hash, which
 //! OpenSearch Serverless requires), `x-amz-date` and, with temporary
 //! credentials, `x-amz-security-token`. Checked against botocore's signer
 //! (`tests/python/test_sigv4.py`) and AWS's published example.
@@ -70,8 +85,8 @@ pub fn sign(
         .path_and_query
         .split_once('?')
         .unwrap_or((request.path_and_query, ""));
-    let path = canonical_path(path);
-    let query = canonical_query(query);
+    let canonical_uri = encode(&remove_dot_segments(path), true);
+    let query_text = canonical_query(query);
     let amz_date = time.format("%Y%m%dT%H%M%SZ").to_string();
     let date = &amz_date[..8];
     let payload_hash = match request.body {
@@ -96,9 +111,8 @@ pub fn sign(
         .map(|(name, value)| format!("{name}:{value}\n"))
         .collect();
     let canonical_request = format!(
-        "{}\n{}\n{query}\n{canonical_headers}\n{signed_headers}\n{payload_hash}",
+        "{}\n{canonical_uri}\n{query_text}\n{canonical_headers}\n{signed_headers}\n{payload_hash}",
         request.method.to_ascii_uppercase(),
-        encode(&path, true),
     );
     let scope = format!("{date}/{region}/{service}/aws4_request");
     let string_to_sign = format!(
@@ -115,13 +129,8 @@ pub fn sign(
             credentials.access_key_id
         ),
     ));
-    let path_and_query = if query.is_empty() {
-        path
-    } else {
-        format!("{path}?{query}")
-    };
     Signed {
-        path_and_query,
+        path_and_query: request.path_and_query.to_string(),
         headers,
     }
 }
@@ -138,17 +147,17 @@ fn signing_key(secret: &str, date: &str, region: &str, service: &str) -> hmac::K
     hmac::Key::new(hmac::HMAC_SHA256, signing.as_ref())
 }
 
-/// The path with dot segments and empty segments removed and each segment
-/// in canonical encoding.
-fn canonical_path(path: &str) -> String {
-    let mut segments: Vec<String> = Vec::new();
+/// The path with dot segments and empty segments removed (botocore's
+/// `remove_dot_segments`, which these services apply before comparing).
+fn remove_dot_segments(path: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
     for segment in path.split('/') {
         match segment {
             "" | "." => {}
             ".." => {
                 segments.pop();
             }
-            segment => segments.push(encode(&percent_decode(segment), false)),
+            segment => segments.push(segment),
         }
     }
     let mut out = format!("/{}", segments.join("/"));
@@ -158,20 +167,15 @@ fn canonical_path(path: &str) -> String {
     out
 }
 
-/// The query's names and values decoded, encoded canonically and sorted.
+/// The query as sent (names and values already in canonical encoding, see
+/// [`wire_form`]), its pairs sorted; a pair without `=` has an empty value.
 fn canonical_query(query: &str) -> String {
-    let mut pairs: Vec<(String, String)> = query
+    let mut pairs: Vec<(&str, &str)> = query
         .split('&')
         .filter(|pair| !pair.is_empty())
-        .map(|pair| {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            (
-                encode(&percent_decode(name), false),
-                encode(&percent_decode(value), false),
-            )
-        })
+        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
         .collect();
-    pairs.sort();
+    pairs.sort_unstable();
     pairs
         .iter()
         .map(|(name, value)| format!("{name}={value}"))
@@ -179,11 +183,50 @@ fn canonical_query(query: &str) -> String {
         .join("&")
 }
 
+/// What to send for a client's `path_and_query`: the path as it is, the
+/// query's names and values in canonical encoding, in the client's order
+/// (see the module's documentation).
+pub fn wire_form(path_and_query: &str) -> String {
+    let Some((path, query)) = path_and_query.split_once('?') else {
+        return path_and_query.to_string();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| match pair.split_once('=') {
+            Some((name, value)) => format!(
+                "{}={}",
+                canonical_component(name),
+                canonical_component(value)
+            ),
+            None => canonical_component(pair),
+        })
+        .collect();
+    if pairs.is_empty() {
+        return path.to_string();
+    }
+    format!("{path}?{}", pairs.join("&"))
+}
+
+/// One query name or value decoded as the cluster decodes it (`+` a space)
+/// and escaped canonically; as it came when an escape is malformed.
+fn canonical_component(text: &str) -> String {
+    let plus_as_space = text.replace('+', " ");
+    match percent_decode(&plus_as_space) {
+        Some(bytes) => encode_bytes(&bytes, false),
+        None => text.to_string(),
+    }
+}
+
 /// Percent-encodes every byte but `A-Z a-z 0-9 - _ . ~` (and `/` when
 /// `keep_slashes`).
 fn encode(text: &str, keep_slashes: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
+    encode_bytes(text.as_bytes(), keep_slashes)
+}
+
+fn encode_bytes(bytes: &[u8], keep_slashes: bool) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &byte in bytes {
         if byte.is_ascii_alphanumeric()
             || matches!(byte, b'-' | b'_' | b'.' | b'~')
             || (keep_slashes && byte == b'/')
@@ -196,28 +239,24 @@ fn encode(text: &str, keep_slashes: bool) -> String {
     out
 }
 
-/// Decodes `%XX` (a `%` not followed by two hex digits stays as it is).
-fn percent_decode(text: &str) -> String {
+/// The bytes `%XX` stand for; `None` when a `%` is not followed by two
+/// hex digits.
+fn percent_decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut position = 0;
     while position < bytes.len() {
-        let hex_pair = bytes
-            .get(position + 1..position + 3)
-            .and_then(|pair| std::str::from_utf8(pair).ok())
-            .and_then(|pair| u8::from_str_radix(pair, 16).ok());
-        match (bytes[position], hex_pair) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                position += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                position += 1;
-            }
+        if bytes[position] == b'%' {
+            let pair = bytes.get(position + 1..position + 3)?;
+            let pair = std::str::from_utf8(pair).ok()?;
+            out.push(u8::from_str_radix(pair, 16).ok()?);
+            position += 3;
+        } else {
+            out.push(bytes[position]);
+            position += 1;
         }
     }
-    String::from_utf8_lossy(&out).into_owned()
+    Some(out)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -268,20 +307,35 @@ mod tests {
     }
 
     #[test]
-    fn paths_and_queries_are_sent_in_canonical_form() {
+    fn queries_are_sent_canonically_and_mean_what_the_client_meant() {
+        assert_eq!(wire_form("/news/_search?q=a+b"), "/news/_search?q=a%20b");
+        assert_eq!(wire_form("/news/_search?q=a%2Bb"), "/news/_search?q=a%2Bb");
         assert_eq!(
-            canonical_path("/my%20index/_doc/a%2Fb"),
-            "/my%20index/_doc/a%2Fb"
+            wire_form("/n/_search?filter_path=items.*.error&refresh&b=%e6%96%b0"),
+            "/n/_search?filter_path=items.%2A.error&refresh&b=%E6%96%B0"
         );
-        assert_eq!(canonical_path("/news/_doc/a b*"), "/news/_doc/a%20b%2A");
-        assert_eq!(canonical_path("/a/./b/../c/"), "/a/c/");
-        assert_eq!(canonical_path(""), "/");
         assert_eq!(
-            canonical_query("refresh=true&filter_path=items.*.error&a"),
-            "a=&filter_path=items.%2A.error&refresh=true"
+            wire_form("/n/_doc/a%2Fb%FF?x=%zz&&y=1"),
+            "/n/_doc/a%2Fb%FF?x=%zz&y=1"
         );
-        assert_eq!(canonical_query("q=a%20b+c"), "q=a%20b%2Bc");
-        assert_eq!(encode("/a%20b", true), "/a%2520b");
+        assert_eq!(wire_form("/n?"), "/n");
+        // The order stays the client's; only the signature sorts.
+        assert_eq!(wire_form("/?b=1&a=2"), "/?b=1&a=2");
+        assert_eq!(canonical_query("b=1&a=2&refresh"), "a=2&b=1&refresh=");
+    }
+
+    #[test]
+    fn the_canonical_uri_is_the_path_as_sent_escaped_once_more() {
+        assert_eq!(remove_dot_segments("/a/./b/../c/"), "/a/c/");
+        assert_eq!(remove_dot_segments("/a//b"), "/a/b");
+        assert_eq!(remove_dot_segments(""), "/");
+        assert_eq!(
+            encode("/my%20index/_doc/a%2Fb", true),
+            "/my%2520index/_doc/a%252Fb"
+        );
+        assert_eq!(encode("/a+b", true), "/a%2Bb");
+        assert_eq!(percent_decode("%FF%e6"), Some(vec![0xFF, 0xE6]));
+        assert_eq!(percent_decode("%4"), None);
     }
 
     #[test]
@@ -302,7 +356,7 @@ mod tests {
             "service",
             time,
         );
-        assert_eq!(signed.path_and_query, "/?Param1=value1&Param2=value2");
+        assert_eq!(signed.path_and_query, "/?Param2=value2&Param1=value1");
         let header = |name: &str| {
             signed
                 .headers

@@ -212,3 +212,54 @@ def test_a_request_that_does_not_verify_is_refused_by_the_checking_upstream(sign
                "x-amz-content-sha256": hashlib.sha256(b"{}").hexdigest()}
     assert verify("POST", "/_bulk", headers, b"{}", "127.0.0.1:1") is not None
     assert verify("POST", "/_bulk", headers, b"{ }", "127.0.0.1:1") is not None
+
+
+# Paths and queries as a client writes them, with what the cluster must read
+# (issue 48): the sidecar sends what the client meant and signs that, and
+# botocore (in the checking upstream) agrees with the signature.
+MEANT = [
+    # an id with an escaped slash, a plus (literal in a path), a space,
+    # dots, non-ASCII, a byte that is not UTF-8
+    "/news-signed/_doc/a%2Fb",
+    "/news-signed/_doc/a+b",
+    "/news-signed/_doc/a%20b",
+    "/news-signed/_doc/v1.2..3",
+    "/news-signed/_doc/%E6%96%B0%E9%97%BB",
+    "/news-signed/_doc/%FFraw",
+    # a query plus is a space to the cluster; an escaped one is a plus
+    "/news-signed/_search?q=title:a+b",
+    "/news-signed/_search?q=a%2Bb&size=1",
+    "/news-signed/_search?q=%E6%96%B0+x&filter_path=hits.*",
+    "/news-signed/_search?size=1&q=a%20b&pretty",
+    "/news-signed/_search?q=a/b.c",
+]
+
+
+def _split(path_and_query: str):
+    from urllib.parse import parse_qsl
+
+    path, _, query = path_and_query.partition("?")
+    return path, parse_qsl(query, keep_blank_values=True)
+
+
+@pytest.mark.parametrize("raw", MEANT)
+def test_the_cluster_reads_what_the_client_meant_and_botocore_verifies_it(signed_stack, raw):
+    import http.client
+    from urllib.parse import urlsplit
+
+    url, upstream = signed_stack
+    before = len(upstream.verified)
+    failures_before = len(upstream.failures)
+    parts = urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    try:
+        connection.request("GET", raw)
+        connection.getresponse().read()
+    finally:
+        connection.close()
+    assert upstream.failures[failures_before:] == [], upstream.failures[failures_before:]
+    received = [line.split(" ", 1)[1] for line in upstream.verified[before:]]
+    assert len(received) == 1, received
+    # The path as the client wrote it, and the query's decoded pairs (`+` a
+    # space, as the cluster decodes a query), in the client's order.
+    assert _split(received[0]) == _split(raw), (raw, received[0])

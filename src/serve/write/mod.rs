@@ -123,6 +123,9 @@ pub async fn bulk(sidecar: Arc<Sidecar>, request: Request, path_index: Option<St
         Ok(admitted) => admitted,
         Err(error) => return refused(&sidecar.metrics, error),
     };
+    if let Some(response) = super::protected::refuse_bulk_items(&body) {
+        return response;
+    }
     if let Some(response) = state_failure::before_placing(&sidecar, &parts, &body).await {
         return response;
     }
