@@ -51,7 +51,8 @@ struct Held {
 #[derive(Debug)]
 pub struct CredentialChain {
     held: tokio::sync::Mutex<Option<Held>>,
-    http: reqwest::Client,
+    /// The metadata endpoints' client; `Err` only if none could be built.
+    http: Result<reqwest::Client, String>,
 }
 
 impl Default for CredentialChain {
@@ -62,11 +63,18 @@ impl Default for CredentialChain {
 
 impl CredentialChain {
     pub fn new() -> Self {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(METADATA_TIMEOUT)
+        let builder = || {
+            reqwest::Client::builder()
+                .no_proxy()
+                .timeout(METADATA_TIMEOUT)
+        };
+        // The metadata endpoints speak plain HTTP: on a machine without CA
+        // roots (a `FROM scratch` image) the client trusts none rather than
+        // failing (`super::roots`).
+        let http = builder()
             .build()
-            .unwrap_or_default();
+            .or_else(|_| super::roots::for_scheme(builder(), "http").build())
+            .map_err(|error| format!("no HTTP client: {error}"));
         CredentialChain {
             held: tokio::sync::Mutex::new(None),
             http,
@@ -127,7 +135,11 @@ impl CredentialChain {
             (_, Ok(full)) => full,
             _ => return None,
         };
-        let mut request = self.http.get(&url);
+        let http = match &self.http {
+            Ok(http) => http,
+            Err(reason) => return Some(Err(format!("container credentials at {url}: {reason}"))),
+        };
+        let mut request = http.get(&url);
         if let Ok(token) = std::env::var("AWS_CONTAINER_AUTHORIZATION_TOKEN") {
             request = request.header("authorization", token);
         }
@@ -161,8 +173,11 @@ impl CredentialChain {
     /// The role's credentials from the instance metadata service at `base`.
     async fn instance_role(&self, base: &str) -> Result<Held, String> {
         let failed = |reason: String| format!("instance role at {base}: {reason}");
-        let token = self
+        let http = self
             .http
+            .as_ref()
+            .map_err(|reason| failed(reason.clone()))?;
+        let token = http
             .put(format!("{base}/latest/api/token"))
             .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
             .send()
@@ -173,8 +188,7 @@ impl CredentialChain {
             .await
             .map_err(|error| failed(error.to_string()))?;
         let get = |path: String| {
-            let request = self
-                .http
+            let request = http
                 .get(format!("{base}{path}"))
                 .header("x-aws-ec2-metadata-token", token.trim());
             async move {
