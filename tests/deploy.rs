@@ -198,3 +198,56 @@ fn version_names_the_commit_and_the_build_profile() {
         )
     );
 }
+
+/// The unit file in `packaging/` as `systemd-analyze verify` reads it (the
+/// binary's path replaced by this build's); it must keep the hardening and
+/// the reload on SIGHUP (the HTTPS listener's certificate, tests/tls.rs).
+#[test]
+fn the_systemd_unit_verifies_and_keeps_its_hardening() {
+    let unit = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/packaging/neardup.service"
+    ))
+    .expect("packaging/neardup.service");
+    for line in [
+        "ExecStart=/usr/local/bin/neardup serve",
+        "ExecReload=/bin/kill -HUP $MAINPID",
+        "StateDirectory=neardup",
+        "DynamicUser=yes",
+        "ProtectSystem=strict",
+        "NoNewPrivileges=yes",
+        "PrivateTmp=yes",
+        "Restart=on-failure",
+    ] {
+        assert!(unit.lines().any(|kept| kept == line), "no `{line}`");
+    }
+    if Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "systemd-analyze is missing (Debian: apt-get install systemd)"
+        );
+        eprintln!("SKIPPED: systemd-analyze verify (no systemd-analyze here)");
+        return;
+    }
+    let dir = TempDir::new("unit");
+    let path = dir.path().join("neardup.service");
+    std::fs::write(
+        &path,
+        unit.replace("/usr/local/bin/neardup", env!("CARGO_BIN_EXE_neardup")),
+    )
+    .expect("unit copy");
+    let output = Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .output()
+        .expect("systemd-analyze verify");
+    let said = String::from_utf8_lossy(&output.stderr).to_string()
+        + &String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{said}");
+    assert!(!said.contains("neardup.service"), "{said}");
+}
