@@ -4,8 +4,9 @@
 //! variables only, as the state volume's owner (uid 10001). A bulk load
 //! through it is stamped; its own health check passes; the image's default
 //! listen address (all interfaces) without TLS or the plain-HTTP opt-in is
-//! refused with the reason; SIGTERM to the process finishes and writes the
-//! snapshot into the volume.
+//! refused with the reason; an `https://` cluster finds the image's CA
+//! bundle; SIGTERM to the process finishes and writes the snapshot into the
+//! volume.
 //!
 //! Needs buildah and root (`.ci/run` installs buildah): buildah uses the vfs
 //! storage driver and chroot isolation, so it needs no daemon and no
@@ -144,6 +145,27 @@ fn snapshots_in(dir: &Path) -> usize {
     })
 }
 
+/// Waits for `child` to exit within the bound (killed past it), with what
+/// it wrote on stderr if that was piped.
+fn exit_within(child: &mut Child) -> (std::process::ExitStatus, String) {
+    let deadline = Instant::now() + BOUND;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("no exit within {BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut said = String::new();
+    if let Some(mut stderr) = child.stderr.take() {
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+    }
+    (status, said)
+}
+
 /// Waits for the first line of `child`'s stdout within the bound.
 fn first_line(child: &mut Child) -> String {
     let stdout = child.stdout.take().expect("piped stdout");
@@ -224,6 +246,27 @@ async fn the_image_runs_the_sidecar_in_front_of_the_cluster_and_keeps_its_state(
     assert!(!refused.status.success(), "{said}");
     assert!(said.contains("NEARDUP_ALLOW_PLAIN_HTTP=true"), "{said}");
 
+    // An https:// cluster: the image's CA bundle is found (without roots
+    // the sidecar would not start, `upstream::roots`).
+    let mut https = run(&["/neardup", "serve", "--upstream", "https://127.0.0.1:1"]);
+    let mut https = https
+        .args(["--listen", "127.0.0.1:0", "--state-dir", "none"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("buildah run");
+    let line = first_line(&mut https);
+    if let Some(pid) = neardup_below(https.id()) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status();
+    }
+    let stopped = exit_within(&mut https);
+    assert!(
+        line.contains("https://127.0.0.1:1"),
+        "an https upstream in the image: {stopped:?} {line}"
+    );
+
     let osmem = Osmem::start();
     let port = free_loopback_port();
     let listen = format!("127.0.0.1:{port}");
@@ -287,17 +330,7 @@ async fn the_image_runs_the_sidecar_in_front_of_the_cluster_and_keeps_its_state(
     let _ = Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status();
-    let deadline = Instant::now() + BOUND;
-    let status = loop {
-        if let Some(status) = sidecar.try_wait().expect("try_wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no exit within {BOUND:?} of SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (status, _) = exit_within(&mut sidecar);
     assert!(status.success(), "{status:?}");
     assert_eq!(
         snapshots_in(state.path()),
