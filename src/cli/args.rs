@@ -26,15 +26,15 @@ pub struct BackfillArgs {
     pub time_field: Option<String>,
 
     /// Second sort key, unique per document [default: _id]
-    #[arg(long)]
+    #[arg(long, env = "NEARDUP_TIEBREAK_FIELD")]
     pub tiebreak_field: Option<String>,
 
-    /// Throttle, in documents per second [default: unlimited]
-    #[arg(long)]
+    /// Throttle, in documents per second (the variable is the sidecar's default throttle too) [default: unlimited]
+    #[arg(long, env = "NEARDUP_BACKFILL_MAX_DOCS_PER_SECOND")]
     pub max_docs_per_second: Option<f64>,
 
     /// Documents per page [default: 500]
-    #[arg(long)]
+    #[arg(long, env = "NEARDUP_PAGE_SIZE")]
     pub page_size: Option<usize>,
 
     /// Start over instead of resuming from the checkpoint of this job

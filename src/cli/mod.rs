@@ -8,6 +8,7 @@
 //! talks to the cluster.
 
 mod args;
+mod health;
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::PathBuf;
@@ -20,6 +21,18 @@ use crate::config::{ConfigFile, JobSettings, SidecarConfig, job_store, state_dir
 use crate::stamp::{StampFiles, StampOptions, stamp_files};
 use crate::units::format_fingerprint;
 pub use args::{BackfillArgs, FingerprintArgs, RebuildArgs, ServeArgs, StampArgs};
+pub use health::HealthArgs;
+
+/// The version `--version` prints and the sidecar logs at start: the
+/// crate's, the commit and the build profile (`build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("NEARDUP_COMMIT"),
+    ", ",
+    env!("NEARDUP_PROFILE"),
+    " build)"
+);
 
 /// neardup groups near-duplicate articles as they are indexed.
 ///
@@ -29,7 +42,7 @@ pub use args::{BackfillArgs, FingerprintArgs, RebuildArgs, ServeArgs, StampArgs}
 /// Settings come from flags, then NEARDUP_* environment variables, then the
 /// --config file, then defaults.
 #[derive(Debug, Parser)]
-#[command(name = "neardup", version, about, long_about)]
+#[command(name = "neardup", version = VERSION, about, long_about)]
 pub struct Cli {
     /// TOML config file: `root_field`, `simhash_field` at the top, engine settings (fields, mode, max_distance, retention, …) in an [engine] table, the sidecar's (upstream, state_dir, template_patterns, …) in [serve], with [serve.upstream_tls] and [[serve.index]]; flags and NEARDUP_* variables win over it
     #[arg(long, global = true, env = "NEARDUP_CONFIG")]
@@ -131,6 +144,8 @@ pub enum Command {
     Rebuild(RebuildArgs),
     /// Stamp the documents an index already holds, oldest first, into the state directory's forest (no sidecar may be running on it; in a running sidecar use POST /_neardup/backfill)
     Backfill(BackfillArgs),
+    /// Ask a running sidecar whether it is ready (--live: alive): exit 0 if so, 1 if not; for a container's health check (the image has no shell or curl)
+    Health(HealthArgs),
 }
 
 /// Run the parsed command line.
@@ -145,6 +160,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => run_serve(*args, file),
         Command::Rebuild(args) => run_rebuild(args, file),
         Command::Backfill(args) => run_backfill(args, file),
+        Command::Health(args) => health::run_health(args, file),
     }
 }
 
@@ -334,6 +350,61 @@ mod tests {
         DEFAULT_ROOT_FIELD, DEFAULT_SIMHASH_FIELD, DEFAULT_SNAPSHOT_AFTER, DEFAULT_STATE_DIR,
         DEFAULT_UPSTREAM, DEFAULT_UPSTREAM_TIMEOUT,
     };
+
+    /// Flags that say what one run does (its input and output, the index
+    /// it reads, how much it prints), not how neardup is set up: they have
+    /// no variable.
+    const PER_RUN_FLAGS: &[&str] = &[
+        "input",
+        "output",
+        "format",
+        "skip-invalid",
+        "quiet",
+        "summary",
+        "json",
+        "restart",
+        "force",
+        "index",
+        "help",
+        "version",
+    ];
+
+    /// A container is configured by its environment: every setting of every
+    /// command has a `NEARDUP_*` variable, no two flags of a command share
+    /// one, and the sidecar's are named after the flag, so that they can be
+    /// guessed (`health` reads the sidecar's `NEARDUP_LISTEN` and
+    /// `NEARDUP_TLS_CERT`).
+    #[test]
+    fn every_setting_has_a_neardup_variable() {
+        let mut checked = 0;
+        for command in Cli::command().get_subcommands() {
+            let mut seen = std::collections::HashSet::new();
+            for argument in command.get_arguments() {
+                let Some(long) = argument.get_long() else {
+                    continue;
+                };
+                if PER_RUN_FLAGS.contains(&long) {
+                    continue;
+                }
+                let name = command.get_name();
+                let variable = argument
+                    .get_env()
+                    .and_then(|variable| variable.to_str())
+                    .unwrap_or_default();
+                assert!(
+                    variable.starts_with("NEARDUP_"),
+                    "neardup {name} --{long} has no NEARDUP_* variable"
+                );
+                assert!(seen.insert(variable), "neardup {name}: {variable} twice");
+                if name == "serve" || (name == "health" && ["listen", "tls-cert"].contains(&long)) {
+                    let expected = format!("NEARDUP_{}", long.to_uppercase().replace('-', "_"));
+                    assert_eq!(variable, expected, "neardup {name} --{long}");
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 100, "only {checked} flags checked");
+    }
 
     /// The `[default: …]` of a flag's help is written in its doc comment;
     /// it must name the constant the code falls back to.

@@ -254,7 +254,7 @@ fn check_listen_address(listen: &str, beyond_loopback_allowed: bool) -> anyhow::
     {
         Ok(Some(address)) if !address.ip().is_loopback() && !beyond_loopback_allowed => {
             anyhow::bail!(
-                "listening on {listen} with plain HTTP would let clients' credentials cross the network in the clear: give --tls-cert and --tls-key, or --allow-plain-http"
+                "listening on {listen} with plain HTTP would let clients' credentials cross the network in the clear: give --tls-cert and --tls-key (NEARDUP_TLS_CERT, NEARDUP_TLS_KEY), or --allow-plain-http (NEARDUP_ALLOW_PLAIN_HTTP=true)"
             )
         }
         Ok(Some(_)) => Ok(()),

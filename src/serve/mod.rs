@@ -170,7 +170,13 @@ pub async fn run(
         "{}",
         serde_json::json!({ "listen": format!("{scheme}://{address}"), "upstream": sidecar.upstream.base() })
     );
-    tracing::info!(%address, upstream = sidecar.upstream.base(), "neardup serve listening");
+    tracing::info!(
+        %address,
+        upstream = sidecar.upstream.base(),
+        commit = env!("NEARDUP_COMMIT"),
+        profile = env!("NEARDUP_PROFILE"),
+        "neardup serve listening"
+    );
     let tick = match options.fsync {
         FsyncPolicy::Interval(interval) => interval.min(Duration::from_secs(1)),
         _ => Duration::from_secs(1),

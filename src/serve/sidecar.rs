@@ -60,17 +60,24 @@ pub struct Sidecar {
 /// (`--upstream-ca`) trusted besides the system's roots, for members that
 /// listen with certificates of the same authority. Each request sets its
 /// own total timeout (the write's bound).
+/// On a machine without system roots (`upstream::roots`) it trusts only
+/// `--upstream-ca`: members over plain HTTP stay reachable.
 fn peer_client(options: &ServeOptions) -> anyhow::Result<reqwest::Client> {
-    let mut builder = reqwest::Client::builder()
-        .no_proxy()
-        .connect_timeout(std::time::Duration::from_secs(2))
-        .pool_idle_timeout(std::time::Duration::from_secs(30));
-    if let Some(pem) = &options.upstream_tls.ca_pem {
-        let roots = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|error| anyhow::anyhow!("--upstream-ca: not a PEM bundle: {error}"))?;
-        builder = builder.tls_certs_merge(roots);
+    let builder = || {
+        reqwest::Client::builder()
+            .no_proxy()
+            .connect_timeout(std::time::Duration::from_secs(2))
+            .pool_idle_timeout(std::time::Duration::from_secs(30))
+    };
+    let roots = match &options.upstream_tls.ca_pem {
+        Some(pem) => reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|error| anyhow::anyhow!("--upstream-ca: not a PEM bundle: {error}"))?,
+        None => Vec::new(),
+    };
+    match builder().tls_certs_merge(roots.clone()).build() {
+        Ok(client) => Ok(client),
+        Err(_) => Ok(builder().tls_certs_only(roots).build()?),
     }
-    Ok(builder.build()?)
 }
 
 impl Sidecar {

@@ -92,7 +92,9 @@ pub struct CredentialChain {
     /// One refresh at a time (held across its calls; requests that have
     /// usable credentials never wait for it).
     refreshing: tokio::sync::Mutex<()>,
-    http: reqwest::Client,
+    /// The metadata endpoints' (and STS's) client; `Err` only if none
+    /// could be built.
+    http: Result<reqwest::Client, String>,
     /// The signing region (STS's regional endpoint when `AWS_REGION` is
     /// not set).
     region: Option<String>,
@@ -107,11 +109,18 @@ impl Default for CredentialChain {
 impl CredentialChain {
     /// The chain; `region` is the signing region.
     pub fn new(region: Option<String>) -> Self {
-        let http = reqwest::Client::builder()
-            .no_proxy()
-            .timeout(METADATA_TIMEOUT)
+        let builder = || {
+            reqwest::Client::builder()
+                .no_proxy()
+                .timeout(METADATA_TIMEOUT)
+        };
+        // The metadata endpoints speak plain HTTP: on a machine without CA
+        // roots (a `FROM scratch` image) the client trusts none rather than
+        // failing (`super::roots`); STS over HTTPS then fails, saying so.
+        let http = builder()
             .build()
-            .unwrap_or_default();
+            .or_else(|_| super::roots::for_scheme(builder(), "http").build())
+            .map_err(|error| format!("no HTTP client: {error}"));
         CredentialChain {
             held: parking_lot::Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
@@ -251,6 +260,8 @@ impl CredentialChain {
         .join("&");
         let response = self
             .http
+            .as_ref()
+            .map_err(|reason| failed(reason.clone()))?
             .post(format!("{endpoint}/"))
             .timeout(STS_TIMEOUT)
             .header("content-type", "application/x-www-form-urlencoded")
@@ -302,7 +313,11 @@ impl CredentialChain {
             }
             _ => return None,
         };
-        let mut request = self.http.get(&url);
+        let http = match &self.http {
+            Ok(http) => http,
+            Err(reason) => return Some(Err(format!("container credentials at {url}: {reason}"))),
+        };
+        let mut request = http.get(&url);
         let token = match std::env::var_os("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE") {
             Some(path) => match std::fs::read_to_string(&path) {
                 Ok(token) => Some(token.trim().to_string()),
@@ -348,8 +363,11 @@ impl CredentialChain {
     /// The role's credentials from the instance metadata service at `base`.
     async fn instance_role(&self, base: &str) -> Result<Held, String> {
         let failed = |reason: String| format!("instance role at {base}: {reason}");
-        let token = self
+        let http = self
             .http
+            .as_ref()
+            .map_err(|reason| failed(reason.clone()))?;
+        let token = http
             .put(format!("{base}/latest/api/token"))
             .header("x-aws-ec2-metadata-token-ttl-seconds", "21600")
             .send()
@@ -360,8 +378,7 @@ impl CredentialChain {
             .await
             .map_err(|error| failed(error.to_string()))?;
         let get = |path: String| {
-            let request = self
-                .http
+            let request = http
                 .get(format!("{base}{path}"))
                 .header("x-aws-ec2-metadata-token", token.trim());
             async move {

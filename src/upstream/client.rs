@@ -174,11 +174,12 @@ impl Upstream {
         if !matches!(parsed.scheme(), "http" | "https") {
             anyhow::bail!("upstream URL `{base}`: the scheme must be http or https");
         }
-        let mut builder = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .no_proxy()
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .read_timeout(timeout)
             .pool_idle_timeout(Duration::from_secs(60));
+        let mut builder = super::roots::for_scheme(builder, parsed.scheme());
         if let Some(pem) = &tls.ca_pem {
             let roots = reqwest::Certificate::from_pem_bundle(pem)
                 .map_err(|error| anyhow::anyhow!("--upstream-ca: not a PEM bundle: {error}"))?;
@@ -195,7 +196,9 @@ impl Upstream {
         if tls.insecure {
             builder = builder.tls_danger_accept_invalid_certs(true);
         }
-        let client = builder.build()?;
+        let client = builder
+            .build()
+            .map_err(|error| super::roots::explain(error, &base))?;
         let signer = tls.aws_signing.as_ref().map(|scope| {
             let host = match parsed.port() {
                 Some(port) => format!("{}:{port}", parsed.host_str().unwrap_or_default()),

@@ -7,6 +7,7 @@
 //!   [`Upstream::call_json`], [`Upstream::search`]; the similar lookup, the
 //!   Explorer, backfill and rebuild); one percent-encoding
 //!   ([`encode_component`]).
+//! - [`roots`]: the CA roots a client trusts (none for `http://`).
 //! - [`headers`]: which headers go to the cluster and come back.
 //! - [`scan`]: an index read a page at a time, oldest first or in index
 //!   order (backfill, rebuild).
@@ -41,6 +42,7 @@ pub mod aws_credentials;
 pub mod client;
 pub mod headers;
 pub mod mapping;
+pub mod roots;
 pub mod scan;
 pub mod sigv4;
 pub mod tls_hint;

@@ -1,0 +1,42 @@
+//! Build script: names the commit and the build profile the binary was
+//! built from, for `neardup --version` and the sidecar's startup line.
+//!
+//! Motivation: an image or a package in production says which source it
+//! runs only if the binary carries it; the crate version alone does not
+//! change between commits.
+//!
+//! Design: `git rev-parse` at build time, rerun when HEAD or the branch it
+//! names moves. Without git or without `.git` (a source tarball) the commit
+//! is `$NEARDUP_COMMIT` if set, else `unknown`; the build never fails on it.
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let output = Command::new("git").args(args).output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+fn main() {
+    println!("cargo:rerun-if-env-changed=NEARDUP_COMMIT");
+    let commit = git(&["rev-parse", "--short=12", "HEAD"])
+        .or_else(|| std::env::var("NEARDUP_COMMIT").ok())
+        .unwrap_or_else(|| "unknown".to_string());
+    // HEAD moves on checkout; the branch's ref (loose or packed) on commit.
+    for path in ["HEAD", "packed-refs"] {
+        if let Some(file) = git(&["rev-parse", "--git-path", path]) {
+            println!("cargo:rerun-if-changed={file}");
+        }
+    }
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"])
+        && let Some(file) = git(&["rev-parse", "--git-path", &branch])
+    {
+        println!("cargo:rerun-if-changed={file}");
+    }
+    let profile = std::env::var("PROFILE").unwrap_or_else(|_| "unknown".to_string());
+    println!("cargo:rustc-env=NEARDUP_COMMIT={commit}");
+    println!("cargo:rustc-env=NEARDUP_PROFILE={profile}");
+}
