@@ -18,6 +18,7 @@ timings_start() {
     NEARDUP_TIMINGS=$(mktemp "${TMPDIR:-/tmp}/neardup-timings.XXXXXX")
     export NEARDUP_TIMINGS
     timings_started=$(timings_now)
+    timings_load_before=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null || echo unknown)
     trap 'timings_status=$?; timings_print; rm -f "$NEARDUP_TIMINGS"; exit "$timings_status"' EXIT
 }
 
@@ -45,4 +46,5 @@ timings_print() {
         { printf "%-40s %8.1f%s\n", $1, $2 / 1e6, ($3 == 0 ? "" : "   FAILED (exit " $3 ")") }
         END { printf "%-40s %8.1f\n", "total (with what no step times)", total / 1e6 }
     ' "$NEARDUP_TIMINGS"
+    echo "load average (1, 5, 15 min) at the start: $timings_load_before; at the end: $(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 }
