@@ -593,34 +593,106 @@ fn non_loopback_address() -> Option<std::net::IpAddr> {
     (!address.is_loopback() && !address.is_unspecified()).then_some(address)
 }
 
+/// Set in the network namespace a test runs itself in: the address (not
+/// loopback) its loopback device holds there.
+const NAMESPACE_ADDRESS: &str = "NEARDUP_TEST_NAMESPACE_ADDRESS";
+
+/// TEST-NET-2 (RFC 5737): never routed, so it stands for no real peer.
+const REMOTE_ADDRESS: &str = "198.51.100.7";
+
+/// Runs test `name` of this binary again in a network namespace of its
+/// own (`unshare` of util-linux with a user namespace, so no privilege is
+/// needed where user namespaces are allowed; `ip` of iproute2), whose
+/// loopback device also holds [`REMOTE_ADDRESS`]: a connection to that
+/// address comes from a peer that is not loopback, on any machine. The
+/// run is also the first process of a process namespace, so whatever it
+/// started ends with it (a process left behind would hold the output open).
+/// `false` when no namespace can be made here; panics with the run's
+/// output when the test fails there.
+fn run_in_a_network_namespace(name: &str) -> bool {
+    let setup = format!("ip link set lo up && ip addr add {REMOTE_ADDRESS}/32 dev lo");
+    let namespace = |script: &str| {
+        let mut command = Command::new("unshare");
+        command
+            .args(["--net", "--map-root-user", "--pid", "--kill-child"])
+            .args(["sh", "-c", script])
+            .stdin(Stdio::null());
+        command
+    };
+    let possible = namespace(&setup)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !possible {
+        return false;
+    }
+    let test_binary = std::env::current_exe().expect("the test binary");
+    let output = namespace(&format!("{setup} && exec \"$0\" \"$@\""))
+        .arg(test_binary)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(NAMESPACE_ADDRESS, REMOTE_ADDRESS)
+        // The venv is made out here, where the network is.
+        .env("NEARDUP_OSMEM", support::osmem_binary())
+        .output()
+        .expect("unshare");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "in a network namespace: {said}");
+    assert!(said.contains("1 passed"), "the test ran there: {said}");
+    true
+}
+
+/// Peers that are not loopback, on any machine: in a network namespace of
+/// its own where one can be made, else from this machine's own address
+/// that is not loopback. With neither, it fails under CI and skips
+/// elsewhere, saying so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token() {
-    let Some(address) = non_loopback_address() else {
-        eprintln!("skipped: this machine has no address but loopback");
-        return;
+    let address = match std::env::var(NAMESPACE_ADDRESS) {
+        Ok(address) => address.parse().expect("an IP address"),
+        Err(_) => {
+            let name = "state_changing_endpoints_answer_remote_peers_only_with_the_admin_token";
+            if tokio::task::block_in_place(|| run_in_a_network_namespace(name)) {
+                return;
+            }
+            let Some(address) = support::needed(
+                non_loopback_address(),
+                "a network namespace (unshare, ip, user namespaces) or an address other than loopback",
+            ) else {
+                return;
+            };
+            address
+        }
     };
+    assert!(!address.is_loopback(), "{address}");
     let osmem = Osmem::start();
     let now = now_millis();
     let few: Vec<Article> = corpus(now).history.into_iter().take(20).collect();
     index_directly(&osmem.url, &few).await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_neardup"))
-        .args(["serve", "--upstream", &osmem.url, "--listen", "0.0.0.0:0"])
-        .args([
-            "--state-dir",
-            "none",
-            "--admin-token",
-            "s3cret",
-            "--allow-plain-http",
-        ])
-        .env("NEARDUP_LOG", "error")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("neardup serve");
+    let mut child = KilledOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_neardup"))
+            .args(["serve", "--upstream", &osmem.url, "--listen", "0.0.0.0:0"])
+            .args([
+                "--state-dir",
+                "none",
+                "--admin-token",
+                "s3cret",
+                "--allow-plain-http",
+            ])
+            .env("NEARDUP_LOG", "error")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("neardup serve"),
+    );
     let mut first = String::new();
     std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().expect("stdout")),
+        &mut std::io::BufReader::new(child.0.stdout.take().expect("stdout")),
         &mut first,
     )
     .expect("first line");
@@ -681,8 +753,16 @@ async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token(
     let (status, again) = support::json_of(post(&local, None).await.expect("POST")).await;
     assert_eq!(status, 200, "loopback needs no token: {again}");
     wait_for_state(&local, "done", Duration::from_secs(60)).await;
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+/// A child process killed when dropped, also when an assertion fails.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

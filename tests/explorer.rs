@@ -3,8 +3,9 @@
 //! pages, and the rendered DOM must list the largest class with its size,
 //! and the class page its documents with their differing text marked.
 //!
-//! The browser tests skip, saying so, where Chromium is absent (Debian's
-//! `chromium` package; CI installs it). `NEARDUP_CHROMIUM` names another
+//! The browser tests need Chromium (Debian's `chromium` package; `.ci/run`
+//! installs it): where it is absent they fail under `CI=true` and skip,
+//! saying so, elsewhere. `NEARDUP_CHROMIUM` names another
 //! binary; `NEARDUP_SCREENSHOTS=<dir>` also saves `explorer-list.png` and
 //! `explorer-class.png` there (1280×900), the pictures of the README.
 
@@ -21,14 +22,20 @@ use support::{Osmem, RecordingUpstream, Sidecar, TempDir, client, json_of, post_
 
 const BROWSER_TIMEOUT: Duration = Duration::from_secs(90);
 
+/// Chromium: `NEARDUP_CHROMIUM`, or Debian's. Missing, the test fails
+/// under CI and skips elsewhere ([`support::needed`]).
 fn chromium() -> Option<PathBuf> {
-    if let Ok(path) = std::env::var("NEARDUP_CHROMIUM") {
-        return Some(PathBuf::from(path));
-    }
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|path| path.exists())
+    let found = match std::env::var("NEARDUP_CHROMIUM") {
+        Ok(path) => Some(PathBuf::from(path)),
+        Err(_) => ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+            .iter()
+            .map(PathBuf::from)
+            .find(|path| path.exists()),
+    };
+    support::needed(
+        found,
+        "chromium (apt-get install chromium, or set NEARDUP_CHROMIUM; .ci/run installs it)",
+    )
 }
 
 /// Runs headless Chromium on `url` with a fresh profile; `action` is
@@ -131,7 +138,6 @@ async fn load_demo(sidecar: &Sidecar, index: &str) -> Vec<Value> {
 #[tokio::test]
 async fn the_list_shows_the_largest_class_and_the_class_page_marks_what_differs() {
     let Some(chromium) = chromium() else {
-        println!("SKIPPED: no chromium (apt-get install chromium, or set NEARDUP_CHROMIUM)");
         return;
     };
     let osmem = Osmem::start();
@@ -238,7 +244,6 @@ async fn the_list_shows_the_largest_class_and_the_class_page_marks_what_differs(
 #[tokio::test]
 async fn document_text_never_becomes_markup() {
     let Some(chromium) = chromium() else {
-        println!("SKIPPED: no chromium (apt-get install chromium, or set NEARDUP_CHROMIUM)");
         return;
     };
     let osmem = Osmem::start();
@@ -337,7 +342,6 @@ async fn the_compare_box_draws_the_fingerprint_endpoints_decision() {
     // In the browser: a link with both texts fills the box and draws the
     // endpoint's answer.
     let Some(chromium) = chromium() else {
-        println!("SKIPPED (browser part): no chromium");
         return;
     };
     let left = "全市第3季度新增就业岗位一万个，创历史新高";

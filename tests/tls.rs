@@ -169,18 +169,13 @@ impl Drop for Stunnel {
     }
 }
 
-/// stunnel, or `None` (with a note) where it is not installed and this is
-/// not CI.
+/// stunnel, or `None` where it is not installed and this is not CI
+/// ([`support::needed`]).
 fn stunnel_or_skip() -> Option<PathBuf> {
-    let binary = stunnel_binary();
-    if binary.is_none() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "stunnel4 is needed under CI (apt-get install stunnel4)"
-        );
-        eprintln!("skipped: stunnel4 is not installed (apt-get install stunnel4)");
-    }
-    binary
+    support::needed(
+        stunnel_binary(),
+        "stunnel4 (apt-get install stunnel4; .ci/run installs it)",
+    )
 }
 
 const ARTICLES: &str = "{\"index\":{\"_index\":\"news-tls\",\"_id\":\"1\"}}\n{\"title\":\"港口新航线周一开通\",\"content\":\"港口新航线周一开通，每周两班，连接本港与东南亚四个港口。\"}\n{\"index\":{\"_index\":\"news-tls\",\"_id\":\"2\"}}\n{\"title\":\"港口新航线周一开通\",\"content\":\"转载：港口新航线周一开通，每周两班，连接本港与东南亚四个港口。\"}\n";

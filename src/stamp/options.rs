@@ -63,6 +63,12 @@ pub struct StampSummary {
     pub largest_class_documents: u64,
     pub largest_class_root: Option<Fingerprint>,
     pub expired_nodes: u64,
+    /// On more than one thread, what became of the decisions taken ahead of
+    /// placing: applied as taken, or taken again because something placed
+    /// since could change them ([`crate::engine::Engine::place_next`]).
+    /// Zero on one thread, which decides as it places.
+    pub decisions_kept: u64,
+    pub decisions_taken_again: u64,
     /// Nodes in the forest at the end.
     pub nodes: u64,
     /// Approximate heap bytes of the forest and the engine at the end.

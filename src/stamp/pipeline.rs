@@ -403,6 +403,8 @@ fn place<W: Write>(
                 let (removed, _) = engine.expire(document.now, EXPIRY_BUDGET_PER_DOCUMENT);
                 output.placer.summary.expired_nodes += removed as u64;
                 placed.push(engine.place_next(batch, document.now));
+                output.placer.summary.decisions_kept += batch.kept as u64;
+                output.placer.summary.decisions_taken_again += batch.redecided as u64;
             }
         }
     }

@@ -53,6 +53,8 @@ pub fn stamp(
         without_text: placer.summary.without_text,
         exact_hits: placer.summary.exact_hits,
         expired_nodes: placer.summary.expired_nodes,
+        decisions_kept: placer.summary.decisions_kept,
+        decisions_taken_again: placer.summary.decisions_taken_again,
         fields_without_text: std::mem::take(&mut placer.summary.fields_without_text),
         ..reader.summary
     };
@@ -192,6 +194,14 @@ mod tests {
             for threads in [2, 3, 8] {
                 let (many, many_summary) = run(&input, threads);
                 assert!(one == many, "{threads} threads, bulk {bulk}");
+                // Both ways of placing a decision taken ahead were taken:
+                // some stood, some were taken again (what this guards).
+                assert!(many_summary.decisions_kept > 0, "{many_summary:?}");
+                assert!(many_summary.decisions_taken_again > 0, "{many_summary:?}");
+                assert_eq!(
+                    many_summary.decisions_kept + many_summary.decisions_taken_again,
+                    many_summary.stamped
+                );
                 assert_eq!(one_summary.classes, many_summary.classes);
                 assert_eq!(one_summary.stamped, many_summary.stamped);
                 assert_eq!(
@@ -199,6 +209,13 @@ mod tests {
                     many_summary.fields_without_text
                 );
             }
+            assert_eq!(
+                (
+                    one_summary.decisions_kept,
+                    one_summary.decisions_taken_again
+                ),
+                (0, 0)
+            );
             assert_eq!(one_summary.without_text, 1);
             // The line without text lacks both fields.
             assert_eq!(one_summary.fields_without_text.get("title"), Some(&1));
@@ -319,12 +336,18 @@ mod tests {
         for threads in [2, 8] {
             let (many, many_summary) = run_with(&input, threads, Some("1h"));
             assert!(one == many, "{threads} threads");
-            // The heap differs: tracking changes costs memory.
+            // Expiry is a barrier: decisions taken before it are taken
+            // again.
+            assert!(many_summary.decisions_taken_again > 0, "{many_summary:?}");
+            // The heap differs: tracking changes costs memory; one thread
+            // takes no decision ahead.
             assert_eq!(
                 one_summary,
                 StampSummary {
                     elapsed: one_summary.elapsed,
                     approx_heap_bytes: one_summary.approx_heap_bytes,
+                    decisions_kept: 0,
+                    decisions_taken_again: 0,
                     ..many_summary
                 }
             );

@@ -25,9 +25,32 @@ fn project_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Whether this run is CI (`CI=true`): there a check that cannot run
+/// fails instead of skipping.
+pub fn under_ci() -> bool {
+    std::env::var("CI").as_deref() == Ok("true")
+}
+
+/// `found`, where what a test needs is there. Where it is missing (`None`),
+/// the test fails under CI, naming `what` is missing; elsewhere it says so
+/// on the terminal (past the test harness's capture, so that a passing run
+/// shows it) and the caller skips.
+pub fn needed<T>(found: Option<T>, what: &str) -> Option<T> {
+    if found.is_none() {
+        assert!(!under_ci(), "missing under CI=true: {what}");
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {}: missing {what} (under CI=true this fails)",
+            std::thread::current().name().unwrap_or("a test")
+        );
+    }
+    found
+}
+
 /// The osmem-server binary: `$NEARDUP_OSMEM`, or `.venv/bin/osmem-server`
 /// after running `scripts/venv.sh` once per test process.
-fn osmem_binary() -> &'static PathBuf {
+pub fn osmem_binary() -> &'static PathBuf {
     static BINARY: OnceLock<PathBuf> = OnceLock::new();
     BINARY.get_or_init(|| {
         if let Ok(path) = std::env::var("NEARDUP_OSMEM") {
