@@ -33,15 +33,11 @@
 //!    unless `AWS_EC2_METADATA_DISABLED=true`.
 //!
 //! Temporary credentials (3 to 5) are fetched again five minutes before
-//! they expire; keys of the shared files with a session token are read
-//! again every five minutes (a tool may have written new ones before the
-//! old ones expire); other static ones are read once. A refresh that fails
-//! keeps the credentials held until they expire (logged), as a metadata
-//! service that hiccups must not stop signing. No lock is held across a
-//! network call: requests read the held credentials under a short lock;
-//! one refresh runs at a time, and while it runs, requests go on with the
-//! credentials held if they still hold (only a sidecar with none, or with
-//! expired ones, waits for it).
+//! they expire; shared-file keys with a session token are read again every
+//! five minutes; other static ones once. A failed refresh keeps the held
+//! credentials until they expire (logged). No lock is held across a network
+//! call: one refresh runs at a time, and requests go on with the held
+//! credentials while they hold (only a sidecar with none valid waits).
 //!
 //! Consequences: role assumption from a profile (`role_arn`,
 //! `credential_process`, SSO) is not read: give its result through the
