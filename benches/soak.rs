@@ -21,8 +21,9 @@
 //! Every `E` documents (default 50 000) a row: live nodes, the side file
 //! (live bytes, mapped bytes, the process's resident file pages, which are
 //! mostly the side file's), anonymous memory (`RssAnon`) and the
-//! allocator's bytes in use, the state directory's size, and what
-//! compaction moved.
+//! allocator's bytes in use, the state directory's size, what compaction
+//! moved, and how long each write held the ledger (place and expiry, which
+//! run the compaction steps; not the analysis) since the last row.
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -102,19 +103,25 @@ struct Soak {
     ledger: Ledger,
     placed: usize,
     snapshots: usize,
+    /// Microseconds each write held the ledger (place and expire, which
+    /// run the compaction steps) since the last row.
+    write_micros: Vec<f64>,
 }
 
 impl Soak {
     fn place(&mut self, document: &serde_json::Value) {
         let now = START_TIME + self.placed as i64;
         self.placed += 1;
-        if let Some(analysis) = self.ledger.engine().analyzer().analyze_document(document) {
+        let analysis = self.ledger.engine().analyzer().analyze_document(document);
+        let timer = Instant::now();
+        if let Some(analysis) = analysis {
             let placed = self.ledger.place(analysis, now);
             let id = document["id"].as_str().unwrap_or_default();
             self.ledger
                 .stored(DocumentKey::new("soak", id), placed.fingerprint);
         }
         self.ledger.expire(now, EXPIRY_BUDGET_PER_DOCUMENT);
+        self.write_micros.push(timer.elapsed().as_secs_f64() * 1e6);
         self.store.append(self.ledger.take_journal());
     }
 
@@ -179,6 +186,7 @@ fn main() {
         ledger,
         placed: 0,
         snapshots: 0,
+        write_micros: Vec::new(),
     };
     println!(
         "soak: {documents} documents, pool {pool_size}, retention {} s at a document per ms, state in {}",
@@ -186,9 +194,9 @@ fn main() {
         dir.display()
     );
     println!(
-        "| documents | s | live nodes | side live MiB | side mapped MiB | resident file MiB | RssAnon MiB | allocated MiB | state dir MiB | moved MiB | compactions | snapshots |"
+        "| documents | s | live nodes | side live MiB | side mapped MiB | resident file MiB | RssAnon MiB | allocated MiB | state dir MiB | moved MiB | compactions | snapshots | write p50 / p99 / max µs |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let started = Instant::now();
     let mut stream = (0..)
         .flat_map(|pass| pool.iter().map(move |document| edition(document, pass)))
@@ -205,8 +213,16 @@ fn main() {
             let side = soak.ledger.engine().stats().side_file;
             let file_kib = support::status_kib("RssFile:").unwrap_or(0);
             let anon_kib = support::status_kib("RssAnon:").unwrap_or(0);
+            let mut writes = std::mem::take(&mut soak.write_micros);
+            writes.sort_by(f64::total_cmp);
+            let at = |share: f64| {
+                writes
+                    .get(((writes.len().max(1) - 1) as f64 * share) as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            };
             println!(
-                "| {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
+                "| {} | {:.0} | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} | {:.0} / {:.0} / {:.0} |",
                 soak.placed,
                 started.elapsed().as_secs_f64(),
                 soak.ledger.engine().forest().stats().nodes,
@@ -219,6 +235,9 @@ fn main() {
                 side.moved_bytes as f64 / MIB,
                 side.compactions,
                 soak.snapshots,
+                at(0.5),
+                at(0.99),
+                at(1.0),
             );
         }
     }

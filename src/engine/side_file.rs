@@ -29,7 +29,8 @@
 //! 49: 17 → 579 MiB in a 330 s soak at a flat 67 k nodes). So once the
 //! released bytes in full segments pass half the live bytes (and
 //! [`MIN_GARBAGE_BYTES`]), a round starts ([`SideFile::start_compaction`]):
-//! every full segment at most two thirds live is to be emptied, and its
+//! every full segment at most a third live (or if none, two thirds) is to
+//! be emptied, and its
 //! records are copied to the current segment one at a time
 //! ([`SideFile::relocate`]) by the owner of the locations, which walks its
 //! table of locations in bounded slices ([`super::side_data`]); the
@@ -627,12 +628,26 @@ impl SideFile {
         garbage >= self.limits.min_garbage_bytes && garbage >= self.stats.live_bytes / 2
     }
 
-    /// Starts a compaction round: every full segment (not written to any
-    /// more) at most two thirds live is to be emptied (when [`Self::wants_compaction`], the average
-    /// full segment is at most two thirds live, so there is one; moving a
-    /// record out of such a segment gives back at least half a byte per
-    /// byte moved). The number of segments chosen.
+    /// Starts a compaction round: the full segments (not written to any
+    /// more) at most a third live are to be emptied, or if there are none,
+    /// those at most two thirds live (when [`Self::wants_compaction`], the
+    /// average full segment is at most two thirds live, so there is one).
+    /// Emptying the emptiest first copies least: under expiry a segment
+    /// only half expired yet will be emptier later, and its records that
+    /// expire meanwhile need no copy (on the soak stream, a threshold of
+    /// two thirds alone copied half as many bytes as were written). The
+    /// number of segments chosen.
     pub fn start_compaction(&mut self) -> usize {
+        let chosen = self.choose_segments(1, 3);
+        if chosen > 0 {
+            return chosen;
+        }
+        self.choose_segments(2, 3)
+    }
+
+    /// Marks the full segments at most `numerator / denominator` live to
+    /// be emptied; their number.
+    fn choose_segments(&mut self, numerator: u64, denominator: u64) -> usize {
         let mut chosen = 0;
         for (id, segment) in self.segments.iter().enumerate() {
             let Some(segment) = segment else {
@@ -642,7 +657,7 @@ impl SideFile {
             // records are): it is written to no more.
             let written_to = Some(id) == self.current && self.cursor < segment.len();
             let usage = &mut self.usage[id];
-            if !written_to && usage.live_bytes * 3 <= segment.len() as u64 * 2 {
+            if !written_to && usage.live_bytes * denominator <= segment.len() as u64 * numerator {
                 usage.evacuating = true;
                 chosen += 1;
             }
