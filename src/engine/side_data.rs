@@ -20,8 +20,8 @@
 //! each time it is tried.
 
 use super::side_file::{
-    MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileReader, SideFileStats, SideLocation,
-    SideStorage, record_offsets,
+    MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileLimits, SideFileReader, SideFileStats,
+    SideLocation, SideStorage, record_offsets,
 };
 use super::side_record::{
     SideRecord, SideView, decode_record, put_side, record_has_exact_hash, record_short_text,
@@ -34,6 +34,20 @@ use crate::units::{Fingerprint, NodeId};
 
 /// The location of a node whose record could not be stored.
 const NOWHERE: SideLocation = SideLocation::NOWHERE;
+
+/// Locations one compaction step looks at ([`SideStore::compact_some`]):
+/// a sweep of the table is this many per record stored, so at 10 M nodes
+/// a round passes the table while about 40 000 records (15 MB) are
+/// written, against the at least 5 MB it gives back (half the live bytes).
+const COMPACTION_SWEEP_PER_STEP: usize = 256;
+
+/// Record bytes one compaction step copies at most (and one record more
+/// if larger): a step stays a few microseconds.
+const COMPACTION_BYTES_PER_STEP: usize = 16 << 10;
+
+/// Steps without looking again after a round found no segment to empty
+/// (it cannot happen while every live record has its location here).
+const COMPACTION_BACKOFF_STEPS: u32 = 1024;
 
 /// Every node's side record: its location (8 bytes in RAM, by the forest's
 /// node number), the record in the [`SideFile`].
@@ -49,12 +63,21 @@ pub(super) struct SideStore {
     buffer: Encoder,
     /// The locations as of a snapshot's moment, while one is taken.
     capture: Capture<SideLocation>,
+    /// While a compaction round runs: the next place of `locations` its
+    /// sweep looks at.
+    sweep: Option<usize>,
+    /// Steps to wait before looking for a round again.
+    backoff: u32,
 }
 
 impl SideStore {
     pub(super) fn new(storage: SideStorage) -> Self {
+        SideStore::with_limits(storage, SideFileLimits::default())
+    }
+
+    pub(super) fn with_limits(storage: SideStorage, limits: SideFileLimits) -> Self {
         SideStore {
-            file: SideFile::new(storage),
+            file: SideFile::with_limits(storage, limits),
             ..SideStore::default()
         }
     }
@@ -104,7 +127,80 @@ impl SideStore {
     /// `false` when no space could be had (the node then keeps no record).
     pub(super) fn put_at(&mut self, id: NodeId, record: &[u8]) -> bool {
         let location = self.file.append(record).unwrap_or(NOWHERE);
-        self.locate(id, location)
+        let stored = self.locate(id, location);
+        self.compact_step();
+        stored
+    }
+
+    /// One step of compaction of the usual size ([`Self::compact_some`]).
+    pub(super) fn compact_step(&mut self) {
+        self.compact_some(COMPACTION_SWEEP_PER_STEP, COMPACTION_BYTES_PER_STEP);
+    }
+
+    /// One bounded step of compaction ([`super::side_file`]): starts a
+    /// round when the file wants one; in a round, looks at up to `sweep`
+    /// more places of the table of locations and moves the records there
+    /// that lie in segments being emptied, up to `max_bytes` of them (one
+    /// record more if larger). When the sweep has passed the whole table,
+    /// every chosen segment has been emptied and given back, and the round
+    /// ends. Called for each record stored and each batch of removals, so
+    /// the rounds keep pace with what is written and released. Whether a
+    /// round still runs.
+    pub(super) fn compact_some(&mut self, sweep: usize, max_bytes: usize) -> bool {
+        let start = match self.sweep {
+            Some(start) => start,
+            None => {
+                if self.backoff > 0 {
+                    self.backoff -= 1;
+                    return false;
+                }
+                if !self.file.wants_compaction() {
+                    return false;
+                }
+                if self.file.start_compaction() == 0 {
+                    self.backoff = COMPACTION_BACKOFF_STEPS;
+                    return false;
+                }
+                0
+            }
+        };
+        let end = start.saturating_add(sweep).min(self.locations.len());
+        let mut moved = 0;
+        let mut at = start;
+        while at < end && moved < max_bytes {
+            let location = self.locations[at];
+            if self.file.is_evacuating(location) {
+                let Some(new) = self.file.relocate(location) else {
+                    // No space for the copy: tried again at the next step.
+                    break;
+                };
+                self.capture.before_write(&self.locations, at);
+                self.locations[at] = new;
+                moved += self.file.record(new).map_or(0, <[u8]>::len) + 4;
+            }
+            at += 1;
+        }
+        if at < self.locations.len() {
+            self.sweep = Some(at);
+            return true;
+        }
+        let stranded = self.file.finish_compaction();
+        debug_assert_eq!(stranded, 0, "a record left in a segment being emptied");
+        self.sweep = None;
+        false
+    }
+
+    /// Runs a compaction round to its end now, choosing the segments even
+    /// when the file would not start one yet (tests).
+    #[cfg(test)]
+    pub(super) fn compact_now(&mut self) {
+        if self.sweep.is_none() {
+            if self.file.start_compaction() == 0 {
+                return;
+            }
+            self.sweep = Some(0);
+        }
+        while self.compact_some(usize::MAX, usize::MAX) {}
     }
 
     /// Stores `sides` as the records of the nodes `ids` gives them (the
@@ -231,7 +327,9 @@ impl SideStore {
     /// copied is lost, as when it could not be stored).
     pub(super) fn move_to(&mut self, storage: SideStorage) {
         self.capture.complete(&self.locations);
-        let previous = std::mem::replace(&mut self.file, SideFile::new(storage));
+        let limits = self.file.limits();
+        let previous = std::mem::replace(&mut self.file, SideFile::with_limits(storage, limits));
+        self.sweep = None;
         for location in &mut self.locations {
             if *location == NOWHERE {
                 continue;

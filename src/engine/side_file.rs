@@ -13,19 +13,44 @@
 //! log and snapshots; this file is a cache of the heap, not state). A
 //! record is found by a [`SideLocation`] (segment, offset): 8 bytes in
 //! RAM. Records never change once written; a record that is no longer
-//! needed is released, and a full segment whose records are all released
-//! is unmapped, which gives its disk space back. Segments start at
-//! [`FIRST_SEGMENT_BYTES`] (tests create many small engines) and double up
-//! to [`MAX_SEGMENT_BYTES`]. A segment's space is reserved with
+//! needed is released, and a segment whose records are all released is
+//! unmapped, which gives its disk space back (and its id to the next
+//! segment). A new segment is a quarter of the live bytes, rounded up to
+//! a power of two, from [`FIRST_SEGMENT_BYTES`] (tests create many small
+//! engines) up to [`MAX_SEGMENT_BYTES`]. A segment's space is reserved with
 //! `posix_fallocate` before it is mapped, so a full disk shows when a
 //! segment is created (that segment then lives in anonymous memory, counted
 //! in [`SideFileStats::anonymous_segments`]), never as a fault on a write.
 //!
-//! Segments are shared (`Arc`) with snapshots: a snapshot keeps reading the
-//! records it was given while the engine appends and releases.
+//! Compaction: under a stream with expiry almost every record of a
+//! segment is released within the retention, but a node of a class that
+//! lives for weeks keeps its record, and without more its whole segment,
+//! where it was written: the file grew by a segment after another (issue
+//! 49: 17 → 579 MiB in a 330 s soak at a flat 67 k nodes). So once the
+//! released bytes in full segments pass half the live bytes (and
+//! [`MIN_GARBAGE_BYTES`]), a round starts ([`SideFile::start_compaction`]):
+//! every full segment at most a third live (or if none, two thirds) is to
+//! be emptied, and its
+//! records are copied to the current segment one at a time
+//! ([`SideFile::relocate`]) by the owner of the locations, which walks its
+//! table of locations in bounded slices ([`super::side_data`]); the
+//! segment goes when its last record has left. The alternative, a node's
+//! record kept with its class so that a class's records go together, needs
+//! a class's records to be found by class on every expiry and is no help
+//! to the nodes of one long class that expire one by one; it was not
+//! tried.
 //!
-//! Consequences: a node whose class lives for weeks keeps its segment (and
-//! the segment's released records) on disk; segments are not compacted.
+//! Segments are shared (`Arc`) with snapshots: a snapshot keeps reading the
+//! records it was given while the engine appends, releases and moves them
+//! (a moved record is a copy; the snapshot reads the original, which its
+//! segment keeps until the snapshot lets it go).
+//!
+//! Consequences: the file stays within about 1.5 times the live bytes plus
+//! the current segment and [`MIN_GARBAGE_BYTES`] (more while a snapshot
+//! holds segments already emptied, until it is written). A record of a
+//! long-lived node is copied again each time its segment is emptied: at
+//! most twice its size per byte given back, and under expiry far less
+//! (a segment is emptied when nearly all of it has expired).
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
@@ -40,6 +65,10 @@ pub const FIRST_SEGMENT_BYTES: usize = 1 << 20;
 /// Size segments grow to (a record larger than this gets a segment of its
 /// own size).
 pub const MAX_SEGMENT_BYTES: usize = 64 << 20;
+
+/// Released bytes below which no compaction starts (see
+/// [`SideFile::wants_compaction`]).
+pub const MIN_GARBAGE_BYTES: u64 = 4 << 20;
 
 /// Bytes before each record: its length.
 const LENGTH_BYTES: usize = 4;
@@ -297,6 +326,39 @@ pub struct SideFileStats {
     pub live_bytes: u64,
     /// Segments that could not get a file (since the start).
     pub anonymous_segments: u64,
+    /// Records moved by compaction (since the start).
+    pub moved_records: u64,
+    /// Their bytes (lengths included).
+    pub moved_bytes: u64,
+    /// Compaction rounds finished (since the start).
+    pub compactions: u64,
+    /// Segments a round chose that still held records at its end: 0
+    /// unless a live record's location was missed (a bug; the segment is
+    /// kept, as before compaction).
+    pub stranded_segments: u64,
+}
+
+/// How large segments are and when released records are compacted away.
+/// The defaults are the engine's; tests shrink them to see many segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SideFileLimits {
+    /// The smallest segment.
+    pub first_segment_bytes: usize,
+    /// The largest (a larger record gets a segment of its own size).
+    pub max_segment_bytes: usize,
+    /// Compaction starts once the released records in full segments are
+    /// this many bytes and half the live bytes.
+    pub min_garbage_bytes: u64,
+}
+
+impl Default for SideFileLimits {
+    fn default() -> Self {
+        SideFileLimits {
+            first_segment_bytes: FIRST_SEGMENT_BYTES,
+            max_segment_bytes: MAX_SEGMENT_BYTES,
+            min_garbage_bytes: MIN_GARBAGE_BYTES,
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -304,26 +366,47 @@ struct SegmentUse {
     live_records: u64,
     live_bytes: u64,
     anonymous: bool,
+    /// Its records are being moved out (a compaction round chose it).
+    evacuating: bool,
 }
 
-/// The append-only store of side records.
+/// The store of side records: appended, released, and moved out of
+/// segments mostly released ([`SideFile::relocate`]).
 #[derive(Debug, Default)]
 pub struct SideFile {
     storage: SideStorage,
-    /// By segment id; `None` once given back.
+    limits: SideFileLimits,
+    /// By segment id; `None` once given back (its id is reused).
     segments: Vec<Option<Arc<Segment>>>,
     usage: Vec<SegmentUse>,
-    /// Write cursor in the last segment.
+    /// Ids of segments given back, for the next segments.
+    free_ids: Vec<u32>,
+    /// The segment written to.
+    current: Option<usize>,
+    /// Write cursor in the current segment.
     cursor: usize,
     stats: SideFileStats,
 }
 
 impl SideFile {
     pub fn new(storage: SideStorage) -> Self {
+        SideFile::with_limits(storage, SideFileLimits::default())
+    }
+
+    pub fn with_limits(storage: SideStorage, limits: SideFileLimits) -> Self {
         SideFile {
             storage,
+            limits,
             ..SideFile::default()
         }
+    }
+
+    pub fn limits(&self) -> SideFileLimits {
+        self.limits
+    }
+
+    fn current_segment(&self) -> Option<&Arc<Segment>> {
+        self.segments.get(self.current?)?.as_ref()
     }
 
     /// Appends one record; `None` only when no memory at all could be had
@@ -332,15 +415,13 @@ impl SideFile {
         let needed = record.len().checked_add(LENGTH_BYTES)?;
         let length = u32::try_from(record.len()).ok()?;
         let fits = self
-            .segments
-            .last()
-            .and_then(Option::as_ref)
+            .current_segment()
             .is_some_and(|segment| self.cursor + needed <= segment.len());
         if !fits {
             self.open_segment(needed)?;
         }
-        let segment_id = self.segments.len().checked_sub(1)?;
-        let segment = self.segments.last()?.as_ref()?;
+        let segment_id = self.current?;
+        let segment = self.current_segment()?;
         let offset = self.cursor;
         if !segment.write(offset, &length.to_le_bytes())
             || !segment.write(offset + LENGTH_BYTES, record)
@@ -391,7 +472,8 @@ impl SideFile {
         self.add_full_segment(segment, false, offsets)
     }
 
-    /// Makes `segment`, full of the records at `offsets`, the last one.
+    /// Makes `segment`, full of the records at `offsets`, the current one
+    /// (full: the next record opens another).
     fn add_full_segment(
         &mut self,
         segment: Segment,
@@ -399,10 +481,10 @@ impl SideFile {
         offsets: Vec<u32>,
     ) -> Option<Vec<SideLocation>> {
         let bytes = segment.len();
-        self.add_segment(segment, anonymous);
+        let id = self.add_segment(segment, anonymous);
         self.cursor = bytes;
-        let segment_id = u32::try_from(self.segments.len() - 1).ok()?;
-        let usage = self.usage.last_mut()?;
+        let segment_id = u32::try_from(id).ok()?;
+        let usage = &mut self.usage[id];
         usage.live_records = offsets.len() as u64;
         usage.live_bytes = bytes as u64;
         self.stats.live_bytes += bytes as u64;
@@ -417,22 +499,32 @@ impl SideFile {
         )
     }
 
+    /// The size of the next segment: a quarter of what is live, rounded up
+    /// to a power of two, within the limits. Sized by what is live, not by
+    /// what was written, so a small forest under a long stream keeps small
+    /// segments (and its file a small multiple of what is live).
+    fn next_segment_size(&self) -> usize {
+        let quarter = usize::try_from(self.stats.live_bytes / 4).unwrap_or(usize::MAX);
+        quarter
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX)
+            .clamp(
+                self.limits.first_segment_bytes,
+                self.limits.max_segment_bytes,
+            )
+    }
+
     fn open_segment(&mut self, needed: usize) -> Option<()> {
-        let previous = self.segments.last().and_then(Option::as_ref);
-        let grown = previous.map_or(FIRST_SEGMENT_BYTES, |segment| {
-            (segment.len() * 2).min(MAX_SEGMENT_BYTES)
-        });
-        let size = grown.max(needed);
+        let size = self.next_segment_size().max(needed);
         let (segment, anonymous) = Segment::create(&self.storage, size)?;
         self.add_segment(segment, anonymous);
-        self.cursor = 0;
         Some(())
     }
 
-    /// Makes `segment` the one written to.
-    fn add_segment(&mut self, segment: Segment, anonymous: bool) {
+    /// Makes `segment` the one written to (cursor at its start); its id.
+    fn add_segment(&mut self, segment: Segment, anonymous: bool) -> usize {
         // The segment being left may already be empty.
-        let last = self.segments.len().checked_sub(1);
+        let previous = self.current;
         self.stats.segments += 1;
         self.stats.mapped_bytes += segment.len() as u64;
         if anonymous {
@@ -441,14 +533,29 @@ impl SideFile {
                 self.stats.anonymous_segments += 1;
             }
         }
-        self.segments.push(Some(Arc::new(segment)));
-        self.usage.push(SegmentUse {
+        let usage = SegmentUse {
             anonymous,
             ..SegmentUse::default()
-        });
-        if let Some(last) = last {
-            self.give_back_if_unused(last);
+        };
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                let id = id as usize;
+                self.segments[id] = Some(Arc::new(segment));
+                self.usage[id] = usage;
+                id
+            }
+            None => {
+                self.segments.push(Some(Arc::new(segment)));
+                self.usage.push(usage);
+                self.segments.len() - 1
+            }
+        };
+        self.current = Some(id);
+        self.cursor = 0;
+        if let Some(previous) = previous {
+            self.give_back_if_unused(previous);
         }
+        id
     }
 
     /// The record at `location`.
@@ -472,7 +579,7 @@ impl SideFile {
         usage.live_records = usage.live_records.saturating_sub(1);
         usage.live_bytes = usage.live_bytes.saturating_sub(bytes as u64);
         self.stats.live_bytes = self.stats.live_bytes.saturating_sub(bytes as u64);
-        if id + 1 < self.segments.len() {
+        if self.current != Some(id) {
             self.give_back_if_unused(id);
         }
     }
@@ -491,7 +598,112 @@ impl SideFile {
             if self.usage[id].anonymous {
                 self.stats.anonymous_bytes -= segment.len() as u64;
             }
+            self.usage[id] = SegmentUse::default();
+            if let Ok(id) = u32::try_from(id) {
+                self.free_ids.push(id);
+            }
         }
+    }
+
+    /// Bytes of released records in segments no longer written to: what
+    /// compaction can give back.
+    pub fn garbage_bytes(&self) -> u64 {
+        let (current_len, current_live) = match self.current_segment() {
+            Some(segment) => (
+                segment.len() as u64,
+                self.current.map_or(0, |id| self.usage[id].live_bytes),
+            ),
+            None => (0, 0),
+        };
+        (self.stats.mapped_bytes.saturating_sub(current_len))
+            .saturating_sub(self.stats.live_bytes.saturating_sub(current_live))
+    }
+
+    /// Whether enough is released that a compaction round is worth it: at
+    /// least [`SideFileLimits::min_garbage_bytes`] and half the live bytes
+    /// (so the file stays within about 1.5 times what is live, plus a
+    /// segment and that minimum). Constant time.
+    pub fn wants_compaction(&self) -> bool {
+        let garbage = self.garbage_bytes();
+        garbage >= self.limits.min_garbage_bytes && garbage >= self.stats.live_bytes / 2
+    }
+
+    /// Starts a compaction round: the full segments (not written to any
+    /// more) at most a third live are to be emptied, or if there are none,
+    /// those at most two thirds live (when [`Self::wants_compaction`], the
+    /// average full segment is at most two thirds live, so there is one).
+    /// Emptying the emptiest first copies least: under expiry a segment
+    /// only half expired yet will be emptier later, and its records that
+    /// expire meanwhile need no copy (on the soak stream, a threshold of
+    /// two thirds alone copied half as many bytes as were written). The
+    /// number of segments chosen.
+    pub fn start_compaction(&mut self) -> usize {
+        let chosen = self.choose_segments(1, 3);
+        if chosen > 0 {
+            return chosen;
+        }
+        self.choose_segments(2, 3)
+    }
+
+    /// Marks the full segments at most `numerator / denominator` live to
+    /// be emptied; their number.
+    fn choose_segments(&mut self, numerator: u64, denominator: u64) -> usize {
+        let mut chosen = 0;
+        for (id, segment) in self.segments.iter().enumerate() {
+            let Some(segment) = segment else {
+                continue;
+            };
+            // The current segment only once full (a block or adopted
+            // records are): it is written to no more.
+            let written_to = Some(id) == self.current && self.cursor < segment.len();
+            let usage = &mut self.usage[id];
+            if !written_to && usage.live_bytes * denominator <= segment.len() as u64 * numerator {
+                usage.evacuating = true;
+                chosen += 1;
+            }
+        }
+        chosen
+    }
+
+    /// Whether the record at `location` is to be moved ([`Self::relocate`]):
+    /// its segment is being emptied.
+    #[inline]
+    pub fn is_evacuating(&self, location: SideLocation) -> bool {
+        self.usage
+            .get(location.segment as usize)
+            .is_some_and(|usage| usage.evacuating)
+    }
+
+    /// Copies the record at `location` to the current segment and releases
+    /// it where it was (giving its segment back once that was its last
+    /// record): its new location, `None` (nothing changed) when there is no
+    /// such record or no space for it.
+    pub fn relocate(&mut self, location: SideLocation) -> Option<SideLocation> {
+        // Held while the record is copied: the source outlives its release.
+        let source = Arc::clone(self.segments.get(location.segment as usize)?.as_ref()?);
+        let record = record_in(&source, location.offset as usize)?;
+        let moved = self.append(record)?;
+        self.stats.moved_records += 1;
+        self.stats.moved_bytes += (record.len() + LENGTH_BYTES) as u64;
+        self.release(location);
+        Some(moved)
+    }
+
+    /// Ends a compaction round; the segments chosen that still hold
+    /// records (none, when every live record's location was relocated:
+    /// the caller's sweep missed a record otherwise) are no longer
+    /// emptied. Their number.
+    pub fn finish_compaction(&mut self) -> usize {
+        let mut left = 0;
+        for usage in &mut self.usage {
+            if usage.evacuating {
+                usage.evacuating = false;
+                left += 1;
+            }
+        }
+        self.stats.compactions += 1;
+        self.stats.stranded_segments += left as u64;
+        left
     }
 
     /// The segments as they are now, for reading records after the engine
@@ -515,6 +727,7 @@ impl SideFile {
     pub fn heap_bytes(&self) -> usize {
         self.segments.capacity() * std::mem::size_of::<Option<Arc<Segment>>>()
             + self.usage.capacity() * std::mem::size_of::<SegmentUse>()
+            + self.free_ids.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -552,168 +765,5 @@ impl SideFileReader {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn storages() -> Vec<SideStorage> {
-        vec![SideStorage::default(), SideStorage::Memory]
-    }
-
-    #[test]
-    fn records_read_back_across_segments() {
-        for storage in storages() {
-            let mut file = SideFile::new(storage);
-            let records: Vec<Vec<u8>> = (0..3000u32)
-                .map(|index| vec![(index % 251) as u8; 300 + (index as usize % 700)])
-                .collect();
-            let locations: Vec<SideLocation> = records
-                .iter()
-                .map(|record| file.append(record).expect("appended"))
-                .collect();
-            assert!(file.stats().segments > 1, "{:?}", file.stats());
-            for (record, location) in records.iter().zip(&locations) {
-                assert_eq!(file.record(*location), Some(record.as_slice()));
-            }
-        }
-    }
-
-    #[test]
-    fn a_block_of_records_reads_back_between_appends_and_is_given_back() {
-        for storage in storages() {
-            let mut file = SideFile::new(storage);
-            let before = file.append(b"before").expect("appended");
-            let records: Vec<Vec<u8>> = (0..500u32)
-                .map(|index| vec![(index % 251) as u8; index as usize % 90])
-                .collect();
-            let mut block = Vec::new();
-            for record in &records {
-                block.extend_from_slice(&(record.len() as u32).to_le_bytes());
-                block.extend_from_slice(record);
-            }
-            let locations = file.append_block(&block).expect("stored");
-            let after = file.append(b"after").expect("appended");
-            assert_eq!(locations.len(), records.len());
-            for (record, location) in records.iter().zip(&locations) {
-                assert_eq!(file.record(*location), Some(record.as_slice()));
-            }
-            assert_eq!(file.record(before), Some(&b"before"[..]));
-            assert_eq!(file.record(after), Some(&b"after"[..]));
-            assert_eq!(file.stats().segments, 3);
-            for location in locations {
-                file.release(location);
-            }
-            assert_eq!(
-                file.stats().segments,
-                2,
-                "the block's segment is given back"
-            );
-            assert_eq!(file.append_block(&[]), Some(Vec::new()));
-            assert_eq!(file.append_block(&block[..block.len() - 1]), None);
-            assert_eq!(file.append_block(&[1, 0]), None);
-            assert_eq!(file.stats().segments, 2);
-        }
-    }
-
-    #[test]
-    fn records_of_a_mapped_file_are_adopted_where_they_are() {
-        let directory =
-            std::env::temp_dir().join(format!("neardup-side-adopt-{}", std::process::id()));
-        std::fs::create_dir_all(&directory).expect("directory");
-        let path = directory.join("snapshot");
-        let records: [&[u8]; 3] = [b"one", b"", b"three"];
-        let mut contents = b"header".to_vec();
-        for record in records {
-            contents.extend_from_slice(&(record.len() as u32).to_le_bytes());
-            contents.extend_from_slice(record);
-        }
-        let end = contents.len();
-        contents.extend_from_slice(b"trailer");
-        std::fs::write(&path, &contents).expect("written");
-        let mapped = MappedFile::open(&path).expect("mapped");
-        // Deleted while mapped, as an old snapshot is: still readable.
-        std::fs::remove_file(&path).expect("removed");
-        let mut file = SideFile::new(SideStorage::Directory(directory.clone()));
-        assert_eq!(file.adopt(&mapped, 5..end), None, "not whole records");
-        assert_eq!(file.adopt(&mapped, 6..end + 1), None, "not whole records");
-        let locations = file.adopt(&mapped, 6..end).expect("adopted");
-        drop(mapped);
-        let appended = file.append(b"after").expect("appended");
-        for (record, location) in records.iter().zip(&locations) {
-            assert_eq!(file.record(*location), Some(*record));
-        }
-        assert_eq!(file.record(appended), Some(&b"after"[..]));
-        assert_eq!(file.stats().segments, 2);
-        assert_eq!(file.stats().anonymous_bytes, 0);
-        for location in locations {
-            file.release(location);
-        }
-        assert_eq!(
-            file.stats().segments,
-            1,
-            "the adopted segment is given back"
-        );
-        let _ = std::fs::remove_dir_all(&directory);
-    }
-
-    #[test]
-    fn a_segment_whose_records_are_all_released_is_given_back() {
-        let mut file = SideFile::new(SideStorage::default());
-        let record = vec![7u8; 100_000];
-        let locations: Vec<SideLocation> = (0..40)
-            .map(|_| file.append(&record).expect("appended"))
-            .collect();
-        let before = file.stats();
-        assert!(before.segments >= 3, "{before:?}");
-        assert_eq!(before.anonymous_segments, 0);
-        for location in &locations[..30] {
-            file.release(*location);
-        }
-        let after = file.stats();
-        assert!(after.segments < before.segments, "{before:?} {after:?}");
-        assert!(after.mapped_bytes < before.mapped_bytes);
-        assert_eq!(after.live_bytes, 10 * (100_000 + 4));
-        for location in &locations[30..] {
-            assert_eq!(file.record(*location), Some(record.as_slice()));
-        }
-    }
-
-    #[test]
-    fn a_reader_keeps_its_segments_after_they_are_given_back() {
-        let mut file = SideFile::new(SideStorage::default());
-        let first = file.append(b"first").expect("appended");
-        let reader = file.reader();
-        file.release(first);
-        // A record larger than the first segment opens another; the first,
-        // empty, is given back.
-        file.append(&vec![1u8; FIRST_SEGMENT_BYTES + 1])
-            .expect("appended");
-        assert_eq!(file.record(first), None);
-        assert_eq!(reader.record(first), Some(&b"first"[..]));
-    }
-
-    #[test]
-    fn an_unusable_directory_falls_back_to_memory() {
-        let mut file = SideFile::new(SideStorage::Directory(PathBuf::from(
-            "/proc/neardup-cannot-write-here",
-        )));
-        let location = file.append(b"kept anyway").expect("appended");
-        assert_eq!(file.record(location), Some(&b"kept anyway"[..]));
-        assert_eq!(file.stats().anonymous_segments, 1);
-    }
-
-    #[test]
-    fn a_location_from_elsewhere_reads_nothing() {
-        let mut file = SideFile::new(SideStorage::Memory);
-        file.append(b"x").expect("appended");
-        let bogus = SideLocation {
-            segment: 0,
-            offset: (FIRST_SEGMENT_BYTES - 2) as u32,
-        };
-        assert_eq!(file.record(bogus), None);
-        let missing = SideLocation {
-            segment: 9,
-            offset: 0,
-        };
-        assert_eq!(file.record(missing), None);
-    }
-}
+#[path = "side_file_tests.rs"]
+mod tests;
