@@ -68,6 +68,23 @@ async fn wait_for_role(url: &str, role: &str, within: Duration) -> Value {
     }
 }
 
+/// Waits until the standby at `follower` applied what `leader` confirmed.
+async fn wait_until_caught_up(follower: &str, leader: &str) {
+    let started = Instant::now();
+    loop {
+        let (ahead, behind) = (replica(leader).await, replica(follower).await);
+        if ahead["applied"] == behind["applied"] {
+            return;
+        }
+        assert_eq!(behind["role"], "standby", "{behind}");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{behind} vs {ahead}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// A bulk's status and body.
 async fn post(url: &str, articles: &[Article]) -> (u16, Value) {
     let response = client()
@@ -206,19 +223,7 @@ async fn an_expiry_due_while_taking_over_is_in_no_record() {
     let joiner = Sidecar::start(&osmem.url, &member_args("expiry", "c", &short));
     wait_for_role(&joiner.url, "standby", Duration::from_secs(20)).await;
     assert_eq!(post(&standby.url, &articles(25)[20..]).await.0, 200);
-    let started = Instant::now();
-    loop {
-        let (ahead, behind) = (replica(&standby.url).await, replica(&joiner.url).await);
-        if ahead["applied"] == behind["applied"] {
-            break;
-        }
-        assert_eq!(behind["role"], "standby", "{behind}");
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{behind} vs {ahead}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until_caught_up(&joiner.url, &standby.url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -259,19 +264,7 @@ async fn a_record_forged_into_the_cluster_is_refused_and_the_group_goes_on() {
     let after = chain(&osmem.url, "forged").await;
     assert_ne!(after[next as usize - 1]["writer"], "mallory-1");
     assert_whole(&after);
-    let started = Instant::now();
-    loop {
-        let (ahead, behind) = (replica(&leader.url).await, replica(&standby.url).await);
-        if ahead["applied"] == behind["applied"] {
-            break;
-        }
-        assert_eq!(behind["role"], "standby", "{behind}");
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "{behind} vs {ahead}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_until_caught_up(&standby.url, &leader.url).await;
     assert_eq!(replica(&leader.url).await["role"], "leader");
     assert_eq!(
         stats(&standby.url).await["forest"],
@@ -327,24 +320,8 @@ async fn a_standby_left_behind_the_truncated_log_rejoins_by_itself_and_the_group
 
     // Stranded, it steps down and restarts itself (same process, same
     // address): it joins from the published snapshot, nobody helping.
-    let started = Instant::now();
-    loop {
-        if let Ok(response) = client()
-            .get(format!("{}/_neardup/replica", behind.url))
-            .send()
-            .await
-            && let Ok(status) = response.json::<Value>().await
-            && status["node"] != node_before
-            && status["role"] == "standby"
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(40),
-            "the stranded standby did not rejoin by itself"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let node_before = node_before.as_str().expect("node").to_string();
+    support::wait_for_rejoin(&behind.url, &node_before, Duration::from_secs(40)).await;
     // Now the leader dies: the rejoined member takes over, and writes go
     // on through it with nothing acknowledged lost.
     leader.kill();

@@ -393,24 +393,7 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     // The old leader, deposed, finishes what it had and restarts itself to
     // rejoin (same address, a new node id): it follows the new leader, and
     // the writes it gets go there.
-    let started = Instant::now();
-    let rejoined = loop {
-        if let Ok(response) = client()
-            .get(format!("{}/_neardup/replica", old.url))
-            .send()
-            .await
-            && let Ok(status) = response.json::<Value>().await
-            && status["node"] != old_node.as_str()
-            && status["role"] == "standby"
-        {
-            break status;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the deposed leader did not rejoin by itself"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let rejoined = support::wait_for_rejoin(&old.url, &old_node, Duration::from_secs(30)).await;
     assert_eq!(rejoined["epoch"], 2, "{rejoined}");
     for bulk in bulks.by_ref().take(3) {
         let (status, headers, body) = post(&old.url, &bulk).await.expect("an answer");
@@ -866,24 +849,8 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
 
     // Deposed, it restarts itself on the same state directory (same
     // process and address, a new node id), with no manual step.
-    let started = Instant::now();
-    loop {
-        if let Ok(response) = client()
-            .get(format!("{}/_neardup/replica", old.url))
-            .send()
-            .await
-            && let Ok(status) = response.json::<Value>().await
-            && status["node"] != old_node
-            && status["role"] == "standby"
-        {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the deposed leader did not rejoin by itself"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let old_node = old_node.as_str().expect("node").to_string();
+    support::wait_for_rejoin(&old.url, &old_node, Duration::from_secs(30)).await;
     load(&new.url, &stories[5][1..], 1).await;
     wait_until_caught_up(&old.url, &new.url).await;
     assert_eq!(

@@ -163,6 +163,12 @@ impl Follower {
     /// This member wrote `record`, an epoch record (no effects), as the
     /// next one: the chain's position moves past it.
     pub fn passed_epoch_record(&mut self, record: &Record, replica: &Replica) {
+        self.passed(record, replica, record.last_seq);
+    }
+
+    /// The chain's position moves past `record`, the member's state
+    /// holding effects up to `last_seq`.
+    fn passed(&mut self, record: &Record, replica: &Replica, last_seq: u64) {
         self.next = record.number + 1;
         self.prev_digest.clone_from(&record.digest);
         self.epoch = record.epoch;
@@ -170,7 +176,7 @@ impl Follower {
             group_uuid: self.group_uuid.clone(),
             record: record.number,
             digest: record.digest.clone(),
-            last_seq: record.last_seq,
+            last_seq,
         });
     }
 
@@ -212,15 +218,7 @@ impl Follower {
             host.apply(first_seq, record.last_seq, effects)
                 .map_err(FollowError::Chain)?;
         }
-        self.next += 1;
-        self.prev_digest.clone_from(&record.digest);
-        self.epoch = record.epoch;
-        replica.set_head(Head {
-            group_uuid: self.group_uuid.clone(),
-            record: record.number,
-            digest: record.digest.clone(),
-            last_seq: replica.last_seq(),
-        });
+        self.passed(record, replica, replica.last_seq());
         Ok(())
     }
 }

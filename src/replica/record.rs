@@ -117,31 +117,23 @@ impl Record {
         numbers
     }
 
-    fn computed_digest(&self, key: &GroupKey) -> String {
+    /// The digest's input, as the parts the key tags.
+    fn with_digest_parts<R>(&self, use_parts: impl FnOnce(&[&[u8]]) -> R) -> R {
         let numbers = self.digest_numbers();
-        key.tag(
-            "record",
-            &[
-                self.prev_digest.as_bytes(),
-                self.writer.as_bytes(),
-                &numbers,
-                &self.frames,
-            ],
-        )
+        use_parts(&[
+            self.prev_digest.as_bytes(),
+            self.writer.as_bytes(),
+            &numbers,
+            &self.frames,
+        ])
+    }
+
+    fn computed_digest(&self, key: &GroupKey) -> String {
+        self.with_digest_parts(|parts| key.tag("record", parts))
     }
 
     fn digest_is_authentic(&self, key: &GroupKey) -> bool {
-        let numbers = self.digest_numbers();
-        key.verify(
-            "record",
-            &[
-                self.prev_digest.as_bytes(),
-                self.writer.as_bytes(),
-                &numbers,
-                &self.frames,
-            ],
-            &self.digest,
-        )
+        self.with_digest_parts(|parts| key.verify("record", parts, &self.digest))
     }
 
     /// The record as the document created in the log index.

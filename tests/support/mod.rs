@@ -209,6 +209,27 @@ pub async fn read_request(
     (parts, body, path)
 }
 
+/// Waits until the member at `url` answers as a standby under a node id
+/// other than `old_node`: it stepped down and restarted itself to rejoin
+/// (same address). Its status.
+pub async fn wait_for_rejoin(url: &str, old_node: &str, within: Duration) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        if let Ok(response) = client().get(format!("{url}/_neardup/replica")).send().await
+            && let Ok(status) = response.json::<Value>().await
+            && status["node"] != old_node
+            && status["role"] == "standby"
+        {
+            return status;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{url} did not rejoin by itself within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The replica group secret the tests' members share.
 pub const TEST_SECRET: &str = "neardup-tests-group-secret-0123456789";
 
