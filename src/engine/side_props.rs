@@ -186,8 +186,9 @@ proptest! {
 /// whose records are replaced over and over), one record in 50 kept for
 /// good (a long class, born all along the stream, so that every stretch
 /// of the file holds some): the steps alone (no round forced) keep the
-/// file within a small multiple of what is live. Without compaction it
-/// held about 40 % of everything written.
+/// file within a small multiple of what is live. Without the steps (the
+/// call in `SideStore::put_at` removed) it fails: 4.1 MB mapped in 1 007
+/// segments for 219 kB live.
 #[test]
 fn the_steps_keep_the_file_bounded_by_what_is_live() {
     let mut store = SideStore::with_limits(SideStorage::Memory, limits());
