@@ -135,6 +135,20 @@ async fn check_not_stranded(replica: &Replica, cluster: &GroupCluster, next: u64
     }
 }
 
+/// Why a member whose next record is `next` cannot lead: the published
+/// snapshot covers `next` (so the log was truncated past it, or the member
+/// would have read it); `None` when it can.
+async fn stranded(cluster: &GroupCluster, next: u64) -> Result<Option<String>, String> {
+    match super::snapshots::latest(cluster).await {
+        Ok(Some((manifest, _))) if manifest.head.record >= next => Ok(Some(format!(
+            "record {next} is behind the published snapshot (record {}): this member fell behind the truncated log and cannot take the lease; restarting to rejoin from the snapshot",
+            manifest.head.record
+        ))),
+        Ok(_) => Ok(None),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 /// Writes the member's place in the chain (`super::join::Mark`) once a
 /// second when it moved, after the local log was written up to it.
 async fn keep_mark(replica: Arc<Replica>, host: Arc<dyn ReplicaHost>) {
@@ -218,6 +232,12 @@ async fn observe(
     let released = document["holder"].is_null();
     if !(released || replica.lease().may_take_over(first_seen, now)) {
         return Ok(());
+    }
+    // A standby whose next record was truncated reads "the end" there: it
+    // must not write an epoch record below the published snapshot.
+    if let Some(reason) = stranded(cluster, follower.next).await? {
+        replica.step_down(&reason);
+        return Err(reason);
     }
     // Members that saw the same moment do not all write at once; a lease
     // let go is taken at once (one CAS wins either way).
@@ -438,6 +458,12 @@ async fn write_epoch_record(
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+        }
+        if let Some(reason) = stranded(cluster, follower.next)
+            .await
+            .map_err(|error| format!("cannot read the published snapshot: {error}"))?
+        {
+            return Err(reason);
         }
         // From what was applied: nothing of this member's own may be in it
         // (only the leader makes effects; see `Replica::may_make_effects`).
