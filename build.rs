@@ -26,13 +26,24 @@ fn main() {
         .or_else(|| std::env::var("NEARDUP_COMMIT").ok())
         .unwrap_or_else(|| "unknown".to_string());
     // HEAD moves on checkout; the branch's ref (loose or packed) on commit.
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(file) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={file}");
-        }
-    }
+    // Only files that exist: cargo reruns the script at every build for a
+    // path that does not (a clone's branch ref lives in packed-refs, a
+    // repository without packed refs has no packed-refs file), and every
+    // test target would recompile the package.
+    // `refs/heads` (a directory: any ref written under it) catches a
+    // commit on a branch whose ref was packed.
+    let mut watched: Vec<String> = ["HEAD", "packed-refs", "refs/heads"]
+        .iter()
+        .filter_map(|path| git(&["rev-parse", "--git-path", path]))
+        .collect();
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"])
         && let Some(file) = git(&["rev-parse", "--git-path", &branch])
+    {
+        watched.push(file);
+    }
+    for file in watched
+        .iter()
+        .filter(|file| std::path::Path::new(file).exists())
     {
         println!("cargo:rerun-if-changed={file}");
     }

@@ -76,7 +76,7 @@ pub struct ServeSettings {
     /// Host names (as clients write them in the Host header, with or without the port) by which the sidecar may be called besides loopback names and IP addresses: admin endpoints trust loopback peers only with such a Host, and while the sidecar signs requests (SigV4, client certificate, credentials in --upstream) other requests with another Host are refused, which stops DNS rebinding [default: none]
     #[arg(
         long = "allowed-host",
-        env = "NEARDUP_ALLOWED_HOSTS",
+        env = "NEARDUP_ALLOWED_HOST",
         value_delimiter = ','
     )]
     pub allowed_hosts: Option<Vec<String>>,
