@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::stories::{self, Article};
-use support::{Osmem, Sidecar, TempDir, client, stats};
+use support::{Osmem, Sidecar, TempDir, client, replica, stats, wait_for_role};
 
 const INDEX: &str = "news-group";
 const LEASE: &str = "3s";
@@ -50,25 +50,6 @@ fn member_args<'a>(group: &'a str, name: &'a str, extra: &[&'a str]) -> Vec<&'a 
     ];
     args.extend(extra);
     args
-}
-
-async fn replica(url: &str) -> Value {
-    stats(url).await["replica"].clone()
-}
-
-async fn wait_for_role(url: &str, role: &str, within: Duration) -> Value {
-    let started = Instant::now();
-    loop {
-        let status = replica(url).await;
-        if status["role"] == role {
-            return status;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{url} not {role} within {within:?}: {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Waits until the standby at `follower` applied what `leader` confirmed.

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use neardup::config::DEFAULT_REPLICA_LEASE;
 use serde_json::{Value, json};
 use support::stories::{self, Article, wholly_grouped};
-use support::{Osmem, Sidecar, TEST_SECRET, client, stamps_in, stats};
+use support::{Osmem, Sidecar, TEST_SECRET, client, replica, stamps_in, stats, wait_for_role};
 
 const INDEX: &str = "news-standby";
 const STORIES: usize = 160;
@@ -113,26 +113,6 @@ fn member_with_lease(osmem: &Osmem, group: &str, name: &str, lease: &str) -> Sid
             "news*",
         ],
     )
-}
-
-async fn replica(url: &str) -> Value {
-    stats(url).await["replica"].clone()
-}
-
-/// Waits until the member at `url` has `role`; its replica status.
-async fn wait_for_role(url: &str, role: &str, within: Duration) -> Value {
-    let started = Instant::now();
-    loop {
-        let status = replica(url).await;
-        if status["role"] == role {
-            return status;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{url} not {role} within {within:?}: {status}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// Waits until `follower` applied as far as `leader` confirmed.

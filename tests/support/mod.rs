@@ -209,6 +209,27 @@ pub async fn read_request(
     (parts, body, path)
 }
 
+/// A member's replica status (`/_neardup/stats`' `replica`).
+pub async fn replica(url: &str) -> Value {
+    stats(url).await["replica"].clone()
+}
+
+/// Waits until the member at `url` has `role`; its replica status.
+pub async fn wait_for_role(url: &str, role: &str, within: Duration) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let status = replica(url).await;
+        if status["role"] == role {
+            return status;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{url} not {role} within {within:?}: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Waits until the member at `url` answers as a standby under a node id
 /// other than `old_node`: it stepped down and restarted itself to rejoin
 /// (same address). Its status.
