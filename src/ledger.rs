@@ -26,7 +26,7 @@
 
 pub mod capture;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -179,6 +179,8 @@ pub struct SnapshotParts {
     pub sides: crate::engine::SideSnapshot,
     pub keys: Vec<(DocumentKey, Fingerprint)>,
     pub pending: Vec<(Fingerprint, u32)>,
+    /// Where the pending placements were sent, oldest first per fingerprint.
+    pub sent: Vec<(Fingerprint, SentTo)>,
 }
 
 /// One change of the ledger's state, as persistence logs it.
@@ -201,6 +203,30 @@ pub enum Effect {
     Settled {
         fingerprint: Fingerprint,
     },
+    /// The placement at `fingerprint` just made is sent to `sent_to`: what
+    /// a read-back asks the cluster for if its answer never comes.
+    Sent {
+        fingerprint: Fingerprint,
+        sent_to: SentTo,
+    },
+}
+
+/// Where a placement's document is sent: the index as the request named it
+/// (an alias reads back as well) and its `_id`, when the request gave one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SentTo {
+    pub index: String,
+    pub id: Option<String>,
+}
+
+/// A placement whose answer never came back (a crash, a takeover), with
+/// where it was sent when that is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InDoubt {
+    pub fingerprint: Fingerprint,
+    /// `None`: a placement from a state written before targets were kept,
+    /// or one never sent; the crash rule has already taken its count back.
+    pub sent_to: Option<SentTo>,
 }
 
 /// The validated pieces a ledger's engine is made of: `config` validates
@@ -241,6 +267,10 @@ pub struct Ledger {
     key_journal: Option<Vec<Effect>>,
     /// Placements whose answer has not come back: fingerprint → how many.
     pending: HashMap<Fingerprint, u32>,
+    /// Where pending placements were sent, oldest first: an answer settles
+    /// the oldest of its fingerprint (identical texts in flight at once may
+    /// be told apart wrongly; a read-back then asks about the other copy).
+    sent: HashMap<Fingerprint, VecDeque<SentTo>>,
 }
 
 impl Ledger {
@@ -252,6 +282,7 @@ impl Ledger {
             stats: LedgerStats::default(),
             key_journal: None,
             pending: HashMap::new(),
+            sent: HashMap::new(),
         }
     }
 
@@ -265,15 +296,23 @@ impl Ledger {
     }
 
     /// A ledger with this engine, these keys and these unsettled placements
-    /// (from a snapshot).
+    /// and where they were sent (from a snapshot).
     pub fn restore(
         engine: Engine,
         keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>,
         pending: impl IntoIterator<Item = (Fingerprint, u32)>,
+        sent: impl IntoIterator<Item = (Fingerprint, SentTo)>,
     ) -> Self {
         let mut ledger = Ledger::new(engine);
         ledger.fingerprint_of_key.insert_all(keys);
         ledger.pending.extend(pending);
+        for (fingerprint, sent_to) in sent {
+            ledger
+                .sent
+                .entry(fingerprint)
+                .or_default()
+                .push_back(sent_to);
+        }
         ledger
     }
 
@@ -290,6 +329,7 @@ impl Ledger {
             sides,
             keys: self.fingerprint_of_key.iter().collect(),
             pending: self.pending_records(),
+            sent: self.sent_records(),
         }
     }
 
@@ -304,23 +344,56 @@ impl Ledger {
         pending
     }
 
-    /// After a crash: placements whose answer never came back may or may
-    /// not be in the index. Their count is taken back (a client that got no
+    /// Where each pending placement was sent, sorted by fingerprint, oldest
+    /// first within one (snapshots).
+    pub fn sent_records(&self) -> Vec<(Fingerprint, SentTo)> {
+        let mut sent: Vec<(Fingerprint, SentTo)> = self
+            .sent
+            .iter()
+            .flat_map(|(&fingerprint, targets)| {
+                targets
+                    .iter()
+                    .map(move |target| (fingerprint, target.clone()))
+            })
+            .collect();
+        sent.sort_by_key(|&(fingerprint, _)| fingerprint);
+        sent
+    }
+
+    /// After a crash or a takeover: placements whose answer never came back
+    /// may or may not be in the index. Those whose destination is known
+    /// stay pending, to be read back as a live write in doubt is
+    /// (`serve::write::in_doubt`), which settles each one. The others get
+    /// the crash rule: their count is taken back (a client that got no
     /// answer retries, and the retry counts), but their nodes stay, so a
     /// stamp that did reach the index still names a known class (and a
     /// document found later with that stamp is counted again,
-    /// [`Ledger::adopt`]). Returns the fingerprints that were in doubt,
-    /// sorted, one per placement.
-    pub fn resolve_in_doubt(&mut self) -> Vec<Fingerprint> {
+    /// [`Ledger::adopt`]). Returns every placement in doubt, sorted, one
+    /// per placement. Call once per process: a second call would hand the
+    /// same pending placements out again.
+    pub fn resolve_in_doubt(&mut self) -> Vec<InDoubt> {
         let mut resolved = Vec::new();
-        for (fingerprint, count) in std::mem::take(&mut self.pending) {
-            for _ in 0..count {
+        let pending: Vec<(Fingerprint, u32)> = self.pending_records();
+        for (fingerprint, count) in pending {
+            let targets: Vec<SentTo> = self
+                .sent
+                .get(&fingerprint)
+                .map(|targets| targets.iter().take(count as usize).cloned().collect())
+                .unwrap_or_default();
+            for _ in targets.len()..count as usize {
                 self.engine.uncount(fingerprint);
-                self.record_key(Effect::Settled { fingerprint });
-                resolved.push(fingerprint);
+                self.settled(fingerprint);
+                resolved.push(InDoubt {
+                    fingerprint,
+                    sent_to: None,
+                });
             }
+            resolved.extend(targets.into_iter().map(|target| InDoubt {
+                fingerprint,
+                sent_to: Some(target),
+            }));
         }
-        resolved.sort_unstable();
+        resolved.sort_by(|a, b| (a.fingerprint, &a.sent_to).cmp(&(b.fingerprint, &b.sent_to)));
         resolved
     }
 
@@ -329,17 +402,43 @@ impl Ledger {
         self.record_key(Effect::Settled { fingerprint });
     }
 
+    /// The placement at `fingerprint` just made goes to `sent_to`: if its
+    /// answer never comes, a read-back asks the cluster there.
+    pub fn sending(&mut self, fingerprint: Fingerprint, sent_to: SentTo) {
+        self.record_key(Effect::Sent {
+            fingerprint,
+            sent_to: sent_to.clone(),
+        });
+        self.sent.entry(fingerprint).or_default().push_back(sent_to);
+    }
+
     /// One more placement at `fingerprint` waits for the cluster's answer.
     fn hold_pending(&mut self, fingerprint: Fingerprint) {
         *self.pending.entry(fingerprint).or_default() += 1;
     }
 
-    /// One placement at `fingerprint` got its answer.
+    /// One placement at `fingerprint` got its answer. Targets beyond the
+    /// placements left go, oldest first: a placement sent has its target
+    /// from the moment it is made, so one answered takes one, while the
+    /// crash rule for placements without a target keeps the others (a
+    /// replay of the same effects does the same).
     fn release_pending(&mut self, fingerprint: Fingerprint) {
-        if let Some(count) = self.pending.get_mut(&fingerprint) {
-            *count -= 1;
-            if *count == 0 {
-                self.pending.remove(&fingerprint);
+        let left = match self.pending.get_mut(&fingerprint) {
+            Some(count) => {
+                *count -= 1;
+                *count
+            }
+            None => 0,
+        };
+        if left == 0 {
+            self.pending.remove(&fingerprint);
+        }
+        if let Some(targets) = self.sent.get_mut(&fingerprint) {
+            while targets.len() > left as usize {
+                targets.pop_front();
+            }
+            if targets.is_empty() {
+                self.sent.remove(&fingerprint);
             }
         }
     }
@@ -384,6 +483,10 @@ impl Ledger {
                 self.engine.replay(effect);
             }
             Effect::Settled { fingerprint } => self.release_pending(fingerprint),
+            Effect::Sent {
+                fingerprint,
+                sent_to,
+            } => self.sent.entry(fingerprint).or_default().push_back(sent_to),
             Effect::KeyStored { key, fingerprint } => {
                 self.fingerprint_of_key.insert(key, fingerprint);
             }
@@ -620,6 +723,68 @@ mod tests {
 
     fn documents(ledger: &Ledger) -> u64 {
         ledger.engine().forest().stats().documents
+    }
+
+    fn sent_to(id: &str) -> SentTo {
+        SentTo {
+            index: "news".into(),
+            id: Some(id.into()),
+        }
+    }
+
+    #[test]
+    fn a_placement_in_doubt_keeps_where_it_was_sent_and_a_replay_agrees() {
+        let mut ledger = ledger(None);
+        ledger.enable_journal();
+        // Two copies of one text and another text in flight; one of each
+        // text answered, one placement never sent (taken back).
+        let first = place(&mut ledger, ORIGINAL, 0).fingerprint;
+        ledger.sending(first, sent_to("1"));
+        let copy = place(&mut ledger, ORIGINAL, 1).fingerprint;
+        assert_eq!(copy, first);
+        ledger.sending(copy, sent_to("2"));
+        let other = place(&mut ledger, OTHER, 2).fingerprint;
+        ledger.sending(other, sent_to("3"));
+        let unsent = place(&mut ledger, REPOST, 3).fingerprint;
+        ledger.stored(DocumentKey::new("news", "1"), first);
+        ledger.stored(DocumentKey::new("news", "3"), other);
+        ledger.not_stored(unsent);
+        assert_eq!(ledger.sent_records(), vec![(copy, sent_to("2"))]);
+        // A placement with no target (a state from before targets): the
+        // crash rule; the one sent stays pending, to be read back.
+        let untargeted = place(&mut ledger, REPOST, 4).fingerprint;
+        let documents_before = documents(&ledger);
+        let in_doubt = ledger.resolve_in_doubt();
+        let mut expected = vec![
+            InDoubt {
+                fingerprint: copy,
+                sent_to: Some(sent_to("2")),
+            },
+            InDoubt {
+                fingerprint: untargeted,
+                sent_to: None,
+            },
+        ];
+        expected.sort_by(|a, b| (a.fingerprint, &a.sent_to).cmp(&(b.fingerprint, &b.sent_to)));
+        assert_eq!(in_doubt, expected);
+        assert_eq!(
+            documents(&ledger),
+            documents_before - 1,
+            "only the untargeted one uncounted"
+        );
+        assert_eq!(ledger.pending_records(), vec![(copy, 1)]);
+        assert_eq!(ledger.sent_records(), vec![(copy, sent_to("2"))]);
+        // The journal replayed on an empty ledger gives the same.
+        let mut replayed = super::tests_support::ledger();
+        for effect in ledger.take_journal() {
+            replayed.replay(effect);
+        }
+        assert_eq!(replayed.pending_records(), ledger.pending_records());
+        assert_eq!(replayed.sent_records(), ledger.sent_records());
+        // Read back later: found under its key, nothing is pending any more.
+        ledger.stored(DocumentKey::new("news", "2"), copy);
+        assert!(ledger.pending_records().is_empty());
+        assert!(ledger.sent_records().is_empty());
     }
 
     #[test]

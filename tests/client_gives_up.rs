@@ -225,3 +225,70 @@ async fn writes_in_doubt_at_a_crash_are_read_back_after_the_restart() {
     assert_eq!(counted, held, "the sidecar counts what the index holds");
     assert_eq!(counts_of(&restarted.url).await.1, held, "keys tracked");
 }
+
+/// A bulk of `copies` documents of one text (`with_ids`: under ids
+/// `{prefix}{n}`, else ids the cluster picks).
+fn copies_bulk(index: &str, text: &str, prefix: &str, copies: usize, with_ids: bool) -> String {
+    let mut body = String::new();
+    for n in 0..copies {
+        let action = if with_ids {
+            serde_json::json!({"index": {"_index": index, "_id": format!("{prefix}{n}")}})
+        } else {
+            serde_json::json!({"index": {"_index": index}})
+        };
+        body.push_str(&action.to_string());
+        body.push('\n');
+        body.push_str(&serde_json::json!({"title": "转载", "content": text}).to_string());
+        body.push('\n');
+    }
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn writes_in_doubt_at_a_crash_are_read_back_where_they_went_however_many_copies() {
+    // A text with more copies in the index than one search returns (10 000
+    // hits): a crashed write of it, under an id or without one, is still
+    // found, by key or by a search that reads every copy.
+    const TEXT: &str = "本报讯 市气象台今日发布寒潮蓝色预警，预计未来三天全市气温将下降八到十摄氏度，请市民注意防寒保暖。";
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::ZERO).await;
+    let state = support::TempDir::new("crash-in-doubt-copies");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
+    let earlier = copies_bulk("copies", TEXT, "earlier-", 10_050, true);
+    let (status, answer) = post_bulk(&format!("{}/_bulk", sidecar.url), earlier).await;
+    assert_eq!(status, 200);
+    assert_eq!(answer["errors"], false, "{answer}");
+    proxy.set_write_delay(Duration::from_secs(60));
+    let mut in_doubt = copies_bulk("copies", TEXT, "doubt-", 6, true);
+    in_doubt.push_str(&copies_bulk("copies", TEXT, "", 4, false));
+    let url = format!("{}/_bulk", sidecar.url);
+    let write = tokio::spawn(async move {
+        let _ = support::client()
+            .post(url)
+            .header("content-type", "application/x-ndjson")
+            .body(in_doubt)
+            .send()
+            .await;
+    });
+    let started = Instant::now();
+    while documents_in(&osmem.url, "copies").await.1 < 10_060 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "documents stored"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sidecar.kill();
+    write.abort();
+    let restarted = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    let (counted, held) = counts_agree(
+        &restarted.url,
+        &osmem.url,
+        "copies",
+        Duration::from_secs(20),
+    )
+    .await;
+    assert_eq!(held, 10_060);
+    assert_eq!(counted, held, "the sidecar counts what the index holds");
+}

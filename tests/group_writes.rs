@@ -13,7 +13,10 @@
 //!   never applied, and the group goes on: the leader replaces it;
 //! - the leader killed while its only standby is behind the truncated
 //!   log: the standby restarts itself, joins from the published snapshot
-//!   and takes over, nobody helping.
+//!   and takes over, nobody helping;
+//! - the leader killed while a new member downloads the published
+//!   snapshot: the member finishes, follows the log and takes over with
+//!   every acknowledged document.
 
 mod support;
 
@@ -323,4 +326,97 @@ async fn a_leader_killed_while_its_standby_is_behind_the_truncated_log_is_replac
         assert_eq!(post(&behind.url, bulk).await.0, 200);
     }
     assert_eq!(stats(&behind.url).await["forest"]["documents"], 120);
+}
+
+/// Snapshots often (a few KB of log), so a short test publishes one.
+const SNAPSHOT_OFTEN: [&str; 2] = ["--snapshot-after", "4kb"];
+
+/// Whether the group has published a snapshot.
+async fn published(osmem: &str, group: &str) -> bool {
+    let answer = client()
+        .get(format!(
+            "{osmem}/neardup-replica-{group}-snapshot/_doc/latest"
+        ))
+        .send()
+        .await;
+    match answer {
+        Ok(answer) => answer
+            .json::<Value>()
+            .await
+            .is_ok_and(|body| body["found"] == true),
+        Err(_) => false,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_killed_while_a_member_downloads_the_snapshot_is_replaced_by_that_member() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let mut leader = Sidecar::start(&osmem.url, &member_args("download", "a", &SNAPSHOT_OFTEN));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let docs = articles(80);
+    let started = Instant::now();
+    let mut sent = 0;
+    while sent < 40 || !published(&osmem.url, "download").await {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no snapshot published"
+        );
+        if sent < 60 {
+            assert_eq!(post(&leader.url, &docs[sent..sent + 5]).await.0, 200);
+            sent += 5;
+        } else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    // Acknowledged after the snapshot: in the log only.
+    assert_eq!(post(&leader.url, &docs[sent..sent + 5]).await.0, 200);
+    sent += 5;
+
+    // A new member reads the published snapshot slowly (a test-only pause
+    // before each chunk); the leader dies meanwhile.
+    let state = TempDir::new("downloading");
+    let dir = state.path().to_path_buf();
+    let joining = {
+        let (url, dir) = (osmem.url.clone(), dir.to_string_lossy().to_string());
+        tokio::task::spawn_blocking(move || {
+            Sidecar::start_with_env(
+                &url,
+                &dir,
+                &member_args("download", "b", &SNAPSHOT_OFTEN),
+                &[("NEARDUP_TEST_DOWNLOAD_PAUSE_MS", "1500")],
+            )
+        })
+    };
+    let downloading = || {
+        std::fs::read_dir(&dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|entry| entry.file_name().to_string_lossy().ends_with(".download"))
+        })
+    };
+    let started = Instant::now();
+    while !downloading() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the new member never started downloading"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    leader.kill();
+
+    // It finishes the download, follows the log to its end, and takes the
+    // lease over: nothing acknowledged is lost, and writes go on through it.
+    let joined = joining.await.expect("joined");
+    wait_for_role(&joined.url, "leader", Duration::from_secs(20)).await;
+    assert_eq!(
+        stats(&joined.url).await["forest"]["documents"],
+        sent as u64,
+        "every acknowledged document"
+    );
+    for bulk in docs[sent..].chunks(5) {
+        assert_eq!(post(&joined.url, bulk).await.0, 200);
+    }
+    assert_eq!(stats(&joined.url).await["forest"]["documents"], 80);
+    assert_whole(&chain(&osmem.url, "download").await);
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use neardup::config::EngineSettings;
 use neardup::engine::SideRecord;
 use neardup::forest::NodeRecord;
-use neardup::ledger::{DocumentKey, Ledger};
+use neardup::ledger::{DocumentKey, InDoubt, Ledger, SentTo};
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 use neardup::units::Fingerprint;
 use proptest::collection::vec;
@@ -57,11 +57,15 @@ enum Outcome {
     NotStored,
     /// The sidecar dies after forwarding, before the answer comes back.
     CrashBeforeAnswer,
+    /// The same, the placement's destination journaled with it (as the
+    /// sidecar's write path does): it stays pending across the crash, with
+    /// its destination, for the read-back.
+    CrashAfterSending,
 }
 
 fn operation() -> impl Strategy<Value = Operation> {
     prop_oneof![
-        10 => (vec(0..SENTENCES.len(), 1..4), any::<bool>(), 0..12u8, prop_oneof![6 => Just(Outcome::Stored), 2 => Just(Outcome::NotStored), 1 => Just(Outcome::CrashBeforeAnswer)], 0..20_000i64)
+        10 => (vec(0..SENTENCES.len(), 1..4), any::<bool>(), 0..12u8, prop_oneof![6 => Just(Outcome::Stored), 2 => Just(Outcome::NotStored), 1 => Just(Outcome::CrashBeforeAnswer), 1 => Just(Outcome::CrashAfterSending)], 0..20_000i64)
             .prop_map(|(sentences, short, key, outcome, step)| Operation::Place { sentences, short, key, outcome, step }),
         2 => (0..12u8).prop_map(|key| Operation::Delete { key }),
         2 => (0..200_000i64).prop_map(|step| Operation::Expire { step }),
@@ -83,11 +87,14 @@ fn open_with_report(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryRep
     support::state::open_state(dir, &settings(), true)
 }
 
-/// The comparable state: nodes, side data, and keys whose node lives.
+/// The comparable state: nodes, side data, keys whose node lives, and
+/// placements awaiting an answer with where they were sent.
 type State = (
     Vec<NodeRecord>,
     Vec<SideRecord>,
     Vec<(DocumentKey, Fingerprint)>,
+    Vec<(Fingerprint, u32)>,
+    Vec<(Fingerprint, SentTo)>,
 );
 
 fn state(ledger: &Ledger) -> State {
@@ -97,7 +104,13 @@ fn state(ledger: &Ledger) -> State {
         .into_iter()
         .filter(|(_, fingerprint)| forest.contains(*fingerprint))
         .collect();
-    (forest.node_records(), ledger.engine().side_records(), keys)
+    (
+        forest.node_records(),
+        ledger.engine().side_records(),
+        keys,
+        ledger.pending_records(),
+        ledger.sent_records(),
+    )
 }
 
 fn text(sentences: &[usize], short: bool) -> String {
@@ -122,6 +135,13 @@ fn run(operations: &[Operation]) -> Result<(), TestCaseError> {
                 let analyzer = ledger.engine().analyzer().clone();
                 let prepared = analyzer.fingerprinter().prepare(&text(sentences, *short));
                 let placed = ledger.place(analyzer.analyze(&prepared), now);
+                let sent_to = SentTo {
+                    index: "news".into(),
+                    id: Some(key.to_string()),
+                };
+                if matches!(outcome, Outcome::CrashAfterSending) {
+                    ledger.sending(placed.fingerprint, sent_to.clone());
+                }
                 // Write-ahead, as the sidecar does before forwarding.
                 let seq = store.append(ledger.take_journal());
                 store.sync(seq).expect("sync");
@@ -145,6 +165,24 @@ fn run(operations: &[Operation]) -> Result<(), TestCaseError> {
                         prop_assert_eq!(state(&ledger), expected, "after a crash in flight");
                         synced = state(&ledger);
                         continue;
+                    }
+                    Outcome::CrashAfterSending => {
+                        let expected = state(&ledger);
+                        drop(store);
+                        let reopened = open_with_report(directory.path());
+                        store = reopened.0;
+                        ledger = reopened.1;
+                        let wanted = InDoubt {
+                            fingerprint: placed.fingerprint,
+                            sent_to: Some(sent_to),
+                        };
+                        prop_assert_eq!(&reopened.2.in_doubt_placements, &vec![wanted]);
+                        prop_assert_eq!(state(&ledger), expected, "pending across the crash");
+                        // Read back: the cluster holds it under its key.
+                        ledger.stored(
+                            DocumentKey::new("news", &key.to_string()),
+                            placed.fingerprint,
+                        );
                     }
                 }
             }
@@ -245,4 +283,49 @@ fn a_second_process_cannot_open_a_locked_state_directory() {
         error.to_string().contains("in use by another neardup"),
         "{error}"
     );
+}
+
+#[test]
+fn a_snapshot_keeps_where_pending_placements_were_sent() {
+    let directory = TempDir::new("persist-sent");
+    let (store, mut ledger) = open(directory.path());
+    let analyzer = ledger.engine().analyzer().clone();
+    let prepared = analyzer.fingerprinter().prepare(SENTENCES[0]);
+    let placed = ledger.place(analyzer.analyze(&prepared), 1_700_000_000_000);
+    let sent_to = SentTo {
+        index: "news-alias".into(),
+        id: None,
+    };
+    ledger.sending(placed.fingerprint, sent_to.clone());
+    let seq = store.append(ledger.take_journal());
+    store.sync(seq).expect("sync");
+    store
+        .snapshot(&ledger, 1_700_000_000_001)
+        .expect("snapshot");
+    let snapshot = std::fs::read_dir(directory.path())
+        .expect("dir")
+        .flatten()
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
+        .expect("a snapshot");
+    let version = std::fs::read(snapshot.path()).expect("read")[16..20].to_vec();
+    assert_eq!(
+        version,
+        4u32.to_le_bytes(),
+        "a snapshot with targets is version 4"
+    );
+    drop(store);
+    let (_, recovered, report) = open_with_report(directory.path());
+    assert_eq!(report.snapshot_seq, Some(seq));
+    assert_eq!(
+        report.in_doubt_placements,
+        vec![InDoubt {
+            fingerprint: placed.fingerprint,
+            sent_to: Some(sent_to.clone()),
+        }]
+    );
+    assert_eq!(
+        recovered.sent_records(),
+        vec![(placed.fingerprint, sent_to)]
+    );
+    assert_eq!(recovered.pending_records(), vec![(placed.fingerprint, 1)]);
 }

@@ -13,7 +13,7 @@
 //! it is copied. [`Ledger::take_capture`] ends it; the records are built
 //! from the image without any lock ([`CapturedLedger::into_parts`]).
 
-use super::{DocumentKey, KeyEntry, Ledger, SnapshotParts};
+use super::{DocumentKey, KeyEntry, Ledger, SentTo, SnapshotParts};
 use crate::compact_table::TableEntry;
 use crate::engine::capture::{CapturedEngine, EngineCapture};
 use crate::units::Fingerprint;
@@ -23,6 +23,7 @@ use crate::units::Fingerprint;
 pub struct LedgerCapture {
     engine: EngineCapture,
     pending: Vec<(Fingerprint, u32)>,
+    sent: Vec<(Fingerprint, SentTo)>,
 }
 
 /// The ledger's state as of a capture's moment.
@@ -32,6 +33,7 @@ pub struct CapturedLedger {
     /// The key table's places, vacant ones too.
     keys: Vec<KeyEntry>,
     pending: Vec<(Fingerprint, u32)>,
+    sent: Vec<(Fingerprint, SentTo)>,
 }
 
 impl CapturedLedger {
@@ -49,6 +51,7 @@ impl CapturedLedger {
                 .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
                 .collect(),
             pending: self.pending,
+            sent: self.sent,
         }
     }
 }
@@ -63,6 +66,7 @@ impl Ledger {
         LedgerCapture {
             engine,
             pending: self.pending_records(),
+            sent: self.sent_records(),
         }
     }
 
@@ -91,6 +95,7 @@ impl Ledger {
             engine,
             keys,
             pending: capture.pending,
+            sent: capture.sent,
         })
     }
 

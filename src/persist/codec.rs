@@ -13,7 +13,7 @@ pub use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::engine::{EngineEffect, get_long, get_short, put_long, put_short};
 pub use crate::engine::{get_side, put_side, skip_side};
 use crate::forest::NodeRecord;
-use crate::ledger::{DocumentKey, Effect};
+use crate::ledger::{DocumentKey, Effect, SentTo};
 
 /// Largest frame accepted when reading (guards against a damaged length).
 pub const MAX_FRAME: usize = 64 << 20;
@@ -77,6 +77,7 @@ const TAG_KEY_REMOVED: u8 = 5;
 const TAG_KEYS_SWEPT: u8 = 6;
 const TAG_SETTLED: u8 = 7;
 const TAG_UNCOUNTED: u8 = 8;
+const TAG_SENT: u8 = 9;
 
 /// One effect as a log payload, after its sequence number.
 pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
@@ -122,7 +123,32 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
         Effect::Engine(EngineEffect::Uncounted { fingerprint }) => {
             encoder.u8(TAG_UNCOUNTED).u64(*fingerprint);
         }
+        Effect::Sent {
+            fingerprint,
+            sent_to,
+        } => {
+            encoder.u8(TAG_SENT).u64(*fingerprint);
+            put_sent_to(encoder, sent_to);
+        }
     }
+}
+
+/// Where a placement was sent: the index, then the id when there is one.
+pub fn put_sent_to(encoder: &mut Encoder, sent_to: &SentTo) {
+    encoder.str(&sent_to.index);
+    match &sent_to.id {
+        None => encoder.u8(0),
+        Some(id) => encoder.u8(1).str(id),
+    };
+}
+
+pub fn get_sent_to(decoder: &mut Decoder<'_>) -> Result<SentTo, DecodeError> {
+    let index = decoder.str()?.to_string();
+    let id = match decoder.u8()? {
+        0 => None,
+        _ => Some(decoder.str()?.to_string()),
+    };
+    Ok(SentTo { index, id })
 }
 
 pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
@@ -164,6 +190,10 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
         TAG_UNCOUNTED => Effect::Engine(EngineEffect::Uncounted {
             fingerprint: decoder.u64()?,
         }),
+        TAG_SENT => Effect::Sent {
+            fingerprint: decoder.u64()?,
+            sent_to: get_sent_to(decoder)?,
+        },
         _ => return Err(DecodeError("unknown effect tag")),
     };
     Ok(effect)
@@ -303,6 +333,20 @@ mod tests {
         });
         round_trip(Effect::KeyRemoved {
             key: DocumentKey(13),
+        });
+        round_trip(Effect::Sent {
+            fingerprint: 14,
+            sent_to: SentTo {
+                index: "news-别名".into(),
+                id: Some("a/1".into()),
+            },
+        });
+        round_trip(Effect::Sent {
+            fingerprint: 15,
+            sent_to: SentTo {
+                index: "news".into(),
+                id: None,
+            },
         });
     }
 

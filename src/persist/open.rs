@@ -117,7 +117,12 @@ pub fn ledger_from_snapshot(
         parts.side_storage,
         &snapshot.sides,
     )?;
-    Ok(Ledger::restore(engine, snapshot.keys, snapshot.pending))
+    Ok(Ledger::restore(
+        engine,
+        snapshot.keys,
+        snapshot.pending,
+        snapshot.sent,
+    ))
 }
 
 /// How the store names its files: snapshots and log segments (see

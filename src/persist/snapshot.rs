@@ -24,7 +24,7 @@ use super::codec::{self, Decoder, Encoder, Frame};
 use crate::engine::EncodedSides;
 use crate::engine::side_file::MappedFile;
 use crate::forest::{ForestCounters, NodeRecord};
-use crate::ledger::{DocumentKey, SnapshotParts};
+use crate::ledger::{DocumentKey, SentTo, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
 
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
@@ -33,14 +33,20 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// after its length, as the side file lays records out, so recovery maps
 /// them where they are instead of copying them (version 1: without).
 /// Version 3 may hold long texts with their identifying weight (side record
-/// tag 2), which a build that reads up to version 2 would misread.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 3;
+/// tag 2), which a build that reads up to version 2 would misread. Version
+/// 4 adds where pending placements were sent (frames `T`); a snapshot
+/// without any is written as version 3, so a build that reads up to 3 can
+/// still read most snapshots during a rolling upgrade.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 4;
+/// The version written when no pending placement has a target.
+const SNAPSHOT_VERSION_WITHOUT_TARGETS: u32 = 3;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 const SNAPSHOT_NODES: u8 = b'N';
 const SNAPSHOT_SIDES: u8 = b'S';
 const SNAPSHOT_KEYS: u8 = b'K';
 const SNAPSHOT_PENDING: u8 = b'P';
+const SNAPSHOT_SENT: u8 = b'T';
 const SNAPSHOT_END: u8 = b'E';
 const NODES_PER_FRAME: usize = 4096;
 /// A frame of side records is cut once it holds this many bytes: each
@@ -61,6 +67,8 @@ pub struct SnapshotState {
     pub keys: Vec<(DocumentKey, Fingerprint)>,
     /// Placements waiting for the cluster's answer when it was written.
     pub pending: Vec<(Fingerprint, u32)>,
+    /// Where they were sent, oldest first per fingerprint.
+    pub sent: Vec<(Fingerprint, SentTo)>,
 }
 
 pub(super) fn write_snapshot(
@@ -80,7 +88,12 @@ pub(super) fn write_snapshot(
         out.write_all(&framed)
     };
     out.write_all(SNAPSHOT_MAGIC)?;
-    out.write_all(&SNAPSHOT_FORMAT_VERSION.to_le_bytes())?;
+    let version = if parts.sent.is_empty() {
+        SNAPSHOT_VERSION_WITHOUT_TARGETS
+    } else {
+        SNAPSHOT_FORMAT_VERSION
+    };
+    out.write_all(&version.to_le_bytes())?;
     let mut header = Encoder::default();
     header
         .u8(SNAPSHOT_HEADER)
@@ -145,6 +158,15 @@ pub(super) fn write_snapshot(
         encoder.u8(SNAPSHOT_PENDING).count(chunk.len());
         for (fingerprint, count) in chunk {
             encoder.u64(*fingerprint).u32(*count);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in parts.sent.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_SENT).count(chunk.len());
+        for (fingerprint, sent_to) in chunk {
+            encoder.u64(*fingerprint);
+            codec::put_sent_to(&mut encoder, sent_to);
         }
         frame(&mut out, &encoder.bytes)?;
     }
@@ -247,6 +269,13 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     state
                         .pending
                         .push((fingerprint, decoder.u32().map_err(malformed)?));
+                }
+            }
+            SNAPSHOT_SENT if version >= 4 => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let fingerprint = decoder.u64().map_err(malformed)?;
+                    let sent_to = codec::get_sent_to(&mut decoder).map_err(malformed)?;
+                    state.sent.push((fingerprint, sent_to));
                 }
             }
             SNAPSHOT_END => {

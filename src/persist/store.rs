@@ -48,12 +48,13 @@ pub struct RecoveryReport {
     pub dropped_bytes: u64,
     /// The snapshot was made under other fingerprint settings.
     pub settings_changed: bool,
-    /// Placements forwarded before the stop whose answer never came back:
-    /// uncounted, nodes kept.
+    /// Placements forwarded before the stop whose answer never came back.
     pub in_doubt: u64,
-    /// Their fingerprints, sorted (one per placement): the cluster is asked
-    /// for documents with these stamps once the sidecar runs.
-    pub in_doubt_stamps: Vec<crate::units::Fingerprint>,
+    /// Each of them, sorted: those sent to a known key stay pending and are
+    /// read back as a live write in doubt is; the others were uncounted
+    /// (nodes kept), and the cluster is searched for their stamps
+    /// ([`crate::ledger::Ledger::resolve_in_doubt`]).
+    pub in_doubt_placements: Vec<crate::ledger::InDoubt>,
     /// Time spent reading and checking the snapshot.
     pub snapshot_read: std::time::Duration,
     /// Time spent building the state from it (forest, indexes, side file).
@@ -279,9 +280,9 @@ impl Store {
         report.log_replay = started.elapsed();
         ledger.enable_journal();
         if resolve_in_doubt {
-            report.in_doubt_stamps = ledger.resolve_in_doubt();
+            report.in_doubt_placements = ledger.resolve_in_doubt();
         }
-        report.in_doubt = report.in_doubt_stamps.len() as u64;
+        report.in_doubt = report.in_doubt_placements.len() as u64;
         let segment = create_segment(&dir, last_seq + 1)?;
         let store = Store {
             options,

@@ -339,7 +339,7 @@ async fn lead(
     replica.set_role(Role::TakingOver, epoch, me.clone());
     let held = Arc::new(Mutex::new((document, version)));
     let renewing = tokio::spawn(renew(replica.clone(), cluster.clone(), held.clone()));
-    if let Some(pause) = test_takeover_pause() {
+    if let Some(pause) = super::test_pause(TAKEOVER_PAUSE_VARIABLE) {
         tracing::warn!(
             ?pause,
             "{TAKEOVER_PAUSE_VARIABLE}: pausing between the lease and the epoch record (tests only)"
@@ -429,12 +429,6 @@ async fn release(
             "the lease could not be let go: a standby takes over once it lapses"
         ),
     }
-}
-
-/// The test-only pause before the epoch record, when its variable is set.
-fn test_takeover_pause() -> Option<Duration> {
-    let millis: u64 = std::env::var(TAKEOVER_PAUSE_VARIABLE).ok()?.parse().ok()?;
-    Some(Duration::from_millis(millis))
 }
 
 /// Reads the chain to its end and creates the epoch record after it; a

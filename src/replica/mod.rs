@@ -44,3 +44,11 @@ pub mod publish;
 pub mod record;
 pub mod snapshots;
 pub mod state;
+
+/// Test-only: a pause the tests ask for through the environment variable
+/// `variable` (milliseconds), to hold a member inside a window that is
+/// otherwise too short to act in (taking over, downloading a snapshot).
+pub(crate) fn test_pause(variable: &str) -> Option<std::time::Duration> {
+    let millis: u64 = std::env::var(variable).ok()?.parse().ok()?;
+    Some(std::time::Duration::from_millis(millis))
+}

@@ -292,6 +292,10 @@ async fn delete_by_query(
     Ok(answer["deleted"].as_u64().unwrap_or(0))
 }
 
+/// Test-only: a pause before each chunk of a download, in milliseconds
+/// (so a test can stop the leader while a member reads the snapshot).
+const DOWNLOAD_PAUSE_VARIABLE: &str = "NEARDUP_TEST_DOWNLOAD_PAUSE_MS";
+
 /// Writes the snapshot `manifest` names to `path` (through a temporary
 /// file beside it), checking its size and digest.
 ///
@@ -324,7 +328,16 @@ async fn download_to(
         .map_err(|error| format!("{}: {error}", temporary.display()))?;
     let mut context = aws_lc_rs::digest::Context::new(&aws_lc_rs::digest::SHA256);
     let mut bytes = 0u64;
+    let pause = super::test_pause(DOWNLOAD_PAUSE_VARIABLE);
     for chunk in 0..manifest.chunks {
+        if let Some(pause) = pause {
+            tracing::warn!(
+                ?pause,
+                chunk,
+                "{DOWNLOAD_PAUSE_VARIABLE}: pausing the download (tests only)"
+            );
+            tokio::time::sleep(pause).await;
+        }
         let get = format!(
             "/{}/_doc/{}-{chunk}?realtime=true",
             cluster.snapshot_index(),

@@ -128,7 +128,7 @@ pub fn start(
     let in_doubt_at_the_crash = state
         .recovery
         .as_ref()
-        .map(|report| report.in_doubt_stamps.clone())
+        .map(|report| report.in_doubt_placements.clone())
         .unwrap_or_default();
     let sidecar = Arc::new(Sidecar::new(
         state.ledger,

@@ -493,7 +493,7 @@ async fn analyse_read(
     targets: &[FollowUp],
     read: &[StoredDocument],
 ) -> Vec<Option<Analysed>> {
-    let documents: Vec<(String, Option<Value>)> = targets
+    let documents: Vec<(String, String, Option<Value>)> = targets
         .iter()
         .zip(read)
         .map(|(target, stored)| {
@@ -501,20 +501,21 @@ async fn analyse_read(
                 StoredDocument::Found { source, .. } => Some(Value::Object(source.clone())),
                 _ => None,
             };
-            (target.index.clone(), document)
+            (target.index.clone(), target.id.clone(), document)
         })
         .collect();
     let sidecar = write.shared.clone();
     let analysed = tokio::task::spawn_blocking(move || {
         documents
             .iter()
-            .map(|(index, document)| {
+            .map(|(index, id, document)| {
                 let analyzer = sidecar.analyzers.for_index(Some(index));
                 place::analyse_merged(
                     analyzer,
                     Bytes::from_static(b"{\"doc\":{}}"),
                     document.as_ref()?,
                 )
+                .map(|analysed| analysed.sent_to(index, Some(id)))
             })
             .collect::<Vec<_>>()
     })

@@ -25,11 +25,19 @@
 //! taken back, node kept. Items whose request never reached the cluster
 //! (connection refused) are not in doubt: the caller takes them back.
 //!
-//! After a crash the same question is asked with what the state knows:
-//! recovery uncounts the placements in doubt (keys are learnt only from
-//! answers), and once the sidecar runs, the cluster is searched for their
-//! stamps ([`read_back_recovered`]); a document found with one under a key
-//! that does not hold it is counted again, at most once per placement.
+//! After a crash, or when a standby takes over from a leader whose
+//! answers never came, the same question is asked the same way: every
+//! placement's destination (index as named, `_id`) is in the state
+//! ([`crate::ledger::Ledger::sending`]), so those placements stay pending
+//! and are read back by key or by their index's search, with the
+//! sidecar's own identity (the client's credentials are gone), on a longer
+//! schedule ([`read_back_recovered`]). Placements from a state written
+//! before destinations were kept get the crash rule at recovery, and every
+//! index is searched for their stamps: a document found with one under a
+//! key that does not hold it is counted again, at most once per placement.
+//! Searches by stamp read every copy, page after page (a scroll), so a
+//! text with many exact copies under other keys cannot hide the one in
+//! doubt.
 //!
 //! Consequences: counts of writes in doubt are right within the last read
 //! (about ten seconds); a retry that stores the same text under the same
@@ -48,7 +56,7 @@ use super::place::Stamped;
 use super::request::WriteRequest;
 use super::settle::{StoredAs, count_stored};
 use crate::bulk::{ActionKind, BulkItem};
-use crate::ledger::{DocumentKey, Ledger};
+use crate::ledger::{DocumentKey, InDoubt, Ledger};
 use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
 use crate::units::{Fingerprint, format_fingerprint, now_millis, parse_fingerprint};
@@ -131,14 +139,21 @@ fn resolve_later(sidecar: Arc<Sidecar>, headers: HeaderMap, doubts: Vec<Doubt>) 
     Metrics::add(&sidecar.metrics.in_doubt_documents, doubts.len() as u64);
     tokio::spawn(async move {
         let _running = sidecar.admission.write_started();
-        resolve(&sidecar, &headers, doubts).await;
+        resolve(&sidecar, &headers, doubts, &READ_BACK_AFTER).await;
     });
 }
 
-async fn resolve(sidecar: &Sidecar, headers: &HeaderMap, mut doubts: Vec<Doubt>) {
-    for (attempt, delay) in READ_BACK_AFTER.iter().enumerate() {
+/// Reads `doubts` back after each of `schedule`'s delays until every one
+/// is settled; at the last read, what is still unknown gets the crash rule.
+async fn resolve(
+    sidecar: &Sidecar,
+    headers: &HeaderMap,
+    mut doubts: Vec<Doubt>,
+    schedule: &[Duration],
+) {
+    for (attempt, delay) in schedule.iter().enumerate() {
         tokio::time::sleep(*delay).await;
-        let last = attempt + 1 == READ_BACK_AFTER.len();
+        let last = attempt + 1 == schedule.len();
         let read = read_back(sidecar, headers, &doubts).await;
         let (stored, seq) = crate::serve::off_runtime::off_the_runtime(|| {
             sidecar.ledger.write(|ledger| {
@@ -219,8 +234,17 @@ async fn read_back(sidecar: &Sidecar, headers: &HeaderMap, doubts: &[Doubt]) -> 
             by_index.entry(index).or_default().push((position, stamp));
         }
     }
+    // A key read for a doubt with an id is that doubt's: a copy without an
+    // id never claims it, even before the ledger holds it.
+    let claimed: BTreeSet<DocumentKey> = read
+        .iter()
+        .filter_map(|read| match read {
+            ReadBack::Holds { key, .. } => Some(*key),
+            _ => None,
+        })
+        .collect();
     for (index, wanted) in by_index {
-        for (position, found) in read_by_stamp(sidecar, headers, index, &wanted).await {
+        for (position, found) in read_by_stamp(sidecar, headers, index, &wanted, &claimed).await {
             read[position] = found;
         }
     }
@@ -307,14 +331,15 @@ pub(super) fn read_doc(doc: &Value, index: &str, id: &str, stamp_field: &str) ->
 }
 
 /// Stamped writes without an `_id`, all to `index`: the index refreshed
-/// once and searched once for their stamps; each finds a document with its
-/// stamp under a key the ledger does not hold with it (each key claimed
-/// once). Returns a read per `(position, stamp)` given.
+/// once and searched for their stamps until each has a document with its
+/// stamp under a key neither the ledger holds with it nor a doubt with an
+/// id read (`claimed`); each key is claimed once. Returns a read per `(position, stamp)` given.
 async fn read_by_stamp(
     sidecar: &Sidecar,
     headers: &HeaderMap,
     index: &str,
     wanted: &[(usize, Fingerprint)],
+    claimed: &BTreeSet<DocumentKey>,
 ) -> Vec<(usize, ReadBack)> {
     let unknown = || {
         wanted
@@ -331,34 +356,37 @@ async fn read_by_stamp(
         tracing::warn!(%error, "cannot refresh to read writes in doubt back");
         return unknown();
     }
-    let stamps: BTreeSet<String> = wanted
-        .iter()
-        .map(|&(_, stamp)| format_fingerprint(stamp))
-        .collect();
+    let stamps: Vec<Fingerprint> = wanted.iter().map(|&(_, stamp)| stamp).collect();
     let field = sidecar.simhash_field.as_str();
-    let query = json!({
-        // Copies already counted under other keys may share a stamp.
-        "size": (wanted.len() * 4 + 100).min(10_000),
-        "_source": [field],
-        "query": { "terms": { field: stamps } },
-    });
-    let answer = match sidecar.upstream.search(Some(index), headers, &query).await {
-        Ok(answer) if answer.status.is_success() => answer.json(),
-        _ => None,
-    };
-    let Some(answer) = answer else {
+    // Copies already counted under other keys may share a stamp, however
+    // many: the search goes on, page after page, until every placement has
+    // a document of its own or the copies end.
+    let mut wanted_per_stamp: BTreeMap<Fingerprint, usize> = BTreeMap::new();
+    for &(_, stamp) in wanted {
+        *wanted_per_stamp.entry(stamp).or_default() += 1;
+    }
+    let mut hits: Vec<(DocumentKey, Fingerprint)> = Vec::new();
+    let searched = scroll_stamps(sidecar, headers, Some(index), &stamps, &[], |page| {
+        let ledger = sidecar.ledger.read();
+        for hit in page {
+            let Some((key, stamp)) = key_and_stamp(hit, field) else {
+                continue;
+            };
+            if ledger.fingerprint_of(key) == Some(stamp) || claimed.contains(&key) {
+                continue;
+            }
+            if let Some(left) = wanted_per_stamp.get_mut(&stamp).filter(|left| **left > 0) {
+                *left -= 1;
+                hits.push((key, stamp));
+            }
+        }
+        wanted_per_stamp.values().all(|&left| left == 0)
+    })
+    .await;
+    if let Err(error) = searched {
+        tracing::warn!(%error, "cannot search for writes in doubt");
         return unknown();
-    };
-    let mut hits: Vec<(DocumentKey, Fingerprint)> = crate::upstream::hits(&answer)
-        .iter()
-        .filter_map(|hit| {
-            let key = DocumentKey::new(hit["_index"].as_str()?, hit["_id"].as_str()?);
-            Some((key, parse_fingerprint(hit["_source"][field].as_str()?)?))
-        })
-        .collect();
-    let ledger = sidecar.ledger.read();
-    hits.retain(|&(key, stamp)| ledger.fingerprint_of(key) != Some(stamp));
-    drop(ledger);
+    }
     wanted
         .iter()
         .map(|&(position, stamp)| {
@@ -378,8 +406,8 @@ async fn read_by_stamp(
         .collect()
 }
 
-/// Delays before each try to read the stamps in doubt at a crash back,
-/// from the start (the cluster may still be coming up).
+/// Delays before each read of the placements in doubt at a crash or a
+/// takeover, from the start (the cluster may still be coming up).
 const RECOVERED_READ_BACK_AFTER: [Duration; 4] = [
     Duration::from_millis(200),
     Duration::from_secs(2),
@@ -388,26 +416,72 @@ const RECOVERED_READ_BACK_AFTER: [Duration; 4] = [
 ];
 
 /// Stamps looked for per search.
-const RECOVERED_STAMPS_PER_SEARCH: usize = 1_000;
+const STAMPS_PER_SEARCH: usize = 1_000;
 
-/// After a crash: searches the cluster (every index the sidecar's own
-/// calls may read) for documents with the stamps that were in doubt
-/// (`stamps`, one per placement), and counts each one found again under
-/// its key. A cluster that cannot be asked leaves the crash rule's answer.
-pub async fn read_back_recovered(sidecar: Arc<Sidecar>, stamps: Vec<Fingerprint>) {
-    if stamps.is_empty() {
+/// Hits per page of a search for stamps.
+const STAMP_HITS_PER_PAGE: usize = 1_000;
+
+/// How long the cluster keeps a search for stamps between its pages.
+const STAMP_SCROLL_KEEP_ALIVE: &str = "1m";
+
+/// After a crash or a takeover: the placements whose answer never came
+/// back. Those sent to a known place are still pending and are read back
+/// as a live write in doubt is, by key where the request gave an `_id`
+/// (realtime), else by a search of their index after a refresh, on
+/// [`RECOVERED_READ_BACK_AFTER`]'s schedule; the client's credentials are
+/// gone, so the sidecar's own identity asks (credentials in `--upstream`,
+/// or SigV4). The others, from a state written before targets were kept,
+/// were uncounted by the crash rule: every index is searched for their
+/// stamps and each document found is counted again under its key.
+pub async fn read_back_recovered(sidecar: Arc<Sidecar>, placements: Vec<InDoubt>) {
+    if placements.is_empty() {
         return;
     }
     let _running = sidecar.admission.write_started();
-    Metrics::add(&sidecar.metrics.in_doubt_documents, stamps.len() as u64);
+    Metrics::add(&sidecar.metrics.in_doubt_documents, placements.len() as u64);
+    let mut doubts = Vec::new();
+    let mut uncounted = Vec::new();
+    for placement in placements {
+        match placement.sent_to {
+            Some(sent_to) => doubts.push(Doubt {
+                kind: ActionKind::Index,
+                index: Some(sent_to.index),
+                id: sent_to.id,
+                stamp: Some(placement.fingerprint),
+            }),
+            None => uncounted.push(placement.fingerprint),
+        }
+    }
+    let targeted = doubts.len();
+    if targeted > 0 {
+        resolve(
+            &sidecar,
+            &HeaderMap::new(),
+            doubts,
+            &RECOVERED_READ_BACK_AFTER,
+        )
+        .await;
+        tracing::info!(
+            in_doubt = targeted,
+            "placements in doubt at the crash or takeover read back where they were sent"
+        );
+    }
+    if !uncounted.is_empty() {
+        read_back_uncounted(&sidecar, uncounted).await;
+    }
+}
+
+/// The crash rule's placements (no target known): every index searched
+/// for their stamps, each document found counted again under its key.
+async fn read_back_uncounted(sidecar: &Sidecar, stamps: Vec<Fingerprint>) {
     for delay in RECOVERED_READ_BACK_AFTER {
         tokio::time::sleep(delay).await;
-        match search_stamps(&sidecar, &stamps).await {
+        match search_stamps(sidecar, &stamps).await {
             Ok(found) => {
                 let (counted, seq) = sidecar
                     .ledger
                     .write(|ledger| count_found(ledger, &stamps, &found, now_millis()));
-                persist::after_answer(&sidecar, seq).await;
+                persist::after_answer(sidecar, seq).await;
                 tracing::info!(
                     in_doubt = stamps.len(),
                     found_in_the_index = counted,
@@ -429,47 +503,132 @@ pub async fn read_back_recovered(sidecar: Arc<Sidecar>, stamps: Vec<Fingerprint>
 /// A document found with a stamp: its key, stamp and class.
 type FoundStamp = (DocumentKey, Fingerprint, Fingerprint);
 
-/// Every document holding one of `stamps`, searched in batches.
+/// A hit's key and the stamp in its `field`.
+fn key_and_stamp(hit: &Value, field: &str) -> Option<(DocumentKey, Fingerprint)> {
+    let key = DocumentKey::new(hit["_index"].as_str()?, hit["_id"].as_str()?);
+    Some((key, parse_fingerprint(hit["_source"][field].as_str()?)?))
+}
+
+/// Every document of every index holding one of `stamps`, with its class.
 async fn search_stamps(
     sidecar: &Sidecar,
     stamps: &[Fingerprint],
 ) -> Result<Vec<FoundStamp>, String> {
     let field = sidecar.simhash_field.as_str();
     let root_field = sidecar.root_field.as_str();
-    let mut distinct = stamps.to_vec();
-    distinct.dedup();
     let mut found = Vec::new();
-    for batch in distinct.chunks(RECOVERED_STAMPS_PER_SEARCH) {
+    scroll_stamps(
+        sidecar,
+        &HeaderMap::new(),
+        None,
+        stamps,
+        &[root_field],
+        |page| {
+            found.extend(page.iter().filter_map(|hit| {
+                let (key, stamp) = key_and_stamp(hit, field)?;
+                let root = hit["_source"][root_field]
+                    .as_str()
+                    .and_then(parse_fingerprint)
+                    .unwrap_or(stamp);
+                Some((key, stamp, root))
+            }));
+            false
+        },
+    )
+    .await?;
+    Ok(found)
+}
+
+/// Searches `index` (every index when `None`) for documents holding one
+/// of `stamps`, in batches of stamps, each read a page at a time through a
+/// scroll (standard on Elasticsearch and OpenSearch, needs no sort key),
+/// handing each page to `take` until it answers `true` (enough) or the
+/// hits end. Hits carry the stamp field and `more_fields`.
+async fn scroll_stamps(
+    sidecar: &Sidecar,
+    headers: &HeaderMap,
+    index: Option<&str>,
+    stamps: &[Fingerprint],
+    more_fields: &[&str],
+    mut take: impl FnMut(&[Value]) -> bool,
+) -> Result<(), String> {
+    let field = sidecar.simhash_field.as_str();
+    let mut fields = vec![field];
+    fields.extend_from_slice(more_fields);
+    let path = match index {
+        Some(index) => format!(
+            "/{}/_search?scroll={STAMP_SCROLL_KEEP_ALIVE}",
+            encode_component(index)
+        ),
+        None => format!(
+            "/_search?scroll={STAMP_SCROLL_KEEP_ALIVE}&ignore_unavailable=true&allow_no_indices=true"
+        ),
+    };
+    let mut distinct: Vec<Fingerprint> = stamps.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    for batch in distinct.chunks(STAMPS_PER_SEARCH) {
         let wanted: Vec<String> = batch
             .iter()
             .map(|&stamp| format_fingerprint(stamp))
             .collect();
         let query = json!({
-            "size": 10_000,
-            "_source": [field, root_field],
+            "size": STAMP_HITS_PER_PAGE,
+            "_source": fields,
             "query": { "terms": { field: wanted } },
         });
-        let answer = sidecar
+        let mut answer = sidecar
             .upstream
-            .call_json(
-                Method::POST,
-                "/_search?ignore_unavailable=true&allow_no_indices=true",
-                &HeaderMap::new(),
-                Payload::Json(&query),
-            )
+            .call_json(Method::POST, &path, headers, Payload::Json(&query))
             .await
             .map_err(|error| error.to_string())?;
-        found.extend(crate::upstream::hits(&answer).iter().filter_map(|hit| {
-            let key = DocumentKey::new(hit["_index"].as_str()?, hit["_id"].as_str()?);
-            let stamp = parse_fingerprint(hit["_source"][field].as_str()?)?;
-            let root = hit["_source"][root_field]
-                .as_str()
-                .and_then(parse_fingerprint)
-                .unwrap_or(stamp);
-            Some((key, stamp, root))
-        }));
+        let mut scroll_id: Option<String> = None;
+        let outcome = loop {
+            if let Some(id) = answer["_scroll_id"].as_str() {
+                scroll_id = Some(id.to_string());
+            }
+            let page = crate::upstream::hits(&answer);
+            if take(page) {
+                break Ok(true);
+            }
+            let Some(id) = scroll_id.as_deref().filter(|_| !page.is_empty()) else {
+                break Ok(false);
+            };
+            let next = json!({ "scroll": STAMP_SCROLL_KEEP_ALIVE, "scroll_id": id });
+            match sidecar
+                .upstream
+                .call_json(
+                    Method::POST,
+                    "/_search/scroll",
+                    headers,
+                    Payload::Json(&next),
+                )
+                .await
+            {
+                Ok(next) => answer = next,
+                Err(error) => break Err(error.to_string()),
+            }
+        };
+        if let Some(id) = scroll_id {
+            let clear = json!({ "scroll_id": [id] });
+            if let Err(error) = sidecar
+                .upstream
+                .call_json(
+                    Method::DELETE,
+                    "/_search/scroll",
+                    headers,
+                    Payload::Json(&clear),
+                )
+                .await
+            {
+                tracing::debug!(%error, "cannot clear a search for stamps");
+            }
+        }
+        if outcome? {
+            return Ok(());
+        }
     }
-    Ok(found)
+    Ok(())
 }
 
 /// Counts again the documents `found` whose key does not hold their
@@ -614,7 +773,11 @@ mod tests {
             &mut ledger,
             "第三段足够长的新闻正文，用来放进森林里做测试。",
         );
-        let in_doubt = ledger.resolve_in_doubt();
+        let in_doubt: Vec<Fingerprint> = ledger
+            .resolve_in_doubt()
+            .into_iter()
+            .map(|placement| placement.fingerprint)
+            .collect();
         assert_eq!(in_doubt, vec![fingerprint]);
         assert_eq!(ledger.engine().forest().stats().documents, 0);
         let first = DocumentKey::new("news", "1");

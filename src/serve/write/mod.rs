@@ -279,7 +279,7 @@ pub async fn document(
         None => place::analyse_one(&sidecar, &index, kind, body.clone()).await,
     };
     let analysed = match analysed {
-        Ok(analysed) => analysed,
+        Ok(analysed) => analysed.map(|analysed| analysed.sent_to(&index, id.as_deref())),
         Err(error) => return refused(&sidecar.metrics, error),
     };
     let (stamped, seq) = match place::place_and_stamp(&sidecar, vec![analysed]).await {

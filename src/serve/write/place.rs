@@ -13,7 +13,7 @@ use super::missing_fields::MissingFields;
 use crate::bulk::stamping::{StampTarget, class_of_its_own};
 use crate::bulk::{self, ActionKind, BulkItem};
 use crate::engine::{Analysis, Analyzer, EXPIRY_BUDGET_PER_DOCUMENT};
-use crate::ledger::Ledger;
+use crate::ledger::{Ledger, SentTo};
 use crate::serve::errors::SidecarError;
 use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
@@ -50,6 +50,20 @@ pub(super) struct Analysed {
     original: Bytes,
     /// `None`: no text in any fingerprinted field (a class of its own).
     analysis: Option<Analysis>,
+    /// Where its document goes (what a read-back asks for if the answer
+    /// never comes, even after a crash): the index as named and the id.
+    sent_to: Option<SentTo>,
+}
+
+impl Analysed {
+    /// The same, sent to `index` under `id` (when the request gives one).
+    pub(super) fn sent_to(mut self, index: &str, id: Option<&str>) -> Self {
+        self.sent_to = Some(SentTo {
+            index: index.to_string(),
+            id: id.map(str::to_string),
+        });
+        self
+    }
 }
 
 /// Analyses every stampable source of a bulk body, in parallel slices on
@@ -83,16 +97,24 @@ pub(super) async fn analyse_items(
                     let source = body.slice(item.source.clone()?);
                     let index = item.index.as_deref().or(path_index.as_deref());
                     let analyzer = sidecar.analyzers.for_index(index);
-                    if let Some(merged) = merged {
-                        return analyse_merged(analyzer, source, merged);
+                    let analysed = match merged {
+                        Some(merged) => analyse_merged(analyzer, source, merged),
+                        None => {
+                            let (analysed, missing) = analyse(analyzer, item.kind, source);
+                            if let Some(missing) = missing {
+                                sidecar
+                                    .missing_fields
+                                    .note(&sidecar.metrics, index, &missing);
+                            }
+                            analysed
+                        }
+                    };
+                    match index {
+                        Some(index) => {
+                            analysed.map(|analysed| analysed.sent_to(index, item.id.as_deref()))
+                        }
+                        None => analysed,
                     }
-                    let (analysed, missing) = analyse(analyzer, item.kind, source);
-                    if let Some(missing) = missing {
-                        sidecar
-                            .missing_fields
-                            .note(&sidecar.metrics, index, &missing);
-                    }
-                    analysed
                 })
                 .collect::<Vec<_>>()
         }));
@@ -175,6 +197,7 @@ fn analyse(
         source,
         original,
         analysis,
+        sent_to: None,
     };
     (Some(analysed), missing)
 }
@@ -194,6 +217,7 @@ pub(super) fn analyse_merged(
         source,
         original,
         analysis,
+        sent_to: None,
     })
 }
 
@@ -233,7 +257,12 @@ fn place_and_stamp_now(
         .into_iter()
         .map(|entry| match entry {
             Some(analysed) => (
-                Some((analysed.target, analysed.source, analysed.original)),
+                Some((
+                    analysed.target,
+                    analysed.source,
+                    analysed.original,
+                    analysed.sent_to,
+                )),
                 analysed.analysis,
             ),
             None => (None, None),
@@ -252,7 +281,10 @@ fn place_and_stamp_now(
             .into_iter()
             .map(|source| {
                 let placement = ledger.place_next(&mut batch, now);
-                let (target, source, original) = source?;
+                let (target, source, original, sent_to) = source?;
+                if let (Some(placement), Some(sent_to)) = (&placement, sent_to) {
+                    ledger.sending(placement.fingerprint, sent_to);
+                }
                 Some((target, source, original, placement))
             })
             .collect::<Vec<_>>()
