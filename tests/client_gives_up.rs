@@ -292,3 +292,67 @@ async fn writes_in_doubt_at_a_crash_are_read_back_where_they_went_however_many_c
     assert_eq!(held, 10_060);
     assert_eq!(counted, held, "the sidecar counts what the index holds");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_a_secured_cluster_a_clients_write_lends_its_credentials_to_the_read_back() {
+    // The sidecar has no identity of its own: after the crash, the cluster
+    // refuses its reads, and the writes in doubt wait (pending, counted)
+    // until a client's write lends credentials, then are read back.
+    const CREDENTIALS: &str = "Basic bmV3c3Jvb206czNjcmV0";
+    let osmem = Osmem::start();
+    let proxy = LateProxy::start(&osmem.url, Duration::ZERO).await;
+    proxy.require_authorization(CREDENTIALS);
+    let state = support::TempDir::new("crash-in-doubt-secured");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let mut sidecar = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
+    let (body, documents) = demo_bulk("secured");
+    proxy.set_write_delay(Duration::from_secs(60));
+    let url = format!("{}/_bulk", sidecar.url);
+    let write = tokio::spawn(async move {
+        let _ = support::client()
+            .post(url)
+            .header("content-type", "application/x-ndjson")
+            .header("authorization", CREDENTIALS)
+            .body(body)
+            .send()
+            .await;
+    });
+    let started = Instant::now();
+    while documents_in(&osmem.url, "secured").await.1 < documents.len() as u64 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "documents stored"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sidecar.kill();
+    write.abort();
+    proxy.set_write_delay(Duration::ZERO);
+    let restarted = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let waiting = stats(&restarted.url).await["cluster_outcomes"]["awaiting_answer"].clone();
+    assert_eq!(
+        waiting,
+        documents.len(),
+        "refused, the read-back waits with the placements pending"
+    );
+    // A client's write (a document of its own) lends its credentials.
+    let response = support::client()
+        .put(format!("{}/secured/_doc/lender", restarted.url))
+        .header("content-type", "application/json")
+        .header("authorization", CREDENTIALS)
+        .body(r#"{"title": "另一条消息", "content": "今天下午市区部分路段因道路施工实行临时交通管制，请过往车辆提前绕行。"}"#)
+        .send()
+        .await
+        .expect("write");
+    assert!(response.status().is_success(), "{}", response.status());
+    let (counted, held) = counts_agree(
+        &restarted.url,
+        &osmem.url,
+        "secured",
+        Duration::from_secs(15),
+    )
+    .await;
+    assert_eq!(held, documents.len() as u64 + 1);
+    assert_eq!(counted, held, "the sidecar counts what the index holds");
+}

@@ -15,6 +15,7 @@ use std::time::Instant;
 use super::admin::AdminGuard;
 use super::metrics::Metrics;
 use super::write::admission::Admission;
+use super::write::lent_credentials::LentCredentials;
 use super::write::missing_fields::MissingFieldWarnings;
 use super::write::stamp_mapping::StampMappingChecks;
 use super::write::state::DurableLedger;
@@ -53,6 +54,9 @@ pub struct Sidecar {
     pub(super) replica: Option<Arc<Replica>>,
     /// The other members of the group, for writes forwarded to the leader.
     pub(super) peers: reqwest::Client,
+    /// Credentials writes lend to a read-back of writes in doubt at a
+    /// crash or takeover, while one waits for them.
+    pub(super) lent_credentials: LentCredentials,
 }
 
 /// The client for the group's other members: no proxy, a short connect
@@ -109,6 +113,7 @@ impl Sidecar {
             stamp_mapping: StampMappingChecks::default(),
             replica,
             peers: peer_client(options)?,
+            lent_credentials: LentCredentials::default(),
         })
     }
 

@@ -754,6 +754,9 @@ pub fn status_kib(field: &str) -> Option<u64> {
 pub struct LateProxy {
     pub url: String,
     write_delay_ms: Arc<std::sync::atomic::AtomicU64>,
+    /// The `Authorization` every request must carry, when set (a secured
+    /// cluster: 401 otherwise).
+    required_authorization: Arc<std::sync::Mutex<Option<String>>>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -773,6 +776,8 @@ impl LateProxy {
             u64::try_from(write_delay.as_millis()).expect("delay"),
         ));
         let delay = write_delay_ms.clone();
+        let required_authorization: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
+        let required = required_authorization.clone();
         let cluster = cluster.trim_end_matches('/').to_string();
         let http = reqwest::Client::builder()
             .no_proxy()
@@ -782,8 +787,25 @@ impl LateProxy {
             let delay = delay.clone();
             let cluster = cluster.clone();
             let http = http.clone();
+            let required = required.lock().expect("lock").clone();
             async move {
                 let (parts, body, path) = read_request(request).await;
+                let given = parts
+                    .headers
+                    .get("authorization")
+                    .and_then(|value| value.to_str().ok());
+                if let Some(required) = required
+                    && given != Some(required.as_str())
+                {
+                    let refusal = serde_json::json!({"error": {"type": "security_exception", "reason": "missing authentication credentials"}, "status": 401});
+                    let mut response =
+                        axum::response::Response::new(axum::body::Body::from(refusal.to_string()));
+                    *response.status_mut() = axum::http::StatusCode::UNAUTHORIZED;
+                    response
+                        .headers_mut()
+                        .insert("content-type", "application/json".parse().expect("header"));
+                    return response;
+                }
                 let is_write = parts.uri.path().contains("_bulk")
                     || (!bulks_only
                         && (parts.uri.path().contains("/_doc")
@@ -812,8 +834,14 @@ impl LateProxy {
         LateProxy {
             url,
             write_delay_ms,
+            required_authorization,
             shutdown: Some(shutdown),
         }
+    }
+
+    /// From now on, every request must carry this `Authorization`.
+    pub fn require_authorization(&self, value: &str) {
+        *self.required_authorization.lock().expect("lock") = Some(value.to_string());
     }
 
     pub fn set_write_delay(&self, delay: Duration) {

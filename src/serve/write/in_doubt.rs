@@ -48,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderMap, Method};
+use axum::http::{HeaderMap, Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::persist;
@@ -60,7 +60,7 @@ use crate::ledger::{DocumentKey, InDoubt, Ledger};
 use crate::serve::metrics::Metrics;
 use crate::serve::sidecar::Sidecar;
 use crate::units::{Fingerprint, format_fingerprint, now_millis, parse_fingerprint};
-use crate::upstream::{Payload, credentials, encode_component};
+use crate::upstream::{ClusterError, Payload, credentials, encode_component};
 
 /// Delays before each read-back, from when the write gave up.
 pub(super) const READ_BACK_AFTER: [Duration; 3] = [
@@ -437,7 +437,6 @@ pub async fn read_back_recovered(sidecar: Arc<Sidecar>, placements: Vec<InDoubt>
     if placements.is_empty() {
         return;
     }
-    let _running = sidecar.admission.write_started();
     Metrics::add(&sidecar.metrics.in_doubt_documents, placements.len() as u64);
     let mut doubts = Vec::new();
     let mut uncounted = Vec::new();
@@ -454,20 +453,63 @@ pub async fn read_back_recovered(sidecar: Arc<Sidecar>, placements: Vec<InDoubt>
     }
     let targeted = doubts.len();
     if targeted > 0 {
-        resolve(
-            &sidecar,
-            &HeaderMap::new(),
-            doubts,
-            &RECOVERED_READ_BACK_AFTER,
-        )
-        .await;
+        // Not counted as a write while it waits for credentials: a stop
+        // meanwhile leaves the placements pending in the state.
+        let headers = read_back_identity(&sidecar, &doubts).await;
+        let _running = sidecar.admission.write_started();
+        resolve(&sidecar, &headers, doubts, &RECOVERED_READ_BACK_AFTER).await;
         tracing::info!(
             in_doubt = targeted,
             "placements in doubt at the crash or takeover read back where they were sent"
         );
     }
     if !uncounted.is_empty() {
+        let _running = sidecar.admission.write_started();
         read_back_uncounted(&sidecar, uncounted).await;
+    }
+}
+
+/// How long a read-back the cluster refuses to the sidecar waits for a
+/// client's write to lend credentials.
+const LEND_WAIT: Duration = Duration::from_secs(600);
+
+/// The headers a read-back of `doubts` after a crash or takeover asks
+/// with: none (the sidecar's own identity, if it has one); when the
+/// cluster refuses that (401, 403), credentials a client's write lends
+/// ([`super::lent_credentials`]), each tried once, for at most
+/// [`LEND_WAIT`]. Past it, none: the crash rule follows.
+async fn read_back_identity(sidecar: &Sidecar, doubts: &[Doubt]) -> HeaderMap {
+    let Some(index) = doubts.iter().find_map(|doubt| doubt.index.as_deref()) else {
+        return HeaderMap::new();
+    };
+    let probe = format!(
+        "/{}/_search?size=0&ignore_unavailable=true&allow_no_indices=true",
+        encode_component(index)
+    );
+    let deadline = tokio::time::Instant::now() + LEND_WAIT;
+    let mut tried: Vec<HeaderMap> = Vec::new();
+    let mut headers = HeaderMap::new();
+    loop {
+        match sidecar
+            .upstream
+            .call_json(Method::POST, &probe, &headers, Payload::Empty)
+            .await
+        {
+            Err(ClusterError::Refused { status, .. })
+                if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN => {}
+            _ => return headers,
+        }
+        if tried.is_empty() {
+            tracing::warn!(
+                index,
+                "the cluster refuses the sidecar's own reads of the writes in doubt: waiting for a client's write to lend its credentials"
+            );
+        }
+        tried.push(headers);
+        match tokio::time::timeout_at(deadline, sidecar.lent_credentials.borrow(&tried)).await {
+            Ok(lent) => headers = lent,
+            Err(_) => return HeaderMap::new(),
+        }
     }
 }
 

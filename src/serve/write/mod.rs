@@ -65,6 +65,7 @@ mod answer;
 mod edits;
 mod forward;
 mod in_doubt;
+pub(super) mod lent_credentials;
 pub(super) mod missing_fields;
 mod persist;
 mod place;

@@ -30,6 +30,7 @@ pub(super) struct WriteRequest<'a> {
 impl<'a> WriteRequest<'a> {
     pub fn new(sidecar: &'a Arc<Sidecar>, parts: &Parts, path_index: Option<String>) -> Self {
         let (query, filter) = split_filter_path(parts.uri.query());
+        sidecar.lent_credentials.offer(&parts.headers);
         WriteRequest {
             sidecar,
             shared: sidecar.clone(),
