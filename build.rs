@@ -25,21 +25,23 @@ fn main() {
     let commit = git(&["rev-parse", "--short=12", "HEAD"])
         .or_else(|| std::env::var("NEARDUP_COMMIT").ok())
         .unwrap_or_else(|| "unknown".to_string());
-    // HEAD moves on checkout; the branch's ref (loose or packed) on commit.
-    // Only files that exist: cargo reruns the script at every build for a
-    // path that does not (a clone's branch ref lives in packed-refs, a
-    // repository without packed refs has no packed-refs file), and every
-    // test target would recompile the package.
-    // `refs/heads` (a directory: any ref written under it) catches a
-    // commit on a branch whose ref was packed.
-    let mut watched: Vec<String> = ["HEAD", "packed-refs", "refs/heads"]
+    // HEAD moves on checkout; the branch's ref on commit: its loose file
+    // when there is one, else (a clone's refs are packed) `packed-refs`
+    // and the `refs/heads` directory, where a commit writes the loose
+    // file. Only paths that exist: cargo reruns the script at every build
+    // for a path that does not, and every test target would recompile the
+    // package. Not `refs/heads` when the loose file exists: a commit on
+    // any other branch (another worktree) would recompile this one.
+    let mut watched: Vec<String> = ["HEAD", "packed-refs"]
         .iter()
         .filter_map(|path| git(&["rev-parse", "--git-path", path]))
         .collect();
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"])
-        && let Some(file) = git(&["rev-parse", "--git-path", &branch])
-    {
-        watched.push(file);
+    let branch_file = git(&["symbolic-ref", "-q", "HEAD"])
+        .and_then(|branch| git(&["rev-parse", "--git-path", &branch]))
+        .filter(|file| std::path::Path::new(file).exists());
+    match branch_file {
+        Some(file) => watched.push(file),
+        None => watched.extend(git(&["rev-parse", "--git-path", "refs/heads"])),
     }
     for file in watched
         .iter()

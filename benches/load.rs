@@ -8,7 +8,7 @@
 //! requests, documents/s, latency p50/p99/max of answered requests, 429s,
 //! and the sidecar's resident memory and forest size at each quarter of the
 //! run (flat once the retention is reached). That concurrent copies end in
-//! one class is checked by `tests/edge_texts.rs`.
+//! one class is checked by `tests/integration/edge_texts.rs`.
 
 #[path = "../tests/support/mod.rs"]
 mod support;

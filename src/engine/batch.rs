@@ -31,7 +31,7 @@
 //!    plan left is decided again: rare, and always correct.
 //!
 //! Consequences: the answers are those of serial placement, byte for byte
-//! (a property test compares them on random batches, `tests/engine_props.rs`),
+//! (a property test compares them on random batches, `tests/integration/engine_props.rs`),
 //! whatever the number of threads. The second phase costs a scan of the
 //! batch's new nodes per document plus the re-decisions; a batch whose
 //! documents are copies of each other (a story arriving from many outlets

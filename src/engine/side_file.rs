@@ -692,13 +692,18 @@ impl SideFile {
     /// Ends a compaction round; the segments chosen that still hold
     /// records (none, when every live record's location was relocated:
     /// the caller's sweep missed a record otherwise) are no longer
-    /// emptied. Their number.
+    /// emptied. Their number. A chosen segment whose records were all
+    /// released meanwhile is not one of them, though it may still be
+    /// there: the current segment, full when it was chosen, is kept until
+    /// the next record needs a new one.
     pub fn finish_compaction(&mut self) -> usize {
         let mut left = 0;
         for usage in &mut self.usage {
             if usage.evacuating {
                 usage.evacuating = false;
-                left += 1;
+                if usage.live_records > 0 {
+                    left += 1;
+                }
             }
         }
         self.stats.compactions += 1;

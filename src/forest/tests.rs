@@ -1,4 +1,4 @@
-//! Unit tests of the forest (the property tests are in `tests/forest_props.rs`).
+//! Unit tests of the forest (the property tests are in `tests/integration/forest_props.rs`).
 
 use super::expiry::ExpiryProgress;
 use super::*;

@@ -1,5 +1,5 @@
 //! Stories of 2–5 near-duplicate articles for the tests that kill, pause
-//! and restart sidecars (`tests/crash.rs`, `tests/standby.rs`): an original
+//! and restart sidecars (`tests/integration/crash.rs`, `tests/integration/standby.rs`): an original
 //! (sentences of the demo corpus with half their Han characters swapped, so
 //! originals differ) and reprints with a credit line, one character changed
 //! and sometimes the last sentence cut.

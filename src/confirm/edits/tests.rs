@@ -1,5 +1,5 @@
 //! Unit tests of the in-order comparison and the repost reading (property
-//! tests in `tests/edits_props.rs`).
+//! tests in `tests/integration/edits_props.rs`).
 
 use super::letters::{CREDIT_OPENINGS, CREDIT_WORDS, letter_of};
 use super::*;

@@ -72,6 +72,7 @@ mod place;
 mod request;
 mod settle;
 pub(super) mod stamp_mapping;
+mod stamp_search;
 pub(super) mod state;
 mod state_failure;
 

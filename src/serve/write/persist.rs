@@ -4,7 +4,7 @@
 //!
 //! Every stamp that reaches the cluster names a class the durable state
 //! knows, so a `kill -9` between forwarding and answering loses no class a
-//! stored document points to (`tests/crash.rs`). The two kinds of failure
+//! stored document points to (`tests/integration/crash.rs`). The two kinds of failure
 //! differ: before forwarding nothing has left, so the placements are taken
 //! back and the write is refused (or passed unstamped, see
 //! [`super::state_failure`]); after the cluster answered the documents are

@@ -8,7 +8,7 @@
 //! empty file and `SSL_CERT_DIR` at an empty directory: set, they replace
 //! the system's locations.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -201,7 +201,7 @@ fn version_names_the_commit_and_the_build_profile() {
 
 /// The unit file in `packaging/` as `systemd-analyze verify` reads it (the
 /// binary's path replaced by this build's); it must keep the hardening and
-/// the reload on SIGHUP (the HTTPS listener's certificate, tests/tls.rs).
+/// the reload on SIGHUP (the HTTPS listener's certificate, tests/integration/tls.rs).
 #[test]
 fn the_systemd_unit_verifies_and_keeps_its_hardening() {
     let unit = std::fs::read_to_string(concat!(

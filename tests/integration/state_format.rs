@@ -4,7 +4,7 @@
 //! version 2 each after its length (recovery maps them in place), version
 //! 3 (log version 2) long texts with their identifying weight. Write the
 //! current version's only when it is new:
-//! `cargo test --release --test state_format -- --ignored`.
+//! `cargo test --release --test integration state_format:: -- --ignored`.
 
 use std::path::{Path, PathBuf};
 

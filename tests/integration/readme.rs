@@ -5,7 +5,7 @@
 //! optional), and the detail page must find the story's other outlets on
 //! the demo's data, so the README cannot drift from `mappings/` again.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{Osmem, Sidecar, demo_bulk, post_bulk};

@@ -9,7 +9,7 @@
 //! would with ENOSPC, so these tests run everywhere, not only where a tmpfs
 //! can be mounted.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;

@@ -18,7 +18,7 @@
 //!   snapshot: the member finishes, follows the log and takes over with
 //!   every acknowledged document.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

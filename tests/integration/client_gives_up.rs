@@ -4,7 +4,7 @@
 //! mid-body. The cluster is the real server; the lateness is a proxy
 //! between the sidecar and it ([`support::LateProxy`]), never the sidecar.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 //! answer followed by a conflicting retry, Elasticsearch's `_pit`, and the
 //! scroll fallback.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
@@ -655,7 +655,8 @@ async fn state_changing_endpoints_answer_remote_peers_only_with_the_admin_token(
     let address = match std::env::var(NAMESPACE_ADDRESS) {
         Ok(address) => address.parse().expect("an IP address"),
         Err(_) => {
-            let name = "state_changing_endpoints_answer_remote_peers_only_with_the_admin_token";
+            let name =
+                "backfill::state_changing_endpoints_answer_remote_peers_only_with_the_admin_token";
             if tokio::task::block_in_place(|| run_in_a_network_namespace(name)) {
                 return;
             }

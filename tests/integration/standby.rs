@@ -23,7 +23,7 @@
 //! - a leader deposed by a pause restarts itself on its state directory
 //!   (no manual step), follows the new leader and ends equal to it.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! deletes, expiry, snapshots, torn writes and crashes; after every reopen
 //! the recovered state equals the state as of the last sync.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -9,7 +9,7 @@
 //! binary; `NEARDUP_SCREENSHOTS=<dir>` also saves `explorer-list.png` and
 //! `explorer-class.png` there (1280×900), the pictures of the README.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! lock took it), and recovery from the snapshot and the log after it
 //! gives the last synced state.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -6,7 +6,7 @@
 //! graceful stop (SIGTERM) that leaves a snapshot, and a second sidecar
 //! refused on a locked state directory.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

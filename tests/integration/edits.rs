@@ -4,7 +4,7 @@
 //! partial updates, Elasticsearch 8-compatible noida-db for scripts, which
 //! osmem does not run).
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{

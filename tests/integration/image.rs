@@ -14,7 +14,7 @@
 //! SIGTERM goes to the sidecar's own process. Without buildah or root the
 //! test says so and passes, except under `CI=true`, where it fails.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! OpenSearch-compatible server) leaves the same documents stamped, with
 //! the same `cluster_root`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -5,7 +5,7 @@
 //! request's own terms; documents that cannot be fingerprinted each stay a
 //! group of their own.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

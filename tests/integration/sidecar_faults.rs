@@ -3,7 +3,7 @@
 //! split over the upstream limit, and answers a cluster gives under stress
 //! (429 per item and per request, 5xx, unreadable answers, silence).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

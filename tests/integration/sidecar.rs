@@ -2,7 +2,7 @@
 //! (osmem-server): every write API, the counts, the pass-through, the own
 //! endpoints, and two real clients (raw NDJSON and the `opensearch` crate).
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -96,7 +96,7 @@ async fn bulk_stamps_every_source_and_groups_reprints_only() {
 
     // The list page: one hit per class, the inner total is the class size.
     let list_page: Value =
-        serde_json::from_str(include_str!("../mappings/list-page.json")).expect("list page");
+        serde_json::from_str(include_str!("../../mappings/list-page.json")).expect("list page");
     let (status, page) = send_json(
         reqwest::Method::POST,
         &format!("{}/news-demo/_search", sidecar.url),

@@ -3,7 +3,7 @@
 //! never a crash; through the sidecar too, a 10 MB article included, and
 //! copies sent at the same moment by many clients end in one class.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

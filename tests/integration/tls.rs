@@ -9,7 +9,7 @@
 //! stunnel the tests say so and pass, except under `CI=true`, where they
 //! fail.
 
-mod support;
+use crate::support;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -17,7 +17,7 @@
 //!
 //! SigV4 cases are checked by botocore in `tests/python/test_sigv4.py`.
 
-mod support;
+use crate::support;
 
 use std::io::Read;
 use std::path::Path;
