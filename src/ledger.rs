@@ -34,6 +34,7 @@ use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
 use crate::confirm::ConfirmationConfig;
 use crate::engine::batch::PlannedBatch;
 use crate::engine::side_file::SideStorage;
+use crate::engine::commonness::CommonSentenceRecord;
 use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::fingerprint::Fingerprinter;
 use crate::forest::{Forest, ForestConfig, ForestError};
@@ -181,6 +182,8 @@ pub struct SnapshotParts {
     pub pending: Vec<(Fingerprint, u32)>,
     /// Where the pending placements were sent, oldest first per fingerprint.
     pub sent: Vec<(Fingerprint, SentTo)>,
+    /// The learned boilerplate table.
+    pub common_sentences: Vec<CommonSentenceRecord>,
 }
 
 /// One change of the ledger's state, as persistence logs it.
@@ -330,6 +333,7 @@ impl Ledger {
             keys: self.fingerprint_of_key.iter().collect(),
             pending: self.pending_records(),
             sent: self.sent_records(),
+            common_sentences: self.engine.common_sentence_records(),
         }
     }
 

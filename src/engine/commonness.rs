@@ -31,10 +31,12 @@
 //! judged by what the body says (they may join), the next ones by their
 //! headline; a story reprinted many times stays one class and its
 //! sentences stay uncommon; a story that splits into two classes does not
-//! make its sentences common (the threshold is three). The table is soft
-//! state: not in snapshots or the log, empty after a restart and on a
-//! standby that takes over, relearned from the traffic (the prior covers
-//! the first hours), so recovery's state is the same with or without it.
+//! make its sentences common (the threshold is three). The table is part
+//! of the state (issue 46): each placement that teaches it logs its
+//! sentence keys (replayed by recovery and by standbys), snapshots hold
+//! its entries, and a sweep's cut is decided by (touch, key) alone, so a
+//! table restored and one that never stopped hold the same entries and
+//! stamp alike.
 
 use crate::confirm::boilerplate::SentenceKey;
 use crate::hashing::FingerprintMap;
@@ -50,7 +52,16 @@ pub const DEFAULT_COMMON_SENTENCE_CLASSES: u8 = 3;
 /// own slots: about 10 MiB in all).
 pub const DEFAULT_CAPACITY: usize = 1 << 18;
 
-#[derive(Debug, Clone, Copy)]
+/// One sentence of the table, as a snapshot holds it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommonSentenceRecord {
+    pub key: u64,
+    pub roots: [u32; REMEMBERED_CLASSES],
+    pub classes: u8,
+    pub touched: Millis,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
     /// The first distinct roots seen (32 mixed bits, 0: none yet).
     roots: [u32; REMEMBERED_CLASSES],
@@ -115,6 +126,26 @@ impl CommonSentences {
         root: Fingerprint,
         now: Millis,
     ) -> Vec<u64> {
+        self.placed_keys(sentences.iter().map(|sentence| sentence.hash), root, now)
+    }
+
+    /// The keys a placement teaches the table (what the log holds of it):
+    /// its sentences' keys when learning is on, else none.
+    pub fn keys_to_learn(&self, sentences: &[SentenceKey]) -> Vec<u64> {
+        if !self.enabled() {
+            return Vec::new();
+        }
+        sentences.iter().map(|sentence| sentence.hash).collect()
+    }
+
+    /// [`CommonSentences::placed`] of sentences given by their keys (a
+    /// replayed placement).
+    pub fn placed_keys(
+        &mut self,
+        keys: impl IntoIterator<Item = u64>,
+        root: Fingerprint,
+        now: Millis,
+    ) -> Vec<u64> {
         let mut changed = Vec::new();
         if !self.enabled() {
             return changed;
@@ -122,8 +153,8 @@ impl CommonSentences {
         // Roots of one template's classes differ in a few bits only: all
         // 64 mixed into the 32 kept. Never 0: 0 marks an empty place.
         let class = ((root.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32).max(1);
-        for sentence in sentences {
-            let entry = self.entries.entry(sentence.hash).or_insert(Entry {
+        for key in keys {
+            let entry = self.entries.entry(key).or_insert(Entry {
                 roots: [0; REMEMBERED_CLASSES],
                 classes: 0,
                 touched: now,
@@ -137,7 +168,7 @@ impl CommonSentences {
             }
             entry.classes = entry.classes.saturating_add(1);
             if entry.classes == self.threshold {
-                changed.push(sentence.hash);
+                changed.push(key);
             }
         }
         if self.entries.len() > self.capacity {
@@ -164,24 +195,55 @@ impl CommonSentences {
         });
         let keep = self.capacity / 2;
         if self.entries.len() > keep {
-            let mut touched: Vec<Millis> = self.entries.values().map(|e| e.touched).collect();
-            let cut = touched.len() - keep;
-            let (_, &mut oldest_kept, _) = touched.select_nth_unstable(cut);
-            // Entries touched at `oldest_kept` itself are kept while the
-            // half has room: ties must not keep the table full.
-            let newer = touched.iter().filter(|&&at| at > oldest_kept).count();
-            let mut room_at_the_cut = keep.saturating_sub(newer);
+            // The cut is by (touch, key): which entries go never depends
+            // on the map's order, so a table restored from a snapshot
+            // sweeps as the one that never stopped.
+            let mut order: Vec<(Millis, u64)> = self
+                .entries
+                .iter()
+                .map(|(&key, entry)| (entry.touched, key))
+                .collect();
+            let cut = order.len() - keep;
+            let (_, &mut oldest_kept, _) = order.select_nth_unstable(cut);
             self.entries.retain(|&key, entry| {
-                let keep = entry.touched > oldest_kept
-                    || (entry.touched == oldest_kept && room_at_the_cut > 0);
-                if entry.touched == oldest_kept && keep {
-                    room_at_the_cut -= 1;
-                }
+                let keep = (entry.touched, key) >= oldest_kept;
                 if !keep && entry.classes >= threshold {
                     changed.push(key);
                 }
                 keep
             });
+        }
+    }
+
+    /// Every entry, sorted by key (snapshots).
+    pub fn records(&self) -> Vec<CommonSentenceRecord> {
+        let mut records: Vec<CommonSentenceRecord> = self
+            .entries
+            .iter()
+            .map(|(&key, entry)| CommonSentenceRecord {
+                key,
+                roots: entry.roots,
+                classes: entry.classes,
+                touched: entry.touched,
+            })
+            .collect();
+        records.sort_unstable_by_key(|record| record.key);
+        records
+    }
+
+    /// The table as a snapshot held it.
+    pub fn restore(&mut self, records: &[CommonSentenceRecord]) {
+        self.entries.clear();
+        self.entries.reserve(records.len());
+        for record in records {
+            self.entries.insert(
+                record.key,
+                Entry {
+                    roots: record.roots,
+                    classes: record.classes,
+                    touched: record.touched,
+                },
+            );
         }
     }
 
@@ -269,6 +331,27 @@ mod tests {
             table.placed(&[key(hash)], 1, 5);
             table.placed(&[key(hash)], 2, 5);
             assert!(table.len() <= 65);
+        }
+    }
+
+    #[test]
+    fn a_restored_table_sweeps_as_the_one_that_never_stopped() {
+        // Many entries touched at one moment: the cut falls among ties.
+        let mut unbroken = CommonSentences::new(3, 64, None);
+        for hash in 0..60u64 {
+            unbroken.placed(&[key(hash * 7919)], 1 + hash % 3, 5);
+        }
+        let mut restored = CommonSentences::new(3, 64, None);
+        let mut records = unbroken.records();
+        // Another insertion order than the one it was learned in.
+        records.reverse();
+        restored.restore(&records);
+        assert_eq!(restored.records(), unbroken.records());
+        for hash in 1_000..1_200u64 {
+            let a = unbroken.placed(&[key(hash)], hash, 5);
+            let b = restored.placed(&[key(hash)], hash, 5);
+            assert_eq!(a.len(), b.len());
+            assert_eq!(restored.records(), unbroken.records(), "after {hash}");
         }
     }
 

@@ -179,6 +179,9 @@ pub enum EngineEffect {
         exact_hash: Option<u64>,
         short_text: Option<ShortText>,
         long_text: Option<LongText>,
+        /// The keys of its body's sentences, when it taught the learned
+        /// boilerplate table ([`commonness`]); empty otherwise.
+        sentences: Vec<u64>,
     },
     /// One document of `fingerprint` was taken back ([`Engine::forget_document`]).
     Forgotten { fingerprint: Fingerprint },
@@ -254,8 +257,17 @@ impl Engine {
                 exact_hash,
                 short_text,
                 long_text,
+                sentences,
             } => {
                 let assignment = self.forest.apply_placement(fingerprint, root, now);
+                if !sentences.is_empty() {
+                    let changed = self
+                        .common_sentences
+                        .placed_keys(sentences, assignment.root, now);
+                    if !changed.is_empty() {
+                        self.recent.sentences_changed(&changed);
+                    }
+                }
                 match exact_hash {
                     None => self.stats.exact_hits += 1,
                     Some(exact_hash) => {
@@ -281,6 +293,16 @@ impl Engine {
     /// take under the ledger lock (one pass, pointers copied), so a snapshot
     /// can be written after the lock is released. Ordered later, outside the
     /// lock ([`SideSnapshot::sort_by_arrival`]).
+    /// The learned boilerplate table's entries, sorted (snapshots).
+    pub fn common_sentence_records(&self) -> Vec<commonness::CommonSentenceRecord> {
+        self.common_sentences.records()
+    }
+
+    /// The learned boilerplate table as a snapshot held it (recovery).
+    pub fn restore_common_sentences(&mut self, records: &[commonness::CommonSentenceRecord]) {
+        self.common_sentences.restore(records);
+    }
+
     pub fn side_snapshot(&self) -> SideSnapshot {
         self.side_data.snapshot(|id| self.forest.fingerprint_at(id))
     }
@@ -362,6 +384,7 @@ impl Engine {
             exact_hash,
             short_text: short_text.clone(),
             long_text: long_text.clone(),
+            sentences: Vec::new(),
         });
         match exact_hash {
             Some(exact_hash) => {
@@ -414,6 +437,7 @@ impl Engine {
                 exact_hash,
                 short_text: short_text.clone(),
                 long_text: long_text.clone(),
+                sentences: Vec::new(),
             });
             match exact_hash {
                 Some(exact_hash) => {

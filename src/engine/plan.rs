@@ -322,6 +322,7 @@ impl Engine {
                     exact_hash: None,
                     short_text: None,
                     long_text: None,
+                    sentences: Vec::new(),
                 });
                 return placed(node, assignment, true);
             }
@@ -343,9 +344,10 @@ impl Engine {
             short_text = learned.short.or(short_text);
         }
         let assignment = self.forest.assign_to_roots(node, now, &roots);
-        let changed = self
-            .common_sentences
-            .placed(&body_sentences, assignment.root, now);
+        let learned_keys = self.common_sentences.keys_to_learn(&body_sentences);
+        let changed =
+            self.common_sentences
+                .placed_keys(learned_keys.iter().copied(), assignment.root, now);
         if !changed.is_empty() {
             self.recent.sentences_changed(&changed);
         }
@@ -365,6 +367,7 @@ impl Engine {
                 exact_hash: Some(exact_hash),
                 short_text,
                 long_text,
+                sentences: learned_keys,
             });
         }
         let shingle_keys = Some(plan.footprint.shingle_keys.as_slice());

@@ -15,6 +15,7 @@
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo, SnapshotParts};
 use crate::compact_table::TableEntry;
+use crate::engine::commonness::CommonSentenceRecord;
 use crate::engine::capture::{CapturedEngine, EngineCapture};
 use crate::units::Fingerprint;
 
@@ -24,6 +25,7 @@ pub struct LedgerCapture {
     engine: EngineCapture,
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
+    common_sentences: Vec<CommonSentenceRecord>,
 }
 
 /// The ledger's state as of a capture's moment.
@@ -34,6 +36,7 @@ pub struct CapturedLedger {
     keys: Vec<KeyEntry>,
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
+    common_sentences: Vec<CommonSentenceRecord>,
 }
 
 impl CapturedLedger {
@@ -52,6 +55,7 @@ impl CapturedLedger {
                 .collect(),
             pending: self.pending,
             sent: self.sent,
+            common_sentences: self.common_sentences,
         }
     }
 }
@@ -67,6 +71,8 @@ impl Ledger {
             engine,
             pending: self.pending_records(),
             sent: self.sent_records(),
+            // Bounded (2^18 entries, about 8 MiB): copied at once.
+            common_sentences: self.engine.common_sentence_records(),
         }
     }
 
@@ -96,6 +102,7 @@ impl Ledger {
             keys,
             pending: capture.pending,
             sent: capture.sent,
+            common_sentences: capture.common_sentences,
         })
     }
 

@@ -78,6 +78,9 @@ const TAG_KEYS_SWEPT: u8 = 6;
 const TAG_SETTLED: u8 = 7;
 const TAG_UNCOUNTED: u8 = 8;
 const TAG_SENT: u8 = 9;
+/// A placement that taught the learned boilerplate table: as
+/// [`TAG_PLACED`], then its sentence keys.
+const TAG_PLACED_LEARNING: u8 = 10;
 
 /// One effect as a log payload, after its sequence number.
 pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
@@ -89,9 +92,15 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
             exact_hash,
             short_text,
             long_text,
+            sentences,
         }) => {
+            let tag = if sentences.is_empty() {
+                TAG_PLACED
+            } else {
+                TAG_PLACED_LEARNING
+            };
             encoder
-                .u8(TAG_PLACED)
+                .u8(tag)
                 .i64(*now)
                 .u64(*fingerprint)
                 .u64(*root);
@@ -101,6 +110,9 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
             };
             put_short(encoder, short_text.as_ref());
             put_long(encoder, long_text.as_ref());
+            if !sentences.is_empty() {
+                encoder.u64s(sentences);
+            }
         }
         Effect::Engine(EngineEffect::Forgotten { fingerprint }) => {
             encoder.u8(TAG_FORGOTTEN).u64(*fingerprint);
@@ -153,7 +165,7 @@ pub fn get_sent_to(decoder: &mut Decoder<'_>) -> Result<SentTo, DecodeError> {
 
 pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
     let effect = match decoder.u8()? {
-        TAG_PLACED => {
+        tag @ (TAG_PLACED | TAG_PLACED_LEARNING) => {
             let now = decoder.i64()?;
             let fingerprint = decoder.u64()?;
             let root = decoder.u64()?;
@@ -168,6 +180,11 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
                 exact_hash,
                 short_text: get_short(decoder)?,
                 long_text: get_long(decoder)?,
+                sentences: if tag == TAG_PLACED_LEARNING {
+                    decoder.u64s()?
+                } else {
+                    Vec::new()
+                },
             })
         }
         TAG_FORGOTTEN => Effect::Engine(EngineEffect::Forgotten {
@@ -308,6 +325,7 @@ mod tests {
                 5,
             )),
             long_text: None,
+            sentences: vec![11, u64::MAX],
         }));
         round_trip(Effect::Engine(EngineEffect::Placed {
             now: 1,
@@ -322,6 +340,7 @@ mod tests {
                 numbers: Box::default(),
                 identifying_weight: 0,
             }),
+            sentences: Vec::new(),
         }));
         round_trip(Effect::Engine(EngineEffect::Forgotten { fingerprint: 3 }));
         round_trip(Effect::Engine(EngineEffect::Expired {

@@ -106,7 +106,7 @@ pub fn ledger_from_snapshot(
     let Some(snapshot) = snapshot else {
         return Ok(Ledger::empty(parts)?);
     };
-    let engine = Engine::restore(
+    let mut engine = Engine::restore(
         parts.fingerprinter,
         ForestState {
             config: parts.forest,
@@ -117,6 +117,7 @@ pub fn ledger_from_snapshot(
         parts.side_storage,
         &snapshot.sides,
     )?;
+    engine.restore_common_sentences(&snapshot.common_sentences);
     Ok(Ledger::restore(
         engine,
         snapshot.keys,

@@ -24,6 +24,7 @@ use super::codec::{self, Decoder, Encoder, Frame};
 use crate::engine::EncodedSides;
 use crate::engine::side_file::MappedFile;
 use crate::forest::{ForestCounters, NodeRecord};
+use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::ledger::{DocumentKey, SentTo, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
 
@@ -34,9 +35,9 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// them where they are instead of copying them (version 1: without).
 /// Version 3 may hold long texts with their identifying weight (side record
 /// tag 2), which a build that reads up to version 2 would misread. Version
-/// 4 adds where pending placements were sent (frames `T`); a snapshot
-/// without any is written as version 3, so a build that reads up to 3 can
-/// still read most snapshots during a rolling upgrade.
+/// 4 adds where pending placements were sent (frames `T`) and the learned
+/// boilerplate table (frames `L`); a snapshot without either is written as
+/// version 3, so a build that reads up to 3 can still read it.
 pub const SNAPSHOT_FORMAT_VERSION: u32 = 4;
 /// The version written when no pending placement has a target.
 const SNAPSHOT_VERSION_WITHOUT_TARGETS: u32 = 3;
@@ -47,6 +48,7 @@ const SNAPSHOT_SIDES: u8 = b'S';
 const SNAPSHOT_KEYS: u8 = b'K';
 const SNAPSHOT_PENDING: u8 = b'P';
 const SNAPSHOT_SENT: u8 = b'T';
+const SNAPSHOT_COMMON_SENTENCES: u8 = b'L';
 const SNAPSHOT_END: u8 = b'E';
 const NODES_PER_FRAME: usize = 4096;
 /// A frame of side records is cut once it holds this many bytes: each
@@ -69,6 +71,8 @@ pub struct SnapshotState {
     pub pending: Vec<(Fingerprint, u32)>,
     /// Where they were sent, oldest first per fingerprint.
     pub sent: Vec<(Fingerprint, SentTo)>,
+    /// The learned boilerplate table (version 4).
+    pub common_sentences: Vec<CommonSentenceRecord>,
 }
 
 pub(super) fn write_snapshot(
@@ -88,7 +92,7 @@ pub(super) fn write_snapshot(
         out.write_all(&framed)
     };
     out.write_all(SNAPSHOT_MAGIC)?;
-    let version = if parts.sent.is_empty() {
+    let version = if parts.sent.is_empty() && parts.common_sentences.is_empty() {
         SNAPSHOT_VERSION_WITHOUT_TARGETS
     } else {
         SNAPSHOT_FORMAT_VERSION
@@ -167,6 +171,18 @@ pub(super) fn write_snapshot(
         for (fingerprint, sent_to) in chunk {
             encoder.u64(*fingerprint);
             codec::put_sent_to(&mut encoder, sent_to);
+        }
+        frame(&mut out, &encoder.bytes)?;
+    }
+    for chunk in parts.common_sentences.chunks(KEYS_PER_FRAME) {
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_COMMON_SENTENCES).count(chunk.len());
+        for record in chunk {
+            encoder.u64(record.key);
+            for root in record.roots {
+                encoder.u32(root);
+            }
+            encoder.u8(record.classes).i64(record.touched);
         }
         frame(&mut out, &encoder.bytes)?;
     }
@@ -276,6 +292,21 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     let fingerprint = decoder.u64().map_err(malformed)?;
                     let sent_to = codec::get_sent_to(&mut decoder).map_err(malformed)?;
                     state.sent.push((fingerprint, sent_to));
+                }
+            }
+            SNAPSHOT_COMMON_SENTENCES if version >= 4 => {
+                for _ in 0..decoder.count().map_err(malformed)? {
+                    let key = decoder.u64().map_err(malformed)?;
+                    let mut roots = [0u32; REMEMBERED_CLASSES];
+                    for root in &mut roots {
+                        *root = decoder.u32().map_err(malformed)?;
+                    }
+                    state.common_sentences.push(CommonSentenceRecord {
+                        key,
+                        roots,
+                        classes: decoder.u8().map_err(malformed)?,
+                        touched: decoder.i64().map_err(malformed)?,
+                    });
                 }
             }
             SNAPSHOT_END => {

@@ -188,3 +188,66 @@ fn a_brief_reposted_with_the_learned_footer_still_joins() {
     let again = classes_of(&mut engine, &[copy]);
     assert_eq!(again[0], first[6]);
 }
+
+mod support;
+
+/// Places `pages` on `ledger` at `now`, journaled and synced as the
+/// sidecar does; their roots.
+fn place_pages(
+    ledger: &mut neardup::ledger::Ledger,
+    store: &neardup::persist::Store,
+    pages: &[(String, String)],
+    now: i64,
+) -> Vec<u64> {
+    let analyzer = ledger.engine().analyzer().clone();
+    let roots = pages
+        .iter()
+        .map(|(title, content)| {
+            let analysis = analyzer
+                .analyze_document(&json!({"title": title, "content": content}))
+                .expect("text");
+            ledger.place(analysis, now).root
+        })
+        .collect();
+    let seq = store.append(ledger.take_journal());
+    store.sync(seq).expect("sync");
+    roots
+}
+
+#[test]
+fn the_learned_table_survives_a_restart_from_the_log_and_from_a_snapshot() {
+    let settings = EngineSettings {
+        common_sentence_classes: Some(3),
+        retention: Some("48h".to_string()),
+        ..EngineSettings::default()
+    };
+    let pages = column_pages();
+    let (before, after) = pages.split_at(4);
+    let now = 1_700_000_000_000;
+    // Uninterrupted: once three classes carried the footer, the pages
+    // after it are as many stories as headlines.
+    let unbroken_dir = support::TempDir::new("learned-unbroken");
+    let (store, mut ledger, _) = support::state::open_state(unbroken_dir.path(), &settings, true);
+    let mut unbroken = place_pages(&mut ledger, &store, before, now);
+    unbroken.extend(place_pages(&mut ledger, &store, after, now));
+    let later: BTreeSet<u64> = unbroken[4..].iter().copied().collect();
+    assert_eq!(later.len(), after.len(), "learned: {unbroken:?}");
+    for snapshot in [false, true] {
+        let dir = support::TempDir::new("learned-restarted");
+        let (store, mut ledger, _) = support::state::open_state(dir.path(), &settings, true);
+        let mut restarted = place_pages(&mut ledger, &store, before, now);
+        if snapshot {
+            store.snapshot(&ledger, now).expect("snapshot");
+        }
+        drop(store);
+        drop(ledger);
+        let (store, mut ledger, report) = support::state::open_state(dir.path(), &settings, true);
+        assert_eq!(report.snapshot_seq.is_some(), snapshot);
+        restarted.extend(place_pages(&mut ledger, &store, after, now));
+        assert_eq!(
+            restarted, unbroken,
+            "restarted from {}: stamps as if it never stopped",
+            if snapshot { "a snapshot" } else { "the log" }
+        );
+    }
+}

@@ -729,6 +729,7 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
                 exact_hash,
                 short_text,
                 long_text,
+                sentences: Vec::new(),
             }),
             // The cluster's answer, as the sidecar logs it: the placement
             // is settled and the key holds the fingerprint (without the
