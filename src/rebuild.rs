@@ -348,7 +348,7 @@ pub fn rebuild_into(
     let opened = crate::persist::open_state(
         Some(options.store),
         parts,
-        crate::persist::StateOrigin::Given(state),
+        crate::persist::StateOrigin::Given(Box::new(state)),
     )?;
     // Always a store: one was asked for.
     if let Some(store) = &opened.store {

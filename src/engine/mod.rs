@@ -261,9 +261,9 @@ impl Engine {
             } => {
                 let assignment = self.forest.apply_placement(fingerprint, root, now);
                 if !sentences.is_empty() {
-                    let changed = self
-                        .common_sentences
-                        .placed_keys(sentences, assignment.root, now);
+                    let changed =
+                        self.common_sentences
+                            .placed_keys(sentences, assignment.root, now);
                     if !changed.is_empty() {
                         self.recent.sentences_changed(&changed);
                     }

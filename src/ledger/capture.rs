@@ -15,8 +15,8 @@
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo, SnapshotParts};
 use crate::compact_table::TableEntry;
-use crate::engine::commonness::CommonSentenceRecord;
 use crate::engine::capture::{CapturedEngine, EngineCapture};
+use crate::engine::commonness::CommonSentenceRecord;
 use crate::units::Fingerprint;
 
 /// A capture of the ledger under way.

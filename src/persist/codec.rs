@@ -99,11 +99,7 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
             } else {
                 TAG_PLACED_LEARNING
             };
-            encoder
-                .u8(tag)
-                .i64(*now)
-                .u64(*fingerprint)
-                .u64(*root);
+            encoder.u8(tag).i64(*now).u64(*fingerprint).u64(*root);
             match exact_hash {
                 None => encoder.u8(0),
                 Some(hash) => encoder.u8(1).u64(*hash),

@@ -36,7 +36,7 @@ pub enum StateOrigin {
     Member,
     /// This state, made elsewhere (`rebuild`); whatever the directory holds
     /// is not read into the ledger.
-    Given(SnapshotState),
+    Given(Box<SnapshotState>),
 }
 
 /// A state opened: its ledger, and the store it is written to.
@@ -64,7 +64,7 @@ pub fn open_state(
     let Some(store_options) = store else {
         let ledger = match origin {
             StateOrigin::Recovered | StateOrigin::Member => ledger_from_snapshot(parts, None)?,
-            StateOrigin::Given(state) => ledger_from_snapshot(parts, Some(state))?,
+            StateOrigin::Given(state) => ledger_from_snapshot(parts, Some(*state))?,
         };
         return Ok(OpenedState {
             ledger,
@@ -82,7 +82,7 @@ pub fn open_state(
             false,
         )?,
         StateOrigin::Given(state) => {
-            Store::open(store_options, |_| ledger_from_snapshot(parts, Some(state)))?
+            Store::open(store_options, |_| ledger_from_snapshot(parts, Some(*state)))?
         }
     };
     Ok(OpenedState {

@@ -22,9 +22,9 @@ use std::path::Path;
 
 use super::codec::{self, Decoder, Encoder, Frame};
 use crate::engine::EncodedSides;
+use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
 use crate::forest::{ForestCounters, NodeRecord};
-use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::ledger::{DocumentKey, SentTo, SnapshotParts};
 use crate::units::{Fingerprint, Millis};
 

@@ -106,7 +106,7 @@ pub fn open_member_state(
         let snapshot = crate::persist::store::read_snapshot(&path);
         let _ = std::fs::remove_file(&path);
         let snapshot = snapshot.map_err(|reason| anyhow::anyhow!("{reason}"))?;
-        open_state(None, parts, StateOrigin::Given(snapshot))?
+        open_state(None, parts, StateOrigin::Given(Box::new(snapshot)))?
     };
     replica.start_from(manifest.head.clone());
     tracing::info!(

@@ -189,7 +189,7 @@ fn a_brief_reposted_with_the_learned_footer_still_joins() {
     assert_eq!(again[0], first[6]);
 }
 
-mod support;
+use crate::support;
 
 /// Places `pages` on `ledger` at `now`, journaled and synced as the
 /// sidecar does; their roots.
@@ -245,7 +245,8 @@ fn the_learned_table_survives_a_restart_from_the_log_and_from_a_snapshot() {
         assert_eq!(report.snapshot_seq.is_some(), snapshot);
         restarted.extend(place_pages(&mut ledger, &store, after, now));
         assert_eq!(
-            restarted, unbroken,
+            restarted,
+            unbroken,
             "restarted from {}: stamps as if it never stopped",
             if snapshot { "a snapshot" } else { "the log" }
         );
