@@ -68,6 +68,28 @@ fn memory_line(ledger: &Ledger, nodes: usize, baseline_anon_kib: u64) -> String 
     )
 }
 
+/// The heap by structure, bytes per node, largest first; and their sum
+/// against what `RssAnon` grew by.
+fn heap_table(ledger: &Ledger, nodes: usize, baseline_anon_kib: u64) -> String {
+    let mut parts = ledger.heap_by_structure();
+    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    let per_node = |bytes: usize| bytes as f64 / nodes.max(1) as f64;
+    let mut table = String::from("  heap by structure (B/node):\n");
+    for (name, bytes) in &parts {
+        table.push_str(&format!("    {:>7.1}  {name}\n", per_node(*bytes)));
+    }
+    let counted: usize = parts.iter().map(|(_, bytes)| bytes).sum();
+    let anon = support::status_kib("RssAnon:").unwrap_or(0);
+    let grown = anon.saturating_sub(baseline_anon_kib) as usize * 1024;
+    table.push_str(&format!(
+        "    {:>7.1}  counted; RssAnon grew {:.1} B/node ({:.1} not in the table: allocator slack, freed pages kept)",
+        per_node(counted),
+        per_node(grown),
+        per_node(grown.saturating_sub(counted))
+    ));
+    table
+}
+
 fn percentile(sorted: &[f64], share: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
@@ -130,6 +152,7 @@ fn main() {
         filled as f64 / fill_seconds / 1e3
     );
     println!("  {}", memory_line(&ledger, filled, baseline_anon_kib));
+    println!("{}", heap_table(&ledger, filled, baseline_anon_kib));
 
     let mut times: Vec<f64> = Vec::with_capacity(analyses.len());
     let now = 1_800_000_000_000;

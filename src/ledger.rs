@@ -677,6 +677,13 @@ impl Ledger {
     pub fn approx_heap_bytes(&self) -> usize {
         self.fingerprint_of_key.allocation_size()
     }
+
+    /// Heap bytes by structure: the engine's, then the key table.
+    pub fn heap_by_structure(&self) -> Vec<(&'static str, usize)> {
+        let mut parts = self.engine.heap_by_structure();
+        parts.push(("document keys", self.approx_heap_bytes()));
+        parts
+    }
 }
 
 /// A small ledger and placements, for the tests of the modules that settle

@@ -611,6 +611,32 @@ impl Engine {
         self.side_data.compact_step();
     }
 
+    /// Heap bytes by structure: the forest's, then the engine's own
+    /// (capacity bench, docs/performance.md).
+    pub fn heap_by_structure(&self) -> Vec<(&'static str, usize)> {
+        let mut parts = self.forest.heap_by_structure();
+        parts.extend([
+            (
+                "side records: locations and in-heap records",
+                self.side_data.heap_bytes(),
+            ),
+            ("exact-hash table", self.exact_hashes.heap_bytes()),
+            (
+                "short-text candidates (LSH buckets)",
+                self.short_texts.approx_heap_bytes(),
+            ),
+            (
+                "long-text candidates (sketch index)",
+                self.long_texts.approx_heap_bytes(),
+            ),
+            (
+                "learned boilerplate table",
+                self.common_sentences.approx_heap_bytes(),
+            ),
+        ]);
+        parts
+    }
+
     fn side_data_heap_bytes(&self) -> usize {
         self.side_data.heap_bytes() + self.exact_hashes.heap_bytes()
     }

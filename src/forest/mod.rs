@@ -508,6 +508,29 @@ impl Forest {
         nodes + trees + leaves + queue + self.index.approx_heap_bytes()
     }
 
+    /// [`Forest::approx_heap_bytes`] by structure (capacity bench).
+    pub fn heap_by_structure(&self) -> Vec<(&'static str, usize)> {
+        vec![
+            ("forest: node table", self.nodes.heap_bytes()),
+            (
+                "forest: trees (root → class)",
+                approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>()),
+            ),
+            (
+                "forest: leaves",
+                self.leaf_capacity * size_of::<Fingerprint>(),
+            ),
+            (
+                "forest: expiry queue",
+                self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>(),
+            ),
+            (
+                "forest: block tables (k+1 multi-index)",
+                self.index.approx_heap_bytes(),
+            ),
+        ]
+    }
+
     /// Makes room for `additional` more nodes, so the maps do not rehash while
     /// they fill. A std hash map grows by rehashing everything at once, a pause
     /// of about a second at 50 M nodes; a caller that knows its size (from a
