@@ -21,7 +21,8 @@
 //! two function words, and holding a name on each Chinese side (a word
 //! jieba tags as a person, place or organisation, or characters it cuts
 //! one by one: a name it does not know) is a span swapped in place: the
-//! two texts are two documents.
+//! two texts are two documents. So is any gap that swaps a party's full
+//! name after a role word ([`super::parties`]: "原告…不服"), anchored or not.
 //! Regions before the first anchor (where credit lines and outlets' leads
 //! are replaced) and after the last (where the cut of the window falls) are
 //! not judged, nor is any pair whose anchors cover less than
@@ -47,6 +48,7 @@
 use std::ops::Range;
 
 use super::edits::{GapPosition, align};
+use super::parties::swaps_a_party_in_leads;
 use crate::fingerprint::normalize::is_han;
 use crate::fingerprint::stopwords::is_stop_word;
 use crate::fingerprint::tokenize::{holds_a_name, known_name_at};
@@ -233,6 +235,13 @@ impl<'a> Regions<'a> {
 
     /// A gap: `ours` and `theirs` are what each side has that the other lacks.
     fn gap(&mut self, ours: Range<usize>, theirs: Range<usize>) {
+        // A party's full name swapped for another's ([`super::parties`]):
+        // the role word before it is anchor enough, even at the lead's start
+        // ("原告…" / "原告…" share two letters only), and any difference in
+        // a name counts ("joshuadixon" / "johndixon" leave "ua" / "n").
+        if swaps_a_party_in_leads(self.ours, &ours, self.theirs, &theirs) {
+            self.swapped = true;
+        }
         if ours.len() == 1
             && theirs.len() == 1
             && known_name_at(self.ours, ours.start)

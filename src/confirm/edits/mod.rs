@@ -26,6 +26,7 @@
 
 use std::ops::Range;
 
+use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party};
 use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
@@ -494,6 +495,22 @@ fn gap_changes_content(
     }
 }
 
+/// The gap (`ours` of the shorter text, `theirs` of the longer) swaps one
+/// party of a form for another, in Chinese or in capitalised English words
+/// ([`crate::confirm::parties`]).
+fn swaps_a_party(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+) -> bool {
+    let english = |side: &Letters, gap: &Range<usize>| {
+        in_english_party_name(&side.chars, &side.breaks, &side.capital, gap)
+    };
+    swaps_a_chinese_party(&shorter.chars, ours, &longer.chars, theirs)
+        || (english(shorter, ours) && english(longer, theirs))
+}
+
 /// `gap` (of `side`) holds only digits that the other text lost from the
 /// front of a number it keeps (`$620` / `$20`, `7,000` / `,000`: a copy cut
 /// inside a figure), where the whole number has at least three digits.
@@ -729,10 +746,18 @@ pub fn compare_with_until(
                     && (shorter_side.has_entity_in(ours.clone())
                         || longer_side.has_entity_in(theirs.clone())),
             );
+            // A form's party swapped for another: a name no dictionary knows.
+            reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
         } else if !ours.is_empty() && !theirs.is_empty() {
-            // Outside the span on both sides: the shorter text's letters
-            // there were replaced by the other's, not just cut.
-            // (Gaps lie between runs, so a gap is wholly inside or
+            // Outside the span on both sides. A party swapped at the
+            // text's start ("上诉人…因与…"): the role word before it is too
+            // short to open the shared span.
+            if swaps_a_party(&shorter, &ours, &longer, &theirs) {
+                reading.fact_changes += 1;
+                continue;
+            }
+            // Otherwise the shorter text's letters there were replaced by
+            // the other's, not just cut. (Gaps lie between runs, so a gap is wholly inside or
             // wholly outside the span.) In a post, a title or tag marked
             // off by punctuation and replaced by another is a repost's new
             // title, not a changed fact: only its letters count, as cut. (In
