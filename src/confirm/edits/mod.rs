@@ -741,8 +741,21 @@ pub fn compare_with_until(
                         || digits(&shorter_side, &ours)
                         || digits(&longer_side, &theirs)),
             );
+            // Two words a thesaurus pairs are one meaning, whatever jieba
+            // tags them ("同比增长" / "同比增加": the second is one word it tags
+            // as a numeral).
+            let paired = !ours.is_empty()
+                && !theirs.is_empty()
+                && declared_synonyms(
+                    &shorter.chars,
+                    ours.clone(),
+                    &longer.chars,
+                    theirs.clone(),
+                    synonyms,
+                );
             reading.fact_changes += usize::from(
                 !lost_digits
+                    && !paired
                     && (shorter_side.has_entity_in(ours.clone())
                         || longer_side.has_entity_in(theirs.clone())),
             );

@@ -355,3 +355,16 @@ fn credit_words_are_found_wherever_they_stand() {
         assert!(CREDIT_WORDS.contains(opening), "{opening}");
     }
 }
+
+#[test]
+fn a_word_swapped_for_its_thesaurus_synonym_is_no_fact_even_when_tagged_as_one() {
+    // jieba reads "同比增加" as one word it tags as a numeral; the thesaurus
+    // pairs 增长 / 增加.
+    let lead = "记者从市商务局获悉，前三季度，全市外贸进出口总值同比增长19.4%。";
+    let reading = compare_with(lead, &lead.replace("增长", "增加"), &Synonyms::builtin()).repost;
+    assert_eq!(
+        (reading.content_changes, reading.fact_changes),
+        (0, 0),
+        "{reading:?}"
+    );
+}
