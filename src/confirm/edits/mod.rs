@@ -495,6 +495,42 @@ fn gap_changes_content(
     }
 }
 
+/// Longest word, in letters, looked for at a text's edge by
+/// [`edge_word_swapped_for_synonym`].
+const MAX_EDGE_WORD_CHARS: usize = 4;
+
+/// A gap outside the shared span on both sides (`ours` of the shorter text,
+/// `theirs` of the longer) is a word swapped for a synonym that the longer
+/// text's addition runs on from: at the end, the start of `theirs` pairs
+/// with `ours`; at the start, the end of `theirs` does.
+fn edge_word_swapped_for_synonym(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+    span: &Range<usize>,
+    synonyms: &Synonyms,
+) -> bool {
+    if synonyms.is_empty() || ours.len() > MAX_EDGE_WORD_CHARS {
+        return false;
+    }
+    let at_end = ours.start >= span.end;
+    (1..=theirs.len().min(MAX_EDGE_WORD_CHARS)).any(|length| {
+        let candidate = if at_end {
+            theirs.start..theirs.start + length
+        } else {
+            theirs.end - length..theirs.end
+        };
+        declared_synonyms(
+            &shorter.chars,
+            ours.clone(),
+            &longer.chars,
+            candidate,
+            synonyms,
+        )
+    })
+}
+
 /// The gap (`ours` of the shorter text, `theirs` of the longer) swaps one
 /// party of a form for another, in Chinese or in capitalised English words
 /// ([`crate::confirm::parties`]).
@@ -646,6 +682,8 @@ pub fn compare_with_until(
     }
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
+    // Edges of the span where a word was swapped for a synonym.
+    let mut synonym_at_edge: Vec<Edge> = Vec::new();
     for (ours, theirs, position) in gaps {
         if is_credit(&ours, &theirs) {
             continue;
@@ -769,9 +807,23 @@ pub fn compare_with_until(
                 reading.fact_changes += 1;
                 continue;
             }
+            // A word at the text's edge swapped for its synonym before the
+            // repost's tag ("…人参加。" / "…人参与。#话题#"): the alignment
+            // ends the shared span before it.
+            if edge_word_swapped_for_synonym(&shorter, &ours, &longer, &theirs, &span, synonyms) {
+                // Nor is the synonym a clause the longer text adds there.
+                let edge = if ours.start >= span.end {
+                    Edge::After
+                } else {
+                    Edge::Before
+                };
+                synonym_at_edge.push(edge);
+                continue;
+            }
             // Otherwise the shorter text's letters there were replaced by
-            // the other's, not just cut. (Gaps lie between runs, so a gap is wholly inside or
-            // wholly outside the span.) In a post, a title or tag marked
+            // the other's, not just cut. (Gaps lie between runs, so a gap is
+            // wholly inside or wholly outside the span.) In a post, a title or
+            // tag marked
             // off by punctuation and replaced by another is a repost's new
             // title, not a changed fact: only its letters count, as cut. (In
             // a headline it is what the headline is about: "青春之城|今晚开播"
@@ -810,6 +862,9 @@ pub fn compare_with_until(
         // same sentence going on. (What the shorter text has there was cut,
         // and counts as cut.)
         for edge in [Edge::Before, Edge::After] {
+            if synonym_at_edge.contains(&edge) {
+                continue;
+            }
             if let EdgePiece::Part { content, fact } =
                 longer_side.piece_at_span_edge(&longer_span, edge, span.len())
             {

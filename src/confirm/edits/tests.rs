@@ -368,3 +368,24 @@ fn a_word_swapped_for_its_thesaurus_synonym_is_no_fact_even_when_tagged_as_one()
         "{reading:?}"
     );
 }
+
+#[test]
+fn a_last_word_swapped_for_its_synonym_before_a_tag_is_no_change() {
+    // The alignment ends the shared span before the swapped word, so the
+    // word and the tag after it are one gap outside the span.
+    let post = "2月22日，城北街道启动义务植树活动，干部群众5447余人参加。";
+    let repost = format!("{} #城北新闻#", post.replace("参加", "参与"));
+    let reading = compare_with(post, &repost, &Synonyms::builtin()).repost;
+    assert_eq!(
+        (reading.content_changes, reading.fact_changes),
+        (0, 0),
+        "{reading:?}"
+    );
+    // A word the thesaurus does not pair still counts.
+    let other = format!("{} #城北新闻#", post.replace("参加", "围观"));
+    let reading = compare_with(post, &other, &Synonyms::builtin()).repost;
+    assert!(
+        reading.content_changes + reading.fact_changes > 0,
+        "{reading:?}"
+    );
+}
