@@ -495,6 +495,178 @@ fn gap_changes_content(
     }
 }
 
+/// Pairs of characters that make a word its opposite, or another of a
+/// series, when one replaces the other in a compound (开幕 / 闭幕, 上涨 /
+/// 下涨, 金牌 / 银牌, 春季 / 秋季): general opposites of Chinese word
+/// formation, written for this rule.
+const OPPOSITE_MORPHEMES: &[[char; 2]] = &[
+    ['开', '闭'],
+    ['开', '关'],
+    ['进', '出'],
+    ['入', '出'],
+    ['上', '下'],
+    ['增', '减'],
+    ['涨', '跌'],
+    ['涨', '降'],
+    ['升', '降'],
+    ['升', '跌'],
+    ['高', '低'],
+    ['大', '小'],
+    ['多', '少'],
+    ['前', '后'],
+    ['左', '右'],
+    ['内', '外'],
+    ['中', '外'],
+    ['买', '卖'],
+    ['胜', '负'],
+    ['输', '赢'],
+    ['胜', '败'],
+    ['正', '负'],
+    ['正', '副'],
+    ['主', '副'],
+    ['主', '客'],
+    ['首', '末'],
+    ['始', '终'],
+    ['早', '晚'],
+    ['新', '旧'],
+    ['长', '短'],
+    ['有', '无'],
+    ['男', '女'],
+    ['东', '西'],
+    ['南', '北'],
+    ['东', '南'],
+    ['东', '北'],
+    ['西', '南'],
+    ['西', '北'],
+    ['盈', '亏'],
+    ['收', '支'],
+    ['来', '去'],
+    ['老', '少'],
+    ['春', '秋'],
+    ['春', '夏'],
+    ['春', '冬'],
+    ['夏', '秋'],
+    ['夏', '冬'],
+    ['秋', '冬'],
+    ['真', '假'],
+    ['是', '非'],
+    ['对', '错'],
+    ['得', '失'],
+    ['好', '坏'],
+    ['强', '弱'],
+    ['轻', '重'],
+    ['快', '慢'],
+    ['冷', '热'],
+    ['远', '近'],
+    ['深', '浅'],
+    ['宽', '窄'],
+    ['厚', '薄'],
+    ['软', '硬'],
+    ['明', '暗'],
+    ['生', '死'],
+    ['攻', '守'],
+    ['兴', '衰'],
+    ['利', '弊'],
+    ['功', '过'],
+    ['赏', '罚'],
+    ['供', '需'],
+    ['借', '还'],
+    ['借', '贷'],
+    ['金', '银'],
+    ['银', '铜'],
+    ['金', '铜'],
+    ['冠', '亚'],
+    ['亚', '季'],
+    ['甲', '乙'],
+    ['乙', '丙'],
+    ['单', '双'],
+    ['阴', '阳'],
+    ['日', '夜'],
+    ['昼', '夜'],
+    ['晴', '雨'],
+    ['早', '午'],
+    ['午', '晚'],
+    ['初', '末'],
+    ['初', '终'],
+    ['半', '全'],
+    ['批', '驳'],
+    ['准', '驳'],
+    ['赞', '反'],
+    ['支', '反'],
+    ['同', '异'],
+    ['合', '分'],
+    ['离', '合'],
+    ['聚', '散'],
+    ['存', '取'],
+    ['存', '贷'],
+    ['收', '发'],
+    ['接', '送'],
+    ['起', '落'],
+    ['起', '止'],
+    ['出', '归'],
+    ['往', '返'],
+    ['母', '父'],
+    ['子', '女'],
+    ['兄', '弟'],
+    ['姐', '妹'],
+    ['夫', '妻'],
+    ['师', '生'],
+    ['官', '民'],
+    ['敌', '友'],
+];
+
+/// A substitution of one character for another inside a two-character
+/// content word that keeps its other character in place (增长 / 增加, 游客 /
+/// 旅客, 接待 / 接纳): a word reworded with a near-synonym of the same
+/// formation, as reposts do, not a different thing named, unless the two
+/// characters are opposites ([`OPPOSITE_MORPHEMES`]) or numerals, or the
+/// word is a name, a place or a time (those are facts, counted apart).
+fn swaps_a_morpheme(
+    shorter: &Side,
+    longer: &Side,
+    ours: &Range<usize>,
+    theirs: &Range<usize>,
+) -> bool {
+    if ours.len() != 1 || theirs.len() != 1 {
+        return false;
+    }
+    let (left, right) = (
+        shorter.letters.chars[ours.start],
+        longer.letters.chars[theirs.start],
+    );
+    if !normalize::is_han(left)
+        || !normalize::is_han(right)
+        || is_numeral(left)
+        || is_numeral(right)
+    {
+        return false;
+    }
+    if OPPOSITE_MORPHEMES
+        .iter()
+        .any(|pair| *pair == [left, right] || *pair == [right, left])
+    {
+        return false;
+    }
+    // The two-character content word around `at` and the other character's
+    // offset in it.
+    let word = |side: &Side, at: usize| {
+        let start = side.marks[at].word_start;
+        let end = (start..side.marks.len())
+            .find(|&i| side.marks[i].word_start != start)
+            .unwrap_or(side.marks.len());
+        (side.marks[at].kind == WordKind::Content && end - start == 2).then_some(start)
+    };
+    let (Some(our_word), Some(their_word)) =
+        (word(shorter, ours.start), word(longer, theirs.start))
+    else {
+        return false;
+    };
+    let (our_offset, their_offset) = (ours.start - our_word, theirs.start - their_word);
+    our_offset == their_offset
+        && shorter.letters.chars[our_word + 1 - our_offset]
+            == longer.letters.chars[their_word + 1 - their_offset]
+}
+
 /// Longest word, in letters, looked for at a text's edge by
 /// [`edge_word_swapped_for_synonym`].
 const MAX_EDGE_WORD_CHARS: usize = 4;
@@ -762,7 +934,9 @@ pub fn compare_with_until(
                         &shorter_side,
                         ours.clone(),
                     ));
-            reading.content_changes += usize::from(changed_inside || clause_changed);
+            let reworded =
+                changed_inside && swaps_a_morpheme(&shorter_side, &longer_side, &ours, &theirs);
+            reading.content_changes += usize::from((changed_inside && !reworded) || clause_changed);
             // A name, place or time by its words' tags on either side; a
             // numeral replaced by another, or digits ("一" inside 进一步 is
             // part of an ordinary word).

@@ -389,3 +389,28 @@ fn a_last_word_swapped_for_its_synonym_before_a_tag_is_no_change() {
         "{reading:?}"
     );
 }
+
+#[test]
+fn a_compound_reworded_with_one_character_is_no_change_unless_its_opposite() {
+    let reading =
+        |ours: &str, theirs: &str| compare_with(ours, theirs, &Synonyms::default()).repost;
+    let post = "城北五一假期接待游客30.5万人次，同比明显回升";
+    let reworded = reading(post, &post.replace("游客", "旅客"));
+    assert_eq!(reworded.content_changes, 0, "{reworded:?}");
+    // Opposites and a series are other facts.
+    let headline = "第十四届运动会在城北体育中心隆重开幕";
+    assert_eq!(
+        reading(headline, &headline.replace("开幕", "闭幕")).content_changes,
+        1
+    );
+    let medal = "城北选手在省运会女子跳水比赛中夺得金牌";
+    assert_eq!(
+        reading(medal, &medal.replace("金牌", "银牌")).content_changes,
+        1
+    );
+    // Two characters of a word replaced are another word.
+    assert_eq!(
+        reading(post, &post.replace("游客", "市民")).content_changes,
+        1
+    );
+}
