@@ -97,6 +97,9 @@ pub const PARTY_ROLES: &[&str] = &[
     "患者",
 ];
 
+/// The last characters of [`PARTY_ROLES`] (a test holds the two together).
+const ROLE_ENDINGS: &[char] = &['告', '人', '员', '者', '主', '理', '长', '犯'];
+
 /// Common Chinese surnames of one character (those that are mostly
 /// function words or numerals after a role word, 和, 都, 应, 于…, left out but
 /// 于, too common a surname to leave out).
@@ -222,8 +225,16 @@ fn surname_at(chars: &[char], at: usize) -> Option<usize> {
     SURNAMES.contains(first).then_some(1)
 }
 
-/// A role word of [`PARTY_ROLES`] ends right before `chars[at]`.
+/// A role word of [`PARTY_ROLES`] ends right before `chars[at]`. Most
+/// positions are ruled out by the last character alone (every role ends in
+/// one of a few), before any role is compared.
 fn role_ends_at(chars: &[char], at: usize) -> bool {
+    let Some(&last) = at.checked_sub(1).and_then(|before| chars.get(before)) else {
+        return false;
+    };
+    if !ROLE_ENDINGS.contains(&last) {
+        return false;
+    }
     PARTY_ROLES.iter().any(|role| {
         let length = role.chars().count();
         at >= length && role.chars().eq(chars[at - length..at].iter().copied())
@@ -241,13 +252,15 @@ pub fn in_chinese_party_name(chars: &[char], gap: &Range<usize>) -> bool {
     // The name starts at most a surname and a given character before the gap.
     let earliest = gap.start.saturating_sub(3);
     (earliest..=gap.start).rev().any(|name_start| {
+        if !role_ends_at(chars, name_start) {
+            return false;
+        }
         let Some(surname) = surname_at(chars, name_start) else {
             return false;
         };
         gap.end <= name_start + surname + MAX_GIVEN_CHARS
             && gap.start < name_start + surname + MAX_GIVEN_CHARS
             && chars[name_start..gap.end].iter().all(|&c| is_han(c))
-            && role_ends_at(chars, name_start)
     })
 }
 
@@ -257,14 +270,15 @@ pub fn in_chinese_party_name(chars: &[char], gap: &Range<usize>) -> bool {
 fn inside_chinese_party_name(chars: &[char], at: usize) -> bool {
     let earliest = at.saturating_sub(2 + MAX_GIVEN_CHARS - 1);
     (earliest..at).any(|name_start| {
-        surname_at(chars, name_start).is_some_and(|surname| {
-            name_start + surname <= at
-                && at < name_start + surname + MAX_GIVEN_CHARS
-                && chars
-                    .get(name_start..at)
-                    .is_some_and(|name| name.iter().all(|&c| is_han(c)))
-                && role_ends_at(chars, name_start)
-        })
+        role_ends_at(chars, name_start)
+            && surname_at(chars, name_start).is_some_and(|surname| {
+                name_start + surname <= at
+                    && at < name_start + surname + MAX_GIVEN_CHARS
+                    && chars
+                        .get(name_start..at)
+                        .is_some_and(|name| name.iter().all(|&c| is_han(c)))
+                    && role_ends_at(chars, name_start)
+            })
     })
 }
 
@@ -514,6 +528,14 @@ mod tests {
             &ours,
             &(at..at)
         ));
+    }
+
+    #[test]
+    fn every_role_ends_in_a_listed_character() {
+        for role in PARTY_ROLES {
+            let last = role.chars().last().unwrap_or_default();
+            assert!(ROLE_ENDINGS.contains(&last), "{role}");
+        }
     }
 
     #[test]

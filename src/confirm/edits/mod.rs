@@ -956,7 +956,10 @@ pub fn compare_with_until(
             // Two words a thesaurus pairs are one meaning, whatever jieba
             // tags them ("同比增长" / "同比增加": the second is one word it tags
             // as a numeral).
-            let paired = !ours.is_empty()
+            let entity = shorter_side.has_entity_in(ours.clone())
+                || longer_side.has_entity_in(theirs.clone());
+            let paired = entity
+                && !ours.is_empty()
                 && !theirs.is_empty()
                 && declared_synonyms(
                     &shorter.chars,
@@ -965,12 +968,7 @@ pub fn compare_with_until(
                     theirs.clone(),
                     synonyms,
                 );
-            reading.fact_changes += usize::from(
-                !lost_digits
-                    && !paired
-                    && (shorter_side.has_entity_in(ours.clone())
-                        || longer_side.has_entity_in(theirs.clone())),
-            );
+            reading.fact_changes += usize::from(!lost_digits && !paired && entity);
             // A form's party swapped for another: a name no dictionary knows.
             reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
         } else if !ours.is_empty() && !theirs.is_empty() {
