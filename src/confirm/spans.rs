@@ -442,6 +442,37 @@ mod tests {
     }
 
     #[test]
+    fn a_partys_full_name_the_dictionary_does_not_know_is_another_document() {
+        let decision = |party: &str| {
+            format!(
+                "城南区人民法院行政判决书原告{party}不服被告城南区市场监督管理局作出的行政处罚决定于2024年3月5日向本院提起行政诉讼本院依法组成合议庭公开开庭审理了本案"
+            )
+        };
+        assert!(swaps(&decision("田志远"), &decision("韩晓梅")));
+        // One surname, a given name one character longer: one-sided gaps.
+        assert!(swaps(&decision("李涵"), &decision("李艳涵")));
+        // At the lead's very start, behind a role word of two letters.
+        let appeal = |party: &str| {
+            format!(
+                "上诉人{party}因与被上诉人城南建设工程有限公司买卖合同纠纷一案不服城南区人民法院民事判决向本院提起上诉"
+            )
+        };
+        assert!(swaps(&appeal("施凯薇"), &appeal("施宏凯")));
+        // English: the letters after "plaintiff".
+        let complaint = |party: &str| {
+            format!(
+                "Case No. 2024-CV-74330. Plaintiff {party}, represented by attorney Adam Harris, filed a complaint against Cobalt Logistics"
+            )
+        };
+        assert!(swaps(&complaint("Joshua Dixon"), &complaint("John Dixon")));
+        // A reprint of one decision keeps its parties.
+        assert!(!swaps(
+            &decision("田志远"),
+            &format!("来源：城南法院网{}", decision("田志远"))
+        ));
+    }
+
+    #[test]
     fn leads_too_short_to_judge_are_not_judged() {
         assert!(!swaps("road closed on elm", "road closed on oak"));
     }

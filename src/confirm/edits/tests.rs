@@ -414,3 +414,30 @@ fn a_compound_reworded_with_one_character_is_no_change_unless_its_opposite() {
         1
     );
 }
+
+#[test]
+fn a_partys_full_name_swapped_in_a_short_form_is_a_changed_fact() {
+    let facts = |ours: &str, theirs: &str| {
+        compare_with(ours, theirs, &Synonyms::default())
+            .repost
+            .fact_changes
+    };
+    // Inside the shared span, and at the text's start behind a short role
+    // word (outside the span).
+    let plaintiff = |party: &str| {
+        format!("原告{party}不服被告城南区市场监督管理局作出的行政处罚决定，向本院提起行政诉讼。")
+    };
+    assert!(facts(&plaintiff("田志远"), &plaintiff("韩晓梅")) > 0);
+    let appeal = |party: &str| {
+        format!("上诉人{party}因与被上诉人城南建设工程有限公司买卖合同纠纷一案，向本院提起上诉。")
+    };
+    assert!(facts(&appeal("岳宁鹏"), &appeal("岳秋宁")) > 0);
+    assert!(facts(&appeal("岳宁鹏"), &format!("转发：{}", appeal("岳宁鹏"))) == 0);
+    // English: a capitalised name after its role word.
+    let hearing = |party: &str| {
+        format!(
+            "Superior Court: Plaintiff {party} v. Cobalt Logistics Inc., a hearing is set for March 3."
+        )
+    };
+    assert!(facts(&hearing("Joshua Dixon"), &hearing("John Dixon")) > 0);
+}
