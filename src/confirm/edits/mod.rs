@@ -972,13 +972,7 @@ pub fn compare_with_until(
             // A form's party swapped for another: a name no dictionary knows.
             reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
         } else if !ours.is_empty() && !theirs.is_empty() {
-            // Outside the span on both sides. A party swapped at the
-            // text's start ("上诉人…因与…"): the role word before it is too
-            // short to open the shared span.
-            if swaps_a_party(&shorter, &ours, &longer, &theirs) {
-                reading.fact_changes += 1;
-                continue;
-            }
+            // Outside the span on both sides.
             // A word at the text's edge swapped for its synonym before the
             // repost's tag ("…人参加。" / "…人参与。#话题#"): the alignment
             // ends the shared span before it.

@@ -422,8 +422,8 @@ fn a_partys_full_name_swapped_in_a_short_form_is_a_changed_fact() {
             .repost
             .fact_changes
     };
-    // Inside the shared span, and at the text's start behind a short role
-    // word (outside the span).
+    // Behind a role word, also at the text's start; a one-sided gap inside
+    // a name of one surname ("岳宁鹏" / "岳秋宁").
     let plaintiff = |party: &str| {
         format!("原告{party}不服被告城南区市场监督管理局作出的行政处罚决定，向本院提起行政诉讼。")
     };
