@@ -377,8 +377,7 @@ fn a_recurring_report_that_swaps_its_fact_only_in_headline_and_lead_stays_apart(
 
 #[test]
 fn a_short_text_with_a_declared_synonym_joins() {
-    // Words that share no character (实行 / 实施, one character reworded,
-    // join without a thesaurus: see the repost reading's morpheme rule).
+    // Words that share no character (实行 / 实施 join without a thesaurus).
     let first = "南湖大桥夜间施工期间实行单向通行";
     let synonym = "南湖大桥夜间施工期间采取单向通行";
     let without_thesaurus = ConfirmationConfig {

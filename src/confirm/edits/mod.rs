@@ -26,7 +26,6 @@
 
 use std::ops::Range;
 
-use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party};
 use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
@@ -34,9 +33,14 @@ use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 mod alignment;
 mod letters;
 mod outline;
+mod rewording;
 pub use alignment::{GapPosition, align};
 use letters::Letters;
+pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
+use rewording::{
+    declared_synonyms, edge_word_swapped_for_synonym, swaps_a_morpheme, swaps_a_party,
+};
 
 /// The differences between two short texts, aligned in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -138,11 +142,6 @@ impl EditSummary {
     pub fn identical(&self) -> bool {
         self.unmatched_in_shorter == 0 && self.shorter_chars == self.longer_chars
     }
-}
-
-/// Digits and the Chinese numerals (the characters numbers are written with).
-pub fn is_numeral(c: char) -> bool {
-    c.is_ascii_digit() || crate::fingerprint::is_chinese_numeral(c)
 }
 
 /// Fewest Han characters added at an edge, run into the text, that make a
@@ -401,53 +400,6 @@ impl Side<'_> {
     }
 }
 
-/// Shared characters around a swapped word taken into the lookup of a
-/// declared synonym: "英" / "法" is the swap, "英文" / "法文" or "英文版" /
-/// "法文版" the words a user lists.
-const SYNONYM_CONTEXT_CHARS: usize = 3;
-
-/// The gap `ours` / `theirs` swaps one declared synonym for another, with up
-/// to [`SYNONYM_CONTEXT_CHARS`] of the characters they share on each side.
-fn declared_synonyms(
-    shorter: &[char],
-    ours: Range<usize>,
-    longer: &[char],
-    theirs: Range<usize>,
-    synonyms: &Synonyms,
-) -> bool {
-    if synonyms.is_empty() {
-        return false;
-    }
-    let shared_before = (0..=SYNONYM_CONTEXT_CHARS)
-        .take_while(|&count| {
-            count <= ours.start
-                && count <= theirs.start
-                && shorter[ours.start - count..ours.start]
-                    == longer[theirs.start - count..theirs.start]
-        })
-        .last()
-        .unwrap_or(0);
-    let shared_after = (0..=SYNONYM_CONTEXT_CHARS)
-        .take_while(|&count| {
-            ours.end + count <= shorter.len()
-                && theirs.end + count <= longer.len()
-                && shorter[ours.end..ours.end + count] == longer[theirs.end..theirs.end + count]
-        })
-        .last()
-        .unwrap_or(0);
-    // Two buffers for all the lookups (up to 16 pairs per gap).
-    let (mut our_word, mut their_word) = (String::new(), String::new());
-    (0..=shared_before).any(|before| {
-        (0..=shared_after).any(|after| {
-            our_word.clear();
-            our_word.extend(&shorter[ours.start - before..ours.end + after]);
-            their_word.clear();
-            their_word.extend(&longer[theirs.start - before..theirs.end + after]);
-            synonyms.equivalent(&our_word, &their_word)
-        })
-    })
-}
-
 /// Whether one gap of an alignment changes a content word (see
 /// [`EditSummary::content_word_changed`]). `ours` is the gap in the shorter
 /// text, `theirs` in the longer.
@@ -493,230 +445,6 @@ fn gap_changes_content(
         (false, true, _) => shorter.attached_words_at_edge(ours),
         (true, true, _) => false,
     }
-}
-
-/// Pairs of characters that make a word its opposite, or another of a
-/// series, when one replaces the other in a compound (开幕 / 闭幕, 上涨 /
-/// 下涨, 金牌 / 银牌, 春季 / 秋季): general opposites of Chinese word
-/// formation, written for this rule.
-const OPPOSITE_MORPHEMES: &[[char; 2]] = &[
-    ['开', '闭'],
-    ['开', '关'],
-    ['进', '出'],
-    ['入', '出'],
-    ['上', '下'],
-    ['增', '减'],
-    ['涨', '跌'],
-    ['涨', '降'],
-    ['升', '降'],
-    ['升', '跌'],
-    ['高', '低'],
-    ['大', '小'],
-    ['多', '少'],
-    ['前', '后'],
-    ['左', '右'],
-    ['内', '外'],
-    ['中', '外'],
-    ['买', '卖'],
-    ['胜', '负'],
-    ['输', '赢'],
-    ['胜', '败'],
-    ['正', '负'],
-    ['正', '副'],
-    ['主', '副'],
-    ['主', '客'],
-    ['首', '末'],
-    ['始', '终'],
-    ['早', '晚'],
-    ['新', '旧'],
-    ['长', '短'],
-    ['有', '无'],
-    ['男', '女'],
-    ['东', '西'],
-    ['南', '北'],
-    ['东', '南'],
-    ['东', '北'],
-    ['西', '南'],
-    ['西', '北'],
-    ['盈', '亏'],
-    ['收', '支'],
-    ['来', '去'],
-    ['老', '少'],
-    ['春', '秋'],
-    ['春', '夏'],
-    ['春', '冬'],
-    ['夏', '秋'],
-    ['夏', '冬'],
-    ['秋', '冬'],
-    ['真', '假'],
-    ['是', '非'],
-    ['对', '错'],
-    ['得', '失'],
-    ['好', '坏'],
-    ['强', '弱'],
-    ['轻', '重'],
-    ['快', '慢'],
-    ['冷', '热'],
-    ['远', '近'],
-    ['深', '浅'],
-    ['宽', '窄'],
-    ['厚', '薄'],
-    ['软', '硬'],
-    ['明', '暗'],
-    ['生', '死'],
-    ['攻', '守'],
-    ['兴', '衰'],
-    ['利', '弊'],
-    ['功', '过'],
-    ['赏', '罚'],
-    ['供', '需'],
-    ['借', '还'],
-    ['借', '贷'],
-    ['金', '银'],
-    ['银', '铜'],
-    ['金', '铜'],
-    ['冠', '亚'],
-    ['亚', '季'],
-    ['甲', '乙'],
-    ['乙', '丙'],
-    ['单', '双'],
-    ['阴', '阳'],
-    ['日', '夜'],
-    ['昼', '夜'],
-    ['晴', '雨'],
-    ['早', '午'],
-    ['午', '晚'],
-    ['初', '末'],
-    ['初', '终'],
-    ['半', '全'],
-    ['批', '驳'],
-    ['准', '驳'],
-    ['赞', '反'],
-    ['支', '反'],
-    ['同', '异'],
-    ['合', '分'],
-    ['离', '合'],
-    ['聚', '散'],
-    ['存', '取'],
-    ['存', '贷'],
-    ['收', '发'],
-    ['接', '送'],
-    ['起', '落'],
-    ['起', '止'],
-    ['出', '归'],
-    ['往', '返'],
-    ['母', '父'],
-    ['子', '女'],
-    ['兄', '弟'],
-    ['姐', '妹'],
-    ['夫', '妻'],
-    ['师', '生'],
-    ['官', '民'],
-    ['敌', '友'],
-];
-
-/// A substitution of one character for another inside a two-character
-/// content word that keeps its other character in place (增长 / 增加, 游客 /
-/// 旅客, 接待 / 接纳): a word reworded with a near-synonym of the same
-/// formation, as reposts do, not a different thing named, unless the two
-/// characters are opposites ([`OPPOSITE_MORPHEMES`]) or numerals, or the
-/// word is a name, a place or a time (those are facts, counted apart).
-fn swaps_a_morpheme(
-    shorter: &Side,
-    longer: &Side,
-    ours: &Range<usize>,
-    theirs: &Range<usize>,
-) -> bool {
-    if ours.len() != 1 || theirs.len() != 1 {
-        return false;
-    }
-    let (left, right) = (
-        shorter.letters.chars[ours.start],
-        longer.letters.chars[theirs.start],
-    );
-    if !normalize::is_han(left)
-        || !normalize::is_han(right)
-        || is_numeral(left)
-        || is_numeral(right)
-    {
-        return false;
-    }
-    if OPPOSITE_MORPHEMES
-        .iter()
-        .any(|pair| *pair == [left, right] || *pair == [right, left])
-    {
-        return false;
-    }
-    // The two-character content word around `at` and the other character's
-    // offset in it.
-    let word = |side: &Side, at: usize| {
-        let start = side.marks[at].word_start;
-        let end = (start..side.marks.len())
-            .find(|&i| side.marks[i].word_start != start)
-            .unwrap_or(side.marks.len());
-        (side.marks[at].kind == WordKind::Content && end - start == 2).then_some(start)
-    };
-    let (Some(our_word), Some(their_word)) =
-        (word(shorter, ours.start), word(longer, theirs.start))
-    else {
-        return false;
-    };
-    let (our_offset, their_offset) = (ours.start - our_word, theirs.start - their_word);
-    our_offset == their_offset
-        && shorter.letters.chars[our_word + 1 - our_offset]
-            == longer.letters.chars[their_word + 1 - their_offset]
-}
-
-/// Longest word, in letters, looked for at a text's edge by
-/// [`edge_word_swapped_for_synonym`].
-const MAX_EDGE_WORD_CHARS: usize = 4;
-
-/// A gap outside the shared span on both sides (`ours` of the shorter text,
-/// `theirs` of the longer) is a word swapped for a synonym that the longer
-/// text's addition runs on from: at the end, the start of `theirs` pairs
-/// with `ours`; at the start, the end of `theirs` does.
-fn edge_word_swapped_for_synonym(
-    shorter: &Letters,
-    ours: &Range<usize>,
-    longer: &Letters,
-    theirs: &Range<usize>,
-    span: &Range<usize>,
-    synonyms: &Synonyms,
-) -> bool {
-    if synonyms.is_empty() || ours.len() > MAX_EDGE_WORD_CHARS {
-        return false;
-    }
-    let at_end = ours.start >= span.end;
-    (1..=theirs.len().min(MAX_EDGE_WORD_CHARS)).any(|length| {
-        let candidate = if at_end {
-            theirs.start..theirs.start + length
-        } else {
-            theirs.end - length..theirs.end
-        };
-        declared_synonyms(
-            &shorter.chars,
-            ours.clone(),
-            &longer.chars,
-            candidate,
-            synonyms,
-        )
-    })
-}
-
-/// The gap (`ours` of the shorter text, `theirs` of the longer) swaps one
-/// party of a form for another, in Chinese or in capitalised English words
-/// ([`crate::confirm::parties`]).
-fn swaps_a_party(
-    shorter: &Letters,
-    ours: &Range<usize>,
-    longer: &Letters,
-    theirs: &Range<usize>,
-) -> bool {
-    let english = |side: &Letters, gap: &Range<usize>| {
-        in_english_party_name(&side.chars, &side.breaks, &side.capital, gap)
-    };
-    swaps_a_chinese_party(&shorter.chars, ours, &longer.chars, theirs)
-        || (english(shorter, ours) && english(longer, theirs))
 }
 
 /// `gap` (of `side`) holds only digits that the other text lost from the
@@ -934,8 +662,13 @@ pub fn compare_with_until(
                         &shorter_side,
                         ours.clone(),
                     ));
-            let reworded =
-                changed_inside && swaps_a_morpheme(&shorter_side, &longer_side, &ours, &theirs);
+            let reworded = changed_inside
+                && swaps_a_morpheme(
+                    (shorter_side.letters, shorter_side.marks),
+                    (longer_side.letters, longer_side.marks),
+                    &ours,
+                    &theirs,
+                );
             reading.content_changes += usize::from((changed_inside && !reworded) || clause_changed);
             // A name, place or time by its words' tags on either side; a
             // numeral replaced by another, or digits ("一" inside 进一步 is
