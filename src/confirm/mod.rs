@@ -22,7 +22,9 @@
 //!   floor on shared body text;
 //! - any two long texts: no span swapped in place in their leads
 //!   ([`spans`]: two notices of one form differ in a name, a street, a
-//!   party).
+//!   party);
+//! - any two texts: no party of a form swapped for another ([`parties`]:
+//!   a full name after 原告, 第三人, "Plaintiff", which no dictionary knows).
 //!
 //! [`synonyms`] (the user's and a built-in Chinese thesaurus) relax the
 //! content-word check. The rules read their bars from
@@ -39,6 +41,7 @@ mod config;
 pub mod edits;
 mod long;
 pub mod measures;
+pub mod parties;
 mod short;
 pub mod spans;
 pub mod synonyms;

@@ -21,7 +21,8 @@
 //! two function words, and holding a name on each Chinese side (a word
 //! jieba tags as a person, place or organisation, or characters it cuts
 //! one by one: a name it does not know) is a span swapped in place: the
-//! two texts are two documents.
+//! two texts are two documents. So is any gap that swaps a party's full
+//! name after a role word ([`super::parties`]: "原告…不服"), anchored or not.
 //! Regions before the first anchor (where credit lines and outlets' leads
 //! are replaced) and after the last (where the cut of the window falls) are
 //! not judged, nor is any pair whose anchors cover less than
@@ -47,6 +48,7 @@
 use std::ops::Range;
 
 use super::edits::{GapPosition, align};
+use super::parties::swaps_a_party_in_leads;
 use crate::fingerprint::normalize::is_han;
 use crate::fingerprint::stopwords::is_stop_word;
 use crate::fingerprint::tokenize::{holds_a_name, known_name_at};
@@ -233,6 +235,13 @@ impl<'a> Regions<'a> {
 
     /// A gap: `ours` and `theirs` are what each side has that the other lacks.
     fn gap(&mut self, ours: Range<usize>, theirs: Range<usize>) {
+        // A party's full name swapped for another's ([`super::parties`]):
+        // the role word before it is anchor enough, even at the lead's start
+        // ("原告…" / "原告…" share two letters only), and any difference in
+        // a name counts ("joshuadixon" / "johndixon" leave "ua" / "n").
+        if swaps_a_party_in_leads(self.ours, &ours, self.theirs, &theirs) {
+            self.swapped = true;
+        }
         if ours.len() == 1
             && theirs.len() == 1
             && known_name_at(self.ours, ours.start)
@@ -430,6 +439,37 @@ mod tests {
         assert!(swaps(&prices("广州"), &prices("杭州")));
         // A typo inside a name makes no name of the same kind and length.
         assert!(!swaps(&prices("莫斯科州"), &prices("莫五科州")));
+    }
+
+    #[test]
+    fn a_partys_full_name_the_dictionary_does_not_know_is_another_document() {
+        let decision = |party: &str| {
+            format!(
+                "城南区人民法院行政判决书原告{party}不服被告城南区市场监督管理局作出的行政处罚决定于2024年3月5日向本院提起行政诉讼本院依法组成合议庭公开开庭审理了本案"
+            )
+        };
+        assert!(swaps(&decision("田志远"), &decision("韩晓梅")));
+        // One surname, a given name one character longer: one-sided gaps.
+        assert!(swaps(&decision("李涵"), &decision("李艳涵")));
+        // At the lead's very start, behind a role word of two letters.
+        let appeal = |party: &str| {
+            format!(
+                "上诉人{party}因与被上诉人城南建设工程有限公司买卖合同纠纷一案不服城南区人民法院民事判决向本院提起上诉"
+            )
+        };
+        assert!(swaps(&appeal("施凯薇"), &appeal("施宏凯")));
+        // English: the letters after "plaintiff".
+        let complaint = |party: &str| {
+            format!(
+                "Case No. 2024-CV-74330. Plaintiff {party}, represented by attorney Adam Harris, filed a complaint against Cobalt Logistics"
+            )
+        };
+        assert!(swaps(&complaint("Joshua Dixon"), &complaint("John Dixon")));
+        // A reprint of one decision keeps its parties.
+        assert!(!swaps(
+            &decision("田志远"),
+            &format!("来源：城南法院网{}", decision("田志远"))
+        ));
     }
 
     #[test]

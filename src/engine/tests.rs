@@ -377,8 +377,9 @@ fn a_recurring_report_that_swaps_its_fact_only_in_headline_and_lead_stays_apart(
 
 #[test]
 fn a_short_text_with_a_declared_synonym_joins() {
+    // Words that share no character (实行 / 实施 join without a thesaurus).
     let first = "南湖大桥夜间施工期间实行单向通行";
-    let synonym = "南湖大桥夜间施工期间实施单向通行";
+    let synonym = "南湖大桥夜间施工期间采取单向通行";
     let without_thesaurus = ConfirmationConfig {
         synonyms: Arc::new(crate::confirm::synonyms::Synonyms::empty()),
         ..ConfirmationConfig::default()
@@ -386,7 +387,7 @@ fn a_short_text_with_a_declared_synonym_joins() {
     assert!(!texts_join(without_thesaurus, &[first, synonym]));
     // The built-in thesaurus knows this pair.
     assert!(texts_join(ConfirmationConfig::default(), &[first, synonym]));
-    let synonyms = crate::confirm::synonyms::Synonyms::parse("实行, 实施\n", Default::default());
+    let synonyms = crate::confirm::synonyms::Synonyms::parse("实行, 采取\n", Default::default());
     let declared = ConfirmationConfig {
         synonyms: Arc::new(synonyms.expect("valid")),
         ..ConfirmationConfig::default()

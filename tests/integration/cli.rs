@@ -369,7 +369,7 @@ fn the_thesaurus_or_a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_file_is_r
     let input = concat!(
         r#"{"id":"a","content":"南湖大桥夜间施工期间实行单向通行"}"#,
         "\n",
-        r#"{"id":"b","content":"南湖大桥夜间施工期间实施单向通行"}"#,
+        r#"{"id":"b","content":"南湖大桥夜间施工期间采取单向通行"}"#,
         "\n"
     );
     let stamp = |extra: &[&str]| {
@@ -385,7 +385,7 @@ fn the_thesaurus_or_a_synonyms_file_lets_a_swapped_verb_join_and_a_bad_file_is_r
     let builtin = stamp(&[]);
     assert_eq!(builtin["a"], builtin["b"], "the built-in thesaurus has it");
     let list = dir.join("synonyms.txt");
-    std::fs::write(&list, "# house style\n實行, 实施\n").expect("write");
+    std::fs::write(&list, "# house style\n實行, 采取\n").expect("write");
     let path = list.to_str().unwrap_or_default();
     let declared = stamp(&["--builtin-thesaurus", "false", "--synonyms", path]);
     assert_eq!(declared["a"], declared["b"]);

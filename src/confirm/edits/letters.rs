@@ -138,6 +138,11 @@ pub(super) fn letters_hold_credit_word(letters: &[char]) -> bool {
     })
 }
 
+/// Digits and the Chinese numerals (the characters numbers are written with).
+pub fn is_numeral(c: char) -> bool {
+    c.is_ascii_digit() || crate::fingerprint::is_chinese_numeral(c)
+}
+
 impl Letters {
     pub(super) fn of(text: &str) -> Letters {
         let mut letters = Letters {

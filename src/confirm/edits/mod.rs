@@ -33,9 +33,14 @@ use crate::fingerprint::tokenize::{WordKind, WordMark, word_marks};
 mod alignment;
 mod letters;
 mod outline;
+mod rewording;
 pub use alignment::{GapPosition, align};
 use letters::Letters;
+pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
+use rewording::{
+    declared_synonyms, edge_word_swapped_for_synonym, swaps_a_morpheme, swaps_a_party,
+};
 
 /// The differences between two short texts, aligned in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,11 +142,6 @@ impl EditSummary {
     pub fn identical(&self) -> bool {
         self.unmatched_in_shorter == 0 && self.shorter_chars == self.longer_chars
     }
-}
-
-/// Digits and the Chinese numerals (the characters numbers are written with).
-pub fn is_numeral(c: char) -> bool {
-    c.is_ascii_digit() || crate::fingerprint::is_chinese_numeral(c)
 }
 
 /// Fewest Han characters added at an edge, run into the text, that make a
@@ -400,53 +400,6 @@ impl Side<'_> {
     }
 }
 
-/// Shared characters around a swapped word taken into the lookup of a
-/// declared synonym: "英" / "法" is the swap, "英文" / "法文" or "英文版" /
-/// "法文版" the words a user lists.
-const SYNONYM_CONTEXT_CHARS: usize = 3;
-
-/// The gap `ours` / `theirs` swaps one declared synonym for another, with up
-/// to [`SYNONYM_CONTEXT_CHARS`] of the characters they share on each side.
-fn declared_synonyms(
-    shorter: &[char],
-    ours: Range<usize>,
-    longer: &[char],
-    theirs: Range<usize>,
-    synonyms: &Synonyms,
-) -> bool {
-    if synonyms.is_empty() {
-        return false;
-    }
-    let shared_before = (0..=SYNONYM_CONTEXT_CHARS)
-        .take_while(|&count| {
-            count <= ours.start
-                && count <= theirs.start
-                && shorter[ours.start - count..ours.start]
-                    == longer[theirs.start - count..theirs.start]
-        })
-        .last()
-        .unwrap_or(0);
-    let shared_after = (0..=SYNONYM_CONTEXT_CHARS)
-        .take_while(|&count| {
-            ours.end + count <= shorter.len()
-                && theirs.end + count <= longer.len()
-                && shorter[ours.end..ours.end + count] == longer[theirs.end..theirs.end + count]
-        })
-        .last()
-        .unwrap_or(0);
-    // Two buffers for all the lookups (up to 16 pairs per gap).
-    let (mut our_word, mut their_word) = (String::new(), String::new());
-    (0..=shared_before).any(|before| {
-        (0..=shared_after).any(|after| {
-            our_word.clear();
-            our_word.extend(&shorter[ours.start - before..ours.end + after]);
-            their_word.clear();
-            their_word.extend(&longer[theirs.start - before..theirs.end + after]);
-            synonyms.equivalent(&our_word, &their_word)
-        })
-    })
-}
-
 /// Whether one gap of an alignment changes a content word (see
 /// [`EditSummary::content_word_changed`]). `ours` is the gap in the shorter
 /// text, `theirs` in the longer.
@@ -629,6 +582,8 @@ pub fn compare_with_until(
     }
     // Words are looked up at the first gap.
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
+    // Edges of the span where a word was swapped for a synonym.
+    let mut synonym_at_edge: Vec<Edge> = Vec::new();
     for (ours, theirs, position) in gaps {
         if is_credit(&ours, &theirs) {
             continue;
@@ -707,7 +662,14 @@ pub fn compare_with_until(
                         &shorter_side,
                         ours.clone(),
                     ));
-            reading.content_changes += usize::from(changed_inside || clause_changed);
+            let reworded = changed_inside
+                && swaps_a_morpheme(
+                    (shorter_side.letters, shorter_side.marks),
+                    (longer_side.letters, longer_side.marks),
+                    &ours,
+                    &theirs,
+                );
+            reading.content_changes += usize::from((changed_inside && !reworded) || clause_changed);
             // A name, place or time by its words' tags on either side; a
             // numeral replaced by another, or digits ("一" inside 进一步 is
             // part of an ordinary word).
@@ -724,16 +686,43 @@ pub fn compare_with_until(
                         || digits(&shorter_side, &ours)
                         || digits(&longer_side, &theirs)),
             );
-            reading.fact_changes += usize::from(
-                !lost_digits
-                    && (shorter_side.has_entity_in(ours.clone())
-                        || longer_side.has_entity_in(theirs.clone())),
-            );
+            // Two words a thesaurus pairs are one meaning, whatever jieba
+            // tags them ("同比增长" / "同比增加": the second is one word it tags
+            // as a numeral).
+            let entity = shorter_side.has_entity_in(ours.clone())
+                || longer_side.has_entity_in(theirs.clone());
+            let paired = entity
+                && !ours.is_empty()
+                && !theirs.is_empty()
+                && declared_synonyms(
+                    &shorter.chars,
+                    ours.clone(),
+                    &longer.chars,
+                    theirs.clone(),
+                    synonyms,
+                );
+            reading.fact_changes += usize::from(!lost_digits && !paired && entity);
+            // A form's party swapped for another: a name no dictionary knows.
+            reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
         } else if !ours.is_empty() && !theirs.is_empty() {
-            // Outside the span on both sides: the shorter text's letters
-            // there were replaced by the other's, not just cut.
-            // (Gaps lie between runs, so a gap is wholly inside or
-            // wholly outside the span.) In a post, a title or tag marked
+            // Outside the span on both sides.
+            // A word at the text's edge swapped for its synonym before the
+            // repost's tag ("…人参加。" / "…人参与。#话题#"): the alignment
+            // ends the shared span before it.
+            if edge_word_swapped_for_synonym(&shorter, &ours, &longer, &theirs, &span, synonyms) {
+                // Nor is the synonym a clause the longer text adds there.
+                let edge = if ours.start >= span.end {
+                    Edge::After
+                } else {
+                    Edge::Before
+                };
+                synonym_at_edge.push(edge);
+                continue;
+            }
+            // Otherwise the shorter text's letters there were replaced by
+            // the other's, not just cut. (Gaps lie between runs, so a gap is
+            // wholly inside or wholly outside the span.) In a post, a title or
+            // tag marked
             // off by punctuation and replaced by another is a repost's new
             // title, not a changed fact: only its letters count, as cut. (In
             // a headline it is what the headline is about: "青春之城|今晚开播"
@@ -772,6 +761,9 @@ pub fn compare_with_until(
         // same sentence going on. (What the shorter text has there was cut,
         // and counts as cut.)
         for edge in [Edge::Before, Edge::After] {
+            if synonym_at_edge.contains(&edge) {
+                continue;
+            }
             if let EdgePiece::Part { content, fact } =
                 longer_side.piece_at_span_edge(&longer_span, edge, span.len())
             {

@@ -355,3 +355,89 @@ fn credit_words_are_found_wherever_they_stand() {
         assert!(CREDIT_WORDS.contains(opening), "{opening}");
     }
 }
+
+#[test]
+fn a_word_swapped_for_its_thesaurus_synonym_is_no_fact_even_when_tagged_as_one() {
+    // jieba reads "同比增加" as one word it tags as a numeral; the thesaurus
+    // pairs 增长 / 增加.
+    let lead = "记者从市商务局获悉，前三季度，全市外贸进出口总值同比增长19.4%。";
+    let reading = compare_with(lead, &lead.replace("增长", "增加"), &Synonyms::builtin()).repost;
+    assert_eq!(
+        (reading.content_changes, reading.fact_changes),
+        (0, 0),
+        "{reading:?}"
+    );
+}
+
+#[test]
+fn a_last_word_swapped_for_its_synonym_before_a_tag_is_no_change() {
+    // The alignment ends the shared span before the swapped word, so the
+    // word and the tag after it are one gap outside the span.
+    let post = "2月22日，城北街道启动义务植树活动，干部群众5447余人参加。";
+    let repost = format!("{} #城北新闻#", post.replace("参加", "参与"));
+    let reading = compare_with(post, &repost, &Synonyms::builtin()).repost;
+    assert_eq!(
+        (reading.content_changes, reading.fact_changes),
+        (0, 0),
+        "{reading:?}"
+    );
+    // A word the thesaurus does not pair still counts.
+    let other = format!("{} #城北新闻#", post.replace("参加", "围观"));
+    let reading = compare_with(post, &other, &Synonyms::builtin()).repost;
+    assert!(
+        reading.content_changes + reading.fact_changes > 0,
+        "{reading:?}"
+    );
+}
+
+#[test]
+fn a_compound_reworded_with_one_character_is_no_change_unless_its_opposite() {
+    let reading =
+        |ours: &str, theirs: &str| compare_with(ours, theirs, &Synonyms::default()).repost;
+    let post = "城北五一假期接待游客30.5万人次，同比明显回升";
+    let reworded = reading(post, &post.replace("游客", "旅客"));
+    assert_eq!(reworded.content_changes, 0, "{reworded:?}");
+    // Opposites and a series are other facts.
+    let headline = "第十四届运动会在城北体育中心隆重开幕";
+    assert_eq!(
+        reading(headline, &headline.replace("开幕", "闭幕")).content_changes,
+        1
+    );
+    let medal = "城北选手在省运会女子跳水比赛中夺得金牌";
+    assert_eq!(
+        reading(medal, &medal.replace("金牌", "银牌")).content_changes,
+        1
+    );
+    // Two characters of a word replaced are another word.
+    assert_eq!(
+        reading(post, &post.replace("游客", "市民")).content_changes,
+        1
+    );
+}
+
+#[test]
+fn a_partys_full_name_swapped_in_a_short_form_is_a_changed_fact() {
+    let facts = |ours: &str, theirs: &str| {
+        compare_with(ours, theirs, &Synonyms::default())
+            .repost
+            .fact_changes
+    };
+    // Behind a role word, also at the text's start; a one-sided gap inside
+    // a name of one surname ("岳宁鹏" / "岳秋宁").
+    let plaintiff = |party: &str| {
+        format!("原告{party}不服被告城南区市场监督管理局作出的行政处罚决定，向本院提起行政诉讼。")
+    };
+    assert!(facts(&plaintiff("田志远"), &plaintiff("韩晓梅")) > 0);
+    let appeal = |party: &str| {
+        format!("上诉人{party}因与被上诉人城南建设工程有限公司买卖合同纠纷一案，向本院提起上诉。")
+    };
+    assert!(facts(&appeal("岳宁鹏"), &appeal("岳秋宁")) > 0);
+    assert!(facts(&appeal("岳宁鹏"), &format!("转发：{}", appeal("岳宁鹏"))) == 0);
+    // English: a capitalised name after its role word.
+    let hearing = |party: &str| {
+        format!(
+            "Superior Court: Plaintiff {party} v. Cobalt Logistics Inc., a hearing is set for March 3."
+        )
+    };
+    assert!(facts(&hearing("Joshua Dixon"), &hearing("John Dixon")) > 0);
+}

@@ -1,0 +1,213 @@
+//! How a short repost rewords what it copies, and what it may not reword:
+//! the synonym lookups, one character of a compound reworded, a synonym at
+//! a text's edge, and a form's party swapped (issue 46).
+//!
+//! Motivation: a repost swaps a word for a synonym (实行 / 实施, 参加 / 参与)
+//! and changes nothing it reports; a form swaps its party and is another
+//! document. Both are one gap of the alignment; these are the readings of
+//! that gap beyond the words' tags ([`super::compare_with`]).
+//!
+//! Design: a gap is a synonym when the user's list or the built-in
+//! thesaurus pairs it, with a few shared characters around it; a
+//! two-character content word with one character replaced and the other
+//! kept is a rewording unless the two characters are opposites or a
+//! series ([`OPPOSITE_MORPHEMES`]); a party's name is read by
+//! [`crate::confirm::parties`].
+//!
+//! Consequences: one character of an ordinary word replaced by another
+//! that is not listed as its opposite joins, even where the two words name
+//! different things (two colours, two crops); names, places, times and
+//! numerals are facts and are counted apart, so the list needs only the
+//! ordinary opposites and series.
+
+use std::ops::Range;
+
+use super::letters::{Letters, is_numeral};
+use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party};
+use crate::confirm::synonyms::Synonyms;
+use crate::fingerprint::normalize;
+use crate::fingerprint::tokenize::{WordKind, WordMark};
+
+/// Shared characters around a swapped word taken into the lookup of a
+/// declared synonym: "英" / "法" is the swap, "英文" / "法文" or "英文版" /
+/// "法文版" the words a user lists.
+const SYNONYM_CONTEXT_CHARS: usize = 3;
+
+/// The gap `ours` / `theirs` swaps one declared synonym for another, with up
+/// to [`SYNONYM_CONTEXT_CHARS`] of the characters they share on each side.
+pub(super) fn declared_synonyms(
+    shorter: &[char],
+    ours: Range<usize>,
+    longer: &[char],
+    theirs: Range<usize>,
+    synonyms: &Synonyms,
+) -> bool {
+    if synonyms.is_empty() {
+        return false;
+    }
+    let shared_before = (0..=SYNONYM_CONTEXT_CHARS)
+        .take_while(|&count| {
+            count <= ours.start
+                && count <= theirs.start
+                && shorter[ours.start - count..ours.start]
+                    == longer[theirs.start - count..theirs.start]
+        })
+        .last()
+        .unwrap_or(0);
+    let shared_after = (0..=SYNONYM_CONTEXT_CHARS)
+        .take_while(|&count| {
+            ours.end + count <= shorter.len()
+                && theirs.end + count <= longer.len()
+                && shorter[ours.end..ours.end + count] == longer[theirs.end..theirs.end + count]
+        })
+        .last()
+        .unwrap_or(0);
+    // Two buffers for all the lookups (up to 16 pairs per gap).
+    let (mut our_word, mut their_word) = (String::new(), String::new());
+    (0..=shared_before).any(|before| {
+        (0..=shared_after).any(|after| {
+            our_word.clear();
+            our_word.extend(&shorter[ours.start - before..ours.end + after]);
+            their_word.clear();
+            their_word.extend(&longer[theirs.start - before..theirs.end + after]);
+            synonyms.equivalent(&our_word, &their_word)
+        })
+    })
+}
+
+/// Pairs of characters that make a word its opposite, or another of a
+/// series, when one replaces the other in a compound (开幕 / 闭幕, 进口 /
+/// 出口, 金牌 / 银牌, 春季 / 秋季), two characters a pair: general opposites of
+/// Chinese word formation, written for this rule.
+const OPPOSITE_MORPHEMES: &str = concat!(
+    "开闭开关进出入出上下增减涨跌涨降升降升跌高低大小多少前后左右内外",
+    "中外买卖胜负输赢胜败正负正副主副主客首末始终早晚新旧长短有无男女",
+    "东西南北东南东北西南西北盈亏收支来去老少春秋春夏春冬夏秋夏冬秋冬",
+    "真假是非对错得失好坏强弱轻重快慢冷热远近深浅宽窄厚薄软硬明暗生死",
+    "攻守兴衰利弊功过赏罚供需借还借贷金银银铜金铜冠亚亚季甲乙乙丙单双",
+    "阴阳日夜昼夜晴雨早午午晚初末初终半全批驳准驳赞反支反同异合分离合",
+    "聚散存取存贷收发接送起落起止出归往返母父子女兄弟姐妹夫妻师生官民",
+    "敌友",
+);
+
+/// A substitution of one character for another inside a two-character
+/// content word that keeps its other character in place (增长 / 增加, 游客 /
+/// 旅客, 接待 / 接纳): a word reworded with a near-synonym of the same
+/// formation, as reposts do, not a different thing named, unless the two
+/// characters are opposites ([`OPPOSITE_MORPHEMES`]) or numerals, or the
+/// word is a name, a place or a time (those are facts, counted apart).
+pub(super) fn swaps_a_morpheme(
+    (shorter, shorter_marks): (&Letters, &[WordMark]),
+    (longer, longer_marks): (&Letters, &[WordMark]),
+    ours: &Range<usize>,
+    theirs: &Range<usize>,
+) -> bool {
+    if ours.len() != 1 || theirs.len() != 1 {
+        return false;
+    }
+    let (left, right) = (shorter.chars[ours.start], longer.chars[theirs.start]);
+    if !normalize::is_han(left)
+        || !normalize::is_han(right)
+        || is_numeral(left)
+        || is_numeral(right)
+    {
+        return false;
+    }
+    if opposite_morphemes(left, right) {
+        return false;
+    }
+    // The two-character content word around `at` and the other character's
+    // offset in it.
+    let word = |marks: &[WordMark], at: usize| {
+        let start = marks[at].word_start;
+        let end = (start..marks.len())
+            .find(|&i| marks[i].word_start != start)
+            .unwrap_or(marks.len());
+        (marks[at].kind == WordKind::Content && end - start == 2).then_some(start)
+    };
+    let (Some(our_word), Some(their_word)) = (
+        word(shorter_marks, ours.start),
+        word(longer_marks, theirs.start),
+    ) else {
+        return false;
+    };
+    let (our_offset, their_offset) = (ours.start - our_word, theirs.start - their_word);
+    our_offset == their_offset
+        && shorter.chars[our_word + 1 - our_offset] == longer.chars[their_word + 1 - their_offset]
+}
+
+/// Longest word, in letters, looked for at a text's edge by
+/// [`edge_word_swapped_for_synonym`].
+const MAX_EDGE_WORD_CHARS: usize = 4;
+
+/// A gap outside the shared span on both sides (`ours` of the shorter text,
+/// `theirs` of the longer) is a word swapped for a synonym that the longer
+/// text's addition runs on from: at the end, the start of `theirs` pairs
+/// with `ours`; at the start, the end of `theirs` does.
+pub(super) fn edge_word_swapped_for_synonym(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+    span: &Range<usize>,
+    synonyms: &Synonyms,
+) -> bool {
+    if synonyms.is_empty() || ours.len() > MAX_EDGE_WORD_CHARS {
+        return false;
+    }
+    let at_end = ours.start >= span.end;
+    (1..=theirs.len().min(MAX_EDGE_WORD_CHARS)).any(|length| {
+        let candidate = if at_end {
+            theirs.start..theirs.start + length
+        } else {
+            theirs.end - length..theirs.end
+        };
+        declared_synonyms(
+            &shorter.chars,
+            ours.clone(),
+            &longer.chars,
+            candidate,
+            synonyms,
+        )
+    })
+}
+
+/// The gap (`ours` of the shorter text, `theirs` of the longer) swaps one
+/// party of a form for another, in Chinese or in capitalised English words
+/// ([`crate::confirm::parties`]).
+pub(super) fn swaps_a_party(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+) -> bool {
+    let english = |side: &Letters, gap: &Range<usize>| {
+        in_english_party_name(&side.chars, &side.breaks, &side.capital, gap)
+    };
+    swaps_a_chinese_party(&shorter.chars, ours, &longer.chars, theirs)
+        || (english(shorter, ours) && english(longer, theirs))
+}
+
+/// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.
+fn opposite_morphemes(left: char, right: char) -> bool {
+    let mut listed = OPPOSITE_MORPHEMES.chars();
+    while let (Some(first), Some(second)) = (listed.next(), listed.next()) {
+        if (first, second) == (left, right) || (first, second) == (right, left) {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opposites_are_listed_in_pairs_and_read_either_way() {
+        assert_eq!(OPPOSITE_MORPHEMES.chars().count() % 2, 0);
+        assert!(opposite_morphemes('开', '闭') && opposite_morphemes('闭', '开'));
+        assert!(opposite_morphemes('金', '银'));
+        assert!(!opposite_morphemes('游', '旅'));
+    }
+}
