@@ -72,7 +72,7 @@ fn memory_line(ledger: &Ledger, nodes: usize, baseline_anon_kib: u64) -> String 
 /// against what `RssAnon` grew by.
 fn heap_table(ledger: &Ledger, nodes: usize, baseline_anon_kib: u64) -> String {
     let mut parts = ledger.heap_by_structure();
-    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.sort_by_key(|part| std::cmp::Reverse(part.1));
     let per_node = |bytes: usize| bytes as f64 / nodes.max(1) as f64;
     let mut table = String::from("  heap by structure (B/node):\n");
     for (name, bytes) in &parts {
