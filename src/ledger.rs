@@ -409,10 +409,13 @@ impl Ledger {
     /// The placement at `fingerprint` just made goes to `sent_to`: if its
     /// answer never comes, a read-back asks the cluster there.
     pub fn sending(&mut self, fingerprint: Fingerprint, sent_to: SentTo) {
-        self.record_key(Effect::Sent {
-            fingerprint,
-            sent_to: sent_to.clone(),
-        });
+        // Copied only for a journal (the sidecar's; not offline stamping).
+        if self.key_journal.is_some() {
+            self.record_key(Effect::Sent {
+                fingerprint,
+                sent_to: sent_to.clone(),
+            });
+        }
         self.sent.entry(fingerprint).or_default().push_back(sent_to);
     }
 

@@ -344,10 +344,9 @@ impl Engine {
             short_text = learned.short.or(short_text);
         }
         let assignment = self.forest.assign_to_roots(node, now, &roots);
-        let learned_keys = self.common_sentences.keys_to_learn(&body_sentences);
-        let changed =
-            self.common_sentences
-                .placed_keys(learned_keys.iter().copied(), assignment.root, now);
+        let changed = self
+            .common_sentences
+            .placed(&body_sentences, assignment.root, now);
         if !changed.is_empty() {
             self.recent.sentences_changed(&changed);
         }
@@ -360,6 +359,8 @@ impl Engine {
             } else {
                 (None, None)
             };
+            // What the table learnt, for a replay to learn it too.
+            let sentences = self.common_sentences.keys_to_learn(&body_sentences);
             self.record(|| EngineEffect::Placed {
                 now,
                 fingerprint: node,
@@ -367,7 +368,7 @@ impl Engine {
                 exact_hash: Some(exact_hash),
                 short_text,
                 long_text,
-                sentences: learned_keys,
+                sentences,
             });
         }
         let shingle_keys = Some(plan.footprint.shingle_keys.as_slice());

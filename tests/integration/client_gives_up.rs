@@ -182,6 +182,40 @@ async fn a_write_without_ids_the_sidecar_timed_out_on_is_found_by_its_stamps() {
     );
 }
 
+/// Sends `body` as a bulk to `sidecar` (with `authorization`, if any) and
+/// kills the sidecar once the cluster holds `stored` stamped documents of
+/// `index`: the answer, held back by the proxy, never comes.
+async fn kill_with_the_answer_held(
+    sidecar: &mut Sidecar,
+    cluster: &str,
+    index: &str,
+    body: String,
+    authorization: Option<&'static str>,
+    stored: u64,
+) {
+    let url = format!("{}/_bulk", sidecar.url);
+    let write = tokio::spawn(async move {
+        // Its connection breaks with the kill below.
+        let mut request = support::client()
+            .post(url)
+            .header("content-type", "application/x-ndjson");
+        if let Some(authorization) = authorization {
+            request = request.header("authorization", authorization);
+        }
+        let _ = request.body(body).send().await;
+    });
+    let started = Instant::now();
+    while documents_in(cluster, index).await.1 < stored {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "documents stored"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    sidecar.kill();
+    write.abort();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writes_in_doubt_at_a_crash_are_read_back_after_the_restart() {
     let osmem = Osmem::start();
@@ -190,27 +224,9 @@ async fn writes_in_doubt_at_a_crash_are_read_back_after_the_restart() {
     let state_dir = state.path().to_string_lossy().to_string();
     let mut sidecar = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
     let (body, documents) = demo_bulk("crashed");
-    let url = format!("{}/_bulk", sidecar.url);
-    let write = tokio::spawn(async move {
-        // Its connection breaks with the kill below.
-        let _ = support::client()
-            .post(url)
-            .header("content-type", "application/x-ndjson")
-            .body(body)
-            .send()
-            .await;
-    });
     // The cluster stored them; the answer is held back by the proxy.
-    let started = Instant::now();
-    while documents_in(&osmem.url, "crashed").await.1 < documents.len() as u64 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "documents stored"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    sidecar.kill();
-    write.abort();
+    let stored = documents.len() as u64;
+    kill_with_the_answer_held(&mut sidecar, &osmem.url, "crashed", body, None, stored).await;
     // Restarted on the same state: recovery uncounts the placements in
     // doubt, then the cluster is asked, and the ones it holds count again.
     let restarted = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
@@ -262,25 +278,7 @@ async fn writes_in_doubt_at_a_crash_are_read_back_where_they_went_however_many_c
     proxy.set_write_delay(Duration::from_secs(60));
     let mut in_doubt = copies_bulk("copies", TEXT, "doubt-", 6, true);
     in_doubt.push_str(&copies_bulk("copies", TEXT, "", 4, false));
-    let url = format!("{}/_bulk", sidecar.url);
-    let write = tokio::spawn(async move {
-        let _ = support::client()
-            .post(url)
-            .header("content-type", "application/x-ndjson")
-            .body(in_doubt)
-            .send()
-            .await;
-    });
-    let started = Instant::now();
-    while documents_in(&osmem.url, "copies").await.1 < 10_060 {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "documents stored"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    sidecar.kill();
-    write.abort();
+    kill_with_the_answer_held(&mut sidecar, &osmem.url, "copies", in_doubt, None, 10_060).await;
     let restarted = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
     let (counted, held) = counts_agree(
         &restarted.url,
@@ -307,26 +305,9 @@ async fn on_a_secured_cluster_a_clients_write_lends_its_credentials_to_the_read_
     let mut sidecar = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
     let (body, documents) = demo_bulk("secured");
     proxy.set_write_delay(Duration::from_secs(60));
-    let url = format!("{}/_bulk", sidecar.url);
-    let write = tokio::spawn(async move {
-        let _ = support::client()
-            .post(url)
-            .header("content-type", "application/x-ndjson")
-            .header("authorization", CREDENTIALS)
-            .body(body)
-            .send()
-            .await;
-    });
-    let started = Instant::now();
-    while documents_in(&osmem.url, "secured").await.1 < documents.len() as u64 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "documents stored"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    sidecar.kill();
-    write.abort();
+    let stored = documents.len() as u64;
+    let secured = Some(CREDENTIALS);
+    kill_with_the_answer_held(&mut sidecar, &osmem.url, "secured", body, secured, stored).await;
     proxy.set_write_delay(Duration::ZERO);
     let restarted = Sidecar::start_with_state(&proxy.url, &state_dir, &[]);
     tokio::time::sleep(Duration::from_secs(3)).await;
