@@ -106,7 +106,7 @@ pub struct EngineSettings {
     #[arg(long, env = "NEARDUP_NEIGHBOUR_HEADLINE_CHECK")]
     pub neighbour_headline_check: Option<bool>,
 
-    /// Two long texts whose leads align except for a span swapped in place between shared text (a name, a street, a party: two notices of one form) stay apart; a typo, a credit line replaced at the start or an added passage is not such a span [default: true]
+    /// Two long texts whose leads align except for a span swapped in place between shared text (a name, a street, a party: two notices of one form) stay apart; a typo, a credit line replaced at the start or an added passage is not such a span; and two long English bodies that put another person's capitalised name where the other names someone, anywhere in the body [default: true]
     #[arg(long, env = "NEARDUP_LEAD_SPAN_CHECK")]
     pub lead_span_check: Option<bool>,
 

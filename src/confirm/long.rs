@@ -22,6 +22,9 @@ pub struct LongText {
     /// [`KEPT_LEAD_CHARS`]: super::spans::KEPT_LEAD_CHARS
     pub lead: Box<str>,
     pub numbers: Box<[u32]>,
+    /// Where the body names people, and by what shape of name
+    /// ([`super::name_slots`]); empty for nodes recorded before.
+    pub name_slots: Box<[u32]>,
     /// How much of the body identifies its story without the headline
     /// ([`super::boilerplate::identifying_weight`]); [`UNKNOWN_WEIGHT`] for
     /// nodes recorded before it was kept (they identify, as they did).
@@ -112,9 +115,12 @@ impl LongText {
     }
 
     /// The two leads align except for a span swapped in place (see
-    /// [`super::spans`]), and the check is on.
+    /// [`super::spans`]), or the bodies name another person in one place
+    /// ([`super::name_slots`]), and the check is on.
     pub fn swaps_a_span_with(&self, other: &LongText, config: &ConfirmationConfig) -> bool {
-        config.lead_span_check && super::spans::lead_swaps_a_span(&self.lead, &other.lead)
+        config.lead_span_check
+            && (super::name_slots::swaps_a_named_party(&self.name_slots, &other.name_slots)
+                || super::spans::lead_swaps_a_span(&self.lead, &other.lead))
     }
 
     /// Headlines agree when they are similar (character bigrams), or when
@@ -264,6 +270,7 @@ mod tests {
             headline: None,
             lead: lead.into(),
             numbers: Box::default(),
+            name_slots: Box::default(),
             identifying_weight: UNKNOWN_WEIGHT,
         }
     }

@@ -24,7 +24,9 @@
 //!   ([`spans`]: two notices of one form differ in a name, a street, a
 //!   party);
 //! - any two texts: no party of a form swapped for another ([`parties`]:
-//!   a full name after 原告, 第三人, "Plaintiff", which no dictionary knows).
+//!   a full name after 原告, 第三人, "Plaintiff", which no dictionary knows;
+//!   [`name_slots`]: in a long English body, another person's name where
+//!   the other names someone, anywhere in the body).
 //!
 //! [`synonyms`] (the user's and a built-in Chinese thesaurus) relax the
 //! content-word check. The rules read their bars from
@@ -41,6 +43,7 @@ mod config;
 pub mod edits;
 mod long;
 pub mod measures;
+pub mod name_slots;
 pub mod parties;
 mod short;
 pub mod spans;

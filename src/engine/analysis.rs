@@ -192,6 +192,7 @@ impl Analyzer {
                 (None, true) => fingerprinter.body_sketch(prepared).into_boxed_slice(),
             },
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
+            name_slots: prepared.name_slots.clone().into_boxed_slice(),
             headline: headline.map(|headline| letters_with_breaks(headline).into_boxed_str()),
             lead: fingerprinter
                 .body_lead(prepared, KEPT_LEAD_CHARS)

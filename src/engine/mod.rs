@@ -167,6 +167,9 @@ pub struct Engine {
 
 /// One change of the engine's state, enough to redo it without deciding
 /// again ([`Engine::replay`]): what persistence writes to its log.
+// Placements are nearly every effect; boxing their texts would add an
+// allocation to each to shrink the rare others.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EngineEffect {
     /// A document was placed at `fingerprint` in the class of `root`.

@@ -90,6 +90,9 @@ pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
         if long_tag != 1 {
             decoder.skip(4)?;
         }
+        if long_tag == 3 {
+            decoder.skip_u32s()?;
+        }
     }
     Ok(())
 }
@@ -235,8 +238,11 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
         }
         Some(long) => {
             // Tag 2: the record ends with the identifying weight (tag 1,
-            // without it, is still read).
-            encoder.u8(2).u32s(&long.sketch);
+            // without it, is still read); tag 3: then the name slots, when
+            // there are any (so that a record without them stays readable
+            // by the builds before them).
+            let tag = if long.name_slots.is_empty() { 2 } else { 3 };
+            encoder.u8(tag).u32s(&long.sketch);
             match &long.headline {
                 None => encoder.u8(0),
                 Some(headline) => encoder.u8(1).str(headline),
@@ -245,6 +251,9 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
                 .str(&long.lead)
                 .u32s(&long.numbers)
                 .u32(long.identifying_weight);
+            if !long.name_slots.is_empty() {
+                encoder.u32s(&long.name_slots);
+            }
         }
     }
 }
@@ -265,11 +274,16 @@ pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeErr
         1 => UNKNOWN_WEIGHT,
         _ => decoder.u32()?,
     };
+    let name_slots = match tag {
+        3 => decoder.u32s()?.into_boxed_slice(),
+        _ => Box::default(),
+    };
     Ok(Some(LongText {
         sketch,
         headline,
         lead,
         numbers,
+        name_slots,
         identifying_weight,
     }))
 }

@@ -572,6 +572,22 @@ fn long_figures(
         ),
         passes: confirmation.lead_span_check.then_some(!swapped),
     });
+    let party_swapped =
+        crate::confirm::name_slots::swaps_a_named_party(&first.name_slots, &second.name_slots);
+    figures.push(Figure {
+        name: "named_party",
+        value: if party_swapped {
+            "another person named where the other body names someone".to_string()
+        } else {
+            "no named person swapped".to_string()
+        },
+        requirement: requirement_if(
+            confirmation.lead_span_check,
+            "no capitalised name put where the other body names another (English bodies)",
+            "英文正文中，同一位置没有换成另一个人名",
+        ),
+        passes: confirmation.lead_span_check.then_some(!party_swapped),
+    });
 }
 
 /// Two short texts with a headline each: the headlines must be one unless

@@ -61,6 +61,10 @@ pub struct PreparedText {
     /// be compared letter by letter (below [`SHORT_DESCRIPTION_FACTOR`]
     /// times the short-text bound): a capital tells a new sentence.
     pub cased: Option<String>,
+    /// The body's name slots when the text is longer than a short text
+    /// ([`crate::confirm::name_slots`]; read from the text as given, whose
+    /// capitals the normalised text has lost), empty otherwise.
+    pub name_slots: Vec<u32>,
 }
 
 /// How many times the short-text bound a text may be and still be compared
@@ -163,11 +167,22 @@ impl Fingerprinter {
         }
         let cased = (char_count < self.config.short_text_chars * SHORT_DESCRIPTION_FACTOR)
             .then(|| normalize::normalize_keeping_case(text, self.config.normalize));
+        let name_slots = if char_count < self.config.short_text_chars {
+            Vec::new()
+        } else {
+            crate::confirm::name_slots::name_slots(
+                text.split(FIELD_SEPARATOR)
+                    .enumerate()
+                    .filter(|&(position, _)| Some(position) != self.headline_position)
+                    .flat_map(|(_, field)| field.lines()),
+            )
+        };
         PreparedText {
             exact_hash: xxh3_64(compact.as_bytes()),
             normalized,
             char_count,
             cased,
+            name_slots,
         }
     }
 

@@ -716,6 +716,7 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
                 headline: Some("港口新航线周一开通每周两班".into()),
                 lead: "港口新航线周一开通每周两班连接本港与东南亚四个港口首航装载集装箱八百余个港务局表示".into(),
                 numbers: vec![1, 2, 3, 4, 5, 6].into_boxed_slice(),
+                name_slots: Box::default(),
                 identifying_weight: 300,
             }
         });
