@@ -315,7 +315,7 @@ pub fn swaps_a_chinese_party(
 
 /// The words of a text whose letters are `chars`, split where `breaks` is
 /// set: (start, end) of each word holding `at`.
-fn word_around(breaks: &[bool], chars_len: usize, at: usize) -> Range<usize> {
+pub(crate) fn word_around(breaks: &[bool], chars_len: usize, at: usize) -> Range<usize> {
     let start = (0..=at).rev().find(|&i| breaks[i] || i == 0).unwrap_or(0);
     let end = (at + 1..chars_len)
         .find(|&i| breaks[i])

@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use super::letters::{Letters, is_numeral};
-use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party};
+use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party, word_around};
 use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::tokenize::{WordKind, WordMark};
@@ -184,8 +184,37 @@ pub(super) fn swaps_a_party(
     let english = |side: &Letters, gap: &Range<usize>| {
         in_english_party_name(&side.chars, &side.breaks, &side.capital, gap)
     };
+    // One side's letters inside a name where the other has none: the
+    // alignment matched a few letters of two names ("Sean" / "Andrew"
+    // share "an"). Another word at a point inside the other's name: not a
+    // whole word added ("Jr", an initial), nor a word grown around the
+    // other's ("Marlow" / "#CityOfMarlow").
+    let word = |side: &Letters, at: usize| -> String {
+        side.chars[word_around(&side.breaks, side.chars.len(), at)]
+            .iter()
+            .collect()
+    };
+    let another_word = |side: &Letters, gap: &Range<usize>, other: &Letters, point: usize| {
+        let starts_a_word = gap.start == 0 || side.breaks.get(gap.start) == Some(&true);
+        let ends_a_word = gap.end >= side.chars.len() || side.breaks.get(gap.end) == Some(&true);
+        if (starts_a_word && ends_a_word) || point >= other.chars.len() {
+            return false;
+        }
+        let (ours, theirs) = (word(side, gap.start), word(other, point));
+        !(ours.contains(theirs.as_str()) || theirs.contains(ours.as_str()))
+    };
+    let inserted = |side: &Letters, gap: &Range<usize>, other: &Letters, point: usize| {
+        english(side, gap)
+            && english(other, &(point..point + 1))
+            && another_word(side, gap, other, point)
+    };
     swaps_a_chinese_party(&shorter.chars, ours, &longer.chars, theirs)
-        || (english(shorter, ours) && english(longer, theirs))
+        || match (ours.is_empty(), theirs.is_empty()) {
+            (false, false) => english(shorter, ours) && english(longer, theirs),
+            (false, true) => inserted(shorter, ours, longer, theirs.start),
+            (true, false) => inserted(longer, theirs, shorter, ours.start),
+            (true, true) => false,
+        }
 }
 
 /// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.

@@ -440,4 +440,19 @@ fn a_partys_full_name_swapped_in_a_short_form_is_a_changed_fact() {
         )
     };
     assert!(facts(&hearing("Joshua Dixon"), &hearing("John Dixon")) > 0);
+    // Two first names that share letters: the alignment matches "an" and
+    // leaves a gap on one side only at each end.
+    assert!(facts(&hearing("Sean Dixon"), &hearing("Andrew Dixon")) > 0);
+    // A word added to a name, or the same name reposted, is no swap.
+    assert!(facts(&hearing("John Dixon"), &hearing("John Dixon Jr")) == 0);
+    assert!(
+        facts(
+            &hearing("John Dixon"),
+            &format!("RT {}", hearing("John Dixon"))
+        ) == 0
+    );
+    // A name grown into a hashtag around the other's is the same name.
+    let audit =
+        |party: &str| format!("Auditors will look again at the tender of {party} this spring");
+    assert!(facts(&audit("Marlow"), &audit("#CityOfMarlow")) == 0);
 }
