@@ -87,6 +87,11 @@ impl<T: Copy> Capture<T> {
         self.state.lock().is_some()
     }
 
+    /// Whether a capture runs, asked by the vector's owner (no lock).
+    pub fn is_running_mut(&mut self) -> bool {
+        self.state.get_mut().is_some()
+    }
+
     /// Call before changing place `index` of `data` (the captured vector):
     /// saves its value if a capture runs and has not copied it yet.
     #[inline]
