@@ -11,31 +11,26 @@
 //! 9 bytes a place, 10 to 20 bytes an entry.
 //!
 //! Design: linear probing over one vector of entries, placed by the
-//! caller's 64-bit hash scaled to the table's length (the hash's high bits,
-//! so any length works, not only powers of two). An entry type names one
-//! value that never holds data ([`TableEntry::VACANT`]). Entries are kept
-//! in the order of their home places (Robin Hood placement: an insert
-//! passes the entries that are no farther from their home than it is from
-//! its own, and takes the place of the first one that is nearer), so a
-//! lookup stops at the first entry nearer its home than the key would be,
-//! not only at a vacant place: a search that finds nothing costs about as
-//! much as one that finds, and the table can fill further. Removal shifts
-//! the entries after it back until one is at its home (no tombstones, so
-//! lookups never slow down with churn). The table grows by a quarter when
-//! an insert would take it past 92 %, so it is between 73 % and 92 % full:
-//! 8-byte entries cost 8.7 to 10.9 bytes each (9.4 to 14 with the plain
-//! linear probing at 57–85 % that came before; issue 49). Growing re-places
-//! entries in their old order, which is nearly the new order, so the new
-//! vector is written almost front to back.
+//! caller's 64-bit hash scaled to the table's length (its high bits, so any
+//! length works). An entry type names one value that never holds data
+//! ([`TableEntry::VACANT`]). Entries stay in the order of their home places
+//! (Robin Hood: an insert goes after the entries of its home and before
+//! those of later homes, which move one place on), so a lookup stops at the
+//! first entry of a later home, not only at a vacant place: a search that
+//! finds nothing walks about as far as one that finds. Removal shifts the
+//! entries after it back until one is at its home (no tombstones). The
+//! table grows by a quarter when an insert would take it past 92 %, so it
+//! is 73–92 % full: 8-byte entries cost 8.7 to 10.9 bytes each (9.4 to 14
+//! at the 57–85 % of plain linear probing before issue 49). Growing places
+//! the old entries in their old order, which is nearly the new one.
 //!
-//! Consequences: a walk passes about 6 entries at 92 % (a cache line or
-//! two: the places are contiguous), and an insert at that fill moves a few
-//! dozen entries one place on; there is no per-place tag, so the caller's
-//! `eq` runs on every entry passed, and the caller's hash of each entry
-//! passed tells its distance from home, which suits entries that carry
-//! their own key (not ones that must be looked up elsewhere to compare,
-//! like [`crate::slots`]' numbers). Growing by a quarter copies each entry
-//! about four times over a fill, where growing by half copied it twice.
+//! Consequences: a walk passes about 6 entries at 92 % (contiguous: a cache
+//! line or two), and an insert there moves a few dozen one place on; with
+//! no per-place tag, the caller's `eq` runs on every entry passed and the
+//! caller's hash of an entry tells its distance from home, which suits
+//! entries that carry their own key (not ones compared through a slot, like
+//! [`crate::slots`]' numbers). Growing by a quarter copies each entry about
+//! four times over a fill, where growing by half copied it twice.
 
 use std::hash::{BuildHasher, Hash};
 
@@ -58,8 +53,7 @@ const MAX_LOAD_PERCENT: usize = 92;
 /// The table grows by its length divided by this.
 const GROWTH_DIVISOR: usize = 4;
 
-/// A walk asks how far an entry is from its home at every this many
-/// entries passed (see [`CompactTable::walk`]).
+/// A walk asks an entry's distance from home every this many entries.
 const DISTANCE_CHECK_EVERY: usize = 4;
 
 /// Places of the smallest table that holds anything.
@@ -186,9 +180,8 @@ impl<T: TableEntry> CompactTable<T> {
             if visit(entry) {
                 return Some(place);
             }
-            // Once an entry of a later home is passed, every entry after it
-            // is of a later home too: the check may come a few entries late
-            // and still be right, and most walks end before it is needed.
+            // After an entry of a later home every entry is of a later
+            // home: the check may come late, and most walks end before it.
             if distance % DISTANCE_CHECK_EVERY == DISTANCE_CHECK_EVERY - 1
                 && self.distance(place, hasher(entry)) < distance
             {

@@ -9,7 +9,7 @@ use crate::fingerprint::normalize;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
 
 /// What a long text's node remembers to confirm sketch candidates.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LongText {
     pub sketch: Box<[u32]>,
     /// Letters and digits of the headline, when the document has one.
