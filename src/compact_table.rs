@@ -59,6 +59,17 @@ const DISTANCE_CHECK_EVERY: usize = 4;
 /// Places of the smallest table that holds anything.
 const MIN_PLACES: usize = 8;
 
+/// Whether two entries are one (the later replaces the earlier).
+type Same<'a, T> = dyn Fn(&T, &T) -> bool + 'a;
+
+/// Where the next entry given in the order of homes goes
+/// ([`CompactTable::place_in_order`]).
+#[derive(Debug, Default)]
+struct InOrder {
+    cursor: usize,
+    last_home: usize,
+}
+
 /// See the module documentation.
 #[derive(Debug, Clone)]
 pub struct CompactTable<T> {
@@ -259,9 +270,55 @@ impl<T: TableEntry> CompactTable<T> {
             .zip(entries)
             .map(|(index, entry)| hasher(entry) >> 32 << 32 | u64::from(index))
             .collect();
+        // Into an empty table (recovery), in that order: each at its home
+        // or right after the one before.
+        let mut in_order = (self.len == 0).then(InOrder::default);
         for packed in sort_stably_by(vec![order], |packed| (packed >> 32) as u32) {
             let entry = entries[(packed as u32) as usize];
-            self.place_or_replace(hasher(&entry), entry, &same, &hasher);
+            match &mut in_order {
+                Some(in_order) => {
+                    self.place_in_order(in_order, hasher(&entry), entry, Some(&same), &hasher);
+                }
+                None => self.place_or_replace(hasher(&entry), entry, &same, &hasher),
+            }
+        }
+    }
+
+    /// Adds `entry`, which comes in (nearly) the order of homes after the
+    /// entries placed through `in_order` into a table that held nothing
+    /// else: at its home or right after the last one placed, and out of
+    /// order (or past the end) on its walk. With `same`, an entry `same` as
+    /// one placed replaces it.
+    fn place_in_order(
+        &mut self,
+        in_order: &mut InOrder,
+        hash: u64,
+        entry: T,
+        same: Option<&Same<'_, T>>,
+        hasher: &impl Fn(&T) -> u64,
+    ) {
+        let places = self.places.len();
+        let start = home(hash, places);
+        let place = start.max(in_order.cursor);
+        if start >= in_order.last_home && place < places {
+            let replaced = same.and_then(|same| {
+                (start..in_order.cursor).find(|&at| same(&self.places[at], &entry))
+            });
+            if let Some(at) = replaced {
+                self.set(at, entry);
+                return;
+            }
+            self.set(place, entry);
+            self.len += 1;
+            (in_order.cursor, in_order.last_home) = (place + 1, start);
+            return;
+        }
+        match same {
+            Some(same) => self.place_or_replace(hash, entry, same, hasher),
+            None => self.place_new(hash, entry, hasher),
+        }
+        if in_order.cursor < places && !self.places[in_order.cursor].is_vacant() {
+            in_order.cursor += 1;
         }
     }
 
@@ -400,23 +457,10 @@ impl<T: TableEntry> CompactTable<T> {
         // home or right after the last one placed, and the few out of
         // order (or wrapping around the end) are inserted on their walk.
         let start = old.iter().position(TableEntry::is_vacant).unwrap_or(0);
-        let (mut cursor, mut last_home) = (0, 0);
+        let mut in_order = InOrder::default();
         for &entry in old[start..].iter().chain(&old[..start]) {
-            if entry.is_vacant() || !keep(&entry) {
-                continue;
-            }
-            let hash = hasher(&entry);
-            let start = home(hash, places);
-            let place = start.max(cursor);
-            if start >= last_home && place < places {
-                self.set(place, entry);
-                self.len += 1;
-                (cursor, last_home) = (place + 1, start);
-            } else {
-                self.place_new(hash, entry, &hasher);
-                if cursor < places && !self.places[cursor].is_vacant() {
-                    cursor += 1;
-                }
+            if !entry.is_vacant() && keep(&entry) {
+                self.place_in_order(&mut in_order, hasher(&entry), entry, None, &hasher);
             }
         }
     }
@@ -596,205 +640,5 @@ impl<E: KeyedEntry> KeyedTable<E> {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use proptest::prelude::*;
-
-    use super::*;
-
-    type Pair = KeyNode;
-
-    /// Few distinct hashes, so walks are long, wrap around the end and
-    /// shifts move entries past other keys' places.
-    fn crowded_hash(key: u32) -> u64 {
-        u64::from(key % 5).wrapping_mul(0x3333_3333_3333_3333) | u64::from(key % 5 == 4) << 63
-    }
-
-    fn spread_hash(key: u32) -> u64 {
-        u64::from(key).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
-
-    #[derive(Debug, Clone)]
-    enum Step {
-        Insert(u32, u32),
-        Remove(u32),
-        Retain(u32),
-    }
-
-    fn step() -> impl Strategy<Value = Step> {
-        prop_oneof![
-            6 => (0..64u32, 0..1000u32).prop_map(|(key, value)| Step::Insert(key, value)),
-            3 => (0..64u32).prop_map(Step::Remove),
-            1 => (2..5u32).prop_map(Step::Retain),
-        ]
-    }
-
-    fn check(steps: &[Step], hash: fn(u32) -> u64) -> Result<(), TestCaseError> {
-        let mut table = CompactTable::<Pair>::default();
-        let mut model: HashMap<u32, u32> = HashMap::new();
-        let hasher = |pair: &Pair| hash(pair.key);
-        for step in steps {
-            match *step {
-                Step::Insert(key, value) => {
-                    match table.find_mut(hash(key), |pair| pair.key == key, hasher) {
-                        Some(pair) => pair.node = value,
-                        None => table.insert(hash(key), Pair { key, node: value }, hasher),
-                    }
-                    model.insert(key, value);
-                }
-                Step::Remove(key) => {
-                    let removed = table.remove(hash(key), |pair| pair.key == key, hasher);
-                    prop_assert_eq!(removed.map(|pair| pair.node), model.remove(&key));
-                }
-                Step::Retain(divisor) => {
-                    table.retain(|pair| pair.key % divisor != 0, hasher);
-                    model.retain(|key, _| key % divisor != 0);
-                }
-            }
-            prop_assert_eq!(table.len(), model.len());
-            prop_assert!(table.len() <= table.capacity());
-            assert_in_order_of_homes(&table, hash);
-            for key in 0..64 {
-                let found = table
-                    .find(hash(key), |pair| pair.key == key, hasher)
-                    .map(|pair| pair.node);
-                prop_assert_eq!(found, model.get(&key).copied());
-            }
-            let mut listed: Vec<(u32, u32)> =
-                table.iter().map(|pair| (pair.key, pair.node)).collect();
-            listed.sort_unstable();
-            let mut expected: Vec<(u32, u32)> = model.iter().map(|(&k, &v)| (k, v)).collect();
-            expected.sort_unstable();
-            prop_assert_eq!(listed, expected);
-        }
-        Ok(())
-    }
-
-    proptest! {
-        #[test]
-        fn the_table_answers_as_a_map(steps in proptest::collection::vec(step(), 0..300)) {
-            check(&steps, crowded_hash)?;
-            check(&steps, spread_hash)?;
-        }
-    }
-
-    #[test]
-    fn it_grows_by_a_quarter_and_stays_between_73_and_92_percent_full() {
-        let mut table = CompactTable::<Pair>::default();
-        let hasher = |pair: &Pair| spread_hash(pair.key);
-        let mut lowest_fill = 1.0f64;
-        for key in 0..200_000u32 {
-            table.insert(spread_hash(key), Pair { key, node: key }, hasher);
-            let places = table.places.len() as f64;
-            let fill = table.len() as f64 / places;
-            assert!(fill <= 0.92 + 1e-9);
-            if key > 1000 {
-                lowest_fill = lowest_fill.min(fill);
-            }
-        }
-        assert!(lowest_fill > 0.72, "lowest fill {lowest_fill}");
-        for key in (0..200_000u32).step_by(7) {
-            assert_eq!(
-                table.find(spread_hash(key), |pair| pair.key == key, hasher),
-                Some(&Pair { key, node: key })
-            );
-        }
-    }
-
-    /// Every entry is on its key's walk, and the entries are in the order
-    /// of their homes: none is farther from its home than the one after
-    /// it is from its own, plus one (the Robin Hood order lookups rely on).
-    fn assert_in_order_of_homes(table: &CompactTable<Pair>, hash: fn(u32) -> u64) {
-        let places = table.places.len();
-        for place in 0..places {
-            let (entry, next) = (table.places[place], table.places[(place + 1) % places]);
-            if entry.is_vacant() || next.is_vacant() {
-                continue;
-            }
-            let here = table.distance(place, hash(entry.key));
-            let after = table.distance((place + 1) % places, hash(next.key));
-            assert!(
-                after == 0 || after <= here + 1,
-                "place {place}: {here} then {after}"
-            );
-        }
-    }
-
-    #[test]
-    fn entries_stay_in_the_order_of_their_homes_through_inserts_and_removals() {
-        for hash in [crowded_hash as fn(u32) -> u64, spread_hash] {
-            let hasher = |pair: &Pair| hash(pair.key);
-            let mut table = CompactTable::<Pair>::default();
-            for key in 0..3000u32 {
-                table.insert(hash(key), Pair { key, node: key }, hasher);
-                if key % 3 == 0 {
-                    table.remove(hash(key / 2), |pair| pair.key == key / 2, hasher);
-                }
-            }
-            assert_in_order_of_homes(&table, hash);
-            // A lookup of a key that is not there stops early, and of one
-            // that is finds it.
-            assert_eq!(table.find(hash(0), |pair| pair.key == 0, hasher), None);
-            assert!(
-                table
-                    .find(hash(2999), |pair| pair.key == 2999, hasher)
-                    .is_some()
-            );
-        }
-    }
-
-    #[test]
-    fn entries_added_at_once_are_found_as_if_added_one_by_one() {
-        for hash in [crowded_hash as fn(u32) -> u64, spread_hash] {
-            let hasher = |pair: &Pair| hash(pair.key);
-            let same = |a: &Pair, b: &Pair| a.key == b.key;
-            let mut at_once = CompactTable::<Pair>::default();
-            at_once.insert(hash(7), Pair { key: 7, node: 1 }, hasher);
-            // Key 3 twice: the later wins, as with a map.
-            let entries: Vec<Pair> = (0..500u32)
-                .map(|key| Pair { key, node: key * 2 })
-                .chain([Pair { key: 3, node: 99 }])
-                .collect();
-            at_once.insert_all(&entries, same, hasher);
-            assert_eq!(at_once.len(), 500);
-            assert!(at_once.len() <= at_once.capacity());
-            for key in 0..500u32 {
-                let expected = if key == 3 { 99 } else { key * 2 };
-                assert_eq!(
-                    at_once
-                        .find(hash(key), |pair| pair.key == key, hasher)
-                        .map(|pair| pair.node),
-                    Some(expected)
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn several_entries_may_share_a_key_and_are_all_walked() {
-        let mut table = CompactTable::<Pair>::default();
-        let hasher = |pair: &Pair| crowded_hash(pair.key);
-        for value in 0..5 {
-            table.insert(
-                crowded_hash(3),
-                Pair {
-                    key: 3,
-                    node: value,
-                },
-                hasher,
-            );
-        }
-        let mut seen = Vec::new();
-        table.for_each_match(crowded_hash(3), hasher, |pair| {
-            if pair.key == 3 {
-                seen.push(pair.node)
-            }
-        });
-        seen.sort_unstable();
-        assert_eq!(seen, vec![0, 1, 2, 3, 4]);
-        // A vacant entry is never stored.
-        table.insert(0, Pair::VACANT, hasher);
-        assert_eq!(table.len(), 5);
-    }
-}
+#[path = "compact_table_tests.rs"]
+mod tests;

@@ -165,13 +165,26 @@ class Group:
                     pass
         return out
 
+    def metrics_when_up(self, i: int, within: float = 20.0) -> dict[str, float]:
+        """The metrics of member `i`, waiting while it restarts itself (a
+        member that stepped down re-executes to rejoin: its port is closed
+        for a moment; what it held before is in its log)."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                return self.metrics(i)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
     def longest_held(self) -> float:
         """The longest hold any member saw: from the live members' metrics
         and the `held_max_ms` each stopped member logged."""
         longest = 0.0
         for i, proc in enumerate(self.procs):
             if proc is not None:
-                longest = max(longest, self.metrics(i).get("neardup_replica_held_seconds_max", 0.0))
+                longest = max(longest, self.metrics_when_up(i).get("neardup_replica_held_seconds_max", 0.0))
         for log in self.logs:
             for match in re.finditer(r"held_max_ms=(\d+)", Path(log).read_text(errors="replace")):
                 longest = max(longest, int(match.group(1)) / 1000)
