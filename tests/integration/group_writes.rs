@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::stories::{self, Article};
-use support::{Osmem, Sidecar, TempDir, client, replica, stats, wait_for_role};
+use support::{Osmem, Sidecar, TempDir, client, free_port, replica, stats, wait_for_role};
 
 const INDEX: &str = "news-group";
 const LEASE: &str = "3s";
@@ -257,14 +257,6 @@ async fn a_record_forged_into_the_cluster_is_refused_and_the_group_goes_on() {
         stats(&standby.url).await["forest"],
         stats(&leader.url).await["forest"]
     );
-}
-
-/// A free loopback port (bound and let go).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free port")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

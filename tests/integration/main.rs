@@ -46,5 +46,6 @@ mod sidecar;
 mod sidecar_faults;
 mod stamp_rules;
 mod standby;
+mod standby_rejoin;
 mod state_format;
 mod tls;

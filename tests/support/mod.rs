@@ -883,3 +883,11 @@ pub async fn documents_in(cluster: &str, index: &str) -> (u64, u64) {
     let stamped = count(serde_json::json!({"exists": {"field": "simhash"}})).await;
     (all, stamped)
 }
+
+/// A free loopback port (bound and let go).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free port")
+}
