@@ -115,8 +115,12 @@ impl Stream {
 }
 
 fn new_ledger(pure: bool) -> Result<Ledger, String> {
+    // NEARDUP_LEAN_SIDE_RECORDS=true measures lean side records.
     let mut settings = EngineSettings {
         side_data_dir: std::env::var("NEARDUP_SIDE_DATA_DIR").ok(),
+        lean_side_records: std::env::var("NEARDUP_LEAN_SIDE_RECORDS")
+            .ok()
+            .map(|value| value == "true"),
         ..EngineSettings::default()
     };
     if pure {

@@ -1,6 +1,8 @@
 //! Byte encoding shared by the durable state ([`crate::persist`]) and the
 //! engine's off-heap side data ([`crate::engine`]): little-endian
-//! fixed-width integers, length-prefixed strings and lists.
+//! fixed-width integers, length-prefixed strings and lists; and, for side
+//! records, variable-length counts and text in its shorter form
+//! ([`Encoder::text`]).
 //!
 //! Motivation: a node's side record has one layout wherever it is written
 //! (the side file, the snapshot), so a snapshot copies records as bytes.
@@ -9,6 +11,9 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed record: {0}")]
 pub struct DecodeError(pub &'static str);
+
+/// The width byte of a list [`Encoder::ascending_u32s`] writes whole.
+const UNSORTED: u8 = 0xFF;
 
 /// Writes values into a payload.
 #[derive(Debug, Default)]
@@ -52,6 +57,84 @@ impl Encoder {
         self.count(values.len());
         for &value in values {
             self.u64(value);
+        }
+        self
+    }
+    /// `value` in 7-bit groups, low first, the high bit set on every
+    /// byte but the last (LEB128): one byte below 128.
+    pub fn varint(&mut self, mut value: u64) -> &mut Self {
+        while value >= 0x80 {
+            self.bytes.push(value as u8 | 0x80);
+            value >>= 7;
+        }
+        self.bytes.push(value as u8);
+        self
+    }
+    /// `text` as UTF-8 or, when `compact` and it is shorter, in its compact
+    /// form ([`crate::compact_text`]: smaller, slower to read); a varint of
+    /// the length in bytes, doubled, plus one for the compact form, comes
+    /// first.
+    pub fn text(&mut self, text: &str, compact: bool) -> &mut Self {
+        let compact_len = if compact {
+            crate::compact_text::encoded_len(text)
+        } else {
+            usize::MAX
+        };
+        if compact_len < text.len() {
+            self.varint(((compact_len as u64) << 1) | 1);
+            crate::compact_text::encode(text, &mut self.bytes);
+        } else {
+            self.varint((text.len() as u64) << 1);
+            self.bytes.extend_from_slice(text.as_bytes());
+        }
+        self
+    }
+    /// A list of 32-bit values after a varint count.
+    pub fn short_u32s(&mut self, values: &[u32]) -> &mut Self {
+        self.varint(values.len() as u64);
+        for &value in values {
+            self.u32(value);
+        }
+        self
+    }
+    /// An ascending list of 32-bit values as its gaps, each in the bits
+    /// the largest gap needs: a varint count, then (when not empty) a byte
+    /// with that width and the gaps packed low bit first. A bottom-k
+    /// sketch's 64 values take about 26 bits each so. A list that is not
+    /// ascending is written whole after the width byte [`UNSORTED`].
+    pub fn ascending_u32s(&mut self, values: &[u32]) -> &mut Self {
+        self.varint(values.len() as u64);
+        if values.is_empty() {
+            return self;
+        }
+        if values.windows(2).any(|pair| pair[0] > pair[1]) {
+            self.u8(UNSORTED);
+            for &value in values {
+                self.u32(value);
+            }
+            return self;
+        }
+        let mut previous = 0;
+        let largest_gap = values
+            .iter()
+            .map(|&value| value - std::mem::replace(&mut previous, value))
+            .max()
+            .unwrap_or(0);
+        let width = 32 - largest_gap.leading_zeros();
+        self.u8(width as u8);
+        let (mut pending, mut pending_bits, mut previous) = (0u64, 0u32, 0u32);
+        for &value in values {
+            pending |= u64::from(value - previous) << pending_bits;
+            pending_bits += width;
+            previous = value;
+            while pending_bits >= 8 {
+                self.bytes.push(pending as u8);
+                pending >>= 8;
+                pending_bits -= 8;
+            }
+        }
+        if pending_bits > 0 {
+            self.bytes.push(pending as u8);
         }
         self
     }
@@ -196,7 +279,245 @@ impl<'a> Decoder<'a> {
         );
         Ok(())
     }
+    /// Reads a value written by [`Encoder::varint`].
+    pub fn varint(&mut self) -> Result<u64, DecodeError> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            value |= u64::from(byte & 0x7F)
+                .checked_shl(shift)
+                .filter(|part| part >> shift == u64::from(byte & 0x7F))
+                .ok_or(DecodeError("varint overflow"))?;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(DecodeError("varint overflow"))
+    }
+    /// A varint count of elements of at least one byte each, checked
+    /// against what is left.
+    fn short_count(&mut self) -> Result<usize, DecodeError> {
+        let length = usize::try_from(self.varint()?).map_err(|_| DecodeError("length overflow"))?;
+        if length > self.data.len() - self.position {
+            return Err(DecodeError("list longer than its record"));
+        }
+        Ok(length)
+    }
+    /// The varint count of a packed list: values may take less than a byte
+    /// each (a width of 0 bits, none), so the bound is eight a byte left,
+    /// and eight more.
+    fn packed_count(&mut self) -> Result<usize, DecodeError> {
+        let length = usize::try_from(self.varint()?).map_err(|_| DecodeError("length overflow"))?;
+        let left = self.data.len() - self.position;
+        if length > left.saturating_add(1).saturating_mul(8) {
+            return Err(DecodeError("list longer than its record"));
+        }
+        Ok(length)
+    }
+    /// Reads a text written by [`Encoder::text`].
+    pub fn text(&mut self) -> Result<String, DecodeError> {
+        let header = self.varint()?;
+        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
+        let bytes = self.take(length)?;
+        if header & 1 == 1 {
+            crate::compact_text::decode(bytes).map_err(DecodeError)
+        } else {
+            simdutf8::basic::from_utf8(bytes)
+                .map(str::to_owned)
+                .map_err(|_| DecodeError("text is not UTF-8"))
+        }
+    }
+    /// Skips a text written by [`Encoder::text`] (not checked).
+    pub fn skip_text(&mut self) -> Result<(), DecodeError> {
+        let length =
+            usize::try_from(self.varint()? >> 1).map_err(|_| DecodeError("length overflow"))?;
+        self.skip(length)
+    }
+    /// Reads a list written by [`Encoder::short_u32s`] into `values`
+    /// (cleared first), reusing its allocation.
+    pub fn short_u32s_into(&mut self, values: &mut Vec<u32>) -> Result<(), DecodeError> {
+        let length = self.short_count()?;
+        let bytes = self.take(
+            length
+                .checked_mul(4)
+                .ok_or(DecodeError("length overflow"))?,
+        )?;
+        values.clear();
+        values.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
+        );
+        Ok(())
+    }
+    /// Reads a list written by [`Encoder::short_u32s`].
+    pub fn short_u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
+        let mut values = Vec::new();
+        self.short_u32s_into(&mut values)?;
+        Ok(values)
+    }
+    /// Skips a list written by [`Encoder::short_u32s`].
+    pub fn skip_short_u32s(&mut self) -> Result<(), DecodeError> {
+        let length = self.short_count()?;
+        self.skip(
+            length
+                .checked_mul(4)
+                .ok_or(DecodeError("length overflow"))?,
+        )
+    }
+    /// Reads a list written by [`Encoder::ascending_u32s`] into `values`
+    /// (cleared first), reusing its allocation.
+    pub fn ascending_u32s_into(&mut self, values: &mut Vec<u32>) -> Result<(), DecodeError> {
+        let count = self.packed_count()?;
+        values.clear();
+        if count == 0 {
+            return Ok(());
+        }
+        let width = self.u8()?;
+        if width == UNSORTED {
+            let bytes = self.take(count.checked_mul(4).ok_or(DecodeError("length overflow"))?)?;
+            values.extend(
+                bytes
+                    .chunks_exact(4)
+                    .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
+            );
+            return Ok(());
+        }
+        if width > 32 {
+            return Err(DecodeError("gap width over 32 bits"));
+        }
+        let width = width as usize;
+        let bytes = self.take(packed_len(count, width as u32)?)?;
+        let mask = (1u64 << width) - 1;
+        let mut value = 0u32;
+        values.reserve(count);
+        for position in 0..count {
+            let bit = position * width;
+            // Eight bytes from the gap's first: one load where the list
+            // goes on that far, the last few byte by byte.
+            let word = match bytes.get(bit / 8..bit / 8 + 8) {
+                Some(eight) => u64::from_le_bytes(eight.try_into().unwrap_or_default()),
+                None => bytes[bit / 8..]
+                    .iter()
+                    .rev()
+                    .fold(0u64, |word, &byte| word << 8 | u64::from(byte)),
+            };
+            let gap = (word >> (bit % 8)) & mask;
+            value = value
+                .checked_add(gap as u32)
+                .ok_or(DecodeError("ascending list past 32 bits"))?;
+            values.push(value);
+        }
+        Ok(())
+    }
+    /// Skips a list written by [`Encoder::ascending_u32s`].
+    pub fn skip_ascending_u32s(&mut self) -> Result<(), DecodeError> {
+        let count = self.packed_count()?;
+        if count == 0 {
+            return Ok(());
+        }
+        let length = match self.u8()? {
+            UNSORTED => count.checked_mul(4).ok_or(DecodeError("length overflow"))?,
+            width if width > 32 => return Err(DecodeError("gap width over 32 bits")),
+            width => packed_len(count, u32::from(width))?,
+        };
+        self.skip(length)
+    }
     pub fn is_done(&self) -> bool {
         self.position == self.data.len()
+    }
+}
+
+/// Bytes of `count` values packed in `width` bits each.
+fn packed_len(count: usize, width: u32) -> Result<usize, DecodeError> {
+    count
+        .checked_mul(width as usize)
+        .map(|bits| bits.div_ceil(8))
+        .ok_or(DecodeError("length overflow"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_take_one_byte_below_128_and_come_back() {
+        let values = [0, 1, 127, 128, 300, u64::from(u32::MAX), u64::MAX];
+        let mut encoder = Encoder::default();
+        for value in values {
+            encoder.varint(value);
+        }
+        assert_eq!(encoder.bytes[..3], [0, 1, 127]);
+        let mut decoder = Decoder::new(&encoder.bytes);
+        for value in values {
+            assert_eq!(decoder.varint(), Ok(value));
+        }
+        assert!(decoder.is_done());
+        // Eleven bytes, or bits past the 64th, are damage.
+        assert!(Decoder::new(&[0xFF; 11]).varint().is_err());
+        let mut past = vec![0xFF; 9];
+        past.push(0x02);
+        assert!(Decoder::new(&past).varint().is_err());
+        assert!(Decoder::new(&[0x80]).varint().is_err());
+    }
+
+    #[test]
+    fn ascending_lists_take_the_bits_of_their_largest_gap() {
+        let lists: [&[u32]; 6] = [
+            &[],
+            &[0],
+            &[5, 5, 9],
+            &[1 << 20, 3 << 20, u32::MAX],
+            &[9, 3],
+            &[0, 0, 0],
+        ];
+        for values in lists {
+            let mut encoder = Encoder::default();
+            encoder.ascending_u32s(values).ascending_u32s(values);
+            let mut decoder = Decoder::new(&encoder.bytes);
+            let mut read = vec![7];
+            decoder.ascending_u32s_into(&mut read).expect("reads");
+            assert_eq!(read, values);
+            decoder.skip_ascending_u32s().expect("skips");
+            assert!(decoder.is_done(), "{values:?}");
+        }
+        // 64 gaps below 2^20 take 20 bits each: 160 bytes and two.
+        let values: Vec<u32> = (1..=64).map(|step| step * ((1 << 20) - 1)).collect();
+        let mut encoder = Encoder::default();
+        encoder.ascending_u32s(&values);
+        assert_eq!(encoder.bytes.len(), 2 + 160);
+        // A width past 32 bits, or gaps past 2^32, are damage.
+        assert!(
+            Decoder::new(&[1, 33, 0, 0, 0, 0, 0])
+                .ascending_u32s_into(&mut Vec::new())
+                .is_err()
+        );
+        let mut past = Encoder::default();
+        past.ascending_u32s(&[u32::MAX, u32::MAX]);
+        past.bytes[6..10].copy_from_slice(&[0xFF; 4]);
+        assert!(
+            Decoder::new(&past.bytes)
+                .ascending_u32s_into(&mut Vec::new())
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn text_is_kept_in_its_shorter_form() {
+        for (text, bytes) in [
+            ("秋景美", 1 + 6),
+            ("autumn", 1 + 6),
+            ("한국어", 1 + 9),
+            ("", 1),
+        ] {
+            let mut encoder = Encoder::default();
+            encoder.text(text, true).text(text, true).text(text, false);
+            assert_eq!(encoder.bytes.len(), 2 * bytes + 1 + text.len(), "{text}");
+            let mut decoder = Decoder::new(&encoder.bytes);
+            assert_eq!(decoder.text().as_deref(), Ok(text));
+            decoder.skip_text().expect("skips");
+            assert_eq!(decoder.text().as_deref(), Ok(text));
+            assert!(decoder.is_done());
+        }
     }
 }

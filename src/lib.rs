@@ -45,6 +45,7 @@ pub mod encoding;
 // capture of a table as of one moment while it changes (snapshots).
 pub mod capture;
 pub mod compact_table;
+pub mod compact_text;
 pub mod hashing;
 pub mod radix;
 pub mod slots;

@@ -120,6 +120,11 @@ pub struct ConfirmationConfig {
     /// every node stays one class member, and two texts that differ only
     /// in their figures (a recurring report) no longer share a node.
     pub confirm_identical_fingerprints: bool,
+    /// Side records leave out a short text's shingles, which the reader
+    /// takes back from its letters, and keep the letters two bytes a Han
+    /// letter (`engine::side_record`): records about half the size, each
+    /// read of one costing a hashing of its letters. Stamps are the same.
+    pub lean_side_records: bool,
 }
 
 impl Default for ConfirmationConfig {
@@ -148,6 +153,7 @@ impl Default for ConfirmationConfig {
             boilerplate_prior: true,
             common_sentence_classes: 3,
             confirm_identical_fingerprints: true,
+            lean_side_records: false,
         }
     }
 }

@@ -32,6 +32,11 @@ pub struct ShortText {
     /// ([`super::boilerplate::identifying_weight`]); meaningful only with
     /// `headline_field`.
     pub body_weight: u32,
+    /// The shingle width with which `shingles` are the shingles of the
+    /// lowercased letters ([`crate::fingerprint::shingle_set_of_letters`]),
+    /// when the writer of this text checked that they are: its side record
+    /// then leaves them out.
+    pub shingles_from_letters: Option<u8>,
     /// The letters as the alignment's outline reads them, read at first
     /// use: a document's own text is outlined against each candidate.
     outline_letters: OutlineLettersOnce,
@@ -65,8 +70,19 @@ impl ShortText {
             place_signature,
             headline_field: None,
             body_weight: super::long::UNKNOWN_WEIGHT,
+            shingles_from_letters: None,
             outline_letters: OutlineLettersOnce::default(),
         }
+    }
+
+    /// This text, noting whether its shingles are those of its letters at
+    /// `width` (see [`ShortText::shingles_from_letters`]).
+    pub fn checking_shingles_against_letters(mut self, width: usize) -> ShortText {
+        self.shingles_from_letters = u8::try_from(width).ok().filter(|_| {
+            crate::fingerprint::shingle_set_of_letters(&self.letters, width)[..]
+                == self.shingles[..]
+        });
+        self
     }
 
     /// This text with its headline field and its body's identifying weight

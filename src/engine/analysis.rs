@@ -80,6 +80,10 @@ pub struct Analyzer {
     /// The built-in list of boilerplate phrases is read
     /// ([`ConfirmationConfig::boilerplate_prior`]).
     pub(super) boilerplate_prior: bool,
+    /// Short texts are checked for shingles their letters give back, which
+    /// their side records then leave out
+    /// ([`ConfirmationConfig::lean_side_records`]).
+    pub(super) lean_side_records: bool,
 }
 
 impl Analyzer {
@@ -91,6 +95,7 @@ impl Analyzer {
             long_text_search: confirmation.long_text_search,
             repost_comparable: confirmation.short_edit_check && confirmation.repost_reading,
             boilerplate_prior: confirmation.boilerplate_prior,
+            lean_side_records: confirmation.lean_side_records,
         }
     }
 
@@ -164,7 +169,13 @@ impl Analyzer {
             // Read here, off the engine's lock: the text is outlined
             // against each of its candidates.
             text.outline_letters();
-            text
+            // Checked here too, off the lock: a lean side record leaves out
+            // shingles its reader can take back from the letters.
+            if self.lean_side_records {
+                text.checking_shingles_against_letters(fingerprinter.shingle_width())
+            } else {
+                text
+            }
         };
         if fingerprinter.is_short(prepared) {
             let short = match short_headline(fingerprinter, prepared) {

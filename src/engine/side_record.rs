@@ -6,17 +6,35 @@
 //! read them without decoding what it does not need.
 //!
 //! Design: fingerprint, root (at a fixed offset, [`ROOT_OFFSET`]), the
-//! exact hashes, then the short text and the long text, each after a
-//! presence byte ([`put_side`], [`get_side`]). Readers that need one part
-//! skip the others: the root alone, the texts, the exact hashes
+//! exact hashes, then the short text and the long text, each after a tag
+//! ([`put_side`], [`get_side`]). Readers that need one part skip the
+//! others: the root alone, the texts, the exact hashes
 //! ([`record_has_exact_hash`], no allocation), or what the candidate
 //! indexes need ([`RecordKeys`], into reused buffers).
 //!
+//! The texts are written compact (short-text tag 3, long-text tag 4):
+//! counts as varints, parts that are empty or zero left out behind flags,
+//! a long text's sketch as its gaps in the bits the largest needs. With
+//! `--lean-side-records`, a short text's shingles are left out too when
+//! its letters give them back (nearly always: they are the letters'
+//! bigrams), the letters are kept two bytes a Han letter
+//! ([`crate::compact_text`]), and the lead of a text of middle length is
+//! left out when it is the opening of those letters (the writer checks
+//! both). The fixed-width layouts before (tags 1 and 2, 1 to 3) are
+//! still read.
+//!
 //! Consequences: the layout is part of the state format (snapshots and the
-//! log); changing it is a format change (`crate::persist`).
+//! log); changing it is a format change (`crate::persist`). A reader of a
+//! lean record hashes the letters again (about half a microsecond), which
+//! each candidate's confirmation and recovery pay: measured, a third of
+//! the placing rate, which is why lean records are not the default.
 
+use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
 use crate::encoding::{DecodeError, Decoder, Encoder};
+use crate::fingerprint::FIELD_SEPARATOR;
+use crate::fingerprint::normalize::is_letter_or_digit;
+use crate::fingerprint::shingle_set_of_letters;
 use crate::units::Fingerprint;
 
 /// Byte offset of the root in a record (after the fingerprint).
@@ -37,7 +55,9 @@ pub(super) fn record_texts(
     decoder.u64()?;
     decoder.u64()?;
     decoder.skip_u64s()?;
-    Ok((get_short(&mut decoder)?, get_long(&mut decoder)?))
+    let short = get_short(&mut decoder)?;
+    let long = get_long(&mut decoder, short.as_ref())?;
+    Ok((short, long))
 }
 
 /// The short text of an encoded record, the rest left undecoded.
@@ -70,31 +90,8 @@ pub(super) fn record_has_exact_hash(record: &[u8], exact_hash: u64) -> bool {
 pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     decoder.skip(16)?;
     decoder.skip_u64s()?;
-    let short_tag = decoder.u8()?;
-    if short_tag != 0 {
-        decoder.skip_u32s()?;
-        decoder.skip_str()?;
-        decoder.skip(16)?;
-        if short_tag == 2 {
-            decoder.skip(5)?;
-        }
-    }
-    let long_tag = decoder.u8()?;
-    if long_tag != 0 {
-        decoder.skip_u32s()?;
-        if decoder.u8()? != 0 {
-            decoder.skip_str()?;
-        }
-        decoder.skip_str()?;
-        decoder.skip_u32s()?;
-        if long_tag != 1 {
-            decoder.skip(4)?;
-        }
-        if long_tag == 3 {
-            decoder.skip_u32s()?;
-        }
-    }
-    Ok(())
+    skip_short(decoder)?;
+    skip_long(decoder)
 }
 
 /// What the indexes need of a record, decoded into reused buffers.
@@ -139,7 +136,11 @@ impl RecordKeys {
         decoder.u64()?;
         decoder.u64s_into(&mut self.exact_hashes)?;
         let short_tag = decoder.u8()?;
-        if short_tag != 0 {
+        if short_tag == SHORT_COMPACT {
+            let mut shingles = std::mem::take(&mut self.buffer_shingles);
+            read_compact_short_shingles(&mut decoder, &mut shingles)?;
+            self.shingles = Some(shingles);
+        } else if short_tag != 0 {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
             decoder.u32s_into(&mut shingles)?;
             self.shingles = Some(shingles);
@@ -149,13 +150,57 @@ impl RecordKeys {
                 decoder.skip(5)?;
             }
         }
-        if decoder.u8()? != 0 {
-            let mut sketch = std::mem::take(&mut self.buffer_sketch);
-            decoder.u32s_into(&mut sketch)?;
-            self.sketch = Some(sketch);
+        match decoder.u8()? {
+            0 => {}
+            LONG_COMPACT => {
+                decoder.u8()?;
+                let mut sketch = std::mem::take(&mut self.buffer_sketch);
+                decoder.ascending_u32s_into(&mut sketch)?;
+                self.sketch = Some(sketch);
+            }
+            _ => {
+                let mut sketch = std::mem::take(&mut self.buffer_sketch);
+                decoder.u32s_into(&mut sketch)?;
+                self.sketch = Some(sketch);
+            }
         }
         Ok(())
     }
+}
+
+/// The shingles of a compact short text (after its tag), stored or taken
+/// from its letters, into `shingles`; `decoder` is left past the text.
+fn read_compact_short_shingles(
+    decoder: &mut Decoder<'_>,
+    shingles: &mut Vec<u32>,
+) -> Result<(), DecodeError> {
+    let flags = decoder.u8()?;
+    if flags & SHORT_KEEPS_SHINGLES != 0 {
+        decoder.short_u32s_into(shingles)?;
+        decoder.skip_text()?;
+    } else {
+        let width = usize::from(flags >> SHORT_WIDTH_SHIFT);
+        if width == 0 {
+            return Err(DecodeError("short text without shingles or width"));
+        }
+        *shingles = shingle_set_of_letters(&decoder.text()?, width);
+    }
+    skip_compact_short_tail(decoder, flags)
+}
+
+/// Skips what follows a compact short text's letters: the signatures and
+/// the headline field its `flags` say it has.
+fn skip_compact_short_tail(decoder: &mut Decoder<'_>, flags: u8) -> Result<(), DecodeError> {
+    for flag in [SHORT_HAS_NUMBERS, SHORT_HAS_PLACES] {
+        if flags & flag != 0 {
+            decoder.skip(8)?;
+        }
+    }
+    if flags & SHORT_HAS_HEADLINE != 0 {
+        decoder.skip(1)?;
+        decoder.varint()?;
+    }
+    Ok(())
 }
 
 /// A node's side data, borrowed.
@@ -190,79 +235,303 @@ impl SideRecord {
     }
 }
 
+/// Short-text tag of the compact layout (tags 1 and 2, the fixed-width
+/// layouts before it, are still read).
+const SHORT_COMPACT: u8 = 3;
+/// Long-text tag of the compact layout (tags 1 to 3 are still read).
+const LONG_COMPACT: u8 = 4;
+
+/// Flags of a compact short text: which optional parts follow.
+const SHORT_HAS_HEADLINE: u8 = 1;
+const SHORT_HAS_NUMBERS: u8 = 1 << 1;
+const SHORT_HAS_PLACES: u8 = 1 << 2;
+const SHORT_KEEPS_SHINGLES: u8 = 1 << 3;
+/// The flags' high four bits: the shingle width the reader takes the
+/// shingles from the letters with, when they are left out.
+const SHORT_WIDTH_SHIFT: u32 = 4;
+
+/// Flags of a compact long text.
+const LONG_HAS_HEADLINE: u8 = 1;
+const LONG_HAS_NAME_SLOTS: u8 = 1 << 1;
+const LONG_HAS_NUMBERS: u8 = 1 << 2;
+/// The lead is left out: it is the opening of the short text's letters
+/// ([`lead_of_letters`]), which the record holds, without the field the
+/// flags' high four bits name (its position plus one; 0: none).
+const LONG_LEAD_FROM_LETTERS: u8 = 1 << 3;
+const LONG_SKIPPED_FIELD_SHIFT: u32 = 4;
+
 pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
-    match short {
-        None => {
-            encoder.u8(0);
+    let Some(short) = short else {
+        encoder.u8(0);
+        return;
+    };
+    // A lean record: the shingles are left out, since the letters give
+    // them back (checked off the engine's lock when the text was analysed,
+    // [`ShortText::checking_shingles_against_letters`], with
+    // `--lean-side-records`), and the letters are kept compact.
+    let derived_width = lean_width(short);
+    let mut flags = match derived_width {
+        Some(width) => width << SHORT_WIDTH_SHIFT,
+        None => SHORT_KEEPS_SHINGLES,
+    };
+    for (present, flag) in [
+        (short.headline_field.is_some(), SHORT_HAS_HEADLINE),
+        (short.number_signature != 0, SHORT_HAS_NUMBERS),
+        (short.place_signature != 0, SHORT_HAS_PLACES),
+    ] {
+        if present {
+            flags |= flag;
         }
-        Some(short) => {
-            // Tag 2: the record ends with the headline field and the body's
-            // weight (tag 1, without them, is still read).
-            let tag = if short.headline_field.is_some() { 2 } else { 1 };
-            encoder
-                .u8(tag)
-                .u32s(&short.shingles)
-                .str(&short.letters)
-                .u64(short.number_signature)
-                .u64(short.place_signature);
-            if let Some(field) = short.headline_field {
-                encoder.u8(field).u32(short.body_weight);
-            }
-        }
+    }
+    encoder.u8(SHORT_COMPACT).u8(flags);
+    if derived_width.is_none() {
+        encoder.short_u32s(&short.shingles);
+    }
+    encoder.text(&short.letters, derived_width.is_some());
+    if short.number_signature != 0 {
+        encoder.u64(short.number_signature);
+    }
+    if short.place_signature != 0 {
+        encoder.u64(short.place_signature);
+    }
+    if let Some(field) = short.headline_field {
+        encoder.u8(field).varint(u64::from(short.body_weight));
     }
 }
 
 pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
     let tag = decoder.u8()?;
-    if tag == 0 {
-        return Ok(None);
+    match tag {
+        0 => Ok(None),
+        SHORT_COMPACT => get_compact_short(decoder).map(Some),
+        _ => {
+            // Arguments are read in order: the record's layout.
+            let short = ShortText::new(
+                decoder.u32s()?.into_boxed_slice(),
+                decoder.str()?.into(),
+                decoder.u64()?,
+                decoder.u64()?,
+            );
+            if tag == 2 {
+                let field = decoder.u8()?;
+                return Ok(Some(short.with_headline(field, decoder.u32()?)));
+            }
+            Ok(Some(short))
+        }
     }
-    // Arguments are read in order: the record's layout.
-    let short = ShortText::new(
-        decoder.u32s()?.into_boxed_slice(),
-        decoder.str()?.into(),
-        decoder.u64()?,
-        decoder.u64()?,
-    );
-    if tag == 2 {
-        let field = decoder.u8()?;
-        return Ok(Some(short.with_headline(field, decoder.u32()?)));
-    }
-    Ok(Some(short))
 }
 
-pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>) {
-    match long {
-        None => {
-            encoder.u8(0);
+fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError> {
+    let flags = decoder.u8()?;
+    let stored = if flags & SHORT_KEEPS_SHINGLES != 0 {
+        Some(decoder.short_u32s()?)
+    } else {
+        None
+    };
+    let letters = decoder.text()?;
+    let width = flags >> SHORT_WIDTH_SHIFT;
+    let shingles = match stored {
+        Some(shingles) => shingles,
+        None if width == 0 => return Err(DecodeError("short text without shingles or width")),
+        None => shingle_set_of_letters(&letters, usize::from(width)),
+    };
+    let number_signature = optional_u64(decoder, flags & SHORT_HAS_NUMBERS != 0)?;
+    let place_signature = optional_u64(decoder, flags & SHORT_HAS_PLACES != 0)?;
+    let mut short = ShortText::new(
+        shingles.into_boxed_slice(),
+        letters.into_boxed_str(),
+        number_signature,
+        place_signature,
+    );
+    if flags & SHORT_KEEPS_SHINGLES == 0 {
+        short.shingles_from_letters = Some(width);
+    }
+    if flags & SHORT_HAS_HEADLINE != 0 {
+        let field = decoder.u8()?;
+        let weight =
+            u32::try_from(decoder.varint()?).map_err(|_| DecodeError("weight overflow"))?;
+        short = short.with_headline(field, weight);
+    }
+    Ok(short)
+}
+
+/// The shingle width of a short text whose record is lean (its shingles
+/// left out, taken back from its letters at this width), if it is.
+fn lean_width(short: &ShortText) -> Option<u8> {
+    short
+        .shingles_from_letters
+        .filter(|width| (1..16).contains(width))
+}
+
+fn optional_u64(decoder: &mut Decoder<'_>, present: bool) -> Result<u64, DecodeError> {
+    if present { decoder.u64() } else { Ok(0) }
+}
+
+/// Skips a short text written by [`put_short`] (any tag).
+fn skip_short(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+    let tag = decoder.u8()?;
+    match tag {
+        0 => {}
+        SHORT_COMPACT => {
+            let flags = decoder.u8()?;
+            if flags & SHORT_KEEPS_SHINGLES != 0 {
+                decoder.skip_short_u32s()?;
+            }
+            decoder.skip_text()?;
+            skip_compact_short_tail(decoder, flags)?;
         }
-        Some(long) => {
-            // Tag 2: the record ends with the identifying weight (tag 1,
-            // without it, is still read); tag 3: then the name slots, when
-            // there are any (so that a record without them stays readable
-            // by the builds before them).
-            let tag = if long.name_slots.is_empty() { 2 } else { 3 };
-            encoder.u8(tag).u32s(&long.sketch);
-            match &long.headline {
-                None => encoder.u8(0),
-                Some(headline) => encoder.u8(1).str(headline),
-            };
-            encoder
-                .str(&long.lead)
-                .u32s(&long.numbers)
-                .u32(long.identifying_weight);
-            if !long.name_slots.is_empty() {
-                encoder.u32s(&long.name_slots);
+        _ => {
+            decoder.skip_u32s()?;
+            decoder.skip_str()?;
+            decoder.skip(16)?;
+            if tag == 2 {
+                decoder.skip(5)?;
             }
         }
     }
+    Ok(())
 }
 
-pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeError> {
-    let tag = decoder.u8()?;
-    if tag == 0 {
-        return Ok(None);
+/// Writes `long`; `short` is the short text written before it in the same
+/// record (a text of middle length keeps both), whose letters may give
+/// back the lead.
+pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&ShortText>) {
+    let Some(long) = long else {
+        encoder.u8(0);
+        return;
+    };
+    // In a lean record only: taking the lead back costs each read of the
+    // record (measured: 36 → 52 µs a place where most candidates are of
+    // middle length). The headline is not known to a short text of middle
+    // length: each field is tried as the one the lead leaves out (the
+    // title, mostly first).
+    let lean_short = short.filter(|short| lean_width(short).is_some());
+    let skipped_field = lean_short.and_then(|short| {
+        let fields = short.letters.split(FIELD_SEPARATOR).count().min(15);
+        (0..=fields as u8).find(|&skipped| *lead_of_letters(short, skipped) == *long.lead)
+    });
+    let lead_from_letters = skipped_field.is_some();
+    let mut flags = skipped_field.map_or(0, |skipped| skipped << LONG_SKIPPED_FIELD_SHIFT);
+    for (present, flag) in [
+        (long.headline.is_some(), LONG_HAS_HEADLINE),
+        (!long.name_slots.is_empty(), LONG_HAS_NAME_SLOTS),
+        (!long.numbers.is_empty(), LONG_HAS_NUMBERS),
+        (lead_from_letters, LONG_LEAD_FROM_LETTERS),
+    ] {
+        if present {
+            flags |= flag;
+        }
     }
+    encoder
+        .u8(LONG_COMPACT)
+        .u8(flags)
+        .ascending_u32s(&long.sketch);
+    if let Some(headline) = &long.headline {
+        encoder.text(headline, false);
+    }
+    if !lead_from_letters {
+        encoder.text(&long.lead, false);
+    }
+    if !long.numbers.is_empty() {
+        encoder.short_u32s(&long.numbers);
+    }
+    encoder.varint(u64::from(long.identifying_weight));
+    if !long.name_slots.is_empty() {
+        encoder.short_u32s(&long.name_slots);
+    }
+}
+
+/// The lead a long text takes from its body (`Fingerprinter::body_lead`),
+/// read from a short text's letters: every field but the `skipped`-th
+/// (counted from 1; 0 skips none), lowercased, letters and digits only,
+/// the first [`KEPT_LEAD_CHARS`].
+fn lead_of_letters(short: &ShortText, skipped: u8) -> String {
+    // Read for each candidate of middle length: ASCII and the Han block,
+    // nearly every letter, take the quick paths.
+    let headline = usize::from(skipped).checked_sub(1);
+    let mut lead = String::with_capacity(KEPT_LEAD_CHARS * 3);
+    let mut kept = 0;
+    for (position, field) in short.letters.split(FIELD_SEPARATOR).enumerate() {
+        if Some(position) == headline {
+            continue;
+        }
+        for c in field.chars() {
+            if kept == KEPT_LEAD_CHARS {
+                return lead;
+            }
+            if c.is_ascii() {
+                if c.is_ascii_alphanumeric() {
+                    lead.push(c.to_ascii_lowercase());
+                    kept += 1;
+                }
+            } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
+                lead.push(c);
+                kept += 1;
+            } else {
+                for lower in c.to_lowercase() {
+                    if kept < KEPT_LEAD_CHARS && is_letter_or_digit(lower) {
+                        lead.push(lower);
+                        kept += 1;
+                    }
+                }
+            }
+        }
+    }
+    lead
+}
+
+/// Reads a long text written by [`put_long`]; `short` is the record's short
+/// text, read before it.
+pub fn get_long(
+    decoder: &mut Decoder<'_>,
+    short: Option<&ShortText>,
+) -> Result<Option<LongText>, DecodeError> {
+    let tag = decoder.u8()?;
+    match tag {
+        0 => Ok(None),
+        LONG_COMPACT => get_compact_long(decoder, short).map(Some),
+        _ => get_fixed_long(decoder, tag).map(Some),
+    }
+}
+
+fn get_compact_long(
+    decoder: &mut Decoder<'_>,
+    short: Option<&ShortText>,
+) -> Result<LongText, DecodeError> {
+    let flags = decoder.u8()?;
+    let mut sketch = Vec::new();
+    decoder.ascending_u32s_into(&mut sketch)?;
+    let headline = match flags & LONG_HAS_HEADLINE {
+        0 => None,
+        _ => Some(decoder.text()?.into_boxed_str()),
+    };
+    let lead = match (flags & LONG_LEAD_FROM_LETTERS, short) {
+        (0, _) => decoder.text()?,
+        (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT),
+        (_, None) => return Err(DecodeError("lead from letters without a short text")),
+    };
+    let numbers = match flags & LONG_HAS_NUMBERS {
+        0 => Box::default(),
+        _ => decoder.short_u32s()?.into_boxed_slice(),
+    };
+    let identifying_weight =
+        u32::try_from(decoder.varint()?).map_err(|_| DecodeError("weight overflow"))?;
+    let name_slots = match flags & LONG_HAS_NAME_SLOTS {
+        0 => Box::default(),
+        _ => decoder.short_u32s()?.into_boxed_slice(),
+    };
+    Ok(LongText {
+        sketch: sketch.into_boxed_slice(),
+        headline,
+        lead: lead.into_boxed_str(),
+        numbers,
+        name_slots,
+        identifying_weight,
+    })
+}
+
+/// A long text of the fixed-width layouts (tags 1 to 3).
+fn get_fixed_long(decoder: &mut Decoder<'_>, tag: u8) -> Result<LongText, DecodeError> {
     let sketch = decoder.u32s()?.into_boxed_slice();
     let headline = match decoder.u8()? {
         0 => None,
@@ -278,14 +547,54 @@ pub fn get_long(decoder: &mut Decoder<'_>) -> Result<Option<LongText>, DecodeErr
         3 => decoder.u32s()?.into_boxed_slice(),
         _ => Box::default(),
     };
-    Ok(Some(LongText {
+    Ok(LongText {
         sketch,
         headline,
         lead,
         numbers,
         name_slots,
         identifying_weight,
-    }))
+    })
+}
+
+/// Skips a long text written by [`put_long`] (any tag).
+fn skip_long(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
+    let tag = decoder.u8()?;
+    match tag {
+        0 => {}
+        LONG_COMPACT => {
+            let flags = decoder.u8()?;
+            decoder.skip_ascending_u32s()?;
+            if flags & LONG_HAS_HEADLINE != 0 {
+                decoder.skip_text()?;
+            }
+            if flags & LONG_LEAD_FROM_LETTERS == 0 {
+                decoder.skip_text()?;
+            }
+            if flags & LONG_HAS_NUMBERS != 0 {
+                decoder.skip_short_u32s()?;
+            }
+            decoder.varint()?;
+            if flags & LONG_HAS_NAME_SLOTS != 0 {
+                decoder.skip_short_u32s()?;
+            }
+        }
+        _ => {
+            decoder.skip_u32s()?;
+            if decoder.u8()? != 0 {
+                decoder.skip_str()?;
+            }
+            decoder.skip_str()?;
+            decoder.skip_u32s()?;
+            if tag != 1 {
+                decoder.skip(4)?;
+            }
+            if tag == 3 {
+                decoder.skip_u32s()?;
+            }
+        }
+    }
+    Ok(())
 }
 
 pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
@@ -294,15 +603,20 @@ pub fn put_side(encoder: &mut Encoder, side: &SideView<'_>) {
         .u64(side.root)
         .u64s(side.exact_hashes);
     put_short(encoder, side.short_text);
-    put_long(encoder, side.long_text);
+    put_long(encoder, side.long_text, side.short_text);
 }
 
 pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
+    let fingerprint = decoder.u64()?;
+    let root = decoder.u64()?;
+    let exact_hashes = decoder.u64s()?;
+    let short_text = get_short(decoder)?;
+    let long_text = get_long(decoder, short_text.as_ref())?;
     Ok(SideRecord {
-        fingerprint: decoder.u64()?,
-        root: decoder.u64()?,
-        exact_hashes: decoder.u64s()?,
-        short_text: get_short(decoder)?,
-        long_text: get_long(decoder)?,
+        fingerprint,
+        root,
+        exact_hashes,
+        short_text,
+        long_text,
     })
 }

@@ -267,3 +267,169 @@ fn records_split_into_runs_keep_their_order_across_blocks() {
         assert_eq!(seen, all, "runs of {records_per_run}");
     }
 }
+
+/// `side`'s record, encoded as the engine stores it.
+fn encoded(side: &SideRecord) -> Vec<u8> {
+    let mut encoder = crate::encoding::Encoder::default();
+    side_record::put_side(&mut encoder, &side.view());
+    encoder.bytes
+}
+
+#[test]
+fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
+    let lean = super::tests::engine_with(crate::confirm::ConfirmationConfig {
+        lean_side_records: true,
+        ..crate::confirm::ConfirmationConfig::default()
+    });
+    let text = "周末去哪儿玩？这五个公园的秋景美到不想走 Parks in AUTUMN";
+    let prepared = lean.analyzer().fingerprinter.prepare(text);
+    let side = lean.analyzer().analyze(&prepared).side_record(1, 2);
+    let short = side.short_text.clone().expect("a short text");
+    assert!(short.shingles.len() > 20);
+    let record = encoded(&side);
+    // Fingerprint, root, one exact hash, tags and flags, two bytes a Han
+    // letter, one an ASCII one, the number signature: no shingles.
+    let letters = short.letters.chars();
+    let letter_bytes: usize = letters.map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+    assert!(
+        record.len() <= 16 + 12 + 4 + 2 + letter_bytes + 8,
+        "{} bytes",
+        record.len()
+    );
+    assert_eq!(side_record::decode_record(&record), Ok(side.clone()));
+    let mut keys = side_record::RecordKeys::default();
+    keys.read(&record).expect("reads");
+    assert_eq!(keys.shingles.as_deref(), Some(&short.shingles[..]));
+    let mut decoder = crate::encoding::Decoder::new(&record);
+    side_record::skip_side(&mut decoder).expect("skips");
+    assert!(decoder.is_done());
+    // Without --lean-side-records, the record keeps the shingles, and the
+    // letters as UTF-8 (quicker to read).
+    let kept = engine().analyzer().analyze(&prepared).side_record(1, 2);
+    assert_eq!(
+        kept.short_text
+            .as_ref()
+            .and_then(|short| short.shingles_from_letters),
+        None
+    );
+    let letters = &kept.short_text.as_ref().expect("short").letters;
+    assert!(encoded(&kept).len() >= 28 + 4 * short.shingles.len() + letters.len());
+}
+
+#[test]
+fn a_short_text_whose_letters_do_not_give_its_shingles_keeps_them() {
+    let side = SideRecord {
+        fingerprint: 1,
+        root: 2,
+        exact_hashes: vec![3],
+        short_text: Some(ShortText::new(
+            vec![4, 5].into_boxed_slice(),
+            "标题\u{1e}正文".into(),
+            0,
+            6,
+        )),
+        long_text: None,
+    };
+    let record = encoded(&side);
+    assert_eq!(side_record::decode_record(&record), Ok(side));
+    let mut keys = side_record::RecordKeys::default();
+    keys.read(&record).expect("reads");
+    assert_eq!(keys.shingles.as_deref(), Some(&[4, 5][..]));
+}
+
+#[test]
+fn records_of_the_fixed_width_layouts_still_read() {
+    // Short-text tag 2 and long-text tag 3, as builds before the compact
+    // layout wrote them.
+    let mut encoder = crate::encoding::Encoder::default();
+    encoder.u64(1).u64(2).u64s(&[3]);
+    encoder
+        .u8(2)
+        .u32s(&[4, 5])
+        .str("短文")
+        .u64(6)
+        .u64(0)
+        .u8(0)
+        .u32(7);
+    encoder
+        .u8(3)
+        .u32s(&[8, 9])
+        .u8(1)
+        .str("标题")
+        .str("导语")
+        .u32s(&[10])
+        .u32(11)
+        .u32s(&[12]);
+    let record = encoder.bytes;
+    let decoded = side_record::decode_record(&record).expect("decodes");
+    let short = decoded.short_text.expect("short");
+    assert_eq!(
+        (&short.shingles[..], &*short.letters),
+        (&[4, 5][..], "短文")
+    );
+    assert_eq!(
+        (
+            short.number_signature,
+            short.headline_field,
+            short.body_weight
+        ),
+        (6, Some(0), 7)
+    );
+    let long = decoded.long_text.expect("long");
+    assert_eq!(
+        (&long.sketch[..], long.headline.as_deref(), &*long.lead),
+        (&[8, 9][..], Some("标题"), "导语")
+    );
+    assert_eq!(
+        (
+            &long.numbers[..],
+            long.identifying_weight,
+            &long.name_slots[..]
+        ),
+        (&[10][..], 11, &[12][..])
+    );
+    let mut keys = side_record::RecordKeys::default();
+    keys.read(&record).expect("reads");
+    assert_eq!(
+        (keys.shingles.as_deref(), keys.sketch.as_deref()),
+        (Some(&[4, 5][..]), Some(&[8, 9][..]))
+    );
+    let mut decoder = crate::encoding::Decoder::new(&record);
+    side_record::skip_side(&mut decoder).expect("skips");
+    assert!(decoder.is_done());
+}
+
+#[test]
+fn a_lean_text_of_middle_length_keeps_its_lead_once() {
+    let lean = super::tests::engine_with(crate::confirm::ConfirmationConfig {
+        lean_side_records: true,
+        ..crate::confirm::ConfirmationConfig::default()
+    });
+    let sentence = "山区小学的新图书馆周末启用，藏书三千册，由校友捐建，每天放学后开放两小时。";
+    let text = format!("新图书馆启用\u{1e}{sentence}{sentence}{sentence}{sentence}");
+    let prepared = lean.analyzer().fingerprinter.prepare(&text);
+    let side = lean.analyzer().analyze(&prepared).side_record(1, 2);
+    let (Some(short), Some(long)) = (&side.short_text, &side.long_text) else {
+        panic!("a text of middle length keeps both descriptions: {side:?}");
+    };
+    let record = encoded(&side);
+    assert_eq!(side_record::decode_record(&record), Ok(side.clone()));
+    let mut alone = crate::encoding::Encoder::default();
+    side_record::put_long(&mut alone, Some(long), None);
+    let mut beside = crate::encoding::Encoder::default();
+    side_record::put_long(&mut beside, Some(long), Some(short));
+    assert!(long.lead.chars().count() > 100, "{long:?}");
+    assert!(alone.bytes.len() >= beside.bytes.len() + 2 * long.lead.chars().count());
+    let mut decoder = crate::encoding::Decoder::new(&record);
+    side_record::skip_side(&mut decoder).expect("skips");
+    assert!(decoder.is_done());
+    // Without --lean-side-records the lead is kept: each read of the record
+    // would otherwise read it again from the letters.
+    let side = engine().analyzer().analyze(&prepared).side_record(1, 2);
+    let (Some(short), Some(long)) = (&side.short_text, &side.long_text) else {
+        panic!("a text of middle length keeps both descriptions: {side:?}");
+    };
+    let mut beside = crate::encoding::Encoder::default();
+    side_record::put_long(&mut beside, Some(long), Some(short));
+    assert_eq!(beside.bytes.len(), alone.bytes.len());
+}

@@ -9,7 +9,7 @@ use crate::forest::ForestConfig;
 
 pub(super) const HOUR: Millis = 3_600_000;
 
-fn engine_with(confirmation: ConfirmationConfig) -> Engine {
+pub(super) fn engine_with(confirmation: ConfirmationConfig) -> Engine {
     let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
     let forest = Forest::new(ForestConfig::default()).expect("valid");
     Engine::new(fingerprinter, forest, confirmation)

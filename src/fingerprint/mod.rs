@@ -29,6 +29,7 @@ pub mod letters;
 pub mod normalize;
 mod numbers;
 pub mod places;
+mod shingles;
 pub mod sketch;
 pub mod stopwords;
 pub mod tokenize;
@@ -45,6 +46,8 @@ pub use normalize::{NormalizeOptions, normalize};
 pub use numbers::is_chinese_numeral;
 use numbers::numbers_in;
 use places::place_signature_of;
+use shingles::for_each_shingle;
+pub use shingles::{shingle_set, shingle_set_of_letters};
 
 /// Text of one document, extracted and normalised, with its exact hash.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,13 +263,12 @@ impl Fingerprinter {
 
     /// [`Fingerprinter::shingle_set`] of normalised text.
     pub fn shingle_set_of(&self, normalized: &str) -> Vec<u32> {
-        let mut hashes = Vec::with_capacity(normalized.len() / 2);
-        for_each_shingle(normalized, self.config.confirm_shingle_width, |shingle| {
-            hashes.push(xxh3_64(shingle) as u32);
-        });
-        hashes.sort_unstable();
-        hashes.dedup();
-        hashes
+        shingle_set(normalized, self.config.confirm_shingle_width)
+    }
+
+    /// The width of the shingles [`Fingerprinter::shingle_set`] takes.
+    pub fn shingle_width(&self) -> usize {
+        self.config.confirm_shingle_width
     }
 
     /// Hash of the numbers in the text (runs of digits, with inner `.` or
@@ -380,42 +382,6 @@ impl Fingerprinter {
 /// Call `on_shingle` with (the UTF-8 bytes of) every run of `width`
 /// consecutive letters/digits of each field (no shingle spans two fields).
 /// A field shorter than `width` yields itself as its only shingle.
-fn for_each_shingle(normalized: &str, width: usize, mut on_shingle: impl FnMut(&[u8])) {
-    // The field's letters and digits, and the offset of each of them in it
-    // (then the end): runs of letters are copied whole.
-    let mut compact = String::new();
-    let mut boundaries = Vec::new();
-    for field_text in normalized.split(FIELD_SEPARATOR) {
-        compact.clear();
-        boundaries.clear();
-        let mut run_start = None;
-        for (index, c) in field_text.char_indices() {
-            if normalize::is_letter_or_digit(c) {
-                let start = *run_start.get_or_insert(index);
-                boundaries.push(compact.len() + (index - start));
-            } else if let Some(start) = run_start.take() {
-                compact.push_str(&field_text[start..index]);
-            }
-        }
-        if let Some(start) = run_start {
-            compact.push_str(&field_text[start..]);
-        }
-        boundaries.push(compact.len());
-        let char_count = boundaries.len() - 1;
-        if char_count == 0 {
-            continue;
-        }
-        if char_count <= width {
-            on_shingle(compact.as_bytes());
-            continue;
-        }
-        let bytes = compact.as_bytes();
-        for window in boundaries.windows(width + 1) {
-            on_shingle(&bytes[window[0]..window[width]]);
-        }
-    }
-}
-
 /// Charikar's accumulator: per bit, the sum of `+weight` for features whose
 /// hash has the bit set and `-weight` for the others.
 struct BitSums([f64; 64]);

@@ -105,7 +105,7 @@ pub fn put_effect(encoder: &mut Encoder, effect: &Effect) {
                 Some(hash) => encoder.u8(1).u64(*hash),
             };
             put_short(encoder, short_text.as_ref());
-            put_long(encoder, long_text.as_ref());
+            put_long(encoder, long_text.as_ref(), short_text.as_ref());
             if !sentences.is_empty() {
                 encoder.u64s(sentences);
             }
@@ -169,13 +169,15 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
                 0 => None,
                 _ => Some(decoder.u64()?),
             };
+            let short_text = get_short(decoder)?;
+            let long_text = get_long(decoder, short_text.as_ref())?;
             Effect::Engine(EngineEffect::Placed {
                 now,
                 fingerprint,
                 root,
                 exact_hash,
-                short_text: get_short(decoder)?,
-                long_text: get_long(decoder)?,
+                short_text,
+                long_text,
                 sentences: if tag == TAG_PLACED_LEARNING {
                     decoder.u64s()?
                 } else {

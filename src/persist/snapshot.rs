@@ -36,11 +36,11 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// Version 3 may hold long texts with their identifying weight (side record
 /// tag 2), which a build that reads up to version 2 would misread. Version
 /// 4 adds where pending placements were sent (frames `T`) and the learned
-/// boilerplate table (frames `L`); a snapshot without either is written as
-/// version 3, so a build that reads up to 3 can still read it.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 4;
-/// The version written when no pending placement has a target.
-const SNAPSHOT_VERSION_WITHOUT_TARGETS: u32 = 3;
+/// boilerplate table (frames `L`). Version 5 holds side records in their
+/// compact layout (`crate::engine::side_record`: short-text tag 3, long-text
+/// tag 4), which a build that reads up to 4 would misread; every snapshot
+/// is written as version 5, since nearly every one holds such records.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 5;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 const SNAPSHOT_NODES: u8 = b'N';
@@ -92,12 +92,7 @@ pub(super) fn write_snapshot(
         out.write_all(&framed)
     };
     out.write_all(SNAPSHOT_MAGIC)?;
-    let version = if parts.sent.is_empty() && parts.common_sentences.is_empty() {
-        SNAPSHOT_VERSION_WITHOUT_TARGETS
-    } else {
-        SNAPSHOT_FORMAT_VERSION
-    };
-    out.write_all(&version.to_le_bytes())?;
+    out.write_all(&SNAPSHOT_FORMAT_VERSION.to_le_bytes())?;
     let mut header = Encoder::default();
     header
         .u8(SNAPSHOT_HEADER)

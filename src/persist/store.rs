@@ -17,8 +17,11 @@ use crate::ledger::{Effect, Ledger};
 pub mod snapshots;
 
 const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
-/// Version of the log format; a reader refuses newer ones.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the log format; a reader refuses newer ones. Version 2
+/// writes long texts with their identifying weight (side record tag 2),
+/// version 3 side records in their compact layout (short-text tag 3,
+/// long-text tag 4).
+pub const FORMAT_VERSION: u32 = 3;
 const LOG_HEADER_LEN: usize = 16 + 4 + 8;
 
 /// Where and how state is kept.
@@ -559,8 +562,7 @@ fn replay_log(
     let mut cut_here: Option<usize> = None;
     for (position, (_, path)) in segments.iter().enumerate() {
         let data = fs::read(path).map_err(io_error(path))?;
-        // Version 2 writes long texts with their identifying weight (side
-        // record tag 2); version 1 logs are read as they are.
+        // Earlier versions' logs are read as they are (see FORMAT_VERSION).
         let header_ok = data.len() >= LOG_HEADER_LEN
             && &data[..16] == LOG_MAGIC
             && data[16..20]

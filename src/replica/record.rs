@@ -19,7 +19,9 @@
 //!
 //! Consequences: decoding never panics: any damage is an error naming it.
 //! Format 2 (keyed digests) is not read by format-1 members, nor the other
-//! way round: a group is upgraded by starting it anew.
+//! way round: a group is upgraded from format 1 by starting it anew. Format
+//! 3 (compact side records) members read format 2 records; format-2 members
+//! refuse format 3, so a group's standbys are upgraded before its leader.
 
 use std::io::{Read, Write};
 
@@ -32,8 +34,13 @@ use crate::encoding::{Decoder, Encoder};
 use crate::ledger::Effect;
 use crate::persist::codec::{self, Frame};
 
-/// Record format written and read.
-pub const RECORD_FORMAT: u64 = 2;
+/// Record format written; this and [`OLDEST_RECORD_FORMAT_READ`] and every
+/// one between are read. Format 3 carries side records in their compact
+/// layout, which a format-2 reader would misread: it refuses them instead.
+pub const RECORD_FORMAT: u64 = 3;
+/// The oldest record format read (format 2: keyed digests; format 1 had
+/// none and is not read).
+pub const OLDEST_RECORD_FORMAT_READ: u64 = 2;
 
 /// Frames longer than this are deflated.
 const DEFLATE_ABOVE: usize = 1024;
@@ -194,9 +201,9 @@ impl Record {
                 .ok_or_else(|| format!("record field `{field}` missing or not a string"))
         };
         let format = number("format")?;
-        if format != RECORD_FORMAT {
+        if !(OLDEST_RECORD_FORMAT_READ..=RECORD_FORMAT).contains(&format) {
             return Err(format!(
-                "record format {format}, this version reads {RECORD_FORMAT} only (a group is upgraded by starting it anew)"
+                "record format {format}, this version reads {OLDEST_RECORD_FORMAT_READ} to {RECORD_FORMAT} (a group of format 1 is upgraded by starting it anew; to move to a newer format, upgrade the standbys before the leader)"
             ));
         }
         if text("group_uuid")? != group_uuid {
@@ -337,6 +344,26 @@ mod tests {
             assert_eq!(read.effects().unwrap(), effects(count));
         }
         assert_eq!(record(1, 400).to_document("u", 0)["encoding"], "deflate");
+    }
+
+    #[test]
+    fn records_of_format_2_are_read_and_of_a_newer_format_refused() {
+        let written = record(10, 3);
+        let mut document = written.to_document("uuid", 0);
+        assert_eq!(document["format"], RECORD_FORMAT);
+        document["format"] = json!(2);
+        assert_eq!(
+            Record::from_document(&document, "uuid", &key()),
+            Ok(written)
+        );
+        for format in [1, RECORD_FORMAT + 1] {
+            document["format"] = json!(format);
+            let refused = Record::from_document(&document, "uuid", &key());
+            assert!(
+                refused.is_err_and(|error| error.contains("record format")),
+                "format {format}"
+            );
+        }
     }
 
     #[test]

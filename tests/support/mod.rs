@@ -679,16 +679,22 @@ pub fn demo_sentences(min_chars: usize) -> Vec<String> {
 }
 
 /// Effects of `count` placements with the engine's typical side data,
-/// generated as they are consumed (benches): 60% short texts with 30
-/// bigram hashes and 40 letters, 40% long texts with a 64-value sketch, a
+/// generated as they are consumed (benches): 60% short texts of 40 Han
+/// letters drawn at random and their bigram hashes (as the fingerprinter
+/// takes them), 40% long texts with a 64-value sketch, a
 /// 48-letter lead, a headline and 6 numbers; one node in five a leaf; one
-/// document key per node.
+/// document key per node. With `NEARDUP_LEAN_SIDE_RECORDS=true`, the short
+/// texts are checked for shingles their letters give back, as the analyser
+/// does with `--lean-side-records`.
 pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledger::Effect> {
     use neardup::confirm::{LongText, ShortText};
     use neardup::engine::EngineEffect;
     use neardup::ledger::{DocumentKey, Effect};
     let mut random = Xorshift(0x9e37_79b9_7f4a_7c15);
     let mut roots: Vec<u64> = Vec::new();
+    let fingerprinter =
+        neardup::fingerprint::Fingerprinter::new(Default::default()).expect("default settings");
+    let lean = std::env::var("NEARDUP_LEAN_SIDE_RECORDS").is_ok_and(|value| value == "true");
     (0..count).flat_map(move |position| {
         let fingerprint = random.next();
         let root = if position % 5 == 4 && !roots.is_empty() {
@@ -699,14 +705,20 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
         };
         let short = position % 5 < 3;
         let short_text = short.then(|| {
-            let mut shingles: Vec<u32> = (0..30).map(|_| random.next() as u32).collect();
-            shingles.sort_unstable();
-            ShortText::new(
-                shingles.into_boxed_slice(),
-                "周末去哪儿玩这五个公园的秋景美到不想走还有很多地方值得一看看".into(),
+            let letters: String = (0..40)
+                .filter_map(|_| char::from_u32(0x4e00 + random.below(3000) as u32))
+                .collect();
+            let text = ShortText::new(
+                fingerprinter.shingle_set_of(&letters).into_boxed_slice(),
+                letters.into_boxed_str(),
                 random.next(),
                 0,
-            )
+            );
+            if lean {
+                text.checking_shingles_against_letters(fingerprinter.shingle_width())
+            } else {
+                text
+            }
         });
         let long_text = (!short).then(|| {
             let mut sketch: Vec<u32> = (0..64).map(|_| random.next() as u32).collect();

@@ -1,0 +1,159 @@
+//! Character shingles of a text, hashed: for confirming short texts
+//! (sorted sets, Jaccard) and as simhash features.
+//!
+//! Motivation: a lean side record (`crate::engine::side_record`) leaves a
+//! short text's shingles out and takes them back from its letters, which
+//! happens at every read of the record: the letters' version is written
+//! for speed and tested against the normalised text's.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::fields::FIELD_SEPARATOR;
+use super::normalize;
+
+/// Sorted, de-duplicated 32-bit hashes of the character shingles of width
+/// `width` of normalised text (only letters and digits count).
+pub fn shingle_set(normalized: &str, width: usize) -> Vec<u32> {
+    let mut hashes = Vec::with_capacity(normalized.len() / 2);
+    for_each_shingle(normalized, width, |shingle| {
+        hashes.push(xxh3_64(shingle) as u32);
+    });
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+/// [`shingle_set`] of a short text's letters ([`super::letters::letters_with_breaks`]),
+/// lowercased: for most texts the set [`super::Fingerprinter::shingle_set`] took
+/// from the normalised text, so that a side record need not keep it
+/// (`crate::engine::side_record`; the writer checks that it is). Read each
+/// time a record without its shingles is read, so it is written for speed:
+/// one pass, each window's bytes put together on the stack, no text copied.
+pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
+    if width == 0 {
+        let lowered: String = letters.chars().flat_map(char::to_lowercase).collect();
+        return shingle_set(&lowered, width);
+    }
+    let mut hashes = Vec::with_capacity(letters.len() / 2);
+    // The current field's last `width` letters (their UTF-8), and how many
+    // letters the field has had.
+    let mut window: Vec<([u8; 4], u8)> = Vec::with_capacity(width.max(1));
+    let mut field_letters = 0usize;
+    let mut bytes = Vec::with_capacity(4 * width.max(1));
+    let mut hash_window = |window: &[([u8; 4], u8)], hashes: &mut Vec<u32>| {
+        bytes.clear();
+        for (encoded, length) in window {
+            bytes.extend_from_slice(&encoded[..usize::from(*length)]);
+        }
+        hashes.push(xxh3_64(&bytes) as u32);
+    };
+    let mut on_char = |c: char, window: &mut Vec<([u8; 4], u8)>, field_letters: &mut usize| {
+        if c == FIELD_SEPARATOR {
+            // A field shorter than a window is one shingle, whole.
+            if (1..width).contains(field_letters) {
+                hash_window(window, &mut hashes);
+            }
+            window.clear();
+            *field_letters = 0;
+        } else if normalize::is_letter_or_digit(c) {
+            let mut encoded = [0u8; 4];
+            let length = c.encode_utf8(&mut encoded).len() as u8;
+            if window.len() == width {
+                window.remove(0);
+            }
+            window.push((encoded, length));
+            *field_letters += 1;
+            if *field_letters >= width {
+                hash_window(window, &mut hashes);
+            }
+        }
+    };
+    for c in letters.chars() {
+        if c.is_ascii() {
+            on_char(c.to_ascii_lowercase(), &mut window, &mut field_letters);
+        } else if matches!(c, '\u{3000}'..='\u{9fff}') {
+            // CJK punctuation, kana and Han: no case.
+            on_char(c, &mut window, &mut field_letters);
+        } else {
+            for lower in c.to_lowercase() {
+                on_char(lower, &mut window, &mut field_letters);
+            }
+        }
+    }
+    on_char(FIELD_SEPARATOR, &mut window, &mut field_letters);
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+pub(super) fn for_each_shingle(normalized: &str, width: usize, mut on_shingle: impl FnMut(&[u8])) {
+    // The field's letters and digits, and the offset of each of them in it
+    // (then the end): runs of letters are copied whole.
+    let mut compact = String::new();
+    let mut boundaries = Vec::new();
+    for field_text in normalized.split(FIELD_SEPARATOR) {
+        compact.clear();
+        boundaries.clear();
+        let mut run_start = None;
+        for (index, c) in field_text.char_indices() {
+            if normalize::is_letter_or_digit(c) {
+                let start = *run_start.get_or_insert(index);
+                boundaries.push(compact.len() + (index - start));
+            } else if let Some(start) = run_start.take() {
+                compact.push_str(&field_text[start..index]);
+            }
+        }
+        if let Some(start) = run_start {
+            compact.push_str(&field_text[start..]);
+        }
+        boundaries.push(compact.len());
+        let char_count = boundaries.len() - 1;
+        if char_count == 0 {
+            continue;
+        }
+        if char_count <= width {
+            on_shingle(compact.as_bytes());
+            continue;
+        }
+        let bytes = compact.as_bytes();
+        for window in boundaries.windows(width + 1) {
+            on_shingle(&bytes[window[0]..window[width]]);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shingles_of_letters_are_those_of_the_lowercased_text() {
+        for text in [
+            "周末去哪儿玩",
+            "Parks IN autumn",
+            "a\u{1e}周末|去哪儿",
+            "İstanbul ΣΟΦΊΑ",
+            "\u{1e}\u{1e}x",
+        ] {
+            for width in 0..5 {
+                let lowered: String = text.chars().flat_map(char::to_lowercase).collect();
+                assert_eq!(
+                    shingle_set_of_letters(text, width),
+                    shingle_set(&lowered, width),
+                    "{text} {width}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shingles_of_any_letters_are_those_of_the_lowercased_text(
+            text in "[a-zA-Z0-9 |#,\u{1e}\u{4e00}-\u{4e20}\u{c0}-\u{17f}\u{391}-\u{3c9}]{0,30}",
+            width in 1usize..5,
+        ) {
+            let lowered: String = text.chars().flat_map(char::to_lowercase).collect();
+            proptest::prop_assert_eq!(shingle_set_of_letters(&text, width), shingle_set(&lowered, width));
+        }
+    }
+}
