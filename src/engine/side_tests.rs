@@ -485,3 +485,105 @@ fn a_lean_engine_restored_finds_reposts_by_the_shingles_it_reads_back() {
         assert!(!repost.exact_hit);
     }
 }
+
+mod record_props {
+    use super::*;
+    use crate::confirm::LongText;
+    use proptest::prelude::*;
+
+    const LETTERS: &str =
+        "[a-zA-Z0-9 |#,\u{1e}\u{4e00}-\u{4e40}\u{c0}-\u{17f}\u{3041}-\u{3050}]{0,30}";
+
+    fn short_text() -> impl Strategy<Value = ShortText> {
+        (
+            LETTERS,
+            any::<bool>(),
+            proptest::collection::btree_set(any::<u32>(), 0..40),
+            prop_oneof![Just(0u64), any::<u64>()],
+            prop_oneof![Just(0u64), any::<u64>()],
+            proptest::option::of((any::<u8>(), any::<u32>())),
+        )
+            .prop_map(|(letters, lean, stored, numbers, places, headline)| {
+                let shingles = if lean {
+                    crate::fingerprint::shingle_set_of_letters(&letters, 2)
+                } else {
+                    stored.into_iter().collect()
+                };
+                let mut text =
+                    ShortText::new(shingles.into_boxed_slice(), letters.into(), numbers, places);
+                if let Some((field, weight)) = headline {
+                    text = text.with_headline(field, weight);
+                }
+                if lean {
+                    text.checking_shingles_against_letters(2)
+                } else {
+                    text
+                }
+            })
+    }
+
+    fn long_text() -> impl Strategy<Value = LongText> {
+        (
+            proptest::collection::btree_set(any::<u32>(), 0..70),
+            proptest::option::of(LETTERS),
+            LETTERS,
+            proptest::collection::vec(any::<u32>(), 0..5),
+            proptest::collection::vec(any::<u32>(), 0..5),
+            any::<u32>(),
+        )
+            .prop_map(
+                |(sketch, headline, lead, numbers, name_slots, weight)| LongText {
+                    sketch: sketch.into_iter().collect(),
+                    headline: headline.map(Into::into),
+                    lead: lead.into(),
+                    numbers: numbers.into(),
+                    name_slots: name_slots.into(),
+                    identifying_weight: weight,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn any_record_reads_back_whole_and_skips_whole(
+            short in proptest::option::of(short_text()),
+            long in proptest::option::of(long_text()),
+            lead_from_letters in any::<bool>(),
+            exact_hashes in proptest::collection::vec(any::<u64>(), 0..3),
+        ) {
+            let mut long = long;
+            // A lead that is the opening of the letters, as a lean text of
+            // middle length has.
+            if let (true, Some(short), Some(long)) = (lead_from_letters, &short, &mut long) {
+                let opening: String = short.letters.split('\u{1e}').skip(1)
+                    .flat_map(str::chars).flat_map(char::to_lowercase)
+                    .filter(|&c| crate::fingerprint::normalize::is_letter_or_digit(c))
+                    .take(crate::confirm::spans::KEPT_LEAD_CHARS).collect();
+                long.lead = opening.into();
+            }
+            let side = SideRecord { fingerprint: 1, root: 2, exact_hashes, short_text: short, long_text: long };
+            let record = encoded(&side);
+            prop_assert_eq!(side_record::decode_record(&record), Ok(side.clone()));
+            let mut decoder = crate::encoding::Decoder::new(&record);
+            prop_assert!(side_record::skip_side(&mut decoder).is_ok());
+            prop_assert!(decoder.is_done());
+            let mut keys = side_record::RecordKeys::default();
+            prop_assert!(keys.read(&record).is_ok());
+            prop_assert_eq!(keys.shingles.as_deref(), side.short_text.as_ref().map(|short| &short.shingles[..]));
+            prop_assert_eq!(keys.sketch.as_deref(), side.long_text.as_ref().map(|long| &long.sketch[..]));
+        }
+
+        #[test]
+        fn any_bytes_are_a_record_or_an_error_never_a_panic(
+            tail in proptest::collection::vec(any::<u8>(), 0..120),
+        ) {
+            // A fingerprint, a root and no exact hash, then anything: the
+            // texts' decoders see the damage.
+            let mut bytes = vec![0u8; 20];
+            bytes.extend(tail);
+            let _ = side_record::decode_record(&bytes);
+            let _ = side_record::skip_side(&mut crate::encoding::Decoder::new(&bytes));
+            let _ = side_record::RecordKeys::default().read(&bytes);
+        }
+    }
+}
