@@ -34,24 +34,37 @@ const TWO_BYTE_BLOCKS: [(u8, u8, u32); 4] = [
 /// Lead byte of a character written as its code point.
 const ANY_CHARACTER: u8 = 0xFF;
 
+/// How a character is written: itself (ASCII), a lead byte and one more,
+/// or [`ANY_CHARACTER`] and its code point.
+enum Form {
+    Ascii(u8),
+    TwoBytes(u8, u8),
+    CodePoint(u32),
+}
+
+fn form_of(c: char) -> Form {
+    let code = u32::from(c);
+    if code < 0x80 {
+        return Form::Ascii(code as u8);
+    }
+    TWO_BYTE_BLOCKS
+        .iter()
+        .find(|&&(first, last, start)| {
+            code >= start && code - start < (u32::from(last - first) + 1) << 8
+        })
+        .map_or(Form::CodePoint(code), |&(first, _, start)| {
+            let offset = code - start;
+            Form::TwoBytes(first + (offset >> 8) as u8, offset as u8)
+        })
+}
+
 /// Appends `text`'s compact form to `out`.
 pub fn encode(text: &str, out: &mut Vec<u8>) {
     for c in text.chars() {
-        let code = u32::from(c);
-        if code < 0x80 {
-            out.push(code as u8);
-            continue;
-        }
-        let block = TWO_BYTE_BLOCKS.iter().find(|&&(first, last, start)| {
-            code >= start && code - start < (u32::from(last - first) + 1) << 8
-        });
-        match block {
-            Some(&(first, _, start)) => {
-                let offset = code - start;
-                out.push(first + (offset >> 8) as u8);
-                out.push(offset as u8);
-            }
-            None => {
+        match form_of(c) {
+            Form::Ascii(byte) => out.push(byte),
+            Form::TwoBytes(lead, low) => out.extend_from_slice(&[lead, low]),
+            Form::CodePoint(code) => {
                 out.push(ANY_CHARACTER);
                 out.extend_from_slice(&code.to_le_bytes()[..3]);
             }
@@ -62,17 +75,10 @@ pub fn encode(text: &str, out: &mut Vec<u8>) {
 /// How many bytes [`encode`] writes for `text`.
 pub fn encoded_len(text: &str) -> usize {
     text.chars()
-        .map(|c| {
-            let code = u32::from(c);
-            if code < 0x80 {
-                1
-            } else if TWO_BYTE_BLOCKS.iter().any(|&(first, last, start)| {
-                code >= start && code - start < (u32::from(last - first) + 1) << 8
-            }) {
-                2
-            } else {
-                4
-            }
+        .map(|c| match form_of(c) {
+            Form::Ascii(_) => 1,
+            Form::TwoBytes(..) => 2,
+            Form::CodePoint(_) => 4,
         })
         .sum()
 }

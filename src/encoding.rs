@@ -48,6 +48,11 @@ impl Encoder {
     }
     pub fn u32s(&mut self, values: &[u32]) -> &mut Self {
         self.count(values.len());
+        self.u32_values(values)
+    }
+    /// The values alone, each in 4 bytes (after whatever count the list's
+    /// form has).
+    fn u32_values(&mut self, values: &[u32]) -> &mut Self {
         for &value in values {
             self.u32(value);
         }
@@ -92,10 +97,7 @@ impl Encoder {
     /// A list of 32-bit values after a varint count.
     pub fn short_u32s(&mut self, values: &[u32]) -> &mut Self {
         self.varint(values.len() as u64);
-        for &value in values {
-            self.u32(value);
-        }
-        self
+        self.u32_values(values)
     }
     /// An ascending list of 32-bit values as its gaps, each in the bits
     /// the largest gap needs: a varint count, then (when not empty) a byte
@@ -108,11 +110,7 @@ impl Encoder {
             return self;
         }
         if values.windows(2).any(|pair| pair[0] > pair[1]) {
-            self.u8(UNSORTED);
-            for &value in values {
-                self.u32(value);
-            }
-            return self;
+            return self.u8(UNSORTED).u32_values(values);
         }
         let mut previous = 0;
         let largest_gap = values
@@ -197,16 +195,24 @@ impl<'a> Decoder<'a> {
         simdutf8::basic::from_utf8(self.take(length)?).map_err(|_| DecodeError("text is not UTF-8"))
     }
     pub fn u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
-        let length = self.count()?;
-        let bytes = self.take(
-            length
-                .checked_mul(4)
-                .ok_or(DecodeError("length overflow"))?,
-        )?;
-        Ok(bytes
-            .chunks_exact(4)
-            .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]))
-            .collect())
+        let mut values = Vec::new();
+        self.u32s_into(&mut values)?;
+        Ok(values)
+    }
+    /// Reads `count` values of 4 bytes each into `values` (cleared first).
+    fn u32_values_into(&mut self, count: usize, values: &mut Vec<u32>) -> Result<(), DecodeError> {
+        let bytes = self.take(count.checked_mul(4).ok_or(DecodeError("length overflow"))?)?;
+        values.clear();
+        values.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
+        );
+        Ok(())
+    }
+    /// Skips `count` values of 4 bytes each.
+    fn skip_u32_values(&mut self, count: usize) -> Result<(), DecodeError> {
+        self.skip(count.checked_mul(4).ok_or(DecodeError("length overflow"))?)
     }
     pub fn u64s(&mut self) -> Result<Vec<u64>, DecodeError> {
         let mut values = Vec::new();
@@ -251,11 +257,7 @@ impl<'a> Decoder<'a> {
     /// Skips a list written by [`Encoder::u32s`].
     pub fn skip_u32s(&mut self) -> Result<(), DecodeError> {
         let length = self.count()?;
-        self.skip(
-            length
-                .checked_mul(4)
-                .ok_or(DecodeError("length overflow"))?,
-        )
+        self.skip_u32_values(length)
     }
     /// Skips a string written by [`Encoder::str`] (not checked for UTF-8).
     pub fn skip_str(&mut self) -> Result<(), DecodeError> {
@@ -266,18 +268,7 @@ impl<'a> Decoder<'a> {
     /// first), reusing its allocation.
     pub fn u32s_into(&mut self, values: &mut Vec<u32>) -> Result<(), DecodeError> {
         let length = self.count()?;
-        let bytes = self.take(
-            length
-                .checked_mul(4)
-                .ok_or(DecodeError("length overflow"))?,
-        )?;
-        values.clear();
-        values.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        );
-        Ok(())
+        self.u32_values_into(length, values)
     }
     /// Reads a value written by [`Encoder::varint`].
     pub fn varint(&mut self) -> Result<u64, DecodeError> {
@@ -337,18 +328,7 @@ impl<'a> Decoder<'a> {
     /// (cleared first), reusing its allocation.
     pub fn short_u32s_into(&mut self, values: &mut Vec<u32>) -> Result<(), DecodeError> {
         let length = self.short_count()?;
-        let bytes = self.take(
-            length
-                .checked_mul(4)
-                .ok_or(DecodeError("length overflow"))?,
-        )?;
-        values.clear();
-        values.extend(
-            bytes
-                .chunks_exact(4)
-                .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        );
-        Ok(())
+        self.u32_values_into(length, values)
     }
     /// Reads a list written by [`Encoder::short_u32s`].
     pub fn short_u32s(&mut self) -> Result<Vec<u32>, DecodeError> {
@@ -359,11 +339,7 @@ impl<'a> Decoder<'a> {
     /// Skips a list written by [`Encoder::short_u32s`].
     pub fn skip_short_u32s(&mut self) -> Result<(), DecodeError> {
         let length = self.short_count()?;
-        self.skip(
-            length
-                .checked_mul(4)
-                .ok_or(DecodeError("length overflow"))?,
-        )
+        self.skip_u32_values(length)
     }
     /// Reads a list written by [`Encoder::ascending_u32s`] into `values`
     /// (cleared first), reusing its allocation.
@@ -375,13 +351,7 @@ impl<'a> Decoder<'a> {
         }
         let width = self.u8()?;
         if width == UNSORTED {
-            let bytes = self.take(count.checked_mul(4).ok_or(DecodeError("length overflow"))?)?;
-            values.extend(
-                bytes
-                    .chunks_exact(4)
-                    .map(|chunk| u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-            );
-            return Ok(());
+            return self.u32_values_into(count, values);
         }
         if width > 32 {
             return Err(DecodeError("gap width over 32 bits"));
@@ -397,7 +367,9 @@ impl<'a> Decoder<'a> {
             // goes on that far, the last few byte by byte.
             let word = match bytes.get(bit / 8..bit / 8 + 8) {
                 Some(eight) => u64::from_le_bytes(eight.try_into().unwrap_or_default()),
-                None => bytes[bit / 8..]
+                None => bytes
+                    .get(bit / 8..)
+                    .unwrap_or_default()
                     .iter()
                     .rev()
                     .fold(0u64, |word, &byte| word << 8 | u64::from(byte)),
@@ -416,12 +388,11 @@ impl<'a> Decoder<'a> {
         if count == 0 {
             return Ok(());
         }
-        let length = match self.u8()? {
-            UNSORTED => count.checked_mul(4).ok_or(DecodeError("length overflow"))?,
-            width if width > 32 => return Err(DecodeError("gap width over 32 bits")),
-            width => packed_len(count, u32::from(width))?,
-        };
-        self.skip(length)
+        match self.u8()? {
+            UNSORTED => self.skip_u32_values(count),
+            width if width > 32 => Err(DecodeError("gap width over 32 bits")),
+            width => self.skip(packed_len(count, u32::from(width))?),
+        }
     }
     pub fn is_done(&self) -> bool {
         self.position == self.data.len()

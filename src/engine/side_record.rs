@@ -270,19 +270,14 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     // [`ShortText::checking_shingles_against_letters`], with
     // `--lean-side-records`), and the letters are kept compact.
     let derived_width = lean_width(short);
-    let mut flags = match derived_width {
+    let flags = match derived_width {
         Some(width) => width << SHORT_WIDTH_SHIFT,
         None => SHORT_KEEPS_SHINGLES,
-    };
-    for (present, flag) in [
+    } | flags_of([
         (short.headline_field.is_some(), SHORT_HAS_HEADLINE),
         (short.number_signature != 0, SHORT_HAS_NUMBERS),
         (short.place_signature != 0, SHORT_HAS_PLACES),
-    ] {
-        if present {
-            flags |= flag;
-        }
-    }
+    ]);
     encoder.u8(SHORT_COMPACT).u8(flags);
     if derived_width.is_none() {
         encoder.short_u32s(&short.shingles);
@@ -355,6 +350,14 @@ fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError
     Ok(short)
 }
 
+/// The flags of the parts that are present.
+fn flags_of<const N: usize>(parts: [(bool, u8); N]) -> u8 {
+    parts
+        .into_iter()
+        .filter(|&(present, _)| present)
+        .fold(0, |flags, (_, flag)| flags | flag)
+}
+
 /// The shingle width of a short text whose record is lean (its shingles
 /// left out, taken back from its letters at this width), if it is.
 fn lean_width(short: &ShortText) -> Option<u8> {
@@ -411,17 +414,13 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
         (0..=fields as u8).find(|&skipped| *lead_of_letters(short, skipped) == *long.lead)
     });
     let lead_from_letters = skipped_field.is_some();
-    let mut flags = skipped_field.map_or(0, |skipped| skipped << LONG_SKIPPED_FIELD_SHIFT);
-    for (present, flag) in [
-        (long.headline.is_some(), LONG_HAS_HEADLINE),
-        (!long.name_slots.is_empty(), LONG_HAS_NAME_SLOTS),
-        (!long.numbers.is_empty(), LONG_HAS_NUMBERS),
-        (lead_from_letters, LONG_LEAD_FROM_LETTERS),
-    ] {
-        if present {
-            flags |= flag;
-        }
-    }
+    let flags = skipped_field.map_or(0, |skipped| skipped << LONG_SKIPPED_FIELD_SHIFT)
+        | flags_of([
+            (long.headline.is_some(), LONG_HAS_HEADLINE),
+            (!long.name_slots.is_empty(), LONG_HAS_NAME_SLOTS),
+            (!long.numbers.is_empty(), LONG_HAS_NUMBERS),
+            (lead_from_letters, LONG_LEAD_FROM_LETTERS),
+        ]);
     encoder
         .u8(LONG_COMPACT)
         .u8(flags)

@@ -268,6 +268,18 @@ fn records_split_into_runs_keep_their_order_across_blocks() {
     }
 }
 
+/// An engine that writes lean side records.
+fn lean_engine() -> Engine {
+    super::tests::engine_with(lean_config())
+}
+
+fn lean_config() -> ConfirmationConfig {
+    ConfirmationConfig {
+        lean_side_records: true,
+        ..ConfirmationConfig::default()
+    }
+}
+
 /// `side`'s record, encoded as the engine stores it.
 fn encoded(side: &SideRecord) -> Vec<u8> {
     let mut encoder = crate::encoding::Encoder::default();
@@ -277,10 +289,7 @@ fn encoded(side: &SideRecord) -> Vec<u8> {
 
 #[test]
 fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
-    let lean = super::tests::engine_with(crate::confirm::ConfirmationConfig {
-        lean_side_records: true,
-        ..crate::confirm::ConfirmationConfig::default()
-    });
+    let lean = lean_engine();
     let text = "周末去哪儿玩？这五个公园的秋景美到不想走 Parks in AUTUMN";
     let prepared = lean.analyzer().fingerprinter.prepare(text);
     let side = lean.analyzer().analyze(&prepared).side_record(1, 2);
@@ -401,10 +410,7 @@ fn records_of_the_fixed_width_layouts_still_read() {
 
 #[test]
 fn a_lean_text_of_middle_length_keeps_its_lead_once() {
-    let lean = super::tests::engine_with(crate::confirm::ConfirmationConfig {
-        lean_side_records: true,
-        ..crate::confirm::ConfirmationConfig::default()
-    });
+    let lean = lean_engine();
     let sentence = "山区小学的新图书馆周末启用，藏书三千册，由校友捐建，每天放学后开放两小时。";
     let text = format!("新图书馆启用\u{1e}{sentence}{sentence}{sentence}{sentence}");
     let prepared = lean.analyzer().fingerprinter.prepare(&text);
@@ -436,16 +442,12 @@ fn a_lean_text_of_middle_length_keeps_its_lead_once() {
 
 #[test]
 fn a_lean_engine_restored_finds_reposts_by_the_shingles_it_reads_back() {
-    let lean_config = ConfirmationConfig {
-        lean_side_records: true,
-        ..ConfirmationConfig::default()
-    };
     let texts = [
         "周末去哪儿玩？这五个公园的秋景美到不想走",
         "城市马拉松周日开跑，三万名选手将从体育中心出发",
         "The council approved twelve new bike lanes downtown",
     ];
-    let mut lean = super::tests::engine_with(lean_config.clone());
+    let mut lean = lean_engine();
     let mut kept = engine();
     let roots: Vec<_> = texts
         .iter()
@@ -472,7 +474,7 @@ fn a_lean_engine_restored_finds_reposts_by_the_shingles_it_reads_back() {
             nodes: &lean.forest().node_records(),
             counters: lean.forest().counters(),
         },
-        lean_config,
+        lean_config(),
         side_file::SideStorage::Memory,
         &sides,
     )
