@@ -40,19 +40,7 @@ fn articles(count: usize) -> Vec<Article> {
 }
 
 fn member_args<'a>(group: &'a str, name: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "--replica-group",
-        group,
-        "--replica-name",
-        name,
-        "--replica-lease",
-        LEASE,
-        "--install-template",
-        "--template-patterns",
-        "news*",
-    ];
-    args.extend(extra);
-    args
+    support::replica_member_args(group, name, LEASE, extra)
 }
 
 /// Waits until the standby at `follower` applied what `leader` confirmed.

@@ -97,17 +97,7 @@ pub(crate) fn member(osmem: &Osmem, group: &str, name: &str) -> Sidecar {
 fn member_with_lease(osmem: &Osmem, group: &str, name: &str, lease: &str) -> Sidecar {
     Sidecar::start(
         &osmem.url,
-        &[
-            "--replica-group",
-            group,
-            "--replica-name",
-            name,
-            "--replica-lease",
-            lease,
-            "--install-template",
-            "--template-patterns",
-            "news*",
-        ],
+        &support::replica_member_args(group, name, lease, &[]),
     )
 }
 
@@ -300,17 +290,7 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
         &proxy.url,
         &format!("127.0.0.1:{}", free_port()),
         &old_state.path().to_string_lossy(),
-        &[
-            "--replica-group",
-            "fencing",
-            "--replica-name",
-            "a",
-            "--replica-lease",
-            LEASE,
-            "--install-template",
-            "--template-patterns",
-            "news*",
-        ],
+        &support::replica_member_args("fencing", "a", LEASE, &[]),
     );
     wait_for_role(&old.url, "leader", Duration::from_secs(20)).await;
     let new = member(&osmem, "fencing", "b");

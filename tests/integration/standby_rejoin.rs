@@ -59,18 +59,7 @@ fn member_on_with(
     state_dir: &str,
     extra: &[&str],
 ) -> Sidecar {
-    let mut args = vec![
-        "--replica-group",
-        group,
-        "--replica-name",
-        name,
-        "--replica-lease",
-        LEASE,
-        "--install-template",
-        "--template-patterns",
-        "news*",
-    ];
-    args.extend(extra);
+    let args = support::replica_member_args(group, name, LEASE, extra);
     Sidecar::start_with_state(&osmem.url, state_dir, &args)
 }
 
@@ -183,19 +172,7 @@ async fn a_deposed_leader_restarted_on_its_state_rejoins_as_a_standby() {
         &osmem.url,
         &format!("127.0.0.1:{}", free_port()),
         &dir_a,
-        &[
-            "--replica-group",
-            "deposed",
-            "--replica-name",
-            "a",
-            "--replica-lease",
-            LEASE,
-            "--install-template",
-            "--template-patterns",
-            "news*",
-            "--snapshot-after",
-            "4kb",
-        ],
+        &support::replica_member_args("deposed", "a", LEASE, &["--snapshot-after", "4kb"]),
     );
     let old_node = wait_for_role(&old.url, "leader", Duration::from_secs(20)).await["node"].clone();
     let new = member(&osmem, "deposed", "b");

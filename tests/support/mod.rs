@@ -640,6 +640,29 @@ pub async fn stamps_in(server: &str, index: &str) -> std::collections::BTreeMap<
         .collect()
 }
 
+/// A replica group member's arguments: `group`, `name`, a lease of
+/// `lease`, the stamps' template installed for `news*`, then `extra`.
+pub fn replica_member_args<'a>(
+    group: &'a str,
+    name: &'a str,
+    lease: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "--replica-group",
+        group,
+        "--replica-name",
+        name,
+        "--replica-lease",
+        lease,
+        "--install-template",
+        "--template-patterns",
+        "news*",
+    ];
+    args.extend(extra);
+    args
+}
+
 /// A small deterministic generator for test and bench data (xorshift64).
 pub struct Xorshift(pub u64);
 
