@@ -245,6 +245,41 @@ REPOST_POOLS = {
 }
 
 
+# Cut copies (`cuts`): what a platform's cut leaves after the kept words,
+# and the comments English reposts put before them, one list per pool.
+CUT_POOLS = {
+    "tune": {
+        "zh_tails": ["...", "…", "... http://t.cn/{code}", "…… 全文：http://t.cn/{code}"],
+        "en_tails": ["...", "… https://bit.ly/{code}", "... https://t.co/{code}"],
+        "en_prefixes": ["Must read: ", "Wow. ", "RT @{user}: "],
+    },
+    "judge": {
+        "zh_tails": ["……", "... 网页链接", "… http://t.cn/{code}", "...（转）http://t.cn/{code}"],
+        "en_tails": ["…", "... http://ow.ly/{code}", "… https://t.co/{code} via @{user}"],
+        "en_prefixes": ["Read this: ", "Big news! ", "via @{user}: "],
+    },
+}
+
+
+def letters_in(text):
+    return sum(1 for c in text if c.isalnum())
+
+
+def cut_after_letters(text, letters, rng, lang):
+    """`text` up to its `letters`-th letter; in English, at the end of that
+    word half the time (a platform cuts words too)."""
+    seen = 0
+    for index, c in enumerate(text):
+        seen += c.isalnum()
+        if seen == letters:
+            end = index + 1
+            if lang == "en" and rng.random() < 0.5:
+                while end < len(text) and text[end].isalnum():
+                    end += 1
+            return text[:end].rstrip(" ,，、")
+    return text
+
+
 class SwapSetBuilder(SetBuilder):
     def __init__(self, seed, scale, pool):
         super().__init__(seed, scale)
@@ -379,25 +414,150 @@ class SwapSetBuilder(SetBuilder):
         names = ["word"] + edges + (["trad"] if script else [])
         return names, apply
 
+    # -- cuts ----------------------------------------------------------------
+
+    def cut_post(self, lang):
+        """A post of 60 to 99 letters (a short text): a Chinese lead and the
+        sentences after it, or an English lead. None when it came out of
+        that length."""
+        rng = self.rng
+        facts = negsets.zh_facts(rng) if lang == "zh" else negsets.en_facts(rng)
+        _, _, headline, paragraphs = negsets.article(rng, lang, sentences=3)
+        if lang == "zh":
+            sentences = "".join(paragraphs)
+            text = ""
+            for sentence in sentences.replace("。", "。\n").split("\n"):
+                if letters_in(text + sentence) > 99:
+                    break
+                text += sentence
+        else:
+            text = paragraphs[0].split(". ")[0].rstrip(".") + "."
+        if not 60 <= letters_in(text) <= 99 or not self.guard.admit(text):
+            return None, facts, headline
+        return text, facts, headline
+
+    def cut_copy(self, lang, text, facts, keep):
+        rng = self.rng
+        pools = CUT_POOLS[self.pool]
+        slots = negsets.short_tag_slots(rng, lang, facts)
+        tail = rng.choice(pools["zh_tails" if lang == "zh" else "en_tails"]).format_map(slots)
+        space = "" if lang == "zh" or tail[0] == "…" or rng.random() < 0.7 else " "
+        copy = cut_after_letters(text, keep, rng, lang) + space + tail
+        names = ["cut"]
+        if rng.random() < 0.3:
+            prefixes = REPOST_POOLS[self.pool]["prefixes"] if lang == "zh" else pools["en_prefixes"]
+            copy = rng.choice(prefixes).format_map(slots) + copy
+            names.append("prefix")
+        return names, copy
+
+    def add_cuts(self):
+        """Posts, the copies a platform cut short (an ellipsis and a link
+        where the rest was, some with a repost's prefix), and English
+        headlines with a wire byline ("… by JANE DOE"). Hard negatives: a
+        post that shares only an opening (under 40 letters) with another,
+        cut right after it, and a cut copy of a twin that swaps one word for
+        its opposite before the cut."""
+        rng = self.rng
+        made, tries = 0, 0
+        count = self.count(240)
+        while made < count and tries < count * 400:
+            tries += 1
+            lang = "zh" if rng.random() < 0.6 else "en"
+            text, facts, headline = self.cut_post(lang)
+            if text is None:
+                continue
+            made += 1
+            time = self.arrival()
+            length = letters_in(text)
+            story = self.new_story()
+            # A twin that swaps a word for its opposite, cut after the swap.
+            # The original's own cut copies keep the word too: one cut before
+            # it would be a copy of both (and join them, rightly).
+            twin, first_keep = None, 45
+            opposite = [pair for pair in REPOST_POOLS[self.pool]["opposites"] if pair[0] in text]
+            if lang == "zh" and opposite:
+                old, new = rng.choice(opposite)
+                swapped_end = letters_in(text[:text.index(old)]) + len(old)
+                if swapped_end + 1 < length - 7:
+                    twin, first_keep = text.replace(old, new, 1), max(45, swapped_end + 1)
+            original = self.add(time, "", text, story, "short", lang, "original", "pos:cut:%s" % lang)
+            copies = weighted(rng, [(1, 45), (2, 35), (3, 20)])
+
+            def cut_ops(first_keep=first_keep, text=text, facts=facts, lang=lang, length=length):
+                names, copy = self.cut_copy(lang, text, facts, rng.randrange(first_keep, length - 7))
+                return names, lambda title, content: (title, copy)
+            self.add_copies(time, original, lang, "cut", copies, cut_ops)
+            if twin is not None:
+                _, copy = self.cut_copy(lang, twin, facts, rng.randrange(first_keep, length - 7))
+                self.add(time + self.copy_delay(), "", copy, self.new_story(), "short", lang,
+                         "negative:opposite", "neg:cut:%s:opposite:short" % lang)
+            if lang == "en" and letters_in(headline) >= 30 and self.guard.admit(headline):
+                self.add_byline_group(headline)
+            if rng.random() < 0.3:
+                self.add_shared_opening(text, lang, length)
+
+    def add_byline_group(self, headline):
+        rng = self.rng
+        time = self.arrival()
+        original = self.add(time, "", headline, self.new_story(), "short", "en", "original", "pos:byline:en")
+        writers = [en_full_name(rng, self.pool).upper() for _ in range(rng.choice([1, 1, 2]))]
+        copy = headline.rstrip(".") + " by " + " and ".join(writers)
+        self.add(time + self.copy_delay(), "", copy, original["story"], "short", "en", "byline", "copy:byline:en")
+
+    def add_shared_opening(self, text, lang, length):
+        """Another post that opens with `text`'s first 15 to 35 letters and
+        goes on with its own, and its copy cut right after the shared
+        opening: the cut copy is of the other post."""
+        rng = self.rng
+        other, _, _ = self.cut_post(lang)
+        if other is None:
+            return
+        shared = rng.randrange(15, 36)
+        opening = cut_after_letters(text, shared, rng, lang)
+        if len(opening) >= len(text) or not text[len(opening)].isalnum():
+            # Cut at a clause's end, the opening is a whole clause of `text`
+            # too: not another post's.
+            return
+        skip = letters_in(opening)
+        # The other post from its first clause after as many letters.
+        start = len(cut_after_letters(other, skip, rng, lang))
+        breaks = [other.find(mark, start) for mark in ("，", "。", ", ", " ")]
+        breaks = [at for at in breaks if at >= 0]
+        if not breaks or letters_in(other[min(breaks):]) < 20:
+            return
+        post = opening + ("，" if lang == "zh" else ", ") + other[min(breaks):].lstrip("，。, ")
+        time = self.arrival()
+        story = self.new_story()
+        self.add(time, "", post, story, "short", lang, "original", "pos:opening:%s" % lang)
+        tail = "..." if lang == "en" else "……"
+        self.add(time + self.copy_delay(), "", opening + tail, story, "short", lang, "negative:opening",
+                 "neg:cut:%s:opening:short" % lang)
+
     def build_set(self, kind):
         if kind == "names":
             self.add_name_groups()
+        elif kind == "cuts":
+            self.add_cuts()
         else:
             self.add_reposts()
         self.rows.sort(key=lambda row: (row[0], row[1]))
         return [(document, kind) for _, _, document, kind in self.rows]
 
 
-# Copies here carry "trad" as an op (the bench's name), after the others.
+# Copies here carry "trad" as an op (the bench's name), after the others,
+# and "cut" (a platform's cut) and "byline" first.
 if "trad" not in negsets.OP_ORDER:
     negsets.OP_ORDER.append("trad")
+for name in ("byline", "cut"):
+    if name not in negsets.OP_ORDER:
+        negsets.OP_ORDER.insert(0, name)
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     generate = commands.add_parser("generate", help="write negsets.jsonl and negsets.kinds.tsv into OUTDIR")
-    generate.add_argument("kind", choices=["names", "reposts"])
+    generate.add_argument("kind", choices=["names", "reposts", "cuts"])
     generate.add_argument("out_dir")
     generate.add_argument("--pool", choices=sorted(POOLS), default="tune")
     generate.add_argument("--seed", type=int, default=None,

@@ -260,7 +260,8 @@ pub fn allowed_cut_chars(shorter_chars: usize) -> usize {
 /// outweigh the shared span, little of the shorter text was cut, the span
 /// holds few edits for its length, no figure and no name, place or time
 /// changed, no clause continues the sentence at an edge, and at most one
-/// content word per 40 letters of the span changed.
+/// content word per 40 letters of the span changed (none when a platform
+/// cut one of them short: a cut copies, it does not reword).
 pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     if summary.identical() {
         return true;
@@ -272,13 +273,15 @@ pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) ->
         && !(config.content_word_check && reading.fact_changes > 0)
         && !(config.content_word_check
             && (reading.clauses > 0 || reading.content_changes > span / 40))
+        && !(config.content_word_check && reading.cut_short && reading.content_changes > 0)
 }
 
 /// The part of [`repost_allows_join`] that needs only the alignment's
 /// shape (see [`edits::compare_with_until`]), for texts that are not
 /// identical: the text is long enough to compare, the comment does not
-/// outweigh the shared span, little was cut, and the span holds few edits
-/// for its length.
+/// outweigh the shared span, little was cut, the span holds few edits
+/// for its length, and a text a platform cut short is not one cut within
+/// a headline's length of its opening while the other goes on.
 pub fn repost_shape_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     let shorter = summary.shorter_chars;
     let reading = &summary.repost;
@@ -287,7 +290,9 @@ pub fn repost_shape_allows_join(summary: &EditSummary, config: &ConfirmationConf
         && span > 0
         // A repost's comment does not outweigh the text it reposts: a
         // short text found inside a long one is a quote, not a copy.
-        && summary.longer_chars <= 2 * span
+        && summary.longer_chars - reading.hidden_chars <= 2 * span
+        // A text cut before it says which post it was cut from.
+        && !reading.cut_too_soon
         && reading.cut_chars <= allowed_cut_chars(shorter)
         && reading.inside_unmatched <= 2 + span / 15
         && reading.inside_edits <= 1 + span / 25
@@ -322,8 +327,9 @@ fn shape_excluded(
 ) -> bool {
     let outline = edits::outline_of(ours, theirs);
     let shorter = outline.shorter_chars;
-    if outline.longer_chars > 2 * shorter {
+    if outline.longer_chars > 2 * shorter && !ours.cut_short && !theirs.cut_short {
         // Not identical either: that needs as many letters on both sides.
+        // (What a cut text's original says after the cut is no comment.)
         return true;
     }
     if outline.common == Some(shorter) && shorter == outline.longer_chars {
@@ -466,6 +472,44 @@ mod tests {
         // A credit line's letters are not unmatched: not excluded.
         let credited = format!("{}来源{}", piece(0..40), distinct(0x5400, 20));
         assert!(!repost_shape_excluded(&text, &credited, &config));
+    }
+
+    #[test]
+    fn a_post_cut_short_joins_its_whole_text_but_may_not_reword_it() {
+        let config = ConfirmationConfig::default();
+        let joins = |ours: &str, theirs: &str| {
+            !repost_shape_excluded(ours, theirs, &config)
+                && repost_allows_join(&edits::compare(ours, theirs), &config)
+        };
+        let full = "市体育中心游泳馆今天起恢复对外开放，每天上午八点到晚上九点接待市民，\
+                    周一下午闭馆清洁，学生凭证件可以享受半价优惠，馆内新增了儿童戏水池和恒温淋浴间，\
+                    暑期还将开设免费游泳培训班，名额有限，报名请拨打服务热线或到前台登记";
+        let opening = "市体育中心游泳馆今天起恢复对外开放，每天上午八点到晚上九点接待市民，\
+                       周一下午闭馆清洁，学生凭证件可以享";
+        // More than twice as long as what the cut kept: the rest is the
+        // text the cut hid, not a comment.
+        let cut = format!("{opening}…全文");
+        assert!(
+            edits::compare(&cut, full).longer_chars > 2 * edits::compare(&cut, full).shorter_chars
+        );
+        assert!(joins(&cut, full));
+        // Without the ellipsis the longer text goes on with a clause.
+        assert!(!joins(opening, full));
+        // One word reworded in 40 letters joins a whole text; a cut copy
+        // copies, so the same change is another story's.
+        let reworded = full.replacen("恢复", "暂停", 1);
+        assert!(joins(&reworded, full));
+        let cut_reworded = cut.replacen("恢复", "暂停", 1);
+        assert!(!joins(&cut_reworded, full));
+        // Cut within a headline's length of its opening, a post could be
+        // the opening of another.
+        // (Whole, its first sentence would read as a post that another
+        // commented on.)
+        let first_sentence = "市体育中心游泳馆今天起恢复对外开放，每天上午八点到晚上九点接待市民";
+        let two_sentences =
+            format!("{first_sentence}。周一下午闭馆清洁，学生凭证件可以享受半价优惠");
+        assert!(joins(first_sentence, &two_sentences));
+        assert!(!joins(&format!("{first_sentence}……"), &two_sentences));
     }
 
     #[test]

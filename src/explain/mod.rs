@@ -427,13 +427,24 @@ fn repost_figures(
         &confirmation.synonyms,
     );
     let reading = summary.repost;
+    // A cut copies: no content word may change then.
+    let content_changes_allowed = if reading.cut_short {
+        0
+    } else {
+        reading.span_chars / 40
+    };
     figures.push(Figure {
         name: "repost",
         value: format!(
-            "shared span {} of {} letters ({} in the longer text), {} cut, {} edit(s) inside ({} letters), {} content word(s) changed, {} clause(s) continuing the sentence, {} name(s) and {} figure(s) changed",
+            "shared span {} of {} letters ({} in the longer text{}), {} cut, {} edit(s) inside ({} letters), {} content word(s) changed, {} clause(s) continuing the sentence, {} name(s) and {} figure(s) changed",
             reading.span_chars,
             summary.shorter_chars,
             summary.longer_chars,
+            match (reading.cut_short, reading.hidden_chars) {
+                (false, _) => String::new(),
+                (true, 0) => ", a text cut short by its platform".to_string(),
+                (true, hidden) => format!(", {hidden} after where the shorter was cut short"),
+            },
             reading.cut_chars,
             reading.inside_edits,
             reading.inside_unmatched,
@@ -444,19 +455,19 @@ fn repost_figures(
         ),
         requirement: Requirement::new(
             format!(
-                "read as a post plus a comment: the longer text ≤ 2 × the span, ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
+                "read as a post plus a comment: the longer text ≤ 2 × the span (past a cut aside), ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
                 allowed_cut_chars(summary.shorter_chars),
                 1 + reading.span_chars / 25,
                 2 + reading.span_chars / 15,
-                reading.span_chars / 40,
+                content_changes_allowed,
                 confirmation.min_fuzzy_chars
             ),
             format!(
-                "读作原帖加评论：较长文本 ≤ 公共段的 2 倍，截去 ≤ {} 字，段内改动 ≤ {} 处、≤ {} 字，实词改动 ≤ {} 个，无接续分句，人名与数字不变（不足 {} 字须完全相同）",
+                "读作原帖加评论：较长文本 ≤ 公共段的 2 倍（截断处之后不计），截去 ≤ {} 字，段内改动 ≤ {} 处、≤ {} 字，实词改动 ≤ {} 个，无接续分句，人名与数字不变（不足 {} 字须完全相同）",
                 allowed_cut_chars(summary.shorter_chars),
                 1 + reading.span_chars / 25,
                 2 + reading.span_chars / 15,
-                reading.span_chars / 40,
+                content_changes_allowed,
                 confirmation.min_fuzzy_chars
             ),
         ),

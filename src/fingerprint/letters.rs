@@ -15,12 +15,16 @@ use super::normalize::is_letter_or_digit;
 /// whitespace stood, [`BREAK_CONTINUED`] where a comma or semicolon did (the
 /// sentence goes on), [`BREAK_MARKED`] where other punctuation did (a
 /// repost marks what it adds with it), [`BREAK_TAG`] where `#` or `@` did
-/// right before the word (also at the start of a field).
+/// right before the word (also at the start of a field), [`CUT_MARK`]
+/// where an ellipsis did (also after the last letter).
 pub fn letters_with_breaks(text: &str) -> String {
     let mut letters = String::with_capacity(text.len());
     let mut skipped: Option<char> = None;
     // The last character skipped was `#` or `@`: the word ahead is a tag.
     let mut tag_sign = false;
+    // Full stops in a row among the characters skipped since the last
+    // letter, and whether three of them (an ellipsis) were among them.
+    let (mut stops, mut ellipsis) = (0usize, false);
     for c in text.chars() {
         if c == FIELD_SEPARATOR || is_letter_or_digit(c) {
             let at_start = letters.is_empty() || letters.ends_with(FIELD_SEPARATOR);
@@ -30,12 +34,15 @@ pub fn letters_with_breaks(text: &str) -> String {
                 && c != FIELD_SEPARATOR
                 && !at_start
             {
-                letters.push(break_char);
+                letters.push(if ellipsis { CUT_MARK } else { break_char });
             }
+            (stops, ellipsis) = (0, false);
             letters.push(c);
             skipped = None;
             tag_sign = false;
         } else {
+            stops = if c == '.' { stops + 1 } else { 0 };
+            ellipsis |= stops >= 3 || c == CUT_MARK;
             tag_sign = matches!(c, '#' | '@' | '＃' | '＠');
             let this = if c.is_whitespace() {
                 ' '
@@ -52,6 +59,9 @@ pub fn letters_with_breaks(text: &str) -> String {
             });
         }
     }
+    if ellipsis && letters.chars().next_back().is_some_and(is_letter_or_digit) {
+        letters.push(CUT_MARK);
+    }
     letters
 }
 
@@ -65,6 +75,14 @@ pub const BREAK_TAG: char = '#';
 
 /// Stands for a comma or semicolon in [`letters_with_breaks`].
 pub const BREAK_CONTINUED: char = ',';
+
+/// Stands for an ellipsis ("…", "...": normalised text has the second) in
+/// [`letters_with_breaks`]; a marked break. At a text's end, or before a
+/// few last letters ("…全文", "... 网页链接"), it is where a platform cut
+/// a post, so what another text says after the same words is what the cut
+/// hid, not more said ([`crate::confirm::edits`]). The one character,
+/// because normalised letters never hold it otherwise.
+pub const CUT_MARK: char = '…';
 
 #[cfg(test)]
 mod tests {
@@ -81,5 +99,16 @@ mod tests {
             letters_with_breaks("转发 #社会新闻# 标题"),
             "转发#社会新闻|标题"
         );
+    }
+
+    #[test]
+    fn a_text_ending_in_an_ellipsis_ends_in_the_cut_mark() {
+        assert_eq!(letters_with_breaks("不许上... "), "不许上…");
+        assert_eq!(letters_with_breaks("and more…"), "and more…");
+        // Inside the text it is a break of its own; two full stops are none.
+        assert_eq!(letters_with_breaks("wait... what"), "wait…what");
+        assert_eq!(letters_with_breaks("上... #话题"), "上#话题");
+        assert_eq!(letters_with_breaks("the end.."), "the end");
+        assert_eq!(letters_with_breaks("..."), "");
     }
 }

@@ -126,7 +126,7 @@ fn text_and_copy() -> impl Strategy<Value = (String, String)> {
 /// repost reading's shape.
 fn text_and_lettered_copy() -> impl Strategy<Value = (String, String)> {
     const LETTERS: &[&str] = &[
-        "a", "b", "c", "d", "e", "北", "京", "上", "海", "雨", " ", "，", "来源", "via",
+        "a", "b", "c", "d", "e", "北", "京", "上", "海", "雨", " ", "，", "来源", "via", "…", "...",
     ];
     let letters = || prop::collection::vec(0..LETTERS.len(), 0..24);
     (

@@ -3,9 +3,14 @@
 //! it leaves, by position (the edges, where reposts add, or inside).
 //!
 //! Generic over the elements: the comparison aligns letters, the word diff
-//! of `crate::explain` aligns clauses and words.
+//! of `crate::explain` aligns clauses and words. [`shared_span`] reads an
+//! alignment of letters as a repost: the span its anchors cover.
 
 use std::ops::Range;
+
+/// Shortest run of letters matched in one piece that anchors the shared
+/// span: shorter runs are letters a comment happens to share.
+pub const ANCHOR_CHARS: usize = 3;
 
 /// Where a gap between matched elements lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,4 +106,37 @@ pub fn align<T: PartialEq>(
         on_gap(gap_i..rows, gap_j..columns, position);
     }
     common
+}
+
+/// The shared span of an alignment, in the shorter text and in the longer:
+/// from the first to the last run of at least [`ANCHOR_CHARS`] matched
+/// letters (empty when there is none). `gaps` are in order.
+pub(super) fn shared_span(
+    gaps: &[(Range<usize>, Range<usize>, GapPosition)],
+    shorter_len: usize,
+    longer_len: usize,
+) -> (Range<usize>, Range<usize>) {
+    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    for (ours, theirs, _) in gaps {
+        if ours.start > i {
+            runs.push((i, j, ours.start - i));
+        }
+        (i, j) = (ours.end, theirs.end);
+    }
+    if shorter_len > i && longer_len > j {
+        runs.push((i, j, (shorter_len - i).min(longer_len - j)));
+    }
+    // A run that reaches an edge of the shorter text anchors the span
+    // however short it is: nothing of the shorter text lies beyond it.
+    let anchors: Vec<&(usize, usize, usize)> = runs
+        .iter()
+        .filter(|&&(i, _, len)| len >= ANCHOR_CHARS || i == 0 || i + len == shorter_len)
+        .collect();
+    match (anchors.first(), anchors.last()) {
+        (Some(&&(first_i, first_j, _)), Some(&&(last_i, last_j, last_len))) => {
+            (first_i..last_i + last_len, first_j..last_j + last_len)
+        }
+        _ => (0..0, 0..0),
+    }
 }

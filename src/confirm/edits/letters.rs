@@ -8,6 +8,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
+use crate::fingerprint::letters::CUT_MARK;
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
 
 /// The letters and digits of a text, and where words may break between
@@ -33,6 +34,37 @@ pub(super) struct Letters {
     /// `tagged[i]`: `chars[i]` begins a word written right after `#` or
     /// `@` (a hashtag or a mention).
     pub(super) tagged: Vec<bool>,
+    /// A platform cut the text short: it ends in an ellipsis ([`CUT_MARK`],
+    /// or "..." in text not yet reduced to letters), or in one followed by
+    /// at most [`MAX_CUT_TRAILER_LETTERS`] letters, which are then left out
+    /// (the platform's "全文", "网页链接", "via": see
+    /// [`letters_before_cut`]).
+    pub(super) cut_short: bool,
+}
+
+/// Most letters after an ellipsis that still make it the place where a
+/// platform cut a post: what it writes after the cut ("…全文", "... 网页链接",
+/// "… more").
+pub(super) const MAX_CUT_TRAILER_LETTERS: usize = 4;
+
+/// Where a platform cut `text` (see [`Letters::cut_short`]): the number
+/// of letters before its last ellipsis, when at most
+/// [`MAX_CUT_TRAILER_LETTERS`] letters follow it. The alignment and its
+/// outline read the letters up to there: what follows is the platform's.
+pub(super) fn letters_before_cut(text: &str) -> Option<usize> {
+    let (mut letters, mut stops, mut last_ellipsis) = (0usize, 0usize, None);
+    for c in text.chars() {
+        if letter_of(c).is_some() {
+            letters += 1;
+            stops = 0;
+        } else {
+            stops = if c == '.' { stops + 1 } else { 0 };
+            if stops >= 3 || c == CUT_MARK {
+                last_ellipsis = Some(letters);
+            }
+        }
+    }
+    last_ellipsis.filter(|&at| at > 0 && letters - at <= MAX_CUT_TRAILER_LETTERS)
 }
 
 /// Words that open a credit line, compared with whole chunks (letters
@@ -154,7 +186,9 @@ impl Letters {
             field_starts: Vec::with_capacity(text.len()),
             credit: Vec::new(),
             tagged: Vec::with_capacity(text.len()),
+            cut_short: false,
         };
+
         let (mut skipped, mut marked, mut new_field) = (false, false, false);
         let (mut comma, mut tag_sign) = (false, false);
         for c in text.chars() {
@@ -176,6 +210,20 @@ impl Letters {
                 marked |= !(c.is_whitespace() || is_comma);
                 new_field |= c == FIELD_SEPARATOR;
             }
+        }
+        if let Some(cut) = letters_before_cut(text) {
+            letters.cut_short = true;
+            for marks in [
+                &mut letters.breaks,
+                &mut letters.continued,
+                &mut letters.spaced,
+                &mut letters.capital,
+                &mut letters.field_starts,
+                &mut letters.tagged,
+            ] {
+                marks.truncate(cut);
+            }
+            letters.chars.truncate(cut);
         }
         mark_credits(&mut letters);
         letters
@@ -199,5 +247,31 @@ impl Letters {
             .all(|word_start| self.tagged[word_start]);
         let text: String = self.chars[piece.clone()].iter().collect();
         only_tags || REPOST_MARKERS.contains(&text.as_str())
+    }
+
+    /// `piece` opens with a byline: "by" and a name in capitals ("… by
+    /// JANE DOE", "by JOHN Q. PUBLIC"), how wire copy credits its writers.
+    /// Two words in capitals after "by", the first of two letters or more
+    /// (one word could be an agency's initials, "by NYPD", which says who
+    /// did what).
+    pub(super) fn opens_byline(&self, piece: &Range<usize>) -> bool {
+        let mut bounds = piece
+            .clone()
+            .filter(|&i| i == piece.start || self.breaks[i])
+            .chain(std::iter::once(piece.end));
+        let (Some(by), Some(first), Some(second), Some(after)) =
+            (bounds.next(), bounds.next(), bounds.next(), bounds.next())
+        else {
+            return false;
+        };
+        let in_capitals = |word: Range<usize>, fewest: usize| {
+            word.len() >= fewest
+                && word
+                    .clone()
+                    .all(|i| self.capital[i] || !self.chars[i].is_alphabetic())
+        };
+        self.chars[by..first] == ['b', 'y']
+            && in_capitals(first..second, 2)
+            && in_capitals(second..after, 1)
     }
 }

@@ -34,6 +34,8 @@ mod alignment;
 mod letters;
 mod outline;
 mod rewording;
+pub use alignment::ANCHOR_CHARS;
+use alignment::shared_span;
 pub use alignment::{GapPosition, align};
 use letters::Letters;
 pub use letters::is_numeral;
@@ -114,15 +116,27 @@ pub struct RepostReading {
     /// dropped inside the span (but for digits a copy lost from the front of
     /// a number), or digits of the shorter text replaced at an edge.
     pub figure_changes: usize,
+    /// A platform cut one of the texts short (see
+    /// [`crate::fingerprint::letters::CUT_MARK`]): a cut copies
+    /// mechanically, so the span may then hold no change of content
+    /// ([`crate::confirm::short::repost_allows_join`]).
+    pub cut_short: bool,
+    /// The shorter text was cut off with an ellipsis where the span ends
+    /// (see [`crate::fingerprint::letters::CUT_MARK`]), and the longer goes
+    /// on after it: what it says there is what the cut hid, not a clause.
+    pub rest_hidden_by_cut: bool,
+    /// The shorter text was cut off where the span ends and the longer goes
+    /// on, but the span is a headline's length: too little to tell which
+    /// text the cut came from (two posts may open alike).
+    pub cut_too_soon: bool,
+    /// Letters of the longer text after the span when the rest was hidden
+    /// by a cut: not a comment, so not weighed against the span.
+    pub hidden_chars: usize,
     /// Clauses holding a content word that continue the sentence at an edge
     /// of the span (Chinese words run into it, or words after a comma or
     /// space that start no new sentence): the same sentence saying more.
     pub clauses: usize,
 }
-
-/// Shortest run of letters matched in one piece that anchors the shared
-/// span: shorter runs are letters a comment happens to share.
-pub const ANCHOR_CHARS: usize = 3;
 
 /// A shared span shorter than this is a headline's (see
 /// `Side::piece_at_span_edge`).
@@ -215,7 +229,9 @@ impl Side<'_> {
                 (span.end..end, span.end)
             }
         };
-        if self.letters.only_tags_or_repost_marker(&piece) {
+        if self.letters.only_tags_or_repost_marker(&piece)
+            || (edge == Edge::After && self.letters.opens_byline(&piece))
+        {
             return EdgePiece::Apart;
         }
         let han = chars[piece.clone()]
@@ -471,39 +487,6 @@ fn lost_leading_digits(
         && other.chars[other_gap.start].is_ascii_digit()
 }
 
-/// The shared span of an alignment, in the shorter text and in the longer:
-/// from the first to the last run of at least [`ANCHOR_CHARS`] matched
-/// letters (empty when there is none). `gaps` are in order.
-fn shared_span(
-    gaps: &[(Range<usize>, Range<usize>, GapPosition)],
-    shorter_len: usize,
-    longer_len: usize,
-) -> (Range<usize>, Range<usize>) {
-    let mut runs: Vec<(usize, usize, usize)> = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    for (ours, theirs, _) in gaps {
-        if ours.start > i {
-            runs.push((i, j, ours.start - i));
-        }
-        (i, j) = (ours.end, theirs.end);
-    }
-    if shorter_len > i && longer_len > j {
-        runs.push((i, j, (shorter_len - i).min(longer_len - j)));
-    }
-    // A run that reaches an edge of the shorter text anchors the span
-    // however short it is: nothing of the shorter text lies beyond it.
-    let anchors: Vec<&(usize, usize, usize)> = runs
-        .iter()
-        .filter(|&&(i, _, len)| len >= ANCHOR_CHARS || i == 0 || i + len == shorter_len)
-        .collect();
-    match (anchors.first(), anchors.last()) {
-        (Some(&&(first_i, first_j, _)), Some(&&(last_i, last_j, last_len))) => {
-            (first_i..last_i + last_len, first_j..last_j + last_len)
-        }
-        _ => (0..0, 0..0),
-    }
-}
-
 /// Aligns the letters and digits of two texts (other characters and field
 /// separators are skipped) and summarises their differences.
 pub fn compare(left: &str, right: &str) -> EditSummary {
@@ -567,6 +550,18 @@ pub fn compare_with_until(
             && !span.is_empty()
     };
     // The shape first: counted without the words.
+    // A shorter text cut off with an ellipsis right where the span ends:
+    // what the longer one says after it is what the cut hid (a post's
+    // opening and its full text), if the span is more than a headline.
+    summary.repost.cut_short = shorter.cut_short || longer.cut_short;
+    let cut_where_span_ends = shorter.cut_short
+        && span.end == shorter.chars.len()
+        && longer_span.end < longer.chars.len();
+    summary.repost.rest_hidden_by_cut = cut_where_span_ends && span.len() >= MAX_HEADLINE_CHARS;
+    summary.repost.cut_too_soon = cut_where_span_ends && span.len() < MAX_HEADLINE_CHARS;
+    if summary.repost.rest_hidden_by_cut {
+        summary.repost.hidden_chars = longer.chars.len() - longer_span.end;
+    }
     let mut unmatched_credit = 0;
     for (ours, theirs, _) in &gaps {
         if is_credit(ours, theirs) {
@@ -761,7 +756,9 @@ pub fn compare_with_until(
         // same sentence going on. (What the shorter text has there was cut,
         // and counts as cut.)
         for edge in [Edge::Before, Edge::After] {
-            if synonym_at_edge.contains(&edge) {
+            if synonym_at_edge.contains(&edge)
+                || (edge == Edge::After && summary.repost.rest_hidden_by_cut)
+            {
                 continue;
             }
             if let EdgePiece::Part { content, fact } =

@@ -16,7 +16,7 @@
 //! The outline reads the letters exactly as the alignment does
 //! ([`super::letters::letter_of`]), so its `common` is the alignment's.
 
-use super::letters::{letter_of, letters_hold_credit_word};
+use super::letters::{letter_of, letters_before_cut, letters_hold_credit_word};
 
 /// The letters of the shorter of two texts (by letter count; the first
 /// when both have as many) and of the longer, and the length of their
@@ -47,15 +47,25 @@ pub struct OutlineLetters {
     /// (see [`super::letters`]). When they do not, no letter of it is a
     /// credit's.
     pub may_hold_credit: bool,
+    /// A platform cut the text short (an ellipsis at its end: see
+    /// [`crate::fingerprint::letters::CUT_MARK`]); the other text may then
+    /// go on for longer than a comment would.
+    pub cut_short: bool,
 }
 
 impl OutlineLetters {
     pub fn of(text: &str) -> OutlineLetters {
-        let letters: Box<[char]> = text.chars().filter_map(letter_of).collect();
+        let cut = letters_before_cut(text);
+        let letters: Box<[char]> = text
+            .chars()
+            .filter_map(letter_of)
+            .take(cut.unwrap_or(usize::MAX))
+            .collect();
         let may_hold_credit = letters_hold_credit_word(&letters);
         OutlineLetters {
             letters,
             may_hold_credit,
+            cut_short: cut.is_some(),
         }
     }
 

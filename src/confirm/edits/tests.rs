@@ -240,6 +240,68 @@ fn a_clause_that_continues_the_sentence_is_not_a_comment() {
 }
 
 #[test]
+fn what_a_cut_post_hid_after_its_ellipsis_is_not_a_clause() {
+    let full = "市图书馆今天起延长开放时间，周一至周五晚上闭馆时间推迟，周末全天开放，\
+                读者可以在网上预约座位，馆内还新增了自助借还设备和儿童阅读区，欢迎市民前往";
+    let cut = "市图书馆今天起延长开放时间，周一至周五晚上闭馆时间推迟，周末全天开放，\
+               读者可以在网上预约座位，馆内还新... ";
+    let reading = compare(cut, full).repost;
+    assert!(reading.span_chars >= 40, "{reading:?}");
+    assert_eq!(reading.clauses, 0, "{reading:?}");
+    assert_eq!(reading.content_changes, 0, "{reading:?}");
+    // The letters a node keeps end in the cut mark, and read the same.
+    let kept = crate::fingerprint::letters::letters_with_breaks(cut);
+    assert!(kept.ends_with(crate::fingerprint::letters::CUT_MARK));
+    assert_eq!(compare(&kept, full).repost, reading);
+    // Without the ellipsis the longer text's sentence goes on.
+    let ended = cut.trim_end_matches([' ', '.']);
+    assert_eq!(compare(ended, full).repost.clauses, 1);
+    // A headline's span is too short to tell a cut from another story.
+    let headline = "Council approves the budget...";
+    let other = "Council approves the budget, mayor vetoes it at once";
+    assert_eq!(compare(headline, other).repost.clauses, 1);
+}
+
+#[test]
+fn what_a_platform_writes_after_its_cut_is_left_out() {
+    let full = "市图书馆今天起延长开放时间，周一至周五晚上闭馆时间推迟，周末全天开放，\
+                读者可以在网上预约座位，馆内还新增了自助借还设备和儿童阅读区，欢迎市民前往";
+    let opening = "市图书馆今天起延长开放时间，周一至周五晚上闭馆时间推迟，周末全天开放，\
+                   读者可以在网上预约座位，馆内还新";
+    for trailer in ["…全文", "... 网页链接", "…… 全文：", "… via"] {
+        let cut = format!("{opening}{trailer}");
+        let reading = compare(&cut, full).repost;
+        assert!(
+            reading.cut_short && reading.rest_hidden_by_cut,
+            "{trailer}: {reading:?}"
+        );
+        assert_eq!(
+            (reading.cut_chars, reading.clauses),
+            (0, 0),
+            "{trailer}: {reading:?}"
+        );
+        assert_eq!(reading.content_changes, 0, "{trailer}: {reading:?}");
+    }
+    // Five letters after an ellipsis are more text, not the platform's.
+    let reading = compare(&format!("{opening}… 请大家转发"), full).repost;
+    assert!(!reading.cut_short, "{reading:?}");
+}
+
+#[test]
+fn a_wire_byline_after_a_headline_is_not_a_clause() {
+    let headline = "Council approves the budget for the new library";
+    let clauses = |longer: &str| compare(headline, longer).repost.clauses;
+    assert_eq!(clauses(&format!("{headline} by JANE DOE")), 0);
+    assert_eq!(
+        clauses(&format!("{headline} by JOHN Q. PUBLIC and MARY ROE")),
+        0
+    );
+    // Who did it, in capitals or not, says more.
+    assert_eq!(clauses(&format!("{headline} by NYPD officers")), 1);
+    assert_eq!(clauses(&format!("{headline} by a narrow vote")), 1);
+}
+
+#[test]
 fn hashtags_mentions_and_glued_repost_markers_at_an_edge_are_not_clauses() {
     let headline = "CITY COUNCIL APPROVES NEW LIBRARY BUDGET";
     let clauses = |longer: &str| compare(headline, longer).repost.clauses;
