@@ -140,3 +140,24 @@ pub(super) fn shared_span(
         _ => (0..0, 0..0),
     }
 }
+
+/// Two gaps, each of at most [`MAX_MORPHEME_CHARS`] letters on one side
+/// only, the first on one text's side and the second on the other's: a
+/// word that one text writes with a letter before the letter they share
+/// and the other with one after it.
+pub(super) fn one_sided_on_either_side(
+    ours_before: &Range<usize>,
+    theirs_before: &Range<usize>,
+    ours: &Range<usize>,
+    theirs: &Range<usize>,
+) -> bool {
+    let one_sided = |on: &Range<usize>, off: &Range<usize>| {
+        off.is_empty() && (1..=MAX_MORPHEME_CHARS).contains(&on.len())
+    };
+    (one_sided(theirs_before, ours_before) && one_sided(ours, theirs))
+        || (one_sided(ours_before, theirs_before) && one_sided(theirs, ours))
+}
+
+/// Most letters of a morpheme added or dropped around a kept letter (see
+/// [`one_sided_on_either_side`]).
+const MAX_MORPHEME_CHARS: usize = 2;

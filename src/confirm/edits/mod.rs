@@ -35,8 +35,8 @@ mod letters;
 mod outline;
 mod rewording;
 pub use alignment::ANCHOR_CHARS;
-use alignment::shared_span;
 pub use alignment::{GapPosition, align};
+use alignment::{one_sided_on_either_side, shared_span};
 use letters::Letters;
 pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
@@ -549,7 +549,6 @@ pub fn compare_with_until(
             && theirs.end <= longer_span.end
             && !span.is_empty()
     };
-    // The shape first: counted without the words.
     // A shorter text cut off with an ellipsis right where the span ends:
     // what the longer one says after it is what the cut hid (a post's
     // opening and its full text), if the span is more than a headline.
@@ -562,13 +561,26 @@ pub fn compare_with_until(
     if summary.repost.rest_hidden_by_cut {
         summary.repost.hidden_chars = longer.chars.len() - longer_span.end;
     }
+    // The shape first: counted without the words. A word rewritten around
+    // one letter it keeps ("破获" / "侦破", "启动" / "开启": one text has a
+    // letter before it, the other one after) is one edit, not two.
     let mut unmatched_credit = 0;
+    let mut previous_inside: Option<(&Range<usize>, &Range<usize>)> = None;
     for (ours, theirs, _) in &gaps {
         if is_credit(ours, theirs) {
             unmatched_credit += ours.len();
+            previous_inside = None;
         } else if is_inside(ours, theirs) {
-            summary.repost.inside_edits += 1;
+            let rewritten_around_one_letter =
+                previous_inside.is_some_and(|(ours_before, theirs_before)| {
+                    ours.start == ours_before.end + 1
+                        && one_sided_on_either_side(ours_before, theirs_before, ours, theirs)
+                });
+            summary.repost.inside_edits += usize::from(!rewritten_around_one_letter);
             summary.repost.inside_unmatched += ours.len();
+            previous_inside = Some((ours, theirs));
+        } else {
+            previous_inside = None;
         }
     }
     summary.unmatched_in_shorter = shorter.chars.len() - common - unmatched_credit;

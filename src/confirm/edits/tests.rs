@@ -288,6 +288,35 @@ fn what_a_platform_writes_after_its_cut_is_left_out() {
 }
 
 #[test]
+fn a_word_rewritten_around_a_letter_it_keeps_is_one_edit() {
+    let edits = |ours: &str, theirs: &str| compare(ours, theirs).repost.inside_edits;
+    // 修建 / 建造: one text has a letter before 建, the other one after.
+    assert_eq!(
+        edits(
+            "市里计划修建一座新的跨江大桥",
+            "市里计划建造一座新的跨江大桥"
+        ),
+        1
+    );
+    // Two letters changed two letters apart are two edits.
+    assert_eq!(
+        edits(
+            "市里计划修建一座新的跨江大桥",
+            "市里计划建一造座新的跨江大桥"
+        ),
+        2
+    );
+    // Letters added on the same side around a kept one: two edits.
+    assert_eq!(
+        edits(
+            "市里计划建一座新的跨江大桥",
+            "市里计划修建造一座新的跨江大桥"
+        ),
+        2
+    );
+}
+
+#[test]
 fn a_wire_byline_after_a_headline_is_not_a_clause() {
     let headline = "Council approves the budget for the new library";
     let clauses = |longer: &str| compare(headline, longer).repost.clauses;
