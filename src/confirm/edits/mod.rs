@@ -42,6 +42,7 @@ pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
 use rewording::{
     declared_synonyms, edge_word_swapped_for_synonym, swaps_a_morpheme, swaps_a_party,
+    swaps_for_an_opposite,
 };
 
 /// The differences between two short texts, aligned in order.
@@ -711,6 +712,8 @@ pub fn compare_with_until(
             reading.fact_changes += usize::from(!lost_digits && !paired && entity);
             // A form's party swapped for another: a name no dictionary knows.
             reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
+            reading.fact_changes +=
+                usize::from(swaps_for_an_opposite(&shorter, &ours, &longer, &theirs));
         } else if !ours.is_empty() && !theirs.is_empty() {
             // Outside the span on both sides.
             // A word at the text's edge swapped for its synonym before the

@@ -87,7 +87,7 @@ const OPPOSITE_MORPHEMES: &str = concat!(
     "攻守兴衰利弊功过赏罚供需借还借贷金银银铜金铜冠亚亚季甲乙乙丙单双",
     "阴阳日夜昼夜晴雨早午午晚初末初终半全批驳准驳赞反支反同异合分离合",
     "聚散存取存贷收发接送起落起止出归往返母父子女兄弟姐妹夫妻师生官民",
-    "敌友",
+    "敌友增降",
 );
 
 /// A substitution of one character for another inside a two-character
@@ -215,6 +215,32 @@ pub(super) fn swaps_a_party(
             (true, false) => inserted(longer, theirs, shorter, ours.start),
             (true, true) => false,
         }
+}
+
+/// A word of one or two Han characters replaced, inside the texts, by one
+/// that holds the opposite of one of its characters ([`OPPOSITE_MORPHEMES`]
+/// in any position: 增长 / 下降, 开幕 / 闭幕, 上涨 / 下跌): what the text
+/// reports turned around, a fact changed, however long the span is around
+/// it (one reworded content word per 40 letters is otherwise allowed).
+pub(super) fn swaps_for_an_opposite(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+) -> bool {
+    let word = |letters: &Letters, range: &Range<usize>| {
+        (1..=2).contains(&range.len())
+            && letters.chars[range.clone()]
+                .iter()
+                .all(|&c| normalize::is_han(c))
+    };
+    word(shorter, ours)
+        && word(longer, theirs)
+        && shorter.chars[ours.clone()].iter().any(|&left| {
+            longer.chars[theirs.clone()]
+                .iter()
+                .any(|&right| opposite_morphemes(left, right))
+        })
 }
 
 /// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.

@@ -317,6 +317,16 @@ fn a_word_rewritten_around_a_letter_it_keeps_is_one_edit() {
 }
 
 #[test]
+fn a_word_swapped_for_its_opposite_is_a_changed_fact() {
+    let text = "据统计，今年前三个季度全市外贸进出口总额同比增长百分之十二，其中民营企业贡献最大";
+    let facts = |other: &str| compare(text, other).repost.fact_changes;
+    assert_eq!(facts(&text.replacen("增长", "下降", 1)), 1);
+    assert_eq!(facts(&text.replacen("增长", "减少", 1)), 1);
+    // A near-synonym is no fact (it may still count as a reworded word).
+    assert_eq!(facts(&text.replacen("增长", "提高", 1)), 0);
+}
+
+#[test]
 fn a_wire_byline_after_a_headline_is_not_a_clause() {
     let headline = "Council approves the budget for the new library";
     let clauses = |longer: &str| compare(headline, longer).repost.clauses;
