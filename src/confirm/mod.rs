@@ -54,9 +54,9 @@ pub use long::{
     LEAD_CHARS, LongText, UNKNOWN_WEIGHT, headline_bar, lead_is_chinese, sketch_join_bar,
 };
 pub use short::{
-    MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars, allowed_unmatched_chars,
-    edits_allow_join, repost_allows_join, repost_shape_allows_join, repost_shape_excluded,
-    short_texts_close,
+    MIN_REPOST_CONTAINMENT, ShortText, allowed_content_changes, allowed_cut_chars,
+    allowed_unmatched_chars, edits_allow_join, repost_allows_join, repost_shape_allows_join,
+    repost_shape_excluded, short_texts_close,
 };
 
 /// How a candidate was found: long texts found by shared text meet a

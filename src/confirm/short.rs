@@ -4,7 +4,7 @@
 use std::sync::OnceLock;
 
 use super::config::ConfirmationConfig;
-use super::edits::{self, EditSummary, OutlineLetters};
+use super::edits::{self, EditSummary, OutlineLetters, RepostReading};
 use super::measures::{containment, jaccard, shared_count};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
@@ -259,21 +259,29 @@ pub fn allowed_cut_chars(shorter_chars: usize) -> usize {
 /// The repost reading allows two short texts to join: the comment does not
 /// outweigh the shared span, little of the shorter text was cut, the span
 /// holds few edits for its length, no figure and no name, place or time
-/// changed, no clause continues the sentence at an edge, and at most one
-/// content word per 40 letters of the span changed (none when a platform
-/// cut one of them short: a cut copies, it does not reword).
+/// changed, no clause continues the sentence at an edge, and no more
+/// content words changed than [`allowed_content_changes`].
 pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) -> bool {
     if summary.identical() {
         return true;
     }
     let reading = &summary.repost;
-    let span = reading.span_chars;
     repost_shape_allows_join(summary, config)
         && !(config.require_same_numbers && reading.figure_changes > 0)
         && !(config.content_word_check && reading.fact_changes > 0)
         && !(config.content_word_check
-            && (reading.clauses > 0 || reading.content_changes > span / 40))
-        && !(config.content_word_check && reading.cut_short && reading.content_changes > 0)
+            && (reading.clauses > 0 || reading.content_changes > allowed_content_changes(reading)))
+}
+
+/// How many content words the repost reading lets change inside the span:
+/// one per 40 letters (a reworded repost), none when a platform cut one of
+/// the texts short (a cut copies, it does not reword).
+pub fn allowed_content_changes(reading: &RepostReading) -> usize {
+    if reading.cut_short {
+        0
+    } else {
+        reading.span_chars / 40
+    }
 }
 
 /// The part of [`repost_allows_join`] that needs only the alignment's

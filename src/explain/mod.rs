@@ -43,9 +43,9 @@ use crate::confirm::measures::{
 };
 use crate::confirm::spans::{KEPT_LEAD_CHARS, lead_swaps_a_span};
 use crate::confirm::{
-    ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, ShortText, allowed_cut_chars,
-    allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join, short_texts_close,
-    sketch_join_bar,
+    ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, ShortText, allowed_content_changes,
+    allowed_cut_chars, allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join,
+    short_texts_close, sketch_join_bar,
 };
 use crate::engine::Engine;
 use crate::fingerprint::letters::letters_with_breaks;
@@ -427,12 +427,7 @@ fn repost_figures(
         &confirmation.synonyms,
     );
     let reading = summary.repost;
-    // A cut copies: no content word may change then.
-    let content_changes_allowed = if reading.cut_short {
-        0
-    } else {
-        reading.span_chars / 40
-    };
+    let content_changes_allowed = allowed_content_changes(&reading);
     figures.push(Figure {
         name: "repost",
         value: format!(

@@ -22,9 +22,9 @@ pub fn letters_with_breaks(text: &str) -> String {
     let mut skipped: Option<char> = None;
     // The last character skipped was `#` or `@`: the word ahead is a tag.
     let mut tag_sign = false;
-    // Full stops in a row among the characters skipped since the last
-    // letter, and whether three of them (an ellipsis) were among them.
-    let (mut stops, mut ellipsis) = (0usize, false);
+    // Whether an ellipsis was among the characters skipped since the last
+    // letter.
+    let (mut watch, mut ellipsis) = (EllipsisWatch::default(), false);
     for c in text.chars() {
         if c == FIELD_SEPARATOR || is_letter_or_digit(c) {
             let at_start = letters.is_empty() || letters.ends_with(FIELD_SEPARATOR);
@@ -36,13 +36,13 @@ pub fn letters_with_breaks(text: &str) -> String {
             {
                 letters.push(if ellipsis { CUT_MARK } else { break_char });
             }
-            (stops, ellipsis) = (0, false);
+            watch.letter();
+            ellipsis = false;
             letters.push(c);
             skipped = None;
             tag_sign = false;
         } else {
-            stops = if c == '.' { stops + 1 } else { 0 };
-            ellipsis |= stops >= 3 || c == CUT_MARK;
+            ellipsis |= watch.ellipsis_at(c);
             tag_sign = matches!(c, '#' | '@' | '＃' | '＠');
             let this = if c.is_whitespace() {
                 ' '
@@ -84,6 +84,30 @@ pub const BREAK_CONTINUED: char = ',';
 /// because normalised letters never hold it otherwise.
 pub const CUT_MARK: char = '…';
 
+/// Finds ellipses in a text read one character at a time: "…"
+/// ([`CUT_MARK`]) or three full stops in a row. One reader for the letters
+/// a node keeps and for the comparison that reads them, or text not yet
+/// reduced to letters (`crate::confirm::edits`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct EllipsisWatch {
+    /// Full stops in a row just read.
+    stops: usize,
+}
+
+impl EllipsisWatch {
+    /// A letter was read: a run of full stops ends.
+    pub fn letter(&mut self) {
+        self.stops = 0;
+    }
+
+    /// `c`, not a letter, was read: whether it ends an ellipsis (or goes
+    /// on with one).
+    pub fn ellipsis_at(&mut self, c: char) -> bool {
+        self.stops = if c == '.' { self.stops + 1 } else { 0 };
+        self.stops >= 3 || c == CUT_MARK
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +127,7 @@ mod tests {
 
     #[test]
     fn a_text_ending_in_an_ellipsis_ends_in_the_cut_mark() {
-        assert_eq!(letters_with_breaks("不许上... "), "不许上…");
+        assert_eq!(letters_with_breaks("请稍等... "), "请稍等…");
         assert_eq!(letters_with_breaks("and more…"), "and more…");
         // Inside the text it is a break of its own; two full stops are none.
         assert_eq!(letters_with_breaks("wait... what"), "wait…what");

@@ -8,7 +8,7 @@
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use crate::fingerprint::letters::CUT_MARK;
+use crate::fingerprint::letters::EllipsisWatch;
 use crate::fingerprint::{FIELD_SEPARATOR, normalize};
 
 /// The letters and digits of a text, and where words may break between
@@ -34,7 +34,8 @@ pub(super) struct Letters {
     /// `tagged[i]`: `chars[i]` begins a word written right after `#` or
     /// `@` (a hashtag or a mention).
     pub(super) tagged: Vec<bool>,
-    /// A platform cut the text short: it ends in an ellipsis ([`CUT_MARK`],
+    /// A platform cut the text short: it ends in an ellipsis
+    /// ([`crate::fingerprint::letters::CUT_MARK`],
     /// or "..." in text not yet reduced to letters), or in one followed by
     /// at most [`MAX_CUT_TRAILER_LETTERS`] letters, which are then left out
     /// (the platform's "全文", "网页链接", "via": see
@@ -52,16 +53,13 @@ pub(super) const MAX_CUT_TRAILER_LETTERS: usize = 4;
 /// [`MAX_CUT_TRAILER_LETTERS`] letters follow it. The alignment and its
 /// outline read the letters up to there: what follows is the platform's.
 pub(super) fn letters_before_cut(text: &str) -> Option<usize> {
-    let (mut letters, mut stops, mut last_ellipsis) = (0usize, 0usize, None);
+    let (mut letters, mut watch, mut last_ellipsis) = (0usize, EllipsisWatch::default(), None);
     for c in text.chars() {
         if letter_of(c).is_some() {
             letters += 1;
-            stops = 0;
-        } else {
-            stops = if c == '.' { stops + 1 } else { 0 };
-            if stops >= 3 || c == CUT_MARK {
-                last_ellipsis = Some(letters);
-            }
+            watch.letter();
+        } else if watch.ellipsis_at(c) {
+            last_ellipsis = Some(letters);
         }
     }
     last_ellipsis.filter(|&at| at > 0 && letters - at <= MAX_CUT_TRAILER_LETTERS)
@@ -188,11 +186,16 @@ impl Letters {
             tagged: Vec::with_capacity(text.len()),
             cut_short: false,
         };
-
+        // What a platform wrote after its cut is not read.
+        let cut = letters_before_cut(text);
+        letters.cut_short = cut.is_some();
         let (mut skipped, mut marked, mut new_field) = (false, false, false);
         let (mut comma, mut tag_sign) = (false, false);
         for c in text.chars() {
             if let Some(letter) = letter_of(c) {
+                if cut == Some(letters.chars.len()) {
+                    break;
+                }
                 letters.chars.push(letter);
                 letters.breaks.push(skipped);
                 letters.continued.push(skipped && !marked);
@@ -210,20 +213,6 @@ impl Letters {
                 marked |= !(c.is_whitespace() || is_comma);
                 new_field |= c == FIELD_SEPARATOR;
             }
-        }
-        if let Some(cut) = letters_before_cut(text) {
-            letters.cut_short = true;
-            for marks in [
-                &mut letters.breaks,
-                &mut letters.continued,
-                &mut letters.spaced,
-                &mut letters.capital,
-                &mut letters.field_starts,
-                &mut letters.tagged,
-            ] {
-                marks.truncate(cut);
-            }
-            letters.chars.truncate(cut);
         }
         mark_credits(&mut letters);
         letters

@@ -122,16 +122,15 @@ pub struct RepostReading {
     /// mechanically, so the span may then hold no change of content
     /// ([`crate::confirm::short::repost_allows_join`]).
     pub cut_short: bool,
-    /// The shorter text was cut off with an ellipsis where the span ends
-    /// (see [`crate::fingerprint::letters::CUT_MARK`]), and the longer goes
-    /// on after it: what it says there is what the cut hid, not a clause.
-    pub rest_hidden_by_cut: bool,
     /// The shorter text was cut off where the span ends and the longer goes
     /// on, but the span is a headline's length: too little to tell which
     /// text the cut came from (two posts may open alike).
     pub cut_too_soon: bool,
-    /// Letters of the longer text after the span when the rest was hidden
-    /// by a cut: not a comment, so not weighed against the span.
+    /// Letters of the longer text after the span when the shorter text was
+    /// cut off with an ellipsis where the span ends, a span longer than a
+    /// headline (see [`crate::fingerprint::letters::CUT_MARK`]): what the
+    /// cut hid, so neither a clause nor a comment weighed against the span
+    /// ([`RepostReading::rest_hidden_by_cut`]).
     pub hidden_chars: usize,
     /// Clauses holding a content word that continue the sentence at an edge
     /// of the span (Chinese words run into it, or words after a comma or
@@ -151,6 +150,14 @@ const MIN_CLAUSE_LETTERS: usize = 4;
 /// when one of them is a content word: one word is a reprint's filler
 /// ("进一步", "latest"), a clause changes what the text says.
 const MIN_CLAUSE_WORDS: usize = 2;
+
+impl RepostReading {
+    /// The longer text goes on where a cut hid the shorter one's rest
+    /// (see [`RepostReading::hidden_chars`]).
+    pub fn rest_hidden_by_cut(&self) -> bool {
+        self.hidden_chars > 0
+    }
+}
 
 impl EditSummary {
     /// The two texts have the same letters and digits, in the same order.
@@ -557,9 +564,8 @@ pub fn compare_with_until(
     let cut_where_span_ends = shorter.cut_short
         && span.end == shorter.chars.len()
         && longer_span.end < longer.chars.len();
-    summary.repost.rest_hidden_by_cut = cut_where_span_ends && span.len() >= MAX_HEADLINE_CHARS;
     summary.repost.cut_too_soon = cut_where_span_ends && span.len() < MAX_HEADLINE_CHARS;
-    if summary.repost.rest_hidden_by_cut {
+    if cut_where_span_ends && span.len() >= MAX_HEADLINE_CHARS {
         summary.repost.hidden_chars = longer.chars.len() - longer_span.end;
     }
     // The shape first: counted without the words. A word rewritten around
@@ -772,7 +778,7 @@ pub fn compare_with_until(
         // and counts as cut.)
         for edge in [Edge::Before, Edge::After] {
             if synonym_at_edge.contains(&edge)
-                || (edge == Edge::After && summary.repost.rest_hidden_by_cut)
+                || (edge == Edge::After && summary.repost.rest_hidden_by_cut())
             {
                 continue;
             }

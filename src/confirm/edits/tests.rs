@@ -272,7 +272,7 @@ fn what_a_platform_writes_after_its_cut_is_left_out() {
         let cut = format!("{opening}{trailer}");
         let reading = compare(&cut, full).repost;
         assert!(
-            reading.cut_short && reading.rest_hidden_by_cut,
+            reading.cut_short && reading.rest_hidden_by_cut(),
             "{trailer}: {reading:?}"
         );
         assert_eq!(
