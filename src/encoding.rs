@@ -318,6 +318,17 @@ impl<'a> Decoder<'a> {
                 .map_err(|_| DecodeError("text is not UTF-8"))
         }
     }
+    /// A text written by [`Encoder::text`], its bytes kept to be decoded
+    /// at its first read ([`crate::record_text`]: most are never read).
+    pub fn record_text(&mut self) -> Result<crate::record_text::RecordText, DecodeError> {
+        let header = self.varint()?;
+        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
+        let bytes = self.take(length)?;
+        Ok(crate::record_text::RecordText::encoded(
+            bytes,
+            header & 1 == 1,
+        ))
+    }
     /// Skips a text written by [`Encoder::text`] (not checked).
     pub fn skip_text(&mut self) -> Result<(), DecodeError> {
         let length =

@@ -187,6 +187,9 @@ pub struct SnapshotParts {
 }
 
 /// One change of the ledger's state, as persistence logs it.
+// Most effects are an engine's placement (see [`EngineEffect`]): boxing it
+// would add an allocation to nearly every effect to shrink the rare others.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Effect {
     Engine(EngineEffect),

@@ -48,6 +48,7 @@ pub mod compact_table;
 pub mod compact_text;
 pub mod hashing;
 pub mod radix;
+pub mod record_text;
 pub mod slots;
 
 // The data path, stage by stage.

@@ -7,20 +7,21 @@ use super::measures::{bigram_jaccard, one_contains_the_other};
 use super::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::sketch::{SKETCH_SIZE, estimate_jaccard};
+use crate::record_text::RecordText;
 
 /// What a long text's node remembers to confirm sketch candidates.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LongText {
     pub sketch: Box<[u32]>,
     /// Letters and digits of the headline, when the document has one.
-    pub headline: Option<Box<str>>,
+    pub headline: Option<RecordText>,
     /// The first [`KEPT_LEAD_CHARS`] letters and digits of the body (the
     /// first [`LEAD_CHARS`] in nodes recorded before): the span check of
     /// [`super::spans`] reads all of it, the other rules its start
     /// ([`LongText::lead_start`]).
     ///
     /// [`KEPT_LEAD_CHARS`]: super::spans::KEPT_LEAD_CHARS
-    pub lead: Box<str>,
+    pub lead: RecordText,
     pub numbers: Box<[u32]>,
     /// Where the body names people, and by what shape of name
     /// ([`super::name_slots`]); empty for nodes recorded before.

@@ -9,6 +9,7 @@ use super::measures::{containment, jaccard, shared_count};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::places::places_compatible;
+use crate::record_text::RecordText;
 
 /// Lowest bigram Jaccard at which a short text that contains (or is
 /// contained in) a candidate can still join it.
@@ -20,7 +21,7 @@ pub struct ShortText {
     pub shingles: Box<[u32]>,
     /// The letters and digits of the text, fields separated by
     /// [`crate::fingerprint::FIELD_SEPARATOR`].
-    pub letters: Box<str>,
+    pub letters: RecordText,
     pub number_signature: u64,
     pub place_signature: u64,
     /// Which field of `letters` is the headline, when the text has both a
@@ -59,7 +60,7 @@ impl Eq for OutlineLettersOnce {}
 impl ShortText {
     pub fn new(
         shingles: Box<[u32]>,
-        letters: Box<str>,
+        letters: RecordText,
         number_signature: u64,
         place_signature: u64,
     ) -> ShortText {

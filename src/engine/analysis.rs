@@ -162,7 +162,7 @@ impl Analyzer {
         let short_text = || {
             let text = ShortText::new(
                 fingerprinter.shingle_set(prepared).into_boxed_slice(),
-                fingerprinter.letters(prepared).into_boxed_str(),
+                fingerprinter.letters(prepared).into(),
                 fingerprinter.number_signature(prepared),
                 fingerprinter.place_signature(prepared),
             );
@@ -204,10 +204,8 @@ impl Analyzer {
             },
             numbers: fingerprinter.body_number_set(prepared).into_boxed_slice(),
             name_slots: prepared.name_slots.clone().into_boxed_slice(),
-            headline: headline.map(|headline| letters_with_breaks(headline).into_boxed_str()),
-            lead: fingerprinter
-                .body_lead(prepared, KEPT_LEAD_CHARS)
-                .into_boxed_str(),
+            headline: headline.map(|headline| letters_with_breaks(headline).into()),
+            lead: fingerprinter.body_lead(prepared, KEPT_LEAD_CHARS).into(),
             identifying_weight: body.weight,
         };
         (

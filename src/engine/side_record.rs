@@ -14,14 +14,16 @@
 //!
 //! The texts are written compact (short-text tag 3, long-text tag 4):
 //! counts as varints, parts that are empty or zero left out behind flags,
-//! a long text's sketch as its gaps in the bits the largest needs. With
+//! a long text's sketch as its gaps in the bits the largest needs, and the
+//! letters, headline and lead two bytes a Han letter
+//! ([`crate::compact_text`]) when that is shorter than their UTF-8. They
+//! are decoded at their first read ([`crate::record_text`]): most
+//! candidates are turned away by their shingles or sketch first. With
 //! `--lean-side-records`, a short text's shingles are left out too when
 //! its letters give them back (nearly always: they are the letters'
-//! bigrams), the letters are kept two bytes a Han letter
-//! ([`crate::compact_text`]), and the lead of a text of middle length is
-//! left out when it is the opening of those letters (the writer checks
-//! both). The fixed-width layouts before (tags 1 and 2, 1 to 3) are
-//! still read.
+//! bigrams), and the lead of a text of middle length is left out when it
+//! is the opening of those letters (the writer checks both). The
+//! fixed-width layouts before (tags 1 and 2, 1 to 3) are still read.
 //!
 //! Consequences: the layout is part of the state format (snapshots and the
 //! log); changing it is a format change (`crate::persist`). A reader of a
@@ -35,6 +37,7 @@ use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::shingle_set_of_letters;
+use crate::record_text::RecordText;
 use crate::units::Fingerprint;
 
 /// Byte offset of the root in a record (after the fingerprint).
@@ -268,7 +271,7 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     // A lean record: the shingles are left out, since the letters give
     // them back (checked off the engine's lock when the text was analysed,
     // [`ShortText::checking_shingles_against_letters`], with
-    // `--lean-side-records`), and the letters are kept compact.
+    // `--lean-side-records`).
     let derived_width = lean_width(short);
     let flags = match derived_width {
         Some(width) => width << SHORT_WIDTH_SHIFT,
@@ -282,7 +285,7 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     if derived_width.is_none() {
         encoder.short_u32s(&short.shingles);
     }
-    encoder.text(&short.letters, derived_width.is_some());
+    encoder.text(&short.letters, true);
     if short.number_signature != 0 {
         encoder.u64(short.number_signature);
     }
@@ -303,7 +306,7 @@ pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeE
             // Arguments are read in order: the record's layout.
             let short = ShortText::new(
                 decoder.u32s()?.into_boxed_slice(),
-                decoder.str()?.into(),
+                RecordText::from(decoder.str()?),
                 decoder.u64()?,
                 decoder.u64()?,
             );
@@ -323,7 +326,8 @@ fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError
     } else {
         None
     };
-    let letters = decoder.text()?;
+    // Most candidates' letters are never read: decoded at the first read.
+    let letters = decoder.record_text()?;
     let width = flags >> SHORT_WIDTH_SHIFT;
     let shingles = match stored {
         Some(shingles) => shingles,
@@ -334,7 +338,7 @@ fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError
     let place_signature = optional_u64(decoder, flags & SHORT_HAS_PLACES != 0)?;
     let mut short = ShortText::new(
         shingles.into_boxed_slice(),
-        letters.into_boxed_str(),
+        letters,
         number_signature,
         place_signature,
     );
@@ -426,10 +430,10 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
         .u8(flags)
         .ascending_u32s(&long.sketch);
     if let Some(headline) = &long.headline {
-        encoder.text(headline, false);
+        encoder.text(headline, true);
     }
     if !lead_from_letters {
-        encoder.text(&long.lead, false);
+        encoder.text(&long.lead, true);
     }
     if !long.numbers.is_empty() {
         encoder.short_u32s(&long.numbers);
@@ -502,11 +506,11 @@ fn get_compact_long(
     decoder.ascending_u32s_into(&mut sketch)?;
     let headline = match flags & LONG_HAS_HEADLINE {
         0 => None,
-        _ => Some(decoder.text()?.into_boxed_str()),
+        _ => Some(decoder.record_text()?),
     };
     let lead = match (flags & LONG_LEAD_FROM_LETTERS, short) {
-        (0, _) => decoder.text()?,
-        (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT),
+        (0, _) => decoder.record_text()?,
+        (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT).into(),
         (_, None) => return Err(DecodeError("lead from letters without a short text")),
     };
     let numbers = match flags & LONG_HAS_NUMBERS {
@@ -522,7 +526,7 @@ fn get_compact_long(
     Ok(LongText {
         sketch: sketch.into_boxed_slice(),
         headline,
-        lead: lead.into_boxed_str(),
+        lead,
         numbers,
         name_slots,
         identifying_weight,

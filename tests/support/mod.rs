@@ -733,7 +733,7 @@ pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledge
                 .collect();
             let text = ShortText::new(
                 fingerprinter.shingle_set_of(&letters).into_boxed_slice(),
-                letters.into_boxed_str(),
+                letters.into(),
                 random.next(),
                 0,
             );
