@@ -16,9 +16,12 @@ use crate::record_text::RecordText;
 const CONTAINED_JACCARD_FLOOR: f64 = 0.5;
 
 /// What a short text's node remembers to confirm later candidates.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ShortText {
-    pub shingles: Box<[u32]>,
+    /// The shingle set ([`ShortText::shingles`]): known, or taken from the
+    /// letters at the first read when a lean record left it out (most
+    /// candidates read for another reason never need it).
+    shingles: OnceLock<Box<[u32]>>,
     /// The letters and digits of the text, fields separated by
     /// [`crate::fingerprint::FIELD_SEPARATOR`].
     pub letters: RecordText,
@@ -57,6 +60,20 @@ impl PartialEq for OutlineLettersOnce {
 
 impl Eq for OutlineLettersOnce {}
 
+impl PartialEq for ShortText {
+    fn eq(&self, other: &ShortText) -> bool {
+        self.shingles() == other.shingles()
+            && self.letters == other.letters
+            && self.number_signature == other.number_signature
+            && self.place_signature == other.place_signature
+            && self.headline_field == other.headline_field
+            && self.body_weight == other.body_weight
+            && self.shingles_from_letters == other.shingles_from_letters
+    }
+}
+
+impl Eq for ShortText {}
+
 impl ShortText {
     pub fn new(
         shingles: Box<[u32]>,
@@ -65,7 +82,7 @@ impl ShortText {
         place_signature: u64,
     ) -> ShortText {
         ShortText {
-            shingles,
+            shingles: OnceLock::from(shingles),
             letters,
             number_signature,
             place_signature,
@@ -76,12 +93,37 @@ impl ShortText {
         }
     }
 
+    /// A text whose shingles are those of its `letters` at `width`, taken
+    /// at their first read (a lean record's).
+    pub fn with_shingles_from_letters(
+        letters: RecordText,
+        width: u8,
+        number_signature: u64,
+        place_signature: u64,
+    ) -> ShortText {
+        ShortText {
+            shingles: OnceLock::new(),
+            shingles_from_letters: Some(width),
+            ..ShortText::new(Box::default(), letters, number_signature, place_signature)
+        }
+    }
+
+    /// The text's shingle set, sorted.
+    pub fn shingles(&self) -> &[u32] {
+        self.shingles.get_or_init(|| {
+            let width = self.shingles_from_letters.map_or(0, usize::from);
+            if width == 0 {
+                return Box::default();
+            }
+            crate::fingerprint::shingle_set_of_letters(&self.letters, width).into_boxed_slice()
+        })
+    }
+
     /// This text, noting whether its shingles are those of its letters at
     /// `width` (see [`ShortText::shingles_from_letters`]).
     pub fn checking_shingles_against_letters(mut self, width: usize) -> ShortText {
         self.shingles_from_letters = u8::try_from(width).ok().filter(|_| {
-            crate::fingerprint::shingle_set_of_letters(&self.letters, width)[..]
-                == self.shingles[..]
+            crate::fingerprint::shingle_set_of_letters(&self.letters, width)[..] == *self.shingles()
         });
         self
     }
@@ -184,13 +226,13 @@ impl ShortText {
             || (config.require_same_numbers && numbers_differ);
         let root_is_close = || {
             candidate_root().is_none_or(|root| {
-                jaccard(&self.shingles, &root.shingles) >= config.min_short_root_jaccard
+                jaccard(self.shingles(), root.shingles()) >= config.min_short_root_jaccard
             })
         };
         !vetoed
             && short_texts_close(
-                &self.shingles,
-                &candidate.shingles,
+                self.shingles(),
+                candidate.shingles(),
                 config.min_short_jaccard,
                 config.min_short_containment,
             )
@@ -216,7 +258,7 @@ impl ShortText {
         if config.require_same_places && places_differ {
             return false;
         }
-        if containment(&self.shingles, &candidate.shingles) < MIN_REPOST_CONTAINMENT {
+        if containment(self.shingles(), candidate.shingles()) < MIN_REPOST_CONTAINMENT {
             return false;
         }
         // Most candidates that get this far leave too much of the shorter
@@ -225,7 +267,7 @@ impl ShortText {
             return false;
         }
         if candidate_root().is_some_and(|root| {
-            containment(&self.shingles, &root.shingles) < config.min_short_root_jaccard
+            containment(self.shingles(), root.shingles()) < config.min_short_root_jaccard
         }) {
             return false;
         }
@@ -403,6 +445,24 @@ pub fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shingles_left_out_of_a_record_are_those_of_its_letters_at_their_first_read() {
+        let letters = "周末去哪儿玩\u{1e}Parks IN autumn";
+        let taken = crate::fingerprint::shingle_set_of_letters(letters, 2);
+        let lean = ShortText::with_shingles_from_letters(letters.into(), 2, 0, 7);
+        assert!(lean.shingles.get().is_none());
+        assert_eq!(lean.shingles(), &taken[..]);
+        let known = ShortText::new(taken.into_boxed_slice(), letters.into(), 0, 7);
+        assert_eq!(
+            ShortText::with_shingles_from_letters(letters.into(), 2, 0, 7),
+            {
+                let mut known = known;
+                known.shingles_from_letters = Some(2);
+                known
+            }
+        );
+    }
 
     /// `count` distinct letters from `first` on.
     fn distinct(first: u32, count: u32) -> String {

@@ -522,7 +522,7 @@ impl Engine {
             {
                 match shingle_keys {
                     Some(keys) => self.short_texts.insert_keyed(id, keys),
-                    None => self.short_texts.insert(id, &short_text.shingles),
+                    None => self.short_texts.insert(id, short_text.shingles()),
                 }
             }
             if let Some(long_text) = &side.long_text {
@@ -588,7 +588,7 @@ impl Engine {
             let side = self.side_data.remove(id);
             if let Some(side) = &side {
                 if let Some(short_text) = &side.short_text {
-                    self.short_texts.remove(id, &short_text.shingles);
+                    self.short_texts.remove(id, short_text.shingles());
                 }
                 if let Some(long_text) = &side.long_text {
                     self.long_texts.remove(id, &long_text.sketch);

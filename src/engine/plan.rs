@@ -289,7 +289,7 @@ impl Engine {
     ) -> Footprint {
         let shingle_keys = match short {
             Some(short) if self.confirmation.short_text_search => {
-                self.short_texts.band_keys(&short.shingles)
+                self.short_texts.band_keys(short.shingles())
             }
             _ => Vec::new(),
         };

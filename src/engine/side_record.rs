@@ -27,9 +27,10 @@
 //!
 //! Consequences: the layout is part of the state format (snapshots and the
 //! log); changing it is a format change (`crate::persist`). A reader of a
-//! lean record hashes the letters again (about half a microsecond), which
-//! each candidate's confirmation and recovery pay: measured, a third of
-//! the placing rate, which is why lean records are not the default.
+//! lean record's shingles hashes the letters again (about half a
+//! microsecond), which candidates whose shingles are read and recovery
+//! pay: measured, about a tenth of the placing rate, which is why lean
+//! records are not the default.
 
 use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
@@ -283,7 +284,7 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     ]);
     encoder.u8(SHORT_COMPACT).u8(flags);
     if derived_width.is_none() {
-        encoder.short_u32s(&short.shingles);
+        encoder.short_u32s(short.shingles());
     }
     encoder.text(&short.letters, true);
     if short.number_signature != 0 {
@@ -329,22 +330,22 @@ fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError
     // Most candidates' letters are never read: decoded at the first read.
     let letters = decoder.record_text()?;
     let width = flags >> SHORT_WIDTH_SHIFT;
-    let shingles = match stored {
-        Some(shingles) => shingles,
-        None if width == 0 => return Err(DecodeError("short text without shingles or width")),
-        None => shingle_set_of_letters(&letters, usize::from(width)),
-    };
     let number_signature = optional_u64(decoder, flags & SHORT_HAS_NUMBERS != 0)?;
     let place_signature = optional_u64(decoder, flags & SHORT_HAS_PLACES != 0)?;
-    let mut short = ShortText::new(
-        shingles.into_boxed_slice(),
-        letters,
-        number_signature,
-        place_signature,
-    );
-    if flags & SHORT_KEEPS_SHINGLES == 0 {
-        short.shingles_from_letters = Some(width);
-    }
+    // A lean record's shingles are taken from its letters at their first
+    // read: candidates read for their long text never need them.
+    let mut short = match stored {
+        Some(shingles) => ShortText::new(
+            shingles.into_boxed_slice(),
+            letters,
+            number_signature,
+            place_signature,
+        ),
+        None if width == 0 => return Err(DecodeError("short text without shingles or width")),
+        None => {
+            ShortText::with_shingles_from_letters(letters, width, number_signature, place_signature)
+        }
+    };
     if flags & SHORT_HAS_HEADLINE != 0 {
         let field = decoder.u8()?;
         let weight =

@@ -218,7 +218,7 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
                         named(
                             engine
                                 .short_texts
-                                .candidates(&short_text.shingles, u64::from),
+                                .candidates(short_text.shingles(), u64::from),
                         )
                     }),
                 record
@@ -294,7 +294,7 @@ fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
     let prepared = lean.analyzer().fingerprinter.prepare(text);
     let side = lean.analyzer().analyze(&prepared).side_record(1, 2);
     let short = side.short_text.clone().expect("a short text");
-    assert!(short.shingles.len() > 20);
+    assert!(short.shingles().len() > 20);
     let record = encoded(&side);
     // Fingerprint, root, one exact hash, tags and flags, two bytes a Han
     // letter, one an ASCII one, the number signature: no shingles.
@@ -308,7 +308,7 @@ fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
     assert_eq!(side_record::decode_record(&record), Ok(side.clone()));
     let mut keys = side_record::RecordKeys::default();
     keys.read(&record).expect("reads");
-    assert_eq!(keys.shingles.as_deref(), Some(&short.shingles[..]));
+    assert_eq!(keys.shingles.as_deref(), Some(short.shingles()));
     let mut decoder = crate::encoding::Decoder::new(&record);
     side_record::skip_side(&mut decoder).expect("skips");
     assert!(decoder.is_done());
@@ -321,7 +321,7 @@ fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
             .and_then(|short| short.shingles_from_letters),
         None
     );
-    let shingle_bytes = 1 + 4 * short.shingles.len();
+    let shingle_bytes = 1 + 4 * short.shingles().len();
     let kept_len = encoded(&kept).len();
     assert!(
         kept_len >= 28 + shingle_bytes + letter_bytes,
@@ -381,10 +381,7 @@ fn records_of_the_fixed_width_layouts_still_read() {
     let record = encoder.bytes;
     let decoded = side_record::decode_record(&record).expect("decodes");
     let short = decoded.short_text.expect("short");
-    assert_eq!(
-        (&short.shingles[..], &*short.letters),
-        (&[4, 5][..], "短文")
-    );
+    assert_eq!((short.shingles(), &*short.letters), (&[4, 5][..], "短文"));
     assert_eq!(
         (
             short.number_signature,
@@ -580,7 +577,7 @@ mod record_props {
             prop_assert!(decoder.is_done());
             let mut keys = side_record::RecordKeys::default();
             prop_assert!(keys.read(&record).is_ok());
-            prop_assert_eq!(keys.shingles.as_deref(), side.short_text.as_ref().map(|short| &short.shingles[..]));
+            prop_assert_eq!(keys.shingles.as_deref(), side.short_text.as_ref().map(|short| short.shingles()));
             prop_assert_eq!(keys.sketch.as_deref(), side.long_text.as_ref().map(|long| &long.sketch[..]));
         }
 

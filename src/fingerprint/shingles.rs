@@ -27,63 +27,62 @@ pub fn shingle_set(normalized: &str, width: usize) -> Vec<u32> {
 /// lowercased: for most texts the set [`super::Fingerprinter::shingle_set`] took
 /// from the normalised text, so that a side record need not keep it
 /// (`crate::engine::side_record`; the writer checks that it is). Read each
-/// time a record without its shingles is read, so it is written for speed:
-/// one pass, each window's bytes put together on the stack, no text copied.
+/// time a lean record's shingles are, so it is written for speed: one pass
+/// over each field's lowercased letters, each window hashed where it lies.
 pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
     if width == 0 {
         let lowered: String = letters.chars().flat_map(char::to_lowercase).collect();
         return shingle_set(&lowered, width);
     }
     let mut hashes = Vec::with_capacity(letters.len() / 2);
-    // The current field's last `width` letters (their UTF-8), and how many
-    // letters the field has had.
-    let mut window: Vec<([u8; 4], u8)> = Vec::with_capacity(width.max(1));
-    let mut field_letters = 0usize;
-    let mut bytes = Vec::with_capacity(4 * width.max(1));
-    let mut hash_window = |window: &[([u8; 4], u8)], hashes: &mut Vec<u32>| {
-        bytes.clear();
-        for (encoded, length) in window {
-            bytes.extend_from_slice(&encoded[..usize::from(*length)]);
-        }
-        hashes.push(xxh3_64(&bytes) as u32);
-    };
-    let mut on_char = |c: char, window: &mut Vec<([u8; 4], u8)>, field_letters: &mut usize| {
-        if c == FIELD_SEPARATOR {
-            // A field shorter than a window is one shingle, whole.
-            if (1..width).contains(field_letters) {
-                hash_window(window, &mut hashes);
-            }
-            window.clear();
-            *field_letters = 0;
-        } else if normalize::is_letter_or_digit(c) {
-            let mut encoded = [0u8; 4];
-            let length = c.encode_utf8(&mut encoded).len() as u8;
-            if window.len() == width {
-                window.remove(0);
-            }
-            window.push((encoded, length));
-            *field_letters += 1;
-            if *field_letters >= width {
-                hash_window(window, &mut hashes);
-            }
-        }
-    };
+    // The current field's letters, lowercased, and where each starts in
+    // it: each window is then one slice of it, hashed where it lies.
+    let mut field = String::with_capacity(letters.len());
+    let mut starts: Vec<usize> = Vec::with_capacity(letters.len() / 2 + 1);
     for c in letters.chars() {
+        if c == FIELD_SEPARATOR {
+            hash_field_windows(&field, &mut starts, width, &mut hashes);
+            field.clear();
+            starts.clear();
+            continue;
+        }
+        let mut keep = |c: char| {
+            if normalize::is_letter_or_digit(c) {
+                starts.push(field.len());
+                field.push(c);
+            }
+        };
         if c.is_ascii() {
-            on_char(c.to_ascii_lowercase(), &mut window, &mut field_letters);
+            keep(c.to_ascii_lowercase());
         } else if matches!(c, '\u{3000}'..='\u{9fff}') {
             // CJK punctuation, kana and Han: no case.
-            on_char(c, &mut window, &mut field_letters);
+            keep(c);
         } else {
-            for lower in c.to_lowercase() {
-                on_char(lower, &mut window, &mut field_letters);
-            }
+            c.to_lowercase().for_each(keep);
         }
     }
-    on_char(FIELD_SEPARATOR, &mut window, &mut field_letters);
+    hash_field_windows(&field, &mut starts, width, &mut hashes);
     hashes.sort_unstable();
     hashes.dedup();
     hashes
+}
+
+/// Pushes the hash of each window of `width` letters of `field` (whose
+/// letters start at `starts`, which gets the end too), or of the whole
+/// field when it is no longer than a window, as [`for_each_shingle`] does.
+fn hash_field_windows(field: &str, starts: &mut Vec<usize>, width: usize, hashes: &mut Vec<u32>) {
+    if starts.is_empty() {
+        return;
+    }
+    let bytes = field.as_bytes();
+    if starts.len() <= width {
+        hashes.push(xxh3_64(bytes) as u32);
+        return;
+    }
+    starts.push(bytes.len());
+    for window in starts.windows(width + 1) {
+        hashes.push(xxh3_64(&bytes[window[0]..window[width]]) as u32);
+    }
 }
 
 pub(super) fn for_each_shingle(normalized: &str, width: usize, mut on_shingle: impl FnMut(&[u8])) {
