@@ -307,10 +307,8 @@ impl<'a> Decoder<'a> {
     }
     /// Reads a text written by [`Encoder::text`].
     pub fn text(&mut self) -> Result<String, DecodeError> {
-        let header = self.varint()?;
-        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
-        let bytes = self.take(length)?;
-        if header & 1 == 1 {
+        let (bytes, compact) = self.text_bytes()?;
+        if compact {
             crate::compact_text::decode(bytes).map_err(DecodeError)
         } else {
             simdutf8::basic::from_utf8(bytes)
@@ -321,19 +319,19 @@ impl<'a> Decoder<'a> {
     /// A text written by [`Encoder::text`], its bytes kept to be decoded
     /// at its first read ([`crate::record_text`]: most are never read).
     pub fn record_text(&mut self) -> Result<crate::record_text::RecordText, DecodeError> {
-        let header = self.varint()?;
-        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
-        let bytes = self.take(length)?;
-        Ok(crate::record_text::RecordText::encoded(
-            bytes,
-            header & 1 == 1,
-        ))
+        let (bytes, compact) = self.text_bytes()?;
+        Ok(crate::record_text::RecordText::encoded(bytes, compact))
     }
     /// Skips a text written by [`Encoder::text`] (not checked).
     pub fn skip_text(&mut self) -> Result<(), DecodeError> {
-        let length =
-            usize::try_from(self.varint()? >> 1).map_err(|_| DecodeError("length overflow"))?;
-        self.skip(length)
+        self.text_bytes().map(|_| ())
+    }
+    /// The bytes of a text written by [`Encoder::text`], and whether they
+    /// are its compact form.
+    fn text_bytes(&mut self) -> Result<(&'a [u8], bool), DecodeError> {
+        let header = self.varint()?;
+        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
+        Ok((self.take(length)?, header & 1 == 1))
     }
     /// Reads a list written by [`Encoder::short_u32s`] into `values`
     /// (cleared first), reusing its allocation.
