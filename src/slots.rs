@@ -59,6 +59,17 @@ pub struct SlotsImage<T> {
 }
 
 impl<T> SlotsImage<T> {
+    /// The fingerprint of slot `number`, if it was in use.
+    pub fn fingerprint_at(&self, number: u32) -> Option<Fingerprint> {
+        let index = number as usize;
+        let used = self
+            .used
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0);
+        used.then(|| self.slots.get(index).map(|(fingerprint, _)| *fingerprint))
+            .flatten()
+    }
+
     /// Every slot in use: its number, fingerprint and value, in number order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
         self.slots

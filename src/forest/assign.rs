@@ -6,7 +6,10 @@
 
 use std::cmp::Reverse;
 
-use super::{Assignment, Forest, Node, NodeNumbers, Placement, ROOT_SLOT, Tree};
+use super::{
+    Assignment, Forest, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree, UNKNOWN_LEAF_SLOT,
+    Word48, kept_time,
+};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 impl Forest {
@@ -24,7 +27,7 @@ impl Forest {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
-        let root_is_a_root = self.nodes.get(root).is_some_and(|node| node.root == root);
+        let root_is_a_root = self.nodes.get(root).is_some_and(|node| node.is_root());
         if root == fingerprint || !root_is_a_root {
             self.add_root(fingerprint, now)
         } else {
@@ -114,12 +117,14 @@ impl Forest {
         mut confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
     ) -> Vec<Fingerprint> {
         let mut roots: Vec<Fingerprint> = Vec::new();
-        for extra in extra_candidates {
-            if let Some(extra_node) = self.nodes.get(*extra)
-                && *extra != fingerprint
-                && !roots.contains(&extra_node.root)
+        for &extra in extra_candidates {
+            if let Some(extra_node) = self.nodes.get(extra)
+                && extra != fingerprint
             {
-                roots.push(extra_node.root);
+                let root = self.root_fingerprint(extra, extra_node);
+                if !roots.contains(&root) {
+                    roots.push(root);
+                }
             }
         }
         let nodes = &self.nodes;
@@ -132,7 +137,7 @@ impl Forest {
                 let Some((_, candidate_node)) = nodes.at(id) else {
                     return;
                 };
-                let root = candidate_node.root;
+                let root = self.root_fingerprint(candidate, candidate_node);
                 if !roots.contains(&root) && confirm(candidate, id, numbers) {
                     roots.push(root);
                 }
@@ -183,13 +188,20 @@ impl Forest {
             self.document_count += 1;
         }
         let own_documents = u64::from(node.documents);
-        let root = node.root;
-        if root != fingerprint
-            && let Some(root_node) = self.nodes.get_mut(root)
-        {
-            root_node.touch(now);
-        }
-        let class_documents = match self.trees.get_mut(&root) {
+        let (parent, own_place) = (node.parent, node.place);
+        let (root, tree_number) = if parent == NO_PARENT {
+            (fingerprint, own_place)
+        } else {
+            if let Some(root_node) = self.nodes.at_mut(parent) {
+                root_node.touch(now);
+            }
+            self.nodes
+                .at(parent)
+                .map_or((fingerprint, NO_TREE), |(root, root_node)| {
+                    (root, root_node.place)
+                })
+        };
+        let class_documents = match self.trees.get_mut(tree_number) {
             Some(tree) => {
                 tree.class_documents += u64::from(counted);
                 tree.class_documents
@@ -208,11 +220,16 @@ impl Forest {
     /// then the smaller fingerprint.
     fn preferred_root(&self, candidate_roots: &[Fingerprint]) -> Fingerprint {
         let ranking = |&root: &Fingerprint| {
-            let leaf_count = self.trees.get(&root).map_or(0, |tree| tree.leaves.len());
-            let (born, arrival) = self
-                .nodes
-                .get(root)
-                .map_or((Millis::MAX, u64::MAX), |node| (node.born, node.arrival));
+            let (leaf_count, born, arrival) =
+                self.nodes
+                    .get(root)
+                    .map_or((0, Millis::MAX, u64::MAX), |node| {
+                        let leaves = self
+                            .trees
+                            .get(node.place)
+                            .map_or(0, |tree| tree.leaves.len());
+                        (leaves, node.born(), node.arrival())
+                    });
             (Reverse(leaf_count), born, arrival, root)
         };
         candidate_roots
@@ -222,10 +239,11 @@ impl Forest {
             .unwrap_or_default()
     }
 
-    /// Stores a new node. Its slot number would run out only past 2^32
-    /// nodes, some 200 GB of forest: beyond any memory this runs in.
-    fn put_node(&mut self, fingerprint: Fingerprint, node: Node) {
-        let _ = self.nodes.insert(fingerprint, node);
+    /// Stores a new node and gives its number. Numbers would run out only
+    /// past 2^32 nodes, some 200 GB of forest: beyond any memory this runs
+    /// in (`None` then, and the node is not stored).
+    fn put_node(&mut self, fingerprint: Fingerprint, node: Node) -> Option<NodeId> {
+        self.nodes.number_or_insert(fingerprint, || node).ok()
     }
 
     fn take_arrival(&mut self) -> u64 {
@@ -235,15 +253,16 @@ impl Forest {
 
     fn add_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
         let arrival = self.take_arrival();
+        let now = kept_time(now);
         self.put_node(
             fingerprint,
             Node {
-                root: fingerprint,
-                born: now,
-                arrival,
-                touched: now,
+                parent: NO_PARENT,
+                born: Word48::time(now),
+                arrival: Word48::count(arrival),
+                touched: Word48::time(now),
                 documents: 1,
-                leaf_slot: ROOT_SLOT,
+                place: NO_TREE,
             },
         );
         self.root_count += 1;
@@ -262,35 +281,64 @@ impl Forest {
         now: Millis,
         placement: Placement,
     ) -> Assignment {
-        let root_documents = match self.nodes.get_mut(root) {
+        let now = kept_time(now);
+        let Some(parent) = self.nodes.number(root).filter(|&number| {
+            self.nodes
+                .at(number)
+                .is_some_and(|(_, node)| node.is_root())
+        }) else {
+            // Callers name a live root; a leaf must not hang under anything else.
+            return self.add_root(fingerprint, now);
+        };
+        let (root_documents, tree_number) = match self.nodes.at_mut(parent) {
             Some(root_node) => {
                 root_node.touch(now);
-                u64::from(root_node.documents)
+                (u64::from(root_node.documents), root_node.place)
             }
-            None => 0,
+            None => (0, NO_TREE),
         };
-        let tree = self.trees.entry(root).or_insert_with(|| Tree {
-            leaves: Vec::new(),
-            class_documents: root_documents,
+        let leaf_slot = self.trees.get(tree_number).map_or(0, |tree| {
+            u32::try_from(tree.leaves.len()).unwrap_or(UNKNOWN_LEAF_SLOT)
         });
-        let leaf_slot = u32::try_from(tree.leaves.len()).unwrap_or(ROOT_SLOT);
-        let capacity_before = tree.leaves.capacity();
-        tree.leaves.push(fingerprint);
-        self.leaf_capacity += tree.leaves.capacity() - capacity_before;
-        tree.class_documents += 1;
-        let class_documents = tree.class_documents;
         let arrival = self.take_arrival();
-        self.put_node(
-            fingerprint,
-            Node {
+        let node = Node {
+            parent,
+            born: Word48::time(now),
+            arrival: Word48::count(arrival),
+            touched: Word48::time(now),
+            documents: 1,
+            place: leaf_slot,
+        };
+        let Some(number) = self.put_node(fingerprint, node) else {
+            return Assignment {
                 root,
-                born: now,
-                arrival,
-                touched: now,
-                documents: 1,
-                leaf_slot,
-            },
-        );
+                placement,
+                class_documents: root_documents,
+            };
+        };
+        let class_documents = match self.trees.get_mut(tree_number) {
+            Some(tree) => {
+                let capacity_before = tree.leaves.capacity();
+                tree.leaves.push(number);
+                self.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                tree.class_documents += 1;
+                tree.class_documents
+            }
+            None => {
+                let mut leaves = Vec::new();
+                leaves.push(number);
+                self.leaf_capacity += leaves.capacity();
+                let class_documents = root_documents + 1;
+                let tree_number = self.trees.add(Tree {
+                    leaves,
+                    class_documents,
+                });
+                if let Some(root_node) = self.nodes.at_mut(parent) {
+                    root_node.place = tree_number;
+                }
+                class_documents
+            }
+        };
         self.after_node_added(fingerprint, now);
         Assignment {
             root,

@@ -9,7 +9,7 @@
 
 use std::cmp::Reverse;
 
-use super::{EXPIRY_QUEUE_SLACK, Forest, Node, ROOT_SLOT};
+use super::{EXPIRY_QUEUE_SLACK, Forest, NO_TREE, Node, UNKNOWN_LEAF_SLOT};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// Nodes a removal took out: their fingerprints and, in the same order,
@@ -54,7 +54,7 @@ impl Forest {
             let Some(node) = self.nodes.get(fingerprint).copied() else {
                 continue;
             };
-            if node.root == fingerprint {
+            if node.is_root() {
                 self.remove_tree(fingerprint, &mut removed);
             } else {
                 self.remove_leaf(fingerprint, node, &mut removed);
@@ -86,17 +86,17 @@ impl Forest {
         if node.documents != 0 {
             return removed;
         }
-        if node.root == fingerprint {
-            if !self.trees.contains_key(&fingerprint) {
+        if node.is_root() {
+            if self.trees.get(node.place).is_none() {
                 self.remove_tree(fingerprint, &mut removed);
             }
             return removed;
         }
+        let root = self.root_fingerprint(fingerprint, &node);
         self.remove_leaf(fingerprint, node, &mut removed);
-        let root = node.root;
         if let Some(root_node) = self.nodes.get(root)
             && root_node.documents == 0
-            && !self.trees.contains_key(&root)
+            && self.trees.get(root_node.place).is_none()
         {
             self.remove_tree(root, &mut removed);
         }
@@ -132,21 +132,21 @@ impl Forest {
             }
             queue_pops_left -= 1;
             match self.nodes.get(fingerprint).copied() {
-                Some(node) if node.touched == queued_time => {
+                Some(node) if node.touched() == queued_time => {
                     if removed.len() >= max_removals {
                         break true;
                     }
                     self.expiry_queue.pop();
-                    if node.root == fingerprint {
+                    if node.is_root() {
                         self.remove_tree(fingerprint, &mut removed);
                     } else {
                         self.remove_leaf(fingerprint, node, &mut removed);
                     }
                 }
-                Some(node) if node.touched > queued_time => {
+                Some(node) if node.touched() > queued_time => {
                     // Touched since it was queued: requeue at its current time.
                     if let Some(mut entry) = self.expiry_queue.peek_mut() {
-                        *entry = Reverse((node.touched, fingerprint));
+                        *entry = Reverse((node.touched(), fingerprint));
                     }
                 }
                 // Gone with its tree, or an entry of an earlier life of this
@@ -175,11 +175,14 @@ impl Forest {
         self.root_count -= 1;
         removed.push(root, root_id);
         let mut class_documents = u64::from(root_node.documents);
-        if let Some(tree) = self.trees.remove(&root) {
+        if let Some(tree) = self.trees.remove(root_node.place) {
             class_documents = tree.class_documents;
             self.leaf_capacity -= tree.leaves.capacity();
-            for leaf in tree.leaves {
-                if let Some((leaf_id, _)) = self.nodes.remove(leaf) {
+            for leaf_id in tree.leaves {
+                let Some((leaf, _)) = self.nodes.at(leaf_id) else {
+                    continue;
+                };
+                if self.nodes.remove(leaf).is_some() {
                     self.index.remove(leaf);
                     removed.push(leaf, leaf_id);
                 }
@@ -190,35 +193,40 @@ impl Forest {
 
     /// Removes one leaf; its root stays.
     fn remove_leaf(&mut self, leaf: Fingerprint, node: Node, removed: &mut RemovedNodes) {
+        // The root stays while its leaves go: its number is live.
+        let tree_number = self.tree_number(&node);
         let Some((leaf_id, _)) = self.nodes.remove(leaf) else {
             return;
         };
         self.index.remove(leaf);
         removed.push(leaf, leaf_id);
         self.document_count -= u64::from(node.documents);
-        let Some(tree) = self.trees.get_mut(&node.root) else {
+        let Some(tree) = self.trees.get_mut(tree_number) else {
             return;
         };
-        let recorded_slot = node.leaf_slot as usize;
-        let slot = if tree.leaves.get(recorded_slot) == Some(&leaf) {
+        let recorded_slot = node.place as usize;
+        let slot = if tree.leaves.get(recorded_slot) == Some(&leaf_id) {
             Some(recorded_slot)
         } else {
             // Only a tree of more than u32::MAX leaves loses track of slots.
-            debug_assert_eq!(node.leaf_slot, ROOT_SLOT, "stale leaf slot");
-            tree.leaves.iter().position(|&member| member == leaf)
+            debug_assert_eq!(node.place, UNKNOWN_LEAF_SLOT, "stale leaf slot");
+            tree.leaves.iter().position(|&member| member == leaf_id)
         };
         if let Some(slot) = slot {
             tree.leaves.swap_remove(slot);
             if let Some(&moved) = tree.leaves.get(slot)
-                && let Some(moved_node) = self.nodes.get_mut(moved)
+                && let Some(moved_node) = self.nodes.at_mut(moved)
             {
-                moved_node.leaf_slot = u32::try_from(slot).unwrap_or(ROOT_SLOT);
+                moved_node.place = u32::try_from(slot).unwrap_or(UNKNOWN_LEAF_SLOT);
             }
         }
         tree.class_documents -= u64::from(node.documents);
         if tree.leaves.is_empty() {
             self.leaf_capacity -= tree.leaves.capacity();
-            self.trees.remove(&node.root);
+            self.trees.release(tree_number);
+            if let Some(root_node) = self.nodes.at_mut(node.parent) {
+                root_node.place = NO_TREE;
+            }
         } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {
             let capacity_before = tree.leaves.capacity();
             tree.leaves.shrink_to(tree.leaves.len() * 2);
@@ -235,16 +243,13 @@ impl Forest {
             self.expiry_queue = self
                 .nodes
                 .iter()
-                .map(|(_, fingerprint, node)| Reverse((node.touched, fingerprint)))
+                .map(|(_, fingerprint, node)| Reverse((node.touched(), fingerprint)))
                 .collect();
         }
         if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {
             // Numbers stay: others hold them.
             self.nodes.release_spare(live * 2);
         }
-        let trees = self.trees.len();
-        if self.trees.capacity() > 4096 && trees < self.trees.capacity() / 4 {
-            self.trees.shrink_to(trees * 2);
-        }
+        self.trees.release_spare();
     }
 }

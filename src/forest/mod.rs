@@ -11,11 +11,13 @@
 //!
 //! # Design
 //!
-//! - Nodes live in one table `fingerprint → Node` (40 bytes: root, born, arrival,
-//!   touched, document count, slot in the root's leaf list), slots in a vector
-//!   found through 4-byte numbers ([`crate::slots`]). Only roots that
-//!   have leaves get a second entry (leaf list and class document total), so
-//!   the many singleton classes cost nothing extra. The slot makes removing a
+//! - Nodes live in one table `fingerprint → Node` (32 bytes: the root's node
+//!   number, born, touched and arrival in 48 bits each, document count, and
+//!   a place: a leaf's position in its root's leaf list, a root's tree
+//!   number; 40 with the fingerprint), slots in a vector found through
+//!   4-byte numbers ([`crate::slots`]). Only roots that have leaves get a
+//!   tree (leaf numbers and class document total, [`trees`]), so the many
+//!   singleton classes cost nothing extra. The position makes removing a
 //!   single expired leaf O(1) even in a class of 100 000 leaves.
 //! - "Within `k`" queries go to a [`MultiIndex`] that the forest owns and keeps
 //!   in step with the node set.
@@ -72,11 +74,10 @@ use std::collections::BinaryHeap;
 
 use thiserror::Error;
 
-use crate::candidates::multi_index::{
-    DEFAULT_MAX_DISTANCE, FingerprintMap, IndexError, MultiIndex, approx_map_heap_bytes,
-};
+use crate::candidates::multi_index::{DEFAULT_MAX_DISTANCE, IndexError, MultiIndex};
 use crate::slots::FingerprintSlots;
 use crate::units::{Fingerprint, Millis, NodeId};
+use trees::{NO_TREE, Tree, Trees};
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -84,8 +85,8 @@ pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
 /// Extra stale expiry-queue entries tolerated before the queue is rebuilt.
 const EXPIRY_QUEUE_SLACK: usize = 1024;
 
-/// Slot value of a root (roots are in no leaf list).
-const ROOT_SLOT: u32 = u32::MAX;
+/// `place` of a leaf whose position in its root's list is past `u32`.
+const UNKNOWN_LEAF_SLOT: u32 = u32::MAX;
 
 /// How a [`Forest`] groups fingerprints and when it forgets them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,54 +231,121 @@ impl NodeNumbers<'_> {
     }
 }
 
+/// A node's slot value: 32 bytes, so that a slot with its fingerprint is
+/// 40 (it was 48 with the root's fingerprint and three 64-bit fields; the
+/// node table is the forest's largest structure, and 8 bytes a node is
+/// 800 MB at 100 M nodes).
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    root: Fingerprint,
-    born: Millis,
+    /// The number of the root's node; [`NO_PARENT`] for a root. A root
+    /// leaves only with its whole tree, so a leaf's number never dangles.
+    parent: NodeId,
+    documents: u32,
+    /// A leaf's position in its root's leaf list; a root's tree number
+    /// ([`NO_TREE`] while it has no leaves).
+    place: u32,
+    born: Word48,
+    touched: Word48,
     /// Arrival order among all nodes ever added: "added earliest" when two
     /// roots were born in the same millisecond.
-    arrival: u64,
-    touched: Millis,
-    documents: u32,
-    /// Position in the root's leaf list ([`ROOT_SLOT`] for roots).
-    leaf_slot: u32,
+    arrival: Word48,
+}
+
+/// `parent` of a root (no node has the last number: see [`crate::slots`]).
+const NO_PARENT: NodeId = NodeId::MAX;
+
+/// Times the forest keeps: within 2^47 ms (4 462 years) of 1970, in
+/// 48 bits. Times outside are taken as the nearest end of this range.
+pub const EARLIEST_TIME: Millis = -(1 << 47);
+/// See [`EARLIEST_TIME`].
+pub const LATEST_TIME: Millis = (1 << 47) - 1;
+
+/// `time` within [`EARLIEST_TIME`]..=[`LATEST_TIME`].
+pub fn kept_time(time: Millis) -> Millis {
+    time.clamp(EARLIEST_TIME, LATEST_TIME)
+}
+
+/// A 48-bit value in three 16-bit words (alignment 2, so three of them and
+/// three `u32`s make 32 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Word48([u16; 3]);
+
+impl Word48 {
+    /// A time, taken into the kept range first.
+    fn time(time: Millis) -> Self {
+        Self::bits(kept_time(time) as u64)
+    }
+
+    /// A count; past 2^48 − 1 it stays there (2^48 arrivals is 9 years at
+    /// a million nodes a second).
+    fn count(count: u64) -> Self {
+        Self::bits(count.min((1 << 48) - 1))
+    }
+
+    fn bits(bits: u64) -> Self {
+        Word48([bits as u16, (bits >> 16) as u16, (bits >> 32) as u16])
+    }
+
+    fn raw(self) -> u64 {
+        u64::from(self.0[0]) | (u64::from(self.0[1]) << 16) | (u64::from(self.0[2]) << 32)
+    }
+
+    /// The time it holds (sign-extended from 48 bits).
+    fn as_time(self) -> Millis {
+        ((self.raw() << 16) as i64) >> 16
+    }
+
+    fn as_count(self) -> u64 {
+        self.raw()
+    }
 }
 
 impl Node {
-    /// The node as a snapshot stores it.
-    fn record(&self, fingerprint: Fingerprint) -> NodeRecord {
+    fn is_root(&self) -> bool {
+        self.parent == NO_PARENT
+    }
+
+    fn born(&self) -> Millis {
+        self.born.as_time()
+    }
+
+    fn touched(&self) -> Millis {
+        self.touched.as_time()
+    }
+
+    fn arrival(&self) -> u64 {
+        self.arrival.as_count()
+    }
+
+    /// The node as a snapshot stores it, `root` being its root's
+    /// fingerprint.
+    fn record(&self, fingerprint: Fingerprint, root: Fingerprint) -> NodeRecord {
         NodeRecord {
             fingerprint,
-            root: self.root,
-            born: self.born,
-            arrival: self.arrival,
-            touched: self.touched,
+            root,
+            born: self.born(),
+            arrival: self.arrival(),
+            touched: self.touched(),
             documents: self.documents,
         }
     }
 
-    fn view(&self, fingerprint: Fingerprint) -> NodeView {
+    fn view(&self, fingerprint: Fingerprint, root: Fingerprint) -> NodeView {
         NodeView {
             fingerprint,
-            root: self.root,
-            born: self.born,
-            touched: self.touched,
+            root,
+            born: self.born(),
+            touched: self.touched(),
             documents: u64::from(self.documents),
-            is_root: self.root == fingerprint,
+            is_root: self.is_root(),
         }
     }
 
     fn touch(&mut self, now: Millis) {
-        self.touched = self.touched.max(now);
+        if now > self.touched() {
+            self.touched = Word48::time(now);
+        }
     }
-}
-
-/// Extra data of a root that has at least one leaf.
-#[derive(Debug, Clone, Default)]
-struct Tree {
-    leaves: Vec<Fingerprint>,
-    /// Documents of the root plus all leaves.
-    class_documents: u64,
 }
 
 /// The parent forest: see the module documentation.
@@ -285,7 +353,7 @@ struct Tree {
 pub struct Forest {
     config: ForestConfig,
     nodes: FingerprintSlots<Node>,
-    trees: FingerprintMap<Tree>,
+    trees: Trees,
     index: MultiIndex,
     /// Min-heap of `(time ≤ touched, fingerprint)`, lazily updated; empty when
     /// retention is `None`.
@@ -304,7 +372,7 @@ impl Clone for Forest {
     /// the tracked capacity is recounted.
     fn clone(&self) -> Self {
         let trees = self.trees.clone();
-        let leaf_capacity = trees.values().map(|tree| tree.leaves.capacity()).sum();
+        let leaf_capacity = trees.iter().map(|tree| tree.leaves.capacity()).sum();
         Self {
             config: self.config,
             nodes: self.nodes.clone(),
@@ -334,7 +402,7 @@ impl Forest {
         Ok(Self {
             config,
             nodes: FingerprintSlots::default(),
-            trees: FingerprintMap::default(),
+            trees: Trees::default(),
             index: MultiIndex::new(config.max_distance)?,
             expiry_queue: BinaryHeap::new(),
             root_count: 0,
@@ -387,7 +455,18 @@ impl Forest {
     pub fn fingerprint_and_root_at(&self, id: NodeId) -> Option<(Fingerprint, Fingerprint)> {
         self.nodes
             .at(id)
-            .map(|(fingerprint, node)| (fingerprint, node.root))
+            .map(|(fingerprint, node)| (fingerprint, self.root_fingerprint(fingerprint, node)))
+    }
+
+    /// The fingerprint of the root of `node`, whose own is `fingerprint`.
+    fn root_fingerprint(&self, fingerprint: Fingerprint, node: &Node) -> Fingerprint {
+        if node.is_root() {
+            return fingerprint;
+        }
+        // A root leaves only with its tree: its number is in use.
+        self.nodes
+            .at(node.parent)
+            .map_or(fingerprint, |(root, _)| root)
     }
 
     /// One more than the largest node number in use (or waiting for
@@ -408,7 +487,9 @@ impl Forest {
 
     /// The root of `fingerprint`'s class, if it is a node.
     pub fn root_of(&self, fingerprint: Fingerprint) -> Option<Fingerprint> {
-        self.nodes.get(fingerprint).map(|node| node.root)
+        self.nodes
+            .get(fingerprint)
+            .map(|node| self.root_fingerprint(fingerprint, node))
     }
 
     /// The root of `fingerprint`'s class, touching the node and its root (a
@@ -416,20 +497,21 @@ impl Forest {
     pub fn reach_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Option<Fingerprint> {
         let node = self.nodes.get_mut(fingerprint)?;
         node.touch(now);
-        let root = node.root;
-        if root != fingerprint
-            && let Some(root_node) = self.nodes.get_mut(root)
-        {
+        let parent = node.parent;
+        if parent == NO_PARENT {
+            return Some(fingerprint);
+        }
+        if let Some(root_node) = self.nodes.at_mut(parent) {
             root_node.touch(now);
         }
-        Some(root)
+        Some(self.nodes.at(parent).map_or(fingerprint, |(root, _)| root))
     }
 
     /// A copy of one node.
     pub fn node(&self, fingerprint: Fingerprint) -> Option<NodeView> {
         self.nodes
             .get(fingerprint)
-            .map(|node| node.view(fingerprint))
+            .map(|node| node.view(fingerprint, self.root_fingerprint(fingerprint, node)))
     }
 
     /// The class named by `root`; `None` if `root` is not a root (use
@@ -437,12 +519,15 @@ impl Forest {
     pub fn class(&self, root: Fingerprint) -> Option<ClassView> {
         let documents = self.class_documents(root)?;
         let leaves = self
-            .trees
-            .get(&root)
+            .tree_of(root)
             .map_or(&[][..], |tree| tree.leaves.as_slice());
         let mut members = Vec::with_capacity(1 + leaves.len());
         members.push(root);
-        members.extend_from_slice(leaves);
+        members.extend(
+            leaves
+                .iter()
+                .filter_map(|&leaf| self.nodes.at(leaf).map(|(fingerprint, _)| fingerprint)),
+        );
         Some(ClassView {
             root,
             nodes: members.len(),
@@ -453,25 +538,42 @@ impl Forest {
 
     /// Documents in the class named by `root`; `None` if `root` is not a root.
     pub fn class_documents(&self, root: Fingerprint) -> Option<u64> {
-        let root_node = self.nodes.get(root).filter(|node| node.root == root)?;
+        let root_node = self.nodes.get(root).filter(|node| node.is_root())?;
         Some(
             self.trees
-                .get(&root)
+                .get(root_node.place)
                 .map_or(u64::from(root_node.documents), |tree| tree.class_documents),
         )
     }
 
+    /// The tree of the class named by `root`: `None` if `root` is not a
+    /// root or has no leaves.
+    fn tree_of(&self, root: Fingerprint) -> Option<&Tree> {
+        let root_node = self.nodes.get(root).filter(|node| node.is_root())?;
+        self.trees.get(root_node.place)
+    }
+
+    /// The tree of the class `node` belongs to (its own if a root).
+    fn tree_number(&self, node: &Node) -> u32 {
+        if node.is_root() {
+            return node.place;
+        }
+        self.nodes
+            .at(node.parent)
+            .map_or(NO_TREE, |(_, root)| root.place)
+    }
+
     /// Number of leaves under `root`; `None` if `root` is not a root.
     pub fn leaf_count(&self, root: Fingerprint) -> Option<usize> {
-        self.nodes.get(root).filter(|node| node.root == root)?;
-        Some(self.trees.get(&root).map_or(0, |tree| tree.leaves.len()))
+        self.nodes.get(root).filter(|node| node.is_root())?;
+        Some(self.tree_of(root).map_or(0, |tree| tree.leaves.len()))
     }
 
     /// Every node, in no particular order (for snapshots).
     pub fn iter_nodes(&self) -> impl Iterator<Item = NodeView> + '_ {
-        self.nodes
-            .iter()
-            .map(|(_, fingerprint, node)| node.view(fingerprint))
+        self.nodes.iter().map(|(_, fingerprint, node)| {
+            node.view(fingerprint, self.root_fingerprint(fingerprint, node))
+        })
     }
 
     /// The nodes whose numbers are in `numbers` (up to
@@ -484,7 +586,9 @@ impl Forest {
     ) -> impl Iterator<Item = NodeView> + '_ {
         self.nodes
             .iter_numbers(numbers)
-            .map(|(_, fingerprint, node)| node.view(fingerprint))
+            .map(|(_, fingerprint, node)| {
+                node.view(fingerprint, self.root_fingerprint(fingerprint, node))
+            })
     }
 
     /// Counters for monitoring.
@@ -502,8 +606,8 @@ impl Forest {
     /// (constant time: capacities are tracked as they change).
     pub fn approx_heap_bytes(&self) -> usize {
         let nodes = self.nodes.heap_bytes();
-        let trees = approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>());
-        let leaves = self.leaf_capacity * size_of::<Fingerprint>();
+        let trees = self.trees.heap_bytes();
+        let leaves = self.leaf_capacity * size_of::<NodeId>();
         let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
         nodes + trees + leaves + queue + self.index.approx_heap_bytes()
     }
@@ -512,14 +616,8 @@ impl Forest {
     pub fn heap_by_structure(&self) -> Vec<(&'static str, usize)> {
         vec![
             ("forest: node table", self.nodes.heap_bytes()),
-            (
-                "forest: trees (root → class)",
-                approx_map_heap_bytes(self.trees.capacity(), size_of::<(Fingerprint, Tree)>()),
-            ),
-            (
-                "forest: leaves",
-                self.leaf_capacity * size_of::<Fingerprint>(),
-            ),
+            ("forest: trees (root → class)", self.trees.heap_bytes()),
+            ("forest: leaves", self.leaf_capacity * size_of::<NodeId>()),
             (
                 "forest: expiry queue",
                 self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>(),
@@ -555,8 +653,9 @@ impl Forest {
             return false;
         }
         node.documents -= 1;
-        let root = node.root;
-        if let Some(tree) = self.trees.get_mut(&root) {
+        let node = *node;
+        let tree_number = self.tree_number(&node);
+        if let Some(tree) = self.trees.get_mut(tree_number) {
             tree.class_documents -= 1;
         }
         self.document_count -= 1;
@@ -569,3 +668,4 @@ pub mod expiry;
 pub mod records;
 #[cfg(test)]
 mod tests;
+mod trees;

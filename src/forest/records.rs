@@ -4,7 +4,10 @@
 
 use std::cmp::Reverse;
 
-use super::{Forest, ForestConfig, ForestCounters, ForestError, Node, NodeRecord, ROOT_SLOT};
+use super::{
+    Forest, ForestConfig, ForestCounters, ForestError, NO_PARENT, NO_TREE, Node, NodeRecord, Tree,
+    UNKNOWN_LEAF_SLOT, Word48, kept_time,
+};
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
 
@@ -26,9 +29,17 @@ pub struct CapturedNodes {
 impl CapturedNodes {
     /// Every node with its number, in number order.
     pub fn records(&self) -> impl Iterator<Item = (NodeId, NodeRecord)> + '_ {
-        self.image
-            .iter()
-            .map(|(number, fingerprint, node)| (number, node.record(fingerprint)))
+        self.image.iter().map(|(number, fingerprint, node)| {
+            // A leaf's root was in use at the capture's moment too.
+            let root = if node.is_root() {
+                fingerprint
+            } else {
+                self.image
+                    .fingerprint_at(node.parent)
+                    .unwrap_or(fingerprint)
+            };
+            (number, node.record(fingerprint, root))
+        })
     }
 }
 
@@ -65,7 +76,9 @@ impl Forest {
     pub fn node_records_unsorted(&self) -> Vec<NodeRecord> {
         self.nodes
             .iter()
-            .map(|(_, fingerprint, node)| node.record(fingerprint))
+            .map(|(_, fingerprint, node)| {
+                node.record(fingerprint, self.root_fingerprint(fingerprint, node))
+            })
             .collect()
     }
 
@@ -101,30 +114,25 @@ impl Forest {
         forest.reserve(records.len());
         let mut nodes = Vec::with_capacity(records.len());
         for record in records {
-            let leaf_slot = if record.root == record.fingerprint {
+            if record.root == record.fingerprint {
                 forest.root_count += 1;
-                ROOT_SLOT
-            } else {
-                let tree = forest.trees.entry(record.root).or_default();
-                let capacity_before = tree.leaves.capacity();
-                tree.leaves.push(record.fingerprint);
-                forest.leaf_capacity += tree.leaves.capacity() - capacity_before;
-                u32::try_from(tree.leaves.len() - 1).unwrap_or(ROOT_SLOT)
-            };
+            }
+            // Leaves get their root's number and their place in its tree
+            // once every node has a number.
             let node = Node {
-                root: record.root,
-                born: record.born,
-                arrival: record.arrival,
-                touched: record.touched,
+                parent: NO_PARENT,
+                born: Word48::time(record.born),
+                arrival: Word48::count(record.arrival),
+                touched: Word48::time(record.touched),
                 documents: record.documents,
-                leaf_slot,
+                place: NO_TREE,
             };
             nodes.push((record.fingerprint, node));
             forest.document_count += u64::from(record.documents);
             if forest.config.retention.is_some() {
                 forest
                     .expiry_queue
-                    .push(Reverse((record.touched, record.fingerprint)));
+                    .push(Reverse((kept_time(record.touched), record.fingerprint)));
             }
         }
         // All at once: the node table written in its own order.
@@ -143,35 +151,54 @@ impl Forest {
                 }
             }
         }
-        // Every class's root must be a root: checked once per class, after
-        // all nodes are in (a map of the roots first cost a second table of
-        // every node).
-        for (root, tree) in &forest.trees {
-            if forest
+        // Leaves join their roots' trees in the records' order; a leaf
+        // whose root is not a root among the records is damage.
+        for (record, &number) in records.iter().zip(&numbers) {
+            if record.root == record.fingerprint {
+                continue;
+            }
+            let root = forest
                 .nodes
-                .get(*root)
-                .is_none_or(|node| node.root != *root)
-            {
+                .number(record.root)
+                .and_then(|root_number| Some((root_number, *forest.nodes.at(root_number)?.1)))
+                .filter(|(_, root_node)| root_node.is_root());
+            let Some((root_number, root_node)) = root else {
                 return Err(ForestError::Damaged(format!(
                     "leaf {:016x} names {:016x}, which is not a root",
-                    tree.leaves.first().copied().unwrap_or(*root),
-                    root
+                    record.fingerprint, record.root
                 )));
+            };
+            let leaf_documents = u64::from(record.documents);
+            let place = match forest.trees.get_mut(root_node.place) {
+                Some(tree) => {
+                    let capacity_before = tree.leaves.capacity();
+                    tree.leaves.push(number);
+                    forest.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                    tree.class_documents += leaf_documents;
+                    u32::try_from(tree.leaves.len() - 1).unwrap_or(UNKNOWN_LEAF_SLOT)
+                }
+                None => {
+                    let mut leaves = Vec::new();
+                    leaves.push(number);
+                    forest.leaf_capacity += leaves.capacity();
+                    let tree_number = forest.trees.add(Tree {
+                        leaves,
+                        class_documents: u64::from(root_node.documents) + leaf_documents,
+                    });
+                    if let Some(root_node) = forest.nodes.at_mut(root_number) {
+                        root_node.place = tree_number;
+                    }
+                    0
+                }
+            };
+            if let Some(leaf_node) = forest.nodes.at_mut(number) {
+                leaf_node.parent = root_number;
+                leaf_node.place = place;
             }
         }
         let fingerprints: Vec<Fingerprint> =
             records.iter().map(|record| record.fingerprint).collect();
         forest.index.insert_all_absent(&fingerprints);
-        for (root, tree) in forest.trees.iter_mut() {
-            let root_documents = forest.nodes.get(*root).map_or(0, |node| node.documents);
-            tree.class_documents = u64::from(root_documents)
-                + tree
-                    .leaves
-                    .iter()
-                    .filter_map(|&leaf| forest.nodes.get(leaf))
-                    .map(|node| u64::from(node.documents))
-                    .sum::<u64>();
-        }
         forest.next_arrival = counters.next_arrival.max(
             records
                 .iter()

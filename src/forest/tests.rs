@@ -390,11 +390,7 @@ fn forgetting_documents_keeps_the_node() {
 }
 
 fn recounted_leaf_capacity(forest: &Forest) -> usize {
-    forest
-        .trees
-        .values()
-        .map(|tree| tree.leaves.capacity())
-        .sum()
+    forest.trees.iter().map(|tree| tree.leaves.capacity()).sum()
 }
 
 #[test]
@@ -532,4 +528,81 @@ fn numbers_survive_mass_removal_and_removals_report_them() {
     // The numbers freed below the kept ones are reused, lowest first.
     let newcomer = forest.assign(fingerprint(20_000), 2 * HOUR);
     assert_eq!(forest.number(newcomer.root), Some(0));
+}
+
+#[test]
+fn a_node_slot_is_forty_bytes() {
+    assert_eq!(size_of::<Node>(), 32);
+    assert_eq!(size_of::<(Fingerprint, Node)>(), 40);
+}
+
+#[test]
+fn times_and_arrivals_keep_their_values_in_48_bits() {
+    for time in [
+        0,
+        1,
+        -1,
+        1_764_158_400_000,
+        -62_135_596_800_000,
+        LATEST_TIME,
+        EARLIEST_TIME,
+    ] {
+        assert_eq!(Word48::time(time).as_time(), time);
+    }
+    assert_eq!(Word48::time(Millis::MAX).as_time(), LATEST_TIME);
+    assert_eq!(Word48::time(Millis::MIN).as_time(), EARLIEST_TIME);
+    assert_eq!(Word48::time(LATEST_TIME + 1).as_time(), LATEST_TIME);
+    for count in [0, 1, 65_535, 65_536, (1 << 48) - 1] {
+        assert_eq!(Word48::count(count).as_count(), count);
+    }
+    assert_eq!(Word48::count(u64::MAX).as_count(), (1 << 48) - 1);
+}
+
+/// More than `k` bits from every other fingerprint of these tests.
+const FAR: Fingerprint = 0xffff_ffff_0000_0000;
+
+#[test]
+fn times_beyond_the_kept_range_are_its_ends_everywhere_they_are_read() {
+    let mut forest = forest();
+    // A year-9999 time field and a time before any calendar.
+    let far_future = forest.assign(0b1, 253_402_300_799_000);
+    let far_past = forest.assign(FAR, Millis::MIN);
+    assert_eq!(forest.node(far_future.root).unwrap().born, LATEST_TIME);
+    assert_eq!(forest.node(far_past.root).unwrap().touched, EARLIEST_TIME);
+    let leaf = forest.assign(0b11, Millis::MAX);
+    assert_eq!(leaf.root, far_future.root);
+    assert_eq!(forest.node(0b11).unwrap().touched, LATEST_TIME);
+    // The expiry queue holds the kept times: the old node goes, the other
+    // tree stays, and the records come back as they were.
+    let progress = forest.expire(0, usize::MAX);
+    assert_eq!(progress.removed.fingerprints, vec![FAR]);
+    let records = forest.node_records();
+    let restored = Forest::restore(forest.config, &records, forest.counters()).unwrap();
+    assert_eq!(restored.node_records(), records);
+    assert_eq!(restored.root_of(0b11), Some(0b1));
+}
+
+#[test]
+fn a_leaf_knows_its_root_by_number_through_reuse_of_numbers() {
+    const SECOND: Fingerprint = 0x00ff_ff00_00ff_ff00;
+    let mut forest = forest();
+    // Roots far apart, each with a leaf; the first tree expires and its
+    // numbers are taken by new nodes, which must not change the second.
+    forest.assign(0, 0);
+    forest.assign(0b1, 0);
+    forest.assign(SECOND, 2 * HOUR);
+    forest.assign(SECOND ^ 1, 2 * HOUR);
+    forest.expire(2 * HOUR, usize::MAX);
+    let newcomer = forest.assign(FAR, 2 * HOUR);
+    assert_eq!(newcomer.placement, Placement::NewRoot);
+    assert_eq!(forest.root_of(SECOND ^ 1), Some(SECOND));
+    assert_eq!(forest.reach_root(SECOND ^ 1, 3 * HOUR), Some(SECOND));
+    assert_eq!(forest.node(SECOND).unwrap().touched, 3 * HOUR);
+    let number = forest.number(SECOND ^ 1).unwrap();
+    assert_eq!(
+        forest.fingerprint_and_root_at(number),
+        Some((SECOND ^ 1, SECOND))
+    );
+    let class = forest.class(SECOND).unwrap();
+    assert_eq!(class.members, vec![SECOND, SECOND ^ 1]);
 }
