@@ -1,5 +1,8 @@
-//! `cargo bench --bench capacity -- N [--no-recovery]`: the engine filled to
-//! N nodes with the engine's typical side data, then what it costs there.
+//! `cargo bench --bench capacity -- N [--no-recovery] [--retention R]`: the
+//! engine filled to N nodes with the engine's typical side data, then what
+//! it costs there. Retention is `never` unless given (`--retention 48h`,
+//! the default of the sidecar, adds the expiry queue; nothing expires: the
+//! probes come right after the fill).
 //!
 //! Fills a ledger by replaying synthetic placements (those of the `persist`
 //! bench: 60% short texts, 40% long, one node in five a leaf, one document
@@ -34,9 +37,12 @@ use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 
 const PROBES: usize = 20_000;
 
-fn open(dir: &std::path::Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
+fn open(
+    dir: &std::path::Path,
+    retention: &str,
+) -> (Store, Ledger, neardup::persist::RecoveryReport) {
     let settings = EngineSettings {
-        retention: Some("never".to_string()),
+        retention: Some(retention.to_string()),
         ..EngineSettings::default()
     };
     let parts = settings.parts().expect("settings");
@@ -125,12 +131,17 @@ fn main() {
         .find_map(|argument| argument.parse().ok())
         .unwrap_or(1_000_000);
     let recover = !arguments.iter().any(|argument| argument == "--no-recovery");
+    let retention = arguments
+        .iter()
+        .position(|argument| argument == "--retention")
+        .and_then(|at| arguments.get(at + 1))
+        .map_or("never", String::as_str);
     let dir = std::env::temp_dir().join(format!("neardup-bench-capacity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
 
     let documents = probe_documents(0x2545_f491_4f6c_dd1d);
     let during_capture = probe_documents(0x9e37_79b9_7f4a_7c15);
-    let (store, mut ledger, _) = open(&dir);
+    let (store, mut ledger, _) = open(&dir, retention);
     let analyses: Vec<_> = documents
         .iter()
         .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
@@ -155,7 +166,8 @@ fn main() {
     println!("{}", heap_table(&ledger, filled, baseline_anon_kib));
 
     let mut times: Vec<f64> = Vec::with_capacity(analyses.len());
-    let now = 1_800_000_000_000;
+    // Right after the fill's last placement (see `synthetic_placements`).
+    let now = 1_700_000_000_000 + nodes as i64;
     for analysis in analyses {
         let timer = Instant::now();
         let placed = ledger.place(analysis, now);
@@ -223,7 +235,7 @@ fn main() {
 
     if recover {
         let started = Instant::now();
-        let (_store, ledger, report) = open(&dir);
+        let (_store, ledger, report) = open(&dir, retention);
         let recovered = ledger.engine().forest().stats().nodes;
         println!(
             "  recovery from the snapshot: {:.1} s (read {:.1} s, build {:.1} s, log {:.1} s), {recovered} of the snapshot's {snapshot_nodes} nodes",

@@ -325,8 +325,7 @@ impl Forest {
                 tree.class_documents
             }
             None => {
-                let mut leaves = Vec::new();
-                leaves.push(number);
+                let leaves = vec![number];
                 self.leaf_capacity += leaves.capacity();
                 let class_documents = root_documents + 1;
                 let tree_number = self.trees.add(Tree {
@@ -351,7 +350,7 @@ impl Forest {
         self.index.insert_absent(fingerprint);
         self.document_count += 1;
         if self.config.retention.is_some() {
-            self.expiry_queue.push(Reverse((now, fingerprint)));
+            self.queue_expiry(now, fingerprint);
         }
     }
 }

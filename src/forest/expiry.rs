@@ -9,7 +9,7 @@
 
 use std::cmp::Reverse;
 
-use super::{EXPIRY_QUEUE_SLACK, Forest, NO_TREE, Node, UNKNOWN_LEAF_SLOT};
+use super::{Due, EXPIRY_QUEUE_SLACK, Forest, NO_TREE, Node, UNKNOWN_LEAF_SLOT};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// Nodes a removal took out: their fingerprints and, in the same order,
@@ -121,9 +121,10 @@ impl Forest {
         // Stale queue entries cost work without removing anything; bound them too.
         let mut queue_pops_left = max_removals.saturating_mul(4).saturating_add(64);
         let more_pending = loop {
-            let Some(&Reverse((queued_time, fingerprint))) = self.expiry_queue.peek() else {
+            let Some(&Reverse(due)) = self.expiry_queue.peek() else {
                 break false;
             };
+            let (queued_time, fingerprint) = (due.time(), due.fingerprint());
             if queued_time >= cutoff {
                 break false;
             }
@@ -146,7 +147,7 @@ impl Forest {
                 Some(node) if node.touched() > queued_time => {
                     // Touched since it was queued: requeue at its current time.
                     if let Some(mut entry) = self.expiry_queue.peek_mut() {
-                        *entry = Reverse((node.touched(), fingerprint));
+                        *entry = Reverse(Due::new(node.touched(), fingerprint));
                     }
                 }
                 // Gone with its tree, or an entry of an earlier life of this
@@ -243,7 +244,7 @@ impl Forest {
             self.expiry_queue = self
                 .nodes
                 .iter()
-                .map(|(_, fingerprint, node)| Reverse((node.touched(), fingerprint)))
+                .map(|(_, fingerprint, node)| Reverse(Due::new(node.touched(), fingerprint)))
                 .collect();
         }
         if self.nodes.capacity() > 4096 && live < self.nodes.capacity() / 4 {

@@ -300,6 +300,67 @@ impl Word48 {
     }
 }
 
+/// An entry of the expiry queue: a time no later than the node's touched
+/// time, and the node's fingerprint, in 14 bytes (16 with a 64-bit time;
+/// the queue holds an entry per node whenever nodes expire). Ordered by
+/// time, then fingerprint, as `(Millis, Fingerprint)` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Due {
+    time: Word48,
+    fingerprint: [u16; 4],
+}
+
+impl Due {
+    fn new(time: Millis, fingerprint: Fingerprint) -> Self {
+        Due {
+            time: Word48::time(time),
+            fingerprint: [
+                fingerprint as u16,
+                (fingerprint >> 16) as u16,
+                (fingerprint >> 32) as u16,
+                (fingerprint >> 48) as u16,
+            ],
+        }
+    }
+
+    fn time(&self) -> Millis {
+        self.time.as_time()
+    }
+
+    fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+            .iter()
+            .rev()
+            .fold(0, |bits, &word| (bits << 16) | u64::from(word))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.time(), self.fingerprint()).cmp(&(other.time(), other.fingerprint()))
+    }
+}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Forest {
+    /// Queues `fingerprint` to be looked at once `time` is past retention.
+    /// The queue grows by a quarter (a heap of millions of entries is a
+    /// mapping of its own, which grows without a copy), where a vector
+    /// doubles.
+    fn queue_expiry(&mut self, time: Millis, fingerprint: Fingerprint) {
+        let queue = &mut self.expiry_queue;
+        if queue.len() == queue.capacity() {
+            queue.reserve_exact((queue.len() / 4).max(64));
+        }
+        queue.push(Reverse(Due::new(time, fingerprint)));
+    }
+}
+
 impl Node {
     fn is_root(&self) -> bool {
         self.parent == NO_PARENT
@@ -357,7 +418,7 @@ pub struct Forest {
     index: MultiIndex,
     /// Min-heap of `(time ≤ touched, fingerprint)`, lazily updated; empty when
     /// retention is `None`.
-    expiry_queue: BinaryHeap<Reverse<(Millis, Fingerprint)>>,
+    expiry_queue: BinaryHeap<Reverse<Due>>,
     root_count: usize,
     document_count: u64,
     expired_node_count: u64,
@@ -608,7 +669,7 @@ impl Forest {
         let nodes = self.nodes.heap_bytes();
         let trees = self.trees.heap_bytes();
         let leaves = self.leaf_capacity * size_of::<NodeId>();
-        let queue = self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>();
+        let queue = self.expiry_queue.capacity() * size_of::<Reverse<Due>>();
         nodes + trees + leaves + queue + self.index.approx_heap_bytes()
     }
 
@@ -620,7 +681,7 @@ impl Forest {
             ("forest: leaves", self.leaf_capacity * size_of::<NodeId>()),
             (
                 "forest: expiry queue",
-                self.expiry_queue.capacity() * size_of::<Reverse<(Millis, Fingerprint)>>(),
+                self.expiry_queue.capacity() * size_of::<Reverse<Due>>(),
             ),
             (
                 "forest: block tables (k+1 multi-index)",
@@ -638,7 +699,7 @@ impl Forest {
         self.nodes.reserve(additional);
         self.index.reserve(additional);
         if self.config.retention.is_some() {
-            self.expiry_queue.reserve(additional);
+            self.expiry_queue.reserve_exact(additional);
         }
     }
 

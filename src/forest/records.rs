@@ -2,11 +2,9 @@
 //! rebuilds it from, and the nodes captured as of one moment while writes
 //! go on ([`crate::capture`]).
 
-use std::cmp::Reverse;
-
 use super::{
     Forest, ForestConfig, ForestCounters, ForestError, NO_PARENT, NO_TREE, Node, NodeRecord, Tree,
-    UNKNOWN_LEAF_SLOT, Word48, kept_time,
+    UNKNOWN_LEAF_SLOT, Word48,
 };
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
@@ -130,9 +128,7 @@ impl Forest {
             nodes.push((record.fingerprint, node));
             forest.document_count += u64::from(record.documents);
             if forest.config.retention.is_some() {
-                forest
-                    .expiry_queue
-                    .push(Reverse((kept_time(record.touched), record.fingerprint)));
+                forest.queue_expiry(record.touched, record.fingerprint);
             }
         }
         // All at once: the node table written in its own order.
@@ -178,8 +174,7 @@ impl Forest {
                     u32::try_from(tree.leaves.len() - 1).unwrap_or(UNKNOWN_LEAF_SLOT)
                 }
                 None => {
-                    let mut leaves = Vec::new();
-                    leaves.push(number);
+                    let leaves = vec![number];
                     forest.leaf_capacity += leaves.capacity();
                     let tree_number = forest.trees.add(Tree {
                         leaves,

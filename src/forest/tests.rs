@@ -606,3 +606,42 @@ fn a_leaf_knows_its_root_by_number_through_reuse_of_numbers() {
     let class = forest.class(SECOND).unwrap();
     assert_eq!(class.members, vec![SECOND, SECOND ^ 1]);
 }
+
+#[test]
+fn an_expiry_entry_is_fourteen_bytes_and_orders_as_time_then_fingerprint() {
+    assert_eq!(size_of::<std::cmp::Reverse<Due>>(), 14);
+    let values = [
+        (EARLIEST_TIME, u64::MAX),
+        (-1, 0),
+        (0, 0),
+        (0, 1),
+        (0, 1 << 63),
+        (0, u64::MAX),
+        (1, 0),
+        (1_764_158_400_000, 0x0123_4567_89ab_cdef),
+        (LATEST_TIME, 0),
+    ];
+    for &(time, fingerprint) in &values {
+        let due = Due::new(time, fingerprint);
+        assert_eq!((due.time(), due.fingerprint()), (time, fingerprint));
+    }
+    for a in values {
+        for b in values {
+            assert_eq!(Due::new(a.0, a.1).cmp(&Due::new(b.0, b.1)), a.cmp(&b));
+        }
+    }
+}
+
+#[test]
+fn the_expiry_queue_grows_by_a_quarter() {
+    let mut forest = forest();
+    let fingerprint = |index: u64| index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for index in 0..10_000u64 {
+        forest.assign(fingerprint(index), 0);
+    }
+    let capacity = forest.expiry_queue.capacity();
+    assert!(
+        (10_000..=10_000 * 5 / 4 + 64).contains(&capacity),
+        "{capacity}"
+    );
+}
