@@ -1,5 +1,5 @@
 //! An open-addressing hash table of small `Copy` entries that fills to
-//! 92 % and grows by a quarter: the tables that hold one or several entries
+//! 92 % and grows by an eighth: the tables that hold one or several entries
 //! per node (short-text LSH keys, the long-text sketch keys, the exact fast
 //! path, the ledger's document keys).
 //!
@@ -19,18 +19,21 @@
 //! first entry of a later home, not only at a vacant place: a search that
 //! finds nothing walks about as far as one that finds. Removal shifts the
 //! entries after it back until one is at its home (no tombstones). The
-//! table grows by a quarter when an insert would take it past 92 %, so it
-//! is 73–92 % full: 8-byte entries cost 8.7 to 10.9 bytes each (9.4 to 14
-//! at the 57–85 % of plain linear probing before issue 49). Growing places
-//! the old entries in their old order, which is nearly the new one.
+//! table grows by an eighth when an insert would take it past 92 %, so it
+//! is 82–92 % full: 8-byte entries cost 8.7 to 9.8 bytes each (10.9 at the
+//! 73 % a quarter left, 9.4 to 14 at the 57–85 % of plain linear probing
+//! before issue 49). Growing places the old entries in their old order,
+//! which is nearly the new one.
 //!
 //! Consequences: a walk passes about 6 entries at 92 % (contiguous: a cache
 //! line or two), and an insert there moves a few dozen one place on; with
 //! no per-place tag, the caller's `eq` runs on every entry passed and the
 //! caller's hash of an entry tells its distance from home, which suits
 //! entries that carry their own key (not ones compared through a slot, like
-//! [`crate::slots`]' numbers). Growing by a quarter copies each entry about
-//! four times over a fill, where growing by half copied it twice.
+//! [`crate::slots`]' numbers). Growing by an eighth copies each entry about
+//! eight times over a fill (four by a quarter, two by half); the overlap
+//! bench placed as fast either way (docs/performance.md, issue 49, seventh
+//! part).
 
 use std::hash::{BuildHasher, Hash};
 
@@ -51,7 +54,7 @@ pub trait TableEntry: Copy {
 const MAX_LOAD_PERCENT: usize = 92;
 
 /// The table grows by its length divided by this.
-const GROWTH_DIVISOR: usize = 4;
+const GROWTH_DIVISOR: usize = 8;
 
 /// A walk asks an entry's distance from home every this many entries.
 const DISTANCE_CHECK_EVERY: usize = 4;
@@ -408,7 +411,7 @@ impl<T: TableEntry> CompactTable<T> {
         Some(removed)
     }
 
-    /// Makes room for `additional` more entries, growing by a quarter (or
+    /// Makes room for `additional` more entries, growing by an eighth (or
     /// more, when asked for more) at once.
     pub fn reserve(&mut self, additional: usize, hasher: impl Fn(&T) -> u64) {
         let needed = self.len.saturating_add(additional);

@@ -55,7 +55,7 @@ impl DocumentKey {
 }
 
 /// A key and the fingerprint its document was placed at: 16 bytes in a
-/// [`KeyedTable`] (73–92 % full), where a std map spent 17 bytes a place
+/// [`KeyedTable`] (82–92 % full), where a std map spent 17 bytes a place
 /// at 44–88 %.
 #[derive(Debug, Clone, Copy)]
 struct KeyEntry {

@@ -15,8 +15,8 @@
 //! decides whether a full key still answers lookups
 //! ([`BoundedBuckets::get`] reports it).
 //!
-//! Consequences: 8.7 to 11 bytes of heap per single key (the table is
-//! 73–92 % full, 57–85 % before issue 49; a `hashbrown` map was 9 bytes a place at 44–88 %, 26 when
+//! Consequences: 8.7 to 9.8 bytes of heap per single key (the table is
+//! 82–92 % full, 57–85 % before issue 49; a `hashbrown` map was 9 bytes a place at 44–88 %, 26 when
 //! it held 8-byte fingerprints, 62 with 64-bit keys and an inline enum of
 //! list or fingerprint); a list costs a 12-byte entry and its block (4, 8,
 //! 16, … places of 4 bytes), with no allocation of its own.

@@ -14,8 +14,8 @@
 //! that adds a hash another node holds takes it over (the text placed last
 //! wins, as with a map).
 //!
-//! The table is a [`crate::compact_table::KeyedTable`] (73–92 % full,
-//! 8.7–11 bytes an entry).
+//! The table is a [`crate::compact_table::KeyedTable`] (82–92 % full,
+//! 8.7–9.8 bytes an entry).
 //!
 //! Consequences: a hit reads the node's side record (memory-mapped) once.
 
