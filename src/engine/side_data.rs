@@ -8,7 +8,7 @@
 //! and a snapshot must write all of it while the engine goes on.
 //!
 //! Design: one encoded record per node in the engine's [`SideFile`]
-//! (off the heap; the engine keeps an 8-byte location per node, in a
+//! (off the heap; the engine keeps a 6-byte location per node, in a
 //! vector by the forest's node number, so the side data has no table of
 //! its own and the candidate indexes hold the forest's numbers). The
 //! record's layout is the snapshot's, so a snapshot copies records as bytes
@@ -49,7 +49,7 @@ const COMPACTION_BYTES_PER_STEP: usize = 16 << 10;
 /// (it cannot happen while every live record has its location here).
 const COMPACTION_BACKOFF_STEPS: u32 = 1024;
 
-/// Every node's side record: its location (8 bytes in RAM, by the forest's
+/// Every node's side record: its location (6 bytes in RAM, by the forest's
 /// node number), the record in the [`SideFile`].
 #[derive(Debug, Default)]
 pub(super) struct SideStore {

@@ -11,7 +11,7 @@
 //! configured directory and unlinked at once, so nothing is left behind
 //! after a crash (persistence keeps its own copy of every record in its
 //! log and snapshots; this file is a cache of the heap, not state). A
-//! record is found by a [`SideLocation`] (segment, offset): 8 bytes in
+//! record is found by a [`SideLocation`] (segment, offset): 6 bytes in
 //! RAM. Records never change once written; a record that is no longer
 //! needed is released, and a segment whose records are all released is
 //! unmapped, which gives its disk space back (and its id to the next
@@ -90,19 +90,38 @@ impl Default for SideStorage {
     }
 }
 
-/// Where one record is: 8 bytes.
+/// Where one record is: its segment's number (segment numbers are reused,
+/// so they stay below the count of segments alive at once: 65 535 of them
+/// is 4 TB of 64 MB segments) and its offset, in three 16-bit words. The
+/// table of locations has a place per node number: 6 bytes, not 8.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SideLocation {
-    segment: u32,
-    offset: u32,
+    words: [u16; 3],
 }
 
 impl SideLocation {
     /// No record: no segment has this number, so reading it finds nothing.
     pub const NOWHERE: SideLocation = SideLocation {
-        segment: u32::MAX,
-        offset: u32::MAX,
+        words: [u16::MAX; 3],
     };
+
+    /// Offset `offset` of segment `segment`; `None` past the numbers a
+    /// location holds (the record then stays in memory).
+    pub fn new(segment: usize, offset: usize) -> Option<Self> {
+        let segment = u16::try_from(segment).ok().filter(|&id| id != u16::MAX)?;
+        let offset = u32::try_from(offset).ok()?;
+        Some(SideLocation {
+            words: [offset as u16, (offset >> 16) as u16, segment],
+        })
+    }
+
+    fn segment(&self) -> usize {
+        usize::from(self.words[2])
+    }
+
+    fn offset(&self) -> usize {
+        usize::from(self.words[0]) | (usize::from(self.words[1]) << 16)
+    }
 }
 
 /// A file mapped read-only, shared by whoever reads from it: a snapshot,
@@ -410,7 +429,7 @@ impl SideFile {
     }
 
     /// Appends one record; `None` only when no memory at all could be had
-    /// for it.
+    /// for it (or 65 535 segments are alive at once).
     pub fn append(&mut self, record: &[u8]) -> Option<SideLocation> {
         let needed = record.len().checked_add(LENGTH_BYTES)?;
         let length = u32::try_from(record.len()).ok()?;
@@ -423,6 +442,9 @@ impl SideFile {
         let segment_id = self.current?;
         let segment = self.current_segment()?;
         let offset = self.cursor;
+        // Checked first: a record written where no location can name it
+        // would count as live for ever.
+        let location = SideLocation::new(segment_id, offset)?;
         if !segment.write(offset, &length.to_le_bytes())
             || !segment.write(offset + LENGTH_BYTES, record)
         {
@@ -433,10 +455,7 @@ impl SideFile {
         usage.live_records += 1;
         usage.live_bytes += needed as u64;
         self.stats.live_bytes += needed as u64;
-        Some(SideLocation {
-            segment: u32::try_from(segment_id).ok()?,
-            offset: u32::try_from(offset).ok()?,
-        })
+        Some(location)
     }
 
     /// Stores `block`, records laid out as this file lays them out (each
@@ -483,20 +502,17 @@ impl SideFile {
         let bytes = segment.len();
         let id = self.add_segment(segment, anonymous);
         self.cursor = bytes;
-        let segment_id = u32::try_from(id).ok()?;
+        // Past the numbers a location holds: the records stay in memory.
+        SideLocation::new(id, 0)?;
         let usage = &mut self.usage[id];
         usage.live_records = offsets.len() as u64;
         usage.live_bytes = bytes as u64;
         self.stats.live_bytes += bytes as u64;
-        Some(
-            offsets
-                .into_iter()
-                .map(|offset| SideLocation {
-                    segment: segment_id,
-                    offset,
-                })
-                .collect(),
-        )
+        // Offsets are u32 and the segment's number passed: none is refused.
+        offsets
+            .into_iter()
+            .map(|offset| SideLocation::new(id, offset as usize))
+            .collect()
     }
 
     /// The size of the next segment: a quarter of what is live, rounded up
@@ -560,13 +576,13 @@ impl SideFile {
 
     /// The record at `location`.
     pub fn record(&self, location: SideLocation) -> Option<&[u8]> {
-        let segment = self.segments.get(location.segment as usize)?.as_ref()?;
-        record_in(segment, location.offset as usize)
+        let segment = self.segments.get(location.segment())?.as_ref()?;
+        record_in(segment, location.offset())
     }
 
     /// The record at `location` is no longer needed.
     pub fn release(&mut self, location: SideLocation) {
-        let id = location.segment as usize;
+        let id = location.segment();
         let Some(bytes) = self
             .record(location)
             .map(|record| record.len() + LENGTH_BYTES)
@@ -670,7 +686,7 @@ impl SideFile {
     #[inline]
     pub fn is_evacuating(&self, location: SideLocation) -> bool {
         self.usage
-            .get(location.segment as usize)
+            .get(location.segment())
             .is_some_and(|usage| usage.evacuating)
     }
 
@@ -680,8 +696,8 @@ impl SideFile {
     /// such record or no space for it.
     pub fn relocate(&mut self, location: SideLocation) -> Option<SideLocation> {
         // Held while the record is copied: the source outlives its release.
-        let source = Arc::clone(self.segments.get(location.segment as usize)?.as_ref()?);
-        let record = record_in(&source, location.offset as usize)?;
+        let source = Arc::clone(self.segments.get(location.segment())?.as_ref()?);
+        let record = record_in(&source, location.offset())?;
         let moved = self.append(record)?;
         self.stats.moved_records += 1;
         self.stats.moved_bytes += (record.len() + LENGTH_BYTES) as u64;
@@ -764,8 +780,8 @@ pub struct SideFileReader {
 
 impl SideFileReader {
     pub fn record(&self, location: SideLocation) -> Option<&[u8]> {
-        let segment = self.segments.get(location.segment as usize)?.as_ref()?;
-        record_in(segment, location.offset as usize)
+        let segment = self.segments.get(location.segment())?.as_ref()?;
+        record_in(segment, location.offset())
     }
 }
 

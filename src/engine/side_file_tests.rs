@@ -152,15 +152,9 @@ fn an_unusable_directory_falls_back_to_memory() {
 fn a_location_from_elsewhere_reads_nothing() {
     let mut file = SideFile::new(SideStorage::Memory);
     file.append(b"x").expect("appended");
-    let bogus = SideLocation {
-        segment: 0,
-        offset: (FIRST_SEGMENT_BYTES - 2) as u32,
-    };
+    let bogus = SideLocation::new(0, FIRST_SEGMENT_BYTES - 2).expect("a location");
     assert_eq!(file.record(bogus), None);
-    let missing = SideLocation {
-        segment: 9,
-        offset: 0,
-    };
+    let missing = SideLocation::new(9, 0).expect("a location");
     assert_eq!(file.record(missing), None);
 }
 
@@ -321,4 +315,16 @@ fn segments_are_sized_by_what_is_live() {
     let stats = file.stats();
     assert!(stats.segments < 30, "{stats:?}");
     assert!(stats.mapped_bytes < stats.live_bytes * 2, "{stats:?}");
+}
+
+#[test]
+fn a_location_is_six_bytes_and_holds_what_a_file_has() {
+    assert_eq!(size_of::<SideLocation>(), 6);
+    let far = SideLocation::new(65_534, u32::MAX as usize).expect("the last of each");
+    assert_eq!((far.segment(), far.offset()), (65_534, u32::MAX as usize));
+    assert_ne!(far, SideLocation::NOWHERE);
+    assert_eq!(SideLocation::new(65_535, 0), None);
+    assert_eq!(SideLocation::new(0, 1 << 32), None);
+    let near = SideLocation::new(3, 70_000).expect("a location");
+    assert_eq!((near.segment(), near.offset()), (3, 70_000));
 }
