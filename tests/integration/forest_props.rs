@@ -735,3 +735,116 @@ fn expiry_stats_count_every_removal() {
     assert_eq!(forest.stats().expired_nodes, 5);
     assert!(forest.is_empty());
 }
+
+/// What one operation gave back: two forests that should be one compare
+/// equal on these (removals as sets: a tree's leaves are listed in an
+/// order recovery does not keep, and nothing depends on it).
+#[derive(Debug, PartialEq)]
+enum Outcome {
+    Assigned(Assignment),
+    Reached(Option<Fingerprint>),
+    Forgot(bool),
+    Removed(BTreeSet<Fingerprint>, bool),
+}
+
+/// Applies `operation` to `forest` alone (no model), picking nodes among
+/// the live ones in fingerprint order, which does not depend on numbers.
+fn apply(
+    forest: &mut Forest,
+    scenario: &Scenario,
+    operation: &Operation,
+    now: &mut Millis,
+) -> Outcome {
+    let mut live: Vec<Fingerprint> = forest.iter_nodes().map(|node| node.fingerprint).collect();
+    live.sort_unstable();
+    let pick = |pick: usize| {
+        if live.is_empty() || pick.is_multiple_of(8) {
+            scenario.bases[pick % BASE_COUNT] ^ (pick as u64).rotate_left(17)
+        } else {
+            live[pick % live.len()]
+        }
+    };
+    let removed = |removed: RemovedNodes, more_pending: bool| {
+        Outcome::Removed(removed.fingerprints.into_iter().collect(), more_pending)
+    };
+    match operation {
+        Operation::Assign {
+            base,
+            flipped_bits,
+            step,
+        } => {
+            *now += step;
+            let fingerprint = flip(scenario.bases[*base], flipped_bits);
+            Outcome::Assigned(forest.assign(fingerprint, *now))
+        }
+        Operation::AssignWithExtras {
+            base,
+            flipped_bits,
+            extra_picks,
+            step,
+        } => {
+            *now += step;
+            let fingerprint = flip(scenario.bases[*base], flipped_bits);
+            let extras: Vec<Fingerprint> = extra_picks.iter().map(|&at| pick(at)).collect();
+            Outcome::Assigned(forest.assign_with_candidates(fingerprint, *now, &extras, |_| true))
+        }
+        Operation::AssignExisting { pick: at, step } => {
+            *now += step;
+            Outcome::Assigned(forest.assign(pick(*at), *now))
+        }
+        Operation::ReachRoot { pick: at, step } => {
+            *now += step;
+            Outcome::Reached(forest.reach_root(pick(*at), *now))
+        }
+        Operation::ForgetDocument { pick: at } => {
+            Outcome::Forgot(forest.forget_document(pick(*at)))
+        }
+        Operation::RemoveIfUnused { pick: at } => {
+            removed(forest.remove_if_unused(pick(*at)), false)
+        }
+        Operation::Expire { budget, step } => {
+            *now += step;
+            let progress = forest.expire(*now, *budget);
+            removed(progress.removed, progress.more_pending)
+        }
+        Operation::ExpireAll { step } => {
+            *now += step;
+            let progress = forest.expire(*now, usize::MAX);
+            removed(progress.removed, progress.more_pending)
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// A forest rebuilt from its records (a restart, a standby) at any
+    /// points behaves as the one that ran on: the same placements, the
+    /// same nodes taken by each budgeted expiry (node numbers, which a
+    /// restart changes, decide nothing), the same records at the end.
+    #[test]
+    fn a_forest_restored_at_any_point_goes_on_as_the_one_that_ran_on(
+        scenario in scenario_with(1..200),
+        restarts in vec(0..200usize, 1..6),
+    ) {
+        let config = ForestConfig {
+            max_distance: scenario.max_distance,
+            retention: Some(scenario.retention),
+        };
+        let mut ran_on = Forest::new(config).expect("valid config");
+        let mut restarted = Forest::new(config).expect("valid config");
+        let (mut now_ran_on, mut now_restarted) = (START_TIME, START_TIME);
+        for (index, operation) in scenario.operations.iter().enumerate() {
+            if restarts.contains(&index) {
+                restarted = Forest::restore(config, &restarted.node_records(), restarted.counters())
+                    .expect("its own records restore");
+            }
+            let expected = apply(&mut ran_on, &scenario, operation, &mut now_ran_on);
+            let got = apply(&mut restarted, &scenario, operation, &mut now_restarted);
+            prop_assert_eq!(got, expected, "operation {} ({:?})", index, operation);
+        }
+        prop_assert_eq!(restarted.node_records(), ran_on.node_records());
+        prop_assert_eq!(restarted.stats().roots, ran_on.stats().roots);
+        prop_assert_eq!(restarted.stats().documents, ran_on.stats().documents);
+    }
+}
