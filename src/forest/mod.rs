@@ -50,10 +50,11 @@
 //!   rather than wrapping); class and total counts stay equal to their sums.
 //! - The expiry budget may be exceeded by the size of one tree, since a root
 //!   leaves together with all of its leaves.
-//! - Memory is about 133 bytes per node at 10 M nodes (measured by
-//!   `benches/forest_scale.rs`; 159 with a std map of nodes), a quarter of it
-//!   the index. A lookup reads the node table, then the slot: `root_of` p50
-//!   781 ns against 591 with the map. The tables grow by rehashing at once,
+//! - Memory is about 95 bytes per node at 10 M nodes with the expiry queue
+//!   (`benches/forest_scale.rs`; 117 with 48-byte slots, 159 with a std map
+//!   of nodes), a quarter of it the index. A lookup reads the node table,
+//!   then the slot, and for a leaf its root's slot: `root_of` p50 671 ns
+//!   (721 with the root's fingerprint in the slot, 591 with the std map). The tables grow by rehashing at once,
 //!   and the node table's rehash reads every slot (a pause of about 0.3 s at
 //!   10 M nodes); [`Forest::reserve`] avoids it when the size is known.
 //!
