@@ -175,13 +175,16 @@ impl<T: Copy> FingerprintSlots<T> {
         Some((*fingerprint, value))
     }
 
-    /// The value in slot `number`, if it is in use.
-    pub fn at_mut(&mut self, number: u32) -> Option<&mut T> {
+    /// The fingerprint and value in slot `number`, if it is in use, the
+    /// value to change.
+    pub fn at_mut(&mut self, number: u32) -> Option<(Fingerprint, &mut T)> {
         if !self.is_used(number) {
             return None;
         }
         self.capture.before_write(&self.slots, number as usize);
-        self.slots.get_mut(number as usize).map(|(_, value)| value)
+        self.slots
+            .get_mut(number as usize)
+            .map(|(fingerprint, value)| (*fingerprint, value))
     }
 
     /// The number of `fingerprint`'s slot, filled with `value()` if it had

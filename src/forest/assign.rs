@@ -192,12 +192,10 @@ impl Forest {
         let (root, tree_number) = if parent == NO_PARENT {
             (fingerprint, own_place)
         } else {
-            if let Some(root_node) = self.nodes.at_mut(parent) {
-                root_node.touch(now);
-            }
             self.nodes
-                .at(parent)
+                .at_mut(parent)
                 .map_or((fingerprint, NO_TREE), |(root, root_node)| {
+                    root_node.touch(now);
                     (root, root_node.place)
                 })
         };
@@ -282,21 +280,17 @@ impl Forest {
         placement: Placement,
     ) -> Assignment {
         let now = kept_time(now);
-        let Some(parent) = self.nodes.number(root).filter(|&number| {
-            self.nodes
-                .at(number)
-                .is_some_and(|(_, node)| node.is_root())
-        }) else {
+        let root_node = self
+            .nodes
+            .number(root)
+            .and_then(|number| Some((number, self.nodes.at_mut(number)?.1)))
+            .filter(|(_, root_node)| root_node.is_root());
+        let Some((parent, root_node)) = root_node else {
             // Callers name a live root; a leaf must not hang under anything else.
             return self.add_root(fingerprint, now);
         };
-        let (root_documents, tree_number) = match self.nodes.at_mut(parent) {
-            Some(root_node) => {
-                root_node.touch(now);
-                (u64::from(root_node.documents), root_node.place)
-            }
-            None => (0, NO_TREE),
-        };
+        root_node.touch(now);
+        let (root_documents, tree_number) = (u64::from(root_node.documents), root_node.place);
         let leaf_slot = self.trees.get(tree_number).map_or(0, |tree| {
             u32::try_from(tree.leaves.len()).unwrap_or(UNKNOWN_LEAF_SLOT)
         });
@@ -332,7 +326,7 @@ impl Forest {
                     leaves,
                     class_documents,
                 });
-                if let Some(root_node) = self.nodes.at_mut(parent) {
+                if let Some((_, root_node)) = self.nodes.at_mut(parent) {
                     root_node.place = tree_number;
                 }
                 class_documents

@@ -216,7 +216,7 @@ impl Forest {
         if let Some(slot) = slot {
             tree.leaves.swap_remove(slot);
             if let Some(&moved) = tree.leaves.get(slot)
-                && let Some(moved_node) = self.nodes.at_mut(moved)
+                && let Some((_, moved_node)) = self.nodes.at_mut(moved)
             {
                 moved_node.place = u32::try_from(slot).unwrap_or(UNKNOWN_LEAF_SLOT);
             }
@@ -225,7 +225,7 @@ impl Forest {
         if tree.leaves.is_empty() {
             self.leaf_capacity -= tree.leaves.capacity();
             self.trees.release(tree_number);
-            if let Some(root_node) = self.nodes.at_mut(node.parent) {
+            if let Some((_, root_node)) = self.nodes.at_mut(node.parent) {
                 root_node.place = NO_TREE;
             }
         } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {

@@ -563,10 +563,14 @@ impl Forest {
         if parent == NO_PARENT {
             return Some(fingerprint);
         }
-        if let Some(root_node) = self.nodes.at_mut(parent) {
-            root_node.touch(now);
-        }
-        Some(self.nodes.at(parent).map_or(fingerprint, |(root, _)| root))
+        Some(
+            self.nodes
+                .at_mut(parent)
+                .map_or(fingerprint, |(root, root_node)| {
+                    root_node.touch(now);
+                    root
+                }),
+        )
     }
 
     /// A copy of one node.

@@ -180,13 +180,13 @@ impl Forest {
                         leaves,
                         class_documents: u64::from(root_node.documents) + leaf_documents,
                     });
-                    if let Some(root_node) = forest.nodes.at_mut(root_number) {
+                    if let Some((_, root_node)) = forest.nodes.at_mut(root_number) {
                         root_node.place = tree_number;
                     }
                     0
                 }
             };
-            if let Some(leaf_node) = forest.nodes.at_mut(number) {
+            if let Some((_, leaf_node)) = forest.nodes.at_mut(number) {
                 leaf_node.parent = root_number;
                 leaf_node.place = place;
             }

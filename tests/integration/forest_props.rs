@@ -337,10 +337,26 @@ fn salted_veto(salt: u64) -> impl Fn(Fingerprint) -> bool {
 
 /// A fingerprint to look up: a live node when there is one, else a base.
 fn pick_fingerprint(model: &ModelForest, bases: &[u64], pick: usize) -> Fingerprint {
-    if model.nodes.is_empty() || pick.is_multiple_of(8) {
+    pick_among(
+        model.nodes.len(),
+        |at| model.nodes[at].fingerprint,
+        bases,
+        pick,
+    )
+}
+
+/// A live node's fingerprint (`live(at)` for `at` below `count`), or one
+/// made from a base once in eight picks and when there is none.
+fn pick_among(
+    count: usize,
+    live: impl Fn(usize) -> Fingerprint,
+    bases: &[u64],
+    pick: usize,
+) -> Fingerprint {
+    if count == 0 || pick.is_multiple_of(8) {
         bases[pick % bases.len()] ^ (pick as u64).rotate_left(17)
     } else {
-        model.nodes[pick % model.nodes.len()].fingerprint
+        live(pick % count)
     }
 }
 
@@ -757,13 +773,7 @@ fn apply(
 ) -> Outcome {
     let mut live: Vec<Fingerprint> = forest.iter_nodes().map(|node| node.fingerprint).collect();
     live.sort_unstable();
-    let pick = |pick: usize| {
-        if live.is_empty() || pick.is_multiple_of(8) {
-            scenario.bases[pick % BASE_COUNT] ^ (pick as u64).rotate_left(17)
-        } else {
-            live[pick % live.len()]
-        }
-    };
+    let pick = |pick: usize| pick_among(live.len(), |at| live[at], &scenario.bases, pick);
     let removed = |removed: RemovedNodes, more_pending: bool| {
         Outcome::Removed(removed.fingerprints.into_iter().collect(), more_pending)
     };
