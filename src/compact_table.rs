@@ -1,7 +1,8 @@
 //! An open-addressing hash table of small `Copy` entries that fills to
-//! 92 % and grows by an eighth: the tables that hold one or several entries
-//! per node (short-text LSH keys, the long-text sketch keys, the exact fast
-//! path, the ledger's document keys).
+//! 92 % and grows by an eighth: the ledger's document keys, and the keys of
+//! the candidate indexes that hold a list of nodes. (Keys that hold one
+//! node, and the exact fast path's hash tags, are in
+//! [`crate::key_node_table`], which keeps only half of each key.)
 //!
 //! Motivation: a `hashbrown` table doubles when it is 7/8 full, so right
 //! after growing it is under half full, and it spends a control byte per
@@ -40,7 +41,6 @@ use std::hash::{BuildHasher, Hash};
 use crate::capture::Capture;
 use crate::hashing::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
-use crate::units::NodeId;
 
 /// An entry of a [`CompactTable`]: small, `Copy`, and with one value that
 /// stands for an empty place.
@@ -478,32 +478,6 @@ impl<T: TableEntry> CompactTable<T> {
 pub trait KeyedEntry: TableEntry {
     type Key: Copy + Eq + Hash;
     fn key(&self) -> Self::Key;
-}
-
-/// A key and a node number: 8 bytes (candidate keys holding one node, the
-/// exact fast path's hash tags).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KeyNode {
-    pub key: u32,
-    pub node: NodeId,
-}
-
-impl TableEntry for KeyNode {
-    // No node has the last number (see `slots`).
-    const VACANT: Self = KeyNode {
-        key: 0,
-        node: NodeId::MAX,
-    };
-    fn is_vacant(&self) -> bool {
-        self.node == NodeId::MAX
-    }
-}
-
-impl KeyedEntry for KeyNode {
-    type Key = u32;
-    fn key(&self) -> u32 {
-        self.key
-    }
 }
 
 /// A [`CompactTable`] of keyed entries, each placed by a hash of its key

@@ -6,8 +6,24 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::*;
+use crate::units::NodeId;
 
-type Pair = KeyNode;
+/// A key and a value: an 8-byte entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pair {
+    key: u32,
+    node: NodeId,
+}
+
+impl TableEntry for Pair {
+    const VACANT: Self = Pair {
+        key: 0,
+        node: NodeId::MAX,
+    };
+    fn is_vacant(&self) -> bool {
+        self.node == NodeId::MAX
+    }
+}
 
 /// Few distinct hashes, so walks are long, wrap around the end and
 /// shifts move entries past other keys' places.

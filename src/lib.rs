@@ -40,13 +40,15 @@ pub mod allocator;
 pub mod encoding;
 
 // Hashing and tables the core shares: the seeded hasher, numbered slots
-// (forest nodes, side records), a compact hash table (candidate keys, exact
-// hashes, document keys), a radix sort (recovery's bulk builds), and the
+// (forest nodes, side records), a compact hash table (document keys,
+// candidate keys' lists), (key, node) pairs in 6 bytes (candidate keys of
+// one node, exact hashes), a radix sort (recovery's bulk builds), and the
 // capture of a table as of one moment while it changes (snapshots).
 pub mod capture;
 pub mod compact_table;
 pub mod compact_text;
 pub mod hashing;
+pub mod key_node_table;
 pub mod radix;
 pub mod record_text;
 pub mod slots;

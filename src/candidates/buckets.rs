@@ -7,23 +7,26 @@
 //!
 //! Design: keys are folded to 32 bits (they are hashes already; two keys
 //! that fold alike share a list, which costs a candidate, never a wrong
-//! join: every candidate is confirmed). A key holding one node is an
-//! 8-byte entry (key, node number) of a [`CompactTable`]; a key holding
-//! more has a list, oldest first, of at most `capacity`, in blocks of a
-//! shared arena found through a second table (fewer keys have one). What a full list
-//! does with one more is the index's choice ([`Overflow`]), and the caller
-//! decides whether a full key still answers lookups
+//! join: every candidate is confirmed). A key holding one node is a
+//! 6-byte entry of a [`KeyNodeTable`] (half the key and the node number);
+//! a key holding more has a list, oldest first, of at most `capacity`, in
+//! blocks of a shared arena found through a
+//! [`crate::compact_table::CompactTable`] (fewer keys have one). What a
+//! full list does with one more is the index's choice ([`Overflow`]), and
+//! the caller decides whether a full key still answers lookups
 //! ([`BoundedBuckets::get`] reports it).
 //!
-//! Consequences: 8.7 to 9.8 bytes of heap per single key (the table is
-//! 82–92 % full, 57–85 % before issue 49; a `hashbrown` map was 9 bytes a place at 44–88 %, 26 when
-//! it held 8-byte fingerprints, 62 with 64-bit keys and an inline enum of
-//! list or fingerprint); a list costs a 12-byte entry and its block (4, 8,
-//! 16, … places of 4 bytes), with no allocation of its own.
+//! Consequences: 6.5 to 7.3 bytes of heap per single key (82–92 % full;
+//! 8.7 to 9.8 with 8-byte entries, 57–85 % full before issue 49; a
+//! `hashbrown` map was 9 bytes a place at 44–88 %, 26 when it held 8-byte
+//! fingerprints, 62 with 64-bit keys and an inline enum of list or
+//! fingerprint); a list costs a 12-byte entry and its block (4, 8, 16, …
+//! places of 4 bytes), with no allocation of its own.
 
 use std::marker::PhantomData;
 
-use crate::compact_table::{KeyNode, KeyedEntry, KeyedTable, TableEntry};
+use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
+use crate::key_node_table::KeyNodeTable;
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
@@ -210,11 +213,27 @@ impl KeyedEntry for KeyList {
     }
 }
 
+/// The nodes a key holds: one, kept in the keys' table itself, or a list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Held<'a> {
+    One(NodeId),
+    List(&'a [NodeId]),
+}
+
+impl Held<'_> {
+    pub fn nodes(&self) -> &[NodeId] {
+        match self {
+            Held::One(node) => std::slice::from_ref(node),
+            Held::List(nodes) => nodes,
+        }
+    }
+}
+
 /// Key → up to `capacity` nodes, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
     /// Keys that hold exactly one node.
-    singles: KeyedTable<KeyNode>,
+    singles: KeyNodeTable,
     /// Keys that hold two or more: where their list is in `arena`.
     lists: KeyedTable<KeyList>,
     arena: ListArena,
@@ -228,7 +247,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
     pub fn new(capacity: usize, overflow: Overflow) -> Self {
         let capacity = capacity.clamp(1, usize::from(u16::MAX));
         BoundedBuckets {
-            singles: KeyedTable::default(),
+            singles: KeyNodeTable::default(),
             lists: KeyedTable::default(),
             arena: ListArena::new(capacity),
             capacity,
@@ -254,19 +273,18 @@ impl<K: BucketKey> BoundedBuckets<K> {
             }
             return;
         }
-        match self.singles.get_mut(key) {
-            None => self.singles.insert(KeyNode { key, node }),
-            Some(single) => {
-                if single.node == node {
+        match self.singles.get(key) {
+            None => self.singles.insert(key, node),
+            Some(first) => {
+                if first == node {
                 } else if self.capacity > 1 {
-                    let first = single.node;
                     self.singles.remove(key);
                     let place = self.arena.allocate(0);
                     let place = self.arena.push(place, first);
                     let place = self.arena.push(place, node);
                     self.lists.insert(KeyList { key, place });
                 } else if self.overflow == Overflow::DropOldest {
-                    single.node = node;
+                    self.singles.replace(key, |_| true, node);
                 }
             }
         }
@@ -295,32 +313,26 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 self.arena.release(place);
                 self.lists.remove(key);
                 if let Some(only) = only {
-                    self.singles.insert(KeyNode { key, node: only });
+                    self.singles.insert(key, only);
                 }
             }
             return;
         }
-        if self
-            .singles
-            .get(key)
-            .is_some_and(|single| single.node == node)
-        {
-            self.singles.remove(key);
-        }
+        self.singles.remove_if(key, |single| single == node);
     }
 
     /// The nodes under `key`, and whether the key is full.
-    pub fn get(&self, key: K) -> (&[NodeId], bool) {
+    pub fn get(&self, key: K) -> (Held<'_>, bool) {
         let key = key.folded();
         if let Some(single) = self.singles.get(key) {
-            return (std::slice::from_ref(&single.node), self.capacity == 1);
+            return (Held::One(single), self.capacity == 1);
         }
         match self.lists.get(key) {
             Some(list) => {
                 let stored = self.arena.nodes(list.place);
-                (stored, stored.len() >= self.capacity)
+                (Held::List(stored), stored.len() >= self.capacity)
             }
-            None => (&[], false),
+            None => (Held::List(&[]), false),
         }
     }
 
@@ -336,7 +348,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
         let mut buckets = BoundedBuckets::new(capacity, overflow);
         // The high half is the folded key, the low half the node.
         let packed = sort_stably_by(entries.parts, |entry| (entry >> 32) as u32);
-        let mut singles: Vec<KeyNode> = Vec::new();
+        let mut singles: Vec<(u32, NodeId)> = Vec::new();
         let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
         for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
             let key = (run[0] >> 32) as u32;
@@ -352,7 +364,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 }
             }
             if let [only] = list[..] {
-                singles.push(KeyNode { key, node: only });
+                singles.push((key, only));
             } else {
                 let place = buckets.arena.allocate_holding(&list);
                 buckets.lists.insert(KeyList { key, place });
@@ -420,21 +432,27 @@ mod tests {
 
     use super::*;
 
+    /// The nodes under `key` as a vector, and whether the key is full.
+    fn held<K: BucketKey>(buckets: &BoundedBuckets<K>, key: K) -> (Vec<NodeId>, bool) {
+        let (held, full) = buckets.get(key);
+        (held.nodes().to_vec(), full)
+    }
+
     #[test]
     fn one_many_and_back() {
         let mut buckets = BoundedBuckets::new(3, Overflow::Refuse);
         buckets.insert(7u32, 1);
         buckets.insert(7, 1);
-        assert_eq!(buckets.get(7), (&[1][..], false));
+        assert_eq!(held(&buckets, 7), (vec![1], false));
         buckets.insert(7, 2);
         buckets.insert(7, 3);
         buckets.insert(7, 4);
-        assert_eq!(buckets.get(7), (&[1, 2, 3][..], true));
+        assert_eq!(held(&buckets, 7), (vec![1, 2, 3], true));
         buckets.remove(7, 2);
         buckets.remove(7, 3);
-        assert_eq!(buckets.get(7), (&[1][..], false));
+        assert_eq!(held(&buckets, 7), (vec![1], false));
         buckets.remove(7, 1);
-        assert_eq!(buckets.get(7), (&[][..], false));
+        assert_eq!(held(&buckets, 7), (vec![], false));
         assert_eq!(buckets.key_count(), 0);
     }
 
@@ -444,7 +462,7 @@ mod tests {
         buckets.insert(1u64, 10);
         buckets.remove(1, 11);
         buckets.remove(2, 10);
-        assert_eq!(buckets.get(1), (&[10][..], false));
+        assert_eq!(held(&buckets, 1), (vec![10], false));
     }
 
     #[test]
@@ -453,13 +471,13 @@ mod tests {
         for node in 1..=5 {
             buckets.insert(9u64, node);
         }
-        assert_eq!(buckets.get(9), (&[3, 4, 5][..], true));
+        assert_eq!(held(&buckets, 9), (vec![3, 4, 5], true));
         buckets.remove(9, 1);
-        assert_eq!(buckets.get(9), (&[3, 4, 5][..], true));
+        assert_eq!(held(&buckets, 9), (vec![3, 4, 5], true));
         let mut single = BoundedBuckets::new(1, Overflow::DropOldest);
         single.insert(1u64, 10);
         single.insert(1, 11);
-        assert_eq!(single.get(1), (&[11][..], true));
+        assert_eq!(held(&single, 1), (vec![11], true));
     }
 
     /// The lists as a plain map of vectors would keep them.
@@ -509,7 +527,7 @@ mod tests {
             let at_once = BoundedBuckets::from_entries(capacity, overflow, collected);
             for key in 0..8u64 {
                 let key = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                proptest::prop_assert_eq!(at_once.get(key), one_by_one.get(key));
+                proptest::prop_assert_eq!(held(&at_once, key), held(&one_by_one, key));
             }
             proptest::prop_assert_eq!(at_once.key_count(), one_by_one.key_count());
         }
@@ -534,7 +552,7 @@ mod tests {
                 for key in 0..6u32 {
                     let expected = model.lists.get(&key).cloned().unwrap_or_default();
                     let full = expected.len() >= capacity;
-                    proptest::prop_assert_eq!(buckets.get(key), (&expected[..], full));
+                    proptest::prop_assert_eq!(held(&buckets, key), (expected, full));
                 }
                 proptest::prop_assert_eq!(buckets.key_count(), model.lists.len());
             }

@@ -44,7 +44,7 @@ use crate::units::NodeId;
 /// each run of equal keys and age is ordered by `order_key` only when the
 /// reader gets to it.
 fn rank_by_hits_then_age<'a, F: Fn(NodeId) -> u64>(
-    buckets: impl IntoIterator<Item = &'a [NodeId]>,
+    buckets: impl IntoIterator<Item = buckets::Held<'a>>,
     order_key: F,
 ) -> Ranked<F> {
     // (node, keys, age)
@@ -52,6 +52,7 @@ fn rank_by_hits_then_age<'a, F: Fn(NodeId) -> u64>(
     for stored in buckets {
         found.extend(
             stored
+                .nodes()
                 .iter()
                 .rev()
                 .enumerate()
@@ -121,11 +122,14 @@ impl<F: Fn(NodeId) -> u64> Iterator for Ranked<F> {
 
 #[cfg(test)]
 mod tests {
+    use super::buckets::Held;
+
     #[test]
     fn candidates_found_under_more_keys_come_first_then_the_newest() {
         let buckets: [&[u32]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
         let ranked = |buckets: &[&[u32]]| -> Vec<u32> {
-            super::rank_by_hits_then_age(buckets.iter().copied(), u64::from).collect()
+            super::rank_by_hits_then_age(buckets.iter().map(|&nodes| Held::List(nodes)), u64::from)
+                .collect()
         };
         assert_eq!(ranked(&buckets), vec![7, 9, 5, 3]);
         let ties: [&[u32]; 1] = [&[4, 2, 6]];
@@ -133,7 +137,8 @@ mod tests {
         // Ties of keys and age go by the order key, not the node number.
         let by_key: [&[u32]; 3] = [&[1], &[2], &[3]];
         let reversed: Vec<u32> =
-            super::rank_by_hits_then_age(by_key, |node| u64::from(10 - node)).collect();
+            super::rank_by_hits_then_age(by_key.map(Held::List), |node| u64::from(10 - node))
+                .collect();
         assert_eq!(reversed, vec![3, 2, 1]);
     }
 }

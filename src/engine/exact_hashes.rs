@@ -5,28 +5,28 @@
 //! as many entries as the forest has nodes; a map of 64-bit hash → 64-bit
 //! fingerprint costs 16 bytes an entry before its slack.
 //!
-//! Design: an entry is 8 bytes, the hash's high 32 bits (its tag) and the
-//! node's number ([`NodeId`]). The table places an entry by its tag (hashed
-//! with a per-instance seed), so it can grow without the full hash. A
+//! Design: an entry is the hash's high 32 bits (its tag) and the node's
+//! number ([`NodeId`]), kept in 6 bytes by a
+//! [`crate::key_node_table::KeyNodeTable`] (82–92 % full, 6.5–7.3 bytes an
+//! entry; 8.7–9.8 as 8-byte entries before). The table places an entry by
+//! its tag (mixed with a per-instance seed), so it can grow without the
+//! full hash. A
 //! lookup takes an entry only when the caller confirms that the node's side
 //! record lists the full hash: two texts whose hashes share a tag cost a
 //! record read, never a wrong join. A hash has at most one entry; a node
 //! that adds a hash another node holds takes it over (the text placed last
 //! wins, as with a map).
 //!
-//! The table is a [`crate::compact_table::KeyedTable`] (82–92 % full,
-//! 8.7–9.8 bytes an entry).
-//!
 //! Consequences: a hit reads the node's side record (memory-mapped) once.
 
-use crate::compact_table::{KeyNode, KeyedTable};
+use crate::key_node_table::KeyNodeTable;
 use crate::units::NodeId;
 
-/// Exact-text hash → node number, 8 bytes an entry: the hash's high half
+/// Exact-text hash → node number, 6 bytes an entry: the hash's high half
 /// (its tag) as the key.
 #[derive(Debug, Default)]
 pub(super) struct ExactHashes {
-    table: KeyedTable<KeyNode>,
+    table: KeyNodeTable,
 }
 
 fn tag_of(exact_hash: u64) -> u32 {
@@ -45,21 +45,18 @@ impl ExactHashes {
     /// The node holding `exact_hash`; `holds(node)` says whether a node's
     /// record lists it.
     pub(super) fn get(&self, exact_hash: u64, holds: impl Fn(NodeId) -> bool) -> Option<NodeId> {
-        self.table
-            .find(tag_of(exact_hash), |holder| holds(holder.node))
-            .map(|holder| holder.node)
+        self.table.find(tag_of(exact_hash), holds)
     }
 
     /// Makes `node` the holder of `exact_hash`, taking it from the node that
     /// held it (`holds` as for [`Self::get`]).
     pub(super) fn insert(&mut self, exact_hash: u64, node: NodeId, holds: impl Fn(NodeId) -> bool) {
         let key = tag_of(exact_hash);
-        match self
+        if !self
             .table
-            .find_mut(key, |holder| holder.node == node || holds(holder.node))
+            .replace(key, |holder| holder == node || holds(holder), node)
         {
-            Some(holder) => holder.node = node,
-            None => self.table.insert(KeyNode { key, node }),
+            self.table.insert(key, node);
         }
     }
 
@@ -67,7 +64,7 @@ impl ExactHashes {
     /// node holds it now).
     pub(super) fn remove(&mut self, exact_hash: u64, node: NodeId) {
         self.table
-            .remove_if(tag_of(exact_hash), |holder| holder.node == node);
+            .remove_if(tag_of(exact_hash), |holder| holder == node);
     }
 
     /// Heap bytes of the table.

@@ -1,0 +1,264 @@
+//! Tests of [`super`]: the table answers as a list of (key, node) pairs,
+//! keeps its order, directory and fill, and takes many entries at once.
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// The key whose mixed value is `mixed`: so tests can put keys where they
+/// want them (next to a high half's edge, sharing a low half).
+fn unmix(mix: KeyMix, mixed: u32) -> u32 {
+    let undo_shift = |value: u32, shift: u32| {
+        let mut result = value;
+        for _ in 0..(32 / shift) {
+            result = value ^ (result >> shift);
+        }
+        result
+    };
+    let inverse = |odd: u32| {
+        // Newton's iteration for the inverse modulo 2^32.
+        let mut inverse = odd;
+        for _ in 0..5 {
+            inverse = inverse.wrapping_mul(2u32.wrapping_sub(odd.wrapping_mul(inverse)));
+        }
+        inverse
+    };
+    let mut value = undo_shift(mixed, 15);
+    value = value.wrapping_mul(inverse(0x7feb_352d));
+    value = undo_shift(value, 16);
+    value.wrapping_mul(inverse(mix.multiplier)) ^ mix.xor
+}
+
+impl KeyNodeTable {
+    /// Every entry's mixed key, in place order.
+    fn mixed_keys(&self) -> Vec<(usize, u32)> {
+        let mut high = 0;
+        let mut keys = Vec::new();
+        for (place, entry) in self.places.iter().enumerate() {
+            if entry.is_vacant() {
+                continue;
+            }
+            while self.start(high + 1) <= place {
+                high += 1;
+            }
+            keys.push((place, ((high as u32) << 16) | u32::from(entry.low())));
+        }
+        keys
+    }
+
+    /// The order, the homes, the directory and the count hold.
+    fn check_invariants(&self) -> Result<(), TestCaseError> {
+        if self.places.is_empty() {
+            prop_assert_eq!(self.len, 0);
+            return Ok(());
+        }
+        prop_assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
+        let keys = self.mixed_keys();
+        prop_assert_eq!(keys.len(), self.len);
+        for pair in keys.windows(2) {
+            prop_assert!(pair[0].1 <= pair[1].1, "out of order: {:?}", pair);
+        }
+        for &(place, mixed) in &keys {
+            let home = self.home(mixed);
+            prop_assert!(home <= place);
+            prop_assert!((home..place).all(|at| !self.places[at].is_vacant()));
+            // The directory separates this entry's high half from the others.
+            let entry_high = high(mixed);
+            prop_assert!(self.start(entry_high) <= place);
+            prop_assert!(self.start(entry_high + 1) > place);
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Insert(u32, NodeId),
+    Remove(u32, NodeId),
+    Replace(u32, NodeId, NodeId),
+}
+
+/// Mixed keys crowded at the edges of a few high halves, sharing low ones.
+fn crowded_mixed() -> impl Strategy<Value = u32> {
+    (
+        prop_oneof![Just(0u32), Just(1), Just(2), Just(0x7fff), Just(0xffff)],
+        prop_oneof![
+            Just(0u32),
+            Just(1),
+            Just(0x8000),
+            Just(0xfffe),
+            Just(0xffff)
+        ],
+    )
+        .prop_map(|(high, low)| high << 16 | low)
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Insert(key, node)),
+        3 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Remove(key, node)),
+        1 => (crowded_mixed(), 0..6u32, 0..6u32).prop_map(|(key, old, new)| Step::Replace(key, old, new)),
+    ]
+}
+
+fn check(steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut table = KeyNodeTable::default();
+    let mix = table.mix;
+    let key_of = |mixed: u32| unmix(mix, mixed);
+    // The pairs as a list, in the order they were added.
+    let mut model: Vec<(u32, NodeId)> = Vec::new();
+    for step in steps {
+        match *step {
+            Step::Insert(mixed, node) => {
+                table.insert(key_of(mixed), node);
+                model.push((mixed, node));
+            }
+            Step::Remove(mixed, node) => {
+                let removed = table.remove_if(key_of(mixed), |held| held == node);
+                let position = model.iter().position(|&pair| pair == (mixed, node));
+                prop_assert_eq!(removed, position.map(|_| node));
+                if let Some(position) = position {
+                    model.remove(position);
+                }
+            }
+            Step::Replace(mixed, old, new) => {
+                let replaced = table.replace(key_of(mixed), |held| held == old, new);
+                let position = model.iter().position(|&pair| pair == (mixed, old));
+                prop_assert_eq!(replaced, position.is_some());
+                if let Some(position) = position {
+                    model[position].1 = new;
+                }
+            }
+        }
+        table.check_invariants()?;
+        prop_assert_eq!(table.len(), model.len());
+        for &(mixed, _) in &model {
+            let first = model.iter().find(|pair| pair.0 == mixed).map(|pair| pair.1);
+            prop_assert_eq!(table.get(key_of(mixed)), first);
+            let mut held: Vec<NodeId> = model
+                .iter()
+                .filter(|pair| pair.0 == mixed)
+                .map(|pair| pair.1)
+                .collect();
+            held.sort_unstable();
+            for node in 0..6 {
+                let found = table.find(key_of(mixed), |kept| kept == node);
+                prop_assert_eq!(found.is_some(), held.binary_search(&node).is_ok());
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn the_table_answers_as_a_list_of_pairs(steps in proptest::collection::vec(step(), 0..200)) {
+        check(&steps)?;
+    }
+
+    #[test]
+    fn entries_added_at_once_are_found_as_those_added_one_by_one(
+        mixed in proptest::collection::vec(crowded_mixed(), 0..150),
+        already in proptest::collection::vec(crowded_mixed(), 0..3),
+    ) {
+        for start_empty in [true, false] {
+            let mut at_once = KeyNodeTable::default();
+            let mut one_by_one = KeyNodeTable::default();
+            let mix = at_once.mix;
+            let key_of = |mixed: u32| unmix(mix, mixed);
+            one_by_one.mix = at_once.mix;
+            if !start_empty {
+                for &mixed in &already {
+                    at_once.insert(key_of(mixed), 99);
+                    one_by_one.insert(key_of(mixed), 99);
+                }
+            }
+            let pairs: Vec<(u32, NodeId)> = mixed
+                .iter()
+                .enumerate()
+                .map(|(node, &mixed)| (key_of(mixed), node as NodeId))
+                .collect();
+            at_once.insert_all(&pairs);
+            for &(key, node) in &pairs {
+                one_by_one.insert(key, node);
+            }
+            at_once.check_invariants()?;
+            prop_assert_eq!(at_once.len(), one_by_one.len());
+            for &(key, node) in &pairs {
+                prop_assert_eq!(at_once.get(key), one_by_one.get(key));
+                prop_assert!(at_once.find(key, |held| held == node).is_some());
+            }
+        }
+    }
+}
+
+#[test]
+fn an_entry_is_six_bytes() {
+    assert_eq!(size_of::<Entry>(), 6);
+}
+
+#[test]
+fn the_last_node_number_is_no_node() {
+    let mut table = KeyNodeTable::default();
+    table.insert(5, NodeId::MAX);
+    table.insert_all(&[(6, NodeId::MAX)]);
+    assert!(table.is_empty());
+    assert_eq!(table.get(5), None);
+}
+
+#[test]
+fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
+    let mut table = KeyNodeTable::default();
+    let mut fills = Vec::new();
+    for key in 0..200_000u32 {
+        let homes = table.homes;
+        table.insert(key.wrapping_mul(0x9e37_79b9), key);
+        if table.homes != homes && homes > 1000 {
+            // Grown from just past 92 % to an eighth more homes.
+            assert_eq!(table.homes, homes + homes / 8);
+            fills.push((key as usize) as f64 / homes as f64);
+        }
+    }
+    assert!(fills.len() > 10);
+    assert!(
+        fills.iter().all(|&fill| (0.91..=0.921).contains(&fill)),
+        "{fills:?}"
+    );
+    let fill = table.len() as f64 / table.homes as f64;
+    assert!((0.81..=0.921).contains(&fill), "{fill}");
+    for key in 0..200_000u32 {
+        assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
+    }
+    // The directory's 256 KiB aside, 6 bytes a place.
+    let place_bytes = table.allocation_size() - DIRECTORY_LEN * 4;
+    assert_eq!(place_bytes, (table.homes + TAIL_PLACES) * 6);
+}
+
+#[test]
+fn keys_that_share_a_low_half_or_a_high_half_stay_apart() {
+    let mut table = KeyNodeTable::default();
+    let mix = table.mix;
+    let key_of = |mixed: u32| unmix(mix, mixed);
+    for (node, mixed) in [0x0001_0005u32, 0x0002_0005, 0x0001_0006, 0xffff_0005]
+        .into_iter()
+        .enumerate()
+    {
+        table.insert(key_of(mixed), node as NodeId);
+    }
+    assert_eq!(table.get(key_of(0x0001_0005)), Some(0));
+    assert_eq!(table.get(key_of(0x0002_0005)), Some(1));
+    assert_eq!(table.get(key_of(0x0001_0006)), Some(2));
+    assert_eq!(table.get(key_of(0xffff_0005)), Some(3));
+    assert_eq!(table.get(key_of(0x0003_0005)), None);
+    assert_eq!(table.remove(key_of(0x0002_0005)), Some(1));
+    assert_eq!(table.get(key_of(0x0001_0005)), Some(0));
+    assert_eq!(table.get(key_of(0x0002_0005)), None);
+}
+
+#[test]
+fn unmix_undoes_the_mix() {
+    let mix = KeyMix::seeded();
+    for key in [0u32, 1, 0xdead_beef, u32::MAX] {
+        assert_eq!(unmix(mix, mix.mix(key)), key);
+    }
+}
