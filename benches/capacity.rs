@@ -164,6 +164,14 @@ fn main() {
     );
     println!("  {}", memory_line(&ledger, filled, baseline_anon_kib));
     println!("{}", heap_table(&ledger, filled, baseline_anon_kib));
+    let trim_started = Instant::now();
+    neardup::allocator::give_back_freed_heap();
+    let trim_ms = trim_started.elapsed().as_secs_f64() * 1e3;
+    let anon = support::status_kib("RssAnon:").unwrap_or(0);
+    println!(
+        "  freed heap given back in {trim_ms:.1} ms: RssAnon grew {:.1} B/node",
+        anon.saturating_sub(baseline_anon_kib) as f64 * 1024.0 / filled.max(1) as f64
+    );
 
     let mut times: Vec<f64> = Vec::with_capacity(analyses.len());
     // Right after the fill's last placement (see `synthetic_placements`).

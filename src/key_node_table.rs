@@ -233,21 +233,23 @@ impl KeyNodeTable {
     /// The directory after an entry of high half `key_high` went to `place`
     /// and the entries from there to `vacant` moved one place on.
     fn moved_on(&mut self, key_high: usize, place: usize, vacant: usize) {
-        // Entries of this high half and below start by `place` at the latest.
-        let mut high = key_high;
-        while self.start(high) > place {
-            self.starts[high] = place as u32;
-            if high == 0 {
-                break;
-            }
-            high -= 1;
-        }
+        let (place, vacant) = (place as u32, vacant as u32);
+        // Entries of this high half and below start by `place` at the latest
+        // (the positions are in order: those past it are a run that ends
+        // here; in a small table, a run of many high halves).
+        let below = &mut self.starts[..=key_high];
+        let past = run_from_end(below, |start| start > place);
+        let below_len = below.len();
+        below[below_len - past..].fill(place);
         // Those above: after the new entry, and one on where they moved.
-        let mut high = key_high + 1;
-        while high < DIRECTORY_LEN && self.start(high) <= vacant {
-            let start = self.start(high);
-            self.starts[high] = if start <= place { place + 1 } else { start + 1 } as u32;
-            high += 1;
+        let above = &mut self.starts[key_high + 1..];
+        let moved = run_from_start(above, |start| start <= vacant);
+        for start in &mut above[..moved] {
+            *start = if *start <= place {
+                place + 1
+            } else {
+                *start + 1
+            };
         }
     }
 
@@ -275,10 +277,11 @@ impl KeyNodeTable {
         self.places.copy_within(place + 1..next, place);
         self.places[next - 1] = Entry::VACANT;
         self.len -= 1;
-        let mut high = high(mixed) + 1;
-        while high < DIRECTORY_LEN && self.start(high) < next {
-            self.starts[high] -= 1;
-            high += 1;
+        // Positions among the entries moved back move back with them.
+        let above = &mut self.starts[high(mixed) + 1..];
+        let moved = run_from_start(above, |start| (start as usize) < next);
+        for start in &mut above[..moved] {
+            *start -= 1;
         }
         Some(removed)
     }
@@ -368,6 +371,32 @@ impl KeyNodeTable {
             self.grow_to(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
         }
     }
+}
+
+/// How many positions from the start of `starts` (in order) `inside`
+/// takes: doubling steps, then halving, so a run of a few is found in a
+/// few reads (a large table's usual case) and one of thousands in a few
+/// dozen.
+fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+    let mut outside = 1;
+    while outside <= starts.len() && inside(starts[outside - 1]) {
+        outside *= 2;
+    }
+    let inside_len = outside / 2;
+    let end = outside.min(starts.len() + 1) - 1;
+    inside_len + starts[inside_len..end].partition_point(|&start| inside(start))
+}
+
+/// As [`run_from_start`], from the end of `starts` back.
+fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+    let mut outside = 1;
+    while outside <= starts.len() && inside(starts[starts.len() - outside]) {
+        outside *= 2;
+    }
+    let inside_len = outside / 2;
+    let end = outside.min(starts.len() + 1) - 1;
+    let window = &starts[starts.len() - end..starts.len() - inside_len];
+    inside_len + (window.len() - window.partition_point(|&start| !inside(start)))
 }
 
 /// Places entries given in the order of their mixed keys into fresh
