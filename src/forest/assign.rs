@@ -7,8 +7,8 @@
 use std::cmp::Reverse;
 
 use super::{
-    Assignment, Forest, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree, UNKNOWN_LEAF_SLOT,
-    Word48, kept_time,
+    Assignment, Forest, LeafList, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree,
+    UNKNOWN_LEAF_SLOT, Word48, kept_time,
 };
 use crate::units::{Fingerprint, Millis, NodeId};
 
@@ -312,15 +312,14 @@ impl Forest {
         };
         let class_documents = match self.trees.get_mut(tree_number) {
             Some(tree) => {
-                let capacity_before = tree.leaves.capacity();
+                let capacity_before = tree.leaves.heap_capacity();
                 tree.leaves.push(number);
-                self.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                self.leaf_capacity += tree.leaves.heap_capacity() - capacity_before;
                 tree.class_documents += 1;
                 tree.class_documents
             }
             None => {
-                let leaves = vec![number];
-                self.leaf_capacity += leaves.capacity();
+                let leaves = LeafList::One(number);
                 let class_documents = root_documents + 1;
                 let tree_number = self.trees.add(Tree {
                     leaves,

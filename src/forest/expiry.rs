@@ -178,7 +178,7 @@ impl Forest {
         let mut class_documents = u64::from(root_node.documents);
         if let Some(tree) = self.trees.remove(root_node.place) {
             class_documents = tree.class_documents;
-            self.leaf_capacity -= tree.leaves.capacity();
+            self.leaf_capacity -= tree.leaves.heap_capacity();
             for leaf_id in tree.leaves {
                 let Some((leaf, _)) = self.nodes.at(leaf_id) else {
                     continue;
@@ -214,7 +214,10 @@ impl Forest {
             tree.leaves.iter().position(|&member| member == leaf_id)
         };
         if let Some(slot) = slot {
+            // A list left with one leaf gives its vector back.
+            let capacity_before = tree.leaves.heap_capacity();
             tree.leaves.swap_remove(slot);
+            self.leaf_capacity -= capacity_before - tree.leaves.heap_capacity();
             if let Some(&moved) = tree.leaves.get(slot)
                 && let Some((_, moved_node)) = self.nodes.at_mut(moved)
             {
@@ -223,15 +226,16 @@ impl Forest {
         }
         tree.class_documents -= u64::from(node.documents);
         if tree.leaves.is_empty() {
-            self.leaf_capacity -= tree.leaves.capacity();
             self.trees.release(tree_number);
             if let Some((_, root_node)) = self.nodes.at_mut(node.parent) {
                 root_node.place = NO_TREE;
             }
-        } else if tree.leaves.capacity() > 16 && tree.leaves.len() * 4 < tree.leaves.capacity() {
-            let capacity_before = tree.leaves.capacity();
+        } else if tree.leaves.heap_capacity() > 16
+            && tree.leaves.len() * 4 < tree.leaves.heap_capacity()
+        {
+            let capacity_before = tree.leaves.heap_capacity();
             tree.leaves.shrink_to(tree.leaves.len() * 2);
-            self.leaf_capacity -= capacity_before - tree.leaves.capacity();
+            self.leaf_capacity -= capacity_before - tree.leaves.heap_capacity();
         }
     }
 

@@ -78,7 +78,7 @@ use thiserror::Error;
 use crate::candidates::multi_index::{DEFAULT_MAX_DISTANCE, IndexError, MultiIndex};
 use crate::slots::FingerprintSlots;
 use crate::units::{Fingerprint, Millis, NodeId};
-use trees::{NO_TREE, Tree, Trees};
+use trees::{LeafList, NO_TREE, Tree, Trees};
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -434,7 +434,7 @@ impl Clone for Forest {
     /// the tracked capacity is recounted.
     fn clone(&self) -> Self {
         let trees = self.trees.clone();
-        let leaf_capacity = trees.iter().map(|tree| tree.leaves.capacity()).sum();
+        let leaf_capacity = trees.iter().map(|tree| tree.leaves.heap_capacity()).sum();
         Self {
             config: self.config,
             nodes: self.nodes.clone(),

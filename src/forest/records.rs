@@ -3,8 +3,8 @@
 //! go on ([`crate::capture`]).
 
 use super::{
-    Forest, ForestConfig, ForestCounters, ForestError, NO_PARENT, NO_TREE, Node, NodeRecord, Tree,
-    UNKNOWN_LEAF_SLOT, Word48,
+    Forest, ForestConfig, ForestCounters, ForestError, LeafList, NO_PARENT, NO_TREE, Node,
+    NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
 };
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
@@ -167,15 +167,14 @@ impl Forest {
             let leaf_documents = u64::from(record.documents);
             let place = match forest.trees.get_mut(root_node.place) {
                 Some(tree) => {
-                    let capacity_before = tree.leaves.capacity();
+                    let capacity_before = tree.leaves.heap_capacity();
                     tree.leaves.push(number);
-                    forest.leaf_capacity += tree.leaves.capacity() - capacity_before;
+                    forest.leaf_capacity += tree.leaves.heap_capacity() - capacity_before;
                     tree.class_documents += leaf_documents;
                     u32::try_from(tree.leaves.len() - 1).unwrap_or(UNKNOWN_LEAF_SLOT)
                 }
                 None => {
-                    let leaves = vec![number];
-                    forest.leaf_capacity += leaves.capacity();
+                    let leaves = LeafList::One(number);
                     let tree_number = forest.trees.add(Tree {
                         leaves,
                         class_documents: u64::from(root_node.documents) + leaf_documents,

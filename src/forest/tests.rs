@@ -390,7 +390,11 @@ fn forgetting_documents_keeps_the_node() {
 }
 
 fn recounted_leaf_capacity(forest: &Forest) -> usize {
-    forest.trees.iter().map(|tree| tree.leaves.capacity()).sum()
+    forest
+        .trees
+        .iter()
+        .map(|tree| tree.leaves.heap_capacity())
+        .sum()
 }
 
 #[test]
