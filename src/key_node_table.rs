@@ -163,6 +163,11 @@ impl KeyNodeTable {
         self.len == 0
     }
 
+    /// Entries the table holds without growing.
+    pub fn capacity(&self) -> usize {
+        max_len(self.homes)
+    }
+
     /// Bytes of its allocations (the places and the directory).
     pub fn allocation_size(&self) -> usize {
         self.places.capacity() * size_of::<Entry>() + self.starts.capacity() * size_of::<u32>()
@@ -301,11 +306,31 @@ impl KeyNodeTable {
         while max_len(homes) < needed {
             homes += homes / GROWTH_DIVISOR;
         }
-        self.grow_to(homes);
+        self.place_over(homes);
+    }
+
+    /// Gives back room beyond what `capacity` entries (at least those
+    /// held) need.
+    pub fn shrink_to(&mut self, capacity: usize) {
+        let needed = capacity.max(self.len);
+        if needed == 0 {
+            *self = KeyNodeTable {
+                mix: self.mix,
+                ..KeyNodeTable::default()
+            };
+            return;
+        }
+        let mut homes = MIN_HOMES;
+        while max_len(homes) < needed {
+            homes += homes / GROWTH_DIVISOR;
+        }
+        if homes < self.homes {
+            self.place_over(homes);
+        }
     }
 
     /// The entries placed again over `homes` homes, in their order.
-    fn grow_to(&mut self, homes: usize) {
+    fn place_over(&mut self, homes: usize) {
         let old_places = std::mem::take(&mut self.places);
         let old_starts = std::mem::take(&mut self.starts);
         let mut builder = InOrder::new(homes);
@@ -368,7 +393,7 @@ impl KeyNodeTable {
                 return;
             }
             // The run reaches past the last place: more homes.
-            self.grow_to(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
+            self.place_over(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
         }
     }
 }

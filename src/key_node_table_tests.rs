@@ -262,3 +262,30 @@ fn unmix_undoes_the_mix() {
         assert_eq!(unmix(mix, mix.mix(key)), key);
     }
 }
+
+#[test]
+fn shrinking_keeps_every_entry_in_fewer_places() {
+    let mut table = KeyNodeTable::default();
+    for key in 0..20_000u32 {
+        table.insert(key.wrapping_mul(0x9e37_79b9), key);
+    }
+    for key in 1_000..20_000u32 {
+        assert_eq!(table.remove(key.wrapping_mul(0x9e37_79b9)), Some(key));
+    }
+    // The places (the directory is the same 256 KiB at any size).
+    let places_bytes = |table: &KeyNodeTable| table.allocation_size() - DIRECTORY_LEN * 4;
+    let before = places_bytes(&table);
+    table.shrink_to(0);
+    assert!(places_bytes(&table) < before / 4);
+    assert!(table.capacity() >= 1_000);
+    for key in 0..1_000u32 {
+        assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
+    }
+    for key in 0..1_000u32 {
+        table.remove(key.wrapping_mul(0x9e37_79b9));
+    }
+    table.shrink_to(0);
+    assert_eq!((table.allocation_size(), table.len()), (0, 0));
+    table.insert(3, 4);
+    assert_eq!(table.get(3), Some(4));
+}

@@ -10,8 +10,11 @@
 //! 4 bytes instead of 8 in each counts more than once.
 //!
 //! Design: the values with their fingerprints in one vector of slots, found
-//! through a `hashbrown` table of 4-byte slot numbers hashed by the slot's
-//! fingerprint (seeded, like every fingerprint map). The vector grows by
+//! through a [`KeyNodeTable`] of slot numbers under a 32-bit tag of the
+//! fingerprint's seeded hash (6 bytes a number, 82–92 % full; a
+//! `hashbrown` table of 4-byte numbers was 5 bytes a place, 44–88 % full,
+//! until issue 49's eighth part; a tag two fingerprints share costs a slot
+//! read). The vector grows by
 //! reallocation, and a large block grows in place or by remapping, so
 //! capacity it has not used yet costs address space, not memory. A bit per
 //! slot says whether it is in use; a removed value's slot is reused, so a
@@ -20,15 +23,13 @@
 //! the free slots at the end only), so other structures can hold numbers.
 //!
 //! Consequences: a lookup reads the table, then the slot (two cache misses
-//! where a map had one), and a table that grows rehashes by reading every
-//! slot. Numbers are `u32`: a table holds fewer than 2^32 values.
+//! where a map had one); the number table grows without reading a slot. Numbers are `u32`: a table holds fewer than 2^32 values.
 
 use std::hash::BuildHasher;
 
-use hashbrown::HashTable;
-
 use crate::capture::Capture;
 use crate::hashing::FingerprintBuildHasher;
+use crate::key_node_table::KeyNodeTable;
 use crate::units::Fingerprint;
 
 /// All 2^32 − 1 numbers are in use.
@@ -39,8 +40,9 @@ pub struct NoNumberLeft;
 /// Fingerprint → value, each in a numbered slot; see the module docs.
 #[derive(Debug, Clone)]
 pub struct FingerprintSlots<T> {
-    /// Slot numbers, hashed by their slot's fingerprint.
-    numbers: HashTable<u32>,
+    /// Slot numbers, by a 32-bit tag of their slot's fingerprint
+    /// ([`Self::tag`]; a tag shared by two costs a slot read).
+    numbers: KeyNodeTable,
     slots: Vec<(Fingerprint, T)>,
     /// One bit per slot: in use.
     used: Vec<u64>,
@@ -88,7 +90,7 @@ impl<T> SlotsImage<T> {
 impl<T> Default for FingerprintSlots<T> {
     fn default() -> Self {
         FingerprintSlots {
-            numbers: HashTable::new(),
+            numbers: KeyNodeTable::default(),
             slots: Vec::new(),
             used: Vec::new(),
             vacant: Vec::new(),
@@ -112,11 +114,14 @@ impl<T: Copy> FingerprintSlots<T> {
         self.numbers.capacity()
     }
 
+    /// The key a fingerprint's number is kept under: its seeded hash's high
+    /// half (fingerprints of near duplicates share most of their bits).
+    fn tag(&self, fingerprint: Fingerprint) -> u32 {
+        (self.hasher.hash_one(fingerprint) >> 32) as u32
+    }
+
     pub fn reserve(&mut self, additional: usize) {
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        self.numbers.reserve(additional, |&number| {
-            hasher.hash_one(slots[number as usize].0)
-        });
+        self.numbers.reserve(additional);
         self.slots
             .reserve(additional.saturating_sub(self.vacant.len()));
     }
@@ -124,11 +129,9 @@ impl<T: Copy> FingerprintSlots<T> {
     /// The number of `fingerprint`'s slot.
     pub fn number(&self, fingerprint: Fingerprint) -> Option<u32> {
         let slots = &self.slots;
-        self.numbers
-            .find(self.hasher.hash_one(fingerprint), |&number| {
-                slots[number as usize].0 == fingerprint
-            })
-            .copied()
+        self.numbers.find(self.tag(fingerprint), |number| {
+            slots[number as usize].0 == fingerprint
+        })
     }
 
     pub fn contains(&self, fingerprint: Fingerprint) -> bool {
@@ -198,17 +201,14 @@ impl<T: Copy> FingerprintSlots<T> {
         fingerprint: Fingerprint,
         value: impl FnOnce() -> T,
     ) -> Result<u32, NoNumberLeft> {
-        let hash = self.hasher.hash_one(fingerprint);
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        let entry = self.numbers.entry(
-            hash,
-            |&number| slots[number as usize].0 == fingerprint,
-            |&number| hasher.hash_one(slots[number as usize].0),
-        );
-        let vacant_entry = match entry {
-            hashbrown::hash_table::Entry::Occupied(occupied) => return Ok(*occupied.get()),
-            hashbrown::hash_table::Entry::Vacant(vacant_entry) => vacant_entry,
-        };
+        let tag = self.tag(fingerprint);
+        let slots = &self.slots;
+        if let Some(number) = self
+            .numbers
+            .find(tag, |number| slots[number as usize].0 == fingerprint)
+        {
+            return Ok(number);
+        }
         let slot = (fingerprint, value());
         let number = match self.vacant.pop() {
             Some(number) => {
@@ -225,7 +225,7 @@ impl<T: Copy> FingerprintSlots<T> {
                 number
             }
         };
-        vacant_entry.insert(number);
+        self.numbers.insert(tag, number);
         self.mark(number, true);
         Ok(number)
     }
@@ -293,20 +293,16 @@ impl<T: Copy> FingerprintSlots<T> {
         if !count.is_multiple_of(64) {
             self.used.push((1u64 << (count % 64)) - 1);
         }
-        let slots = &self.slots;
-        self.numbers
-            .reserve(count, |&number| hasher.hash_one(slots[number as usize].0));
-        for (hash, index) in placed {
-            let index = index as usize;
-            if first_of
-                .get(index)
-                .is_none_or(|&first| first as usize == index)
-            {
-                self.numbers.insert_unique(hash, numbers[index], |&number| {
-                    hasher.hash_one(slots[number as usize].0)
-                });
-            }
-        }
+        let tagged: Vec<(u32, u32)> = placed
+            .into_iter()
+            .filter(|&(_, index)| {
+                first_of
+                    .get(index as usize)
+                    .is_none_or(|&first| first == index)
+            })
+            .map(|(hash, index)| ((hash >> 32) as u32, numbers[index as usize]))
+            .collect();
+        self.numbers.insert_all(&tagged);
         Ok(numbers)
     }
 
@@ -335,14 +331,11 @@ impl<T: Copy> FingerprintSlots<T> {
 
     /// Takes `fingerprint`'s value out; its slot number is free for reuse.
     pub fn remove(&mut self, fingerprint: Fingerprint) -> Option<(u32, T)> {
+        let tag = self.tag(fingerprint);
         let slots = &self.slots;
-        let (number, _) = self
+        let number = self
             .numbers
-            .find_entry(self.hasher.hash_one(fingerprint), |&number| {
-                slots[number as usize].0 == fingerprint
-            })
-            .ok()?
-            .remove();
+            .remove_if(tag, |number| slots[number as usize].0 == fingerprint)?;
         self.mark(number, false);
         self.vacant.push(number);
         Some((number, self.slots[number as usize].1))
@@ -374,11 +367,7 @@ impl<T: Copy> FingerprintSlots<T> {
     /// free numbers are reused lowest first from now on, so that later
     /// removals can free the end too.
     pub fn release_spare(&mut self, capacity: usize) {
-        let (slots, hasher) = (&self.slots, &self.hasher);
-        self.numbers
-            .shrink_to(capacity.max(self.numbers.len()), |&number| {
-                hasher.hash_one(slots[number as usize].0)
-            });
+        self.numbers.shrink_to(capacity);
         let mut end = self.slots.len();
         while end > 0 && !self.is_used(end as u32 - 1) {
             end -= 1;
