@@ -1,6 +1,8 @@
-//! `cargo bench --bench capacity -- N [--no-recovery] [--retention R]`: the
-//! engine filled to N nodes with the engine's typical side data, then what
-//! it costs there. Retention is `never` unless given (`--retention 48h`,
+//! `cargo bench --bench capacity -- N [--no-recovery | --no-snapshot]
+//! [--retention R]`: the engine filled to N nodes with the engine's typical
+//! side data, then what it costs there (`--no-snapshot` stops after the
+//! probes: for fills whose snapshot would not fit the disk beside the side
+//! file). Retention is `never` unless given (`--retention 48h`,
 //! the default of the sidecar, adds the expiry queue; nothing expires: the
 //! probes come right after the fill).
 //!
@@ -9,7 +11,9 @@
 //! key per node, each placement settled by the cluster's answer), then
 //! reports:
 //!
-//! - memory: `RssAnon` (heap and stacks) per node, and the side records
+//! - memory: `RssAnon` (heap and stacks) per node, every 10 M nodes of the
+//!   fill too (with its growth per node since the last: the slope, without
+//!   the fixed and bounded parts), and the side records
 //!   off the heap (memory-mapped file: disk, not `RssAnon`) per node;
 //! - `place` of real documents (demo sentences, one to four per document,
 //!   analysed outside the timing) into the filled engine: p50 / p99 / max;
@@ -36,6 +40,9 @@ use neardup::persist::store::snapshots::CAPTURE_SLICE_BYTES;
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
 
 const PROBES: usize = 20_000;
+
+/// The fill reports `RssAnon` every this many nodes.
+const CHECKPOINT_NODES: usize = 10_000_000;
 
 fn open(
     dir: &std::path::Path,
@@ -131,6 +138,7 @@ fn main() {
         .find_map(|argument| argument.parse().ok())
         .unwrap_or(1_000_000);
     let recover = !arguments.iter().any(|argument| argument == "--no-recovery");
+    let no_snapshot = arguments.iter().any(|argument| argument == "--no-snapshot");
     let retention = arguments
         .iter()
         .position(|argument| argument == "--retention")
@@ -153,8 +161,26 @@ fn main() {
     let baseline_anon_kib = support::status_kib("RssAnon:").unwrap_or(0);
 
     let started = Instant::now();
-    for effect in support::synthetic_placements(nodes) {
+    // Every 10 M nodes: `RssAnon` then, and its growth per node since the
+    // last (what grows with the nodes, fixed and bounded parts left out).
+    let mut last_checkpoint = (0usize, baseline_anon_kib);
+    for (number, effect) in support::synthetic_placements(nodes).enumerate() {
         ledger.replay(effect);
+        if number % 1_000_000 == 999_999 {
+            let filled = ledger.engine().forest().stats().nodes;
+            if filled >= last_checkpoint.0 + CHECKPOINT_NODES {
+                let anon = support::status_kib("RssAnon:").unwrap_or(0);
+                println!(
+                    "  at {filled} nodes ({:.0} s): RssAnon {:.0} MiB, grew {:.1} B/node since {} nodes",
+                    started.elapsed().as_secs_f64(),
+                    anon as f64 / 1024.0,
+                    anon.saturating_sub(last_checkpoint.1) as f64 * 1024.0
+                        / (filled - last_checkpoint.0) as f64,
+                    last_checkpoint.0
+                );
+                last_checkpoint = (filled, anon);
+            }
+        }
     }
     let fill_seconds = started.elapsed().as_secs_f64();
     let filled = ledger.engine().forest().stats().nodes;
@@ -192,6 +218,10 @@ fn main() {
         times.last().copied().unwrap_or(0.0)
     );
 
+    if no_snapshot {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     // The snapshot holds the nodes of this moment; the bench logs none of
     // the places made during the capture, so recovery brings back these.
     let snapshot_nodes = ledger.engine().forest().stats().nodes;
