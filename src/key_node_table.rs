@@ -30,6 +30,8 @@
 //! and a small table's insert moves many of its positions (each place of a
 //! table of a few hundred covers hundreds of high halves): both negligible
 //! beyond a few thousand keys, where the tables that matter live.
+//! Positions are `u32`: a table holds fewer than 2^32 places (24 GiB of
+//! entries; a forest of `u32` node numbers fills about a tenth of that).
 
 use std::hash::BuildHasher;
 
@@ -376,25 +378,78 @@ impl KeyNodeTable {
 
     /// [`Self::insert`] of an entry whose key is mixed already.
     fn insert_mixed(&mut self, mixed: u32, node: NodeId) {
+        if let Err(room) = self.find_or_room(mixed, |_| false) {
+            self.put(room, mixed, node);
+        }
+    }
+
+    /// The node of `key`'s first entry, or `node` added under `key` (one
+    /// walk where a lookup and then an insert took two).
+    pub fn get_or_insert(&mut self, key: u32, node: NodeId) -> Option<NodeId> {
+        let mixed = self.mix.mix(key);
+        match self.find_or_room(mixed, |_| true) {
+            Ok(place) => Some(self.places[place].node()),
+            Err(room) => {
+                if node != NodeId::MAX {
+                    self.put(room, mixed, node);
+                }
+                None
+            }
+        }
+    }
+
+    /// Gives the first entry of `key` that `accept` takes the node `node`,
+    /// or adds `node` under `key` when none does (one walk).
+    pub fn replace_or_insert(
+        &mut self,
+        key: u32,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) {
+        let mixed = self.mix.mix(key);
+        match self.find_or_room(mixed, accept) {
+            Ok(place) => self.places[place].set_node(node),
+            Err(room) => {
+                if node != NodeId::MAX {
+                    self.put(room, mixed, node);
+                }
+            }
+        }
+    }
+
+    /// With room for one more entry: the place of the first entry of
+    /// `mixed` that `accept` takes, or where one would go and the first
+    /// vacant place from there.
+    fn find_or_room(
+        &mut self,
+        mixed: u32,
+        mut accept: impl FnMut(NodeId) -> bool,
+    ) -> Result<usize, (usize, usize)> {
         self.reserve(1);
         loop {
-            let place = match self.walk(mixed, |_| false) {
-                Walk::Absent(place) => place,
-                Walk::Found(_) => None,
-            };
-            let vacant = place.and_then(|place| {
-                (place..self.places.len()).find(|&at| self.places[at].is_vacant())
-            });
-            if let (Some(place), Some(vacant)) = (place, vacant) {
-                self.places.copy_within(place..vacant, place + 1);
-                self.places[place] = Entry::new(low(mixed), node);
-                self.len += 1;
-                self.moved_on(high(mixed), place, vacant);
-                return;
+            match self.walk(mixed, &mut accept) {
+                Walk::Found(place) => return Ok(place),
+                Walk::Absent(Some(place)) => {
+                    if let Some(vacant) =
+                        (place..self.places.len()).find(|&at| self.places[at].is_vacant())
+                    {
+                        return Err((place, vacant));
+                    }
+                }
+                Walk::Absent(None) => {}
             }
             // The run reaches past the last place: more homes.
             self.place_over(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
         }
+    }
+
+    /// Adds an entry at `place`, the entries from there to `vacant` moving
+    /// one place on.
+    fn put(&mut self, (place, vacant): (usize, usize), mixed: u32, node: NodeId) {
+        self.places.copy_within(place..vacant, place + 1);
+        self.places[place] = Entry::new(low(mixed), node);
+        self.len += 1;
+        self.moved_on(high(mixed), place, vacant);
     }
 }
 

@@ -76,6 +76,8 @@ enum Step {
     Insert(u32, NodeId),
     Remove(u32, NodeId),
     Replace(u32, NodeId, NodeId),
+    GetOrInsert(u32, NodeId),
+    ReplaceOrInsert(u32, NodeId, NodeId),
 }
 
 /// Mixed keys crowded at the edges of a few high halves, sharing low ones.
@@ -98,6 +100,8 @@ fn step() -> impl Strategy<Value = Step> {
         6 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Insert(key, node)),
         3 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Remove(key, node)),
         1 => (crowded_mixed(), 0..6u32, 0..6u32).prop_map(|(key, old, new)| Step::Replace(key, old, new)),
+        2 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::GetOrInsert(key, node)),
+        2 => (crowded_mixed(), 0..6u32, 0..6u32).prop_map(|(key, old, new)| Step::ReplaceOrInsert(key, old, new)),
     ]
 }
 
@@ -127,6 +131,21 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
                 prop_assert_eq!(replaced, position.is_some());
                 if let Some(position) = position {
                     model[position].1 = new;
+                }
+            }
+            Step::GetOrInsert(mixed, node) => {
+                let held = table.get_or_insert(key_of(mixed), node);
+                let first = model.iter().find(|pair| pair.0 == mixed).map(|pair| pair.1);
+                prop_assert_eq!(held, first);
+                if first.is_none() {
+                    model.push((mixed, node));
+                }
+            }
+            Step::ReplaceOrInsert(mixed, old, new) => {
+                table.replace_or_insert(key_of(mixed), |held| held == old, new);
+                match model.iter().position(|&pair| pair == (mixed, old)) {
+                    Some(position) => model[position].1 = new,
+                    None => model.push((mixed, new)),
                 }
             }
         }

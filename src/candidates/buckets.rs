@@ -273,8 +273,8 @@ impl<K: BucketKey> BoundedBuckets<K> {
             }
             return;
         }
-        match self.singles.get(key) {
-            None => self.singles.insert(key, node),
+        match self.singles.get_or_insert(key, node) {
+            None => {}
             Some(first) => {
                 if first == node {
                 } else if self.capacity > 1 {

@@ -52,12 +52,8 @@ impl ExactHashes {
     /// held it (`holds` as for [`Self::get`]).
     pub(super) fn insert(&mut self, exact_hash: u64, node: NodeId, holds: impl Fn(NodeId) -> bool) {
         let key = tag_of(exact_hash);
-        if !self
-            .table
-            .replace(key, |holder| holder == node || holds(holder), node)
-        {
-            self.table.insert(key, node);
-        }
+        self.table
+            .replace_or_insert(key, |holder| holder == node || holds(holder), node);
     }
 
     /// Forgets `node` as the holder of `exact_hash` (nothing when another
