@@ -249,7 +249,7 @@ fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
     // The directory's 256 KiB aside, 6 bytes a place.
-    let place_bytes = table.allocation_size() - DIRECTORY_LEN * 4;
+    let place_bytes = table.allocation_size() - DIRECTORY_BYTES;
     assert_eq!(place_bytes, (table.homes + TAIL_PLACES) * 6);
 }
 
@@ -292,7 +292,7 @@ fn shrinking_keeps_every_entry_in_fewer_places() {
         assert_eq!(table.remove(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
     // The places (the directory is the same 256 KiB at any size).
-    let places_bytes = |table: &KeyNodeTable| table.allocation_size() - DIRECTORY_LEN * 4;
+    let places_bytes = |table: &KeyNodeTable| table.allocation_size() - DIRECTORY_BYTES;
     let before = places_bytes(&table);
     table.shrink_to(0);
     assert!(places_bytes(&table) < before / 4);
