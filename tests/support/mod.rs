@@ -709,21 +709,34 @@ pub fn demo_sentences(min_chars: usize) -> Vec<String> {
 /// document key per node. With `NEARDUP_LEAN_SIDE_RECORDS=true`, the short
 /// texts are checked for shingles their letters give back, as the analyser
 /// does with `--lean-side-records`.
+///
+/// A node's fingerprint is a function of its position, so a leaf names a
+/// root at a random earlier position without a list of the roots (which,
+/// at 8 bytes for four nodes in five, was counted in the capacity bench's
+/// memory as if it were the engine's).
 pub fn synthetic_placements(count: usize) -> impl Iterator<Item = neardup::ledger::Effect> {
     use neardup::confirm::{LongText, ShortText};
     use neardup::engine::EngineEffect;
     use neardup::ledger::{DocumentKey, Effect};
     let mut random = Xorshift(0x9e37_79b9_7f4a_7c15);
-    let mut roots: Vec<u64> = Vec::new();
+    let fingerprint_at = |position: usize| {
+        // splitmix64's finaliser: a bijection, so positions never collide.
+        let mut bits = (position as u64).wrapping_add(0x2545_f491_4f6c_dd1d);
+        bits = (bits ^ (bits >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        bits = (bits ^ (bits >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        bits ^ (bits >> 31)
+    };
     let fingerprinter =
         neardup::fingerprint::Fingerprinter::new(Default::default()).expect("default settings");
     let lean = std::env::var("NEARDUP_LEAN_SIDE_RECORDS").is_ok_and(|value| value == "true");
     (0..count).flat_map(move |position| {
-        let fingerprint = random.next();
-        let root = if position % 5 == 4 && !roots.is_empty() {
-            roots[random.below(roots.len())]
+        let fingerprint = fingerprint_at(position);
+        // Positions 4, 9, 14, … are leaves; the others roots.
+        let root = if position % 5 == 4 {
+            // One of the position / 5 * 4 + 4 roots so far, uniformly.
+            let root_number = random.below(position / 5 * 4 + 4);
+            fingerprint_at(root_number / 4 * 5 + root_number % 4)
         } else {
-            roots.push(fingerprint);
             fingerprint
         };
         let short = position % 5 < 3;
