@@ -124,9 +124,30 @@ fn low(mixed: u32) -> u16 {
     mixed as u16
 }
 
+/// The mixed key of an entry whose high half is `high`.
+fn mixed_of(high: usize, low: u16) -> u32 {
+    ((high as u32) << (32 - HIGH_BITS)) | u32::from(low)
+}
+
+/// The place `mixed` starts from in a table of `homes` homes: the key
+/// scaled to the length (its high bits choose).
+fn home(mixed: u32, homes: usize) -> usize {
+    ((u64::from(mixed) * homes as u64) >> 32) as usize
+}
+
 /// Entries a table of `homes` holds before it grows.
 fn max_len(homes: usize) -> usize {
     homes * MAX_LOAD_PERCENT / 100
+}
+
+/// Homes for `needed` entries: `from` (at least [`MIN_HOMES`]) grown by
+/// an eighth at a time.
+fn homes_for(needed: usize, from: usize) -> usize {
+    let mut homes = from.max(MIN_HOMES);
+    while max_len(homes) < needed {
+        homes += homes / GROWTH_DIVISOR;
+    }
+    homes
 }
 
 /// See the module documentation.
@@ -183,7 +204,7 @@ impl KeyNodeTable {
     }
 
     fn home(&self, mixed: u32) -> usize {
-        ((u64::from(mixed) * self.homes as u64) >> 32) as usize
+        home(mixed, self.homes)
     }
 
     fn start(&self, high: usize) -> usize {
@@ -239,9 +260,7 @@ impl KeyNodeTable {
     /// Adds an entry without looking for one of the same key (after those
     /// there are). `NodeId::MAX` is no node and is not added.
     pub fn insert(&mut self, key: u32, node: NodeId) {
-        if node != NodeId::MAX {
-            self.insert_mixed(self.mix.mix(key), node);
-        }
+        self.insert_mixed(self.mix.mix(key), node);
     }
 
     /// The directory after an entry of high half `key_high` went to `place`
@@ -282,8 +301,7 @@ impl KeyNodeTable {
                 entry_high += 1;
             }
             let entry = self.places[next];
-            let mixed = ((entry_high as u32) << (32 - HIGH_BITS)) | u32::from(entry.low());
-            if self.home(mixed) == next {
+            if self.home(mixed_of(entry_high, entry.low())) == next {
                 break;
             }
             next += 1;
@@ -308,14 +326,9 @@ impl KeyNodeTable {
     /// more, when asked for more) at once.
     pub fn reserve(&mut self, additional: usize) {
         let needed = self.len.saturating_add(additional);
-        if needed <= max_len(self.homes) {
-            return;
+        if needed > max_len(self.homes) {
+            self.place_over(homes_for(needed, self.homes));
         }
-        let mut homes = self.homes.max(MIN_HOMES);
-        while max_len(homes) < needed {
-            homes += homes / GROWTH_DIVISOR;
-        }
-        self.place_over(homes);
     }
 
     /// Gives back room beyond what `capacity` entries (at least those
@@ -323,16 +336,10 @@ impl KeyNodeTable {
     pub fn shrink_to(&mut self, capacity: usize) {
         let needed = capacity.max(self.len);
         if needed == 0 {
-            *self = KeyNodeTable {
-                mix: self.mix,
-                ..KeyNodeTable::default()
-            };
+            (self.places, self.starts, self.homes) = (Vec::new(), Vec::new(), 0);
             return;
         }
-        let mut homes = MIN_HOMES;
-        while max_len(homes) < needed {
-            homes += homes / GROWTH_DIVISOR;
-        }
+        let homes = homes_for(needed, MIN_HOMES);
         if homes < self.homes {
             self.place_over(homes);
         }
@@ -351,8 +358,7 @@ impl KeyNodeTable {
             while old_starts[entry_high + 1] as usize <= place {
                 entry_high += 1;
             }
-            let mixed = ((entry_high as u32) << (32 - HIGH_BITS)) | u32::from(entry.low());
-            builder.push(mixed, entry.node());
+            builder.push(mixed_of(entry_high, entry.low()), entry.node());
         }
         builder.finish(self);
     }
@@ -372,11 +378,7 @@ impl KeyNodeTable {
             return;
         }
         let sorted = sort_stably_by(vec![entries], |packed| (packed >> 32) as u32);
-        let mut homes = MIN_HOMES;
-        while max_len(homes) < sorted.len() {
-            homes += homes / GROWTH_DIVISOR;
-        }
-        let mut builder = InOrder::new(homes);
+        let mut builder = InOrder::new(homes_for(sorted.len(), MIN_HOMES));
         for packed in sorted {
             builder.push((packed >> 32) as u32, packed as NodeId);
         }
@@ -390,16 +392,20 @@ impl KeyNodeTable {
         }
     }
 
-    /// The node of `key`'s first entry, or `node` added under `key` (one
-    /// walk where a lookup and then an insert took two).
-    pub fn get_or_insert(&mut self, key: u32, node: NodeId) -> Option<NodeId> {
+    /// The node of the first entry of `key` that `accept` takes, or `node`
+    /// added under `key` when none does (one walk where a lookup and then
+    /// an insert took two).
+    pub fn find_or_insert(
+        &mut self,
+        key: u32,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> Option<NodeId> {
         let mixed = self.mix.mix(key);
-        match self.find_or_room(mixed, |_| true) {
+        match self.find_or_room(mixed, accept) {
             Ok(place) => Some(self.places[place].node()),
             Err(room) => {
-                if node != NodeId::MAX {
-                    self.put(room, mixed, node);
-                }
+                self.put(room, mixed, node);
                 None
             }
         }
@@ -416,11 +422,7 @@ impl KeyNodeTable {
         let mixed = self.mix.mix(key);
         match self.find_or_room(mixed, accept) {
             Ok(place) => self.places[place].set_node(node),
-            Err(room) => {
-                if node != NodeId::MAX {
-                    self.put(room, mixed, node);
-                }
-            }
+            Err(room) => self.put(room, mixed, node),
         }
     }
 
@@ -451,8 +453,11 @@ impl KeyNodeTable {
     }
 
     /// Adds an entry at `place`, the entries from there to `vacant` moving
-    /// one place on.
+    /// one place on; `NodeId::MAX` is no node and is not added.
     fn put(&mut self, (place, vacant): (usize, usize), mixed: u32, node: NodeId) {
+        if node == NodeId::MAX {
+            return;
+        }
         self.places.copy_within(place..vacant, place + 1);
         self.places[place] = Entry::new(low(mixed), node);
         self.len += 1;
@@ -513,8 +518,7 @@ impl InOrder {
     }
 
     fn push(&mut self, mixed: u32, node: NodeId) {
-        let home = ((u64::from(mixed) * self.homes as u64) >> 32) as usize;
-        let place = home.max(self.cursor);
+        let place = home(mixed, self.homes).max(self.cursor);
         if place >= self.places.len() {
             // A run past the tail (not seen with mixed keys): room for it.
             self.places.resize(place + TAIL_PLACES, Entry::VACANT);

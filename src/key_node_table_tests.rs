@@ -41,7 +41,7 @@ impl KeyNodeTable {
             while self.start(high + 1) <= place {
                 high += 1;
             }
-            keys.push((place, ((high as u32) << 16) | u32::from(entry.low())));
+            keys.push((place, mixed_of(high, entry.low())));
         }
         keys
     }
@@ -134,7 +134,7 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
                 }
             }
             Step::GetOrInsert(mixed, node) => {
-                let held = table.get_or_insert(key_of(mixed), node);
+                let held = table.find_or_insert(key_of(mixed), |_| true, node);
                 let first = model.iter().find(|pair| pair.0 == mixed).map(|pair| pair.1);
                 prop_assert_eq!(held, first);
                 if first.is_none() {

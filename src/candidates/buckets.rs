@@ -273,7 +273,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
             }
             return;
         }
-        match self.singles.get_or_insert(key, node) {
+        match self.singles.find_or_insert(key, |_| true, node) {
             None => {}
             Some(first) => {
                 if first == node {
