@@ -1,46 +1,78 @@
 //! The buckets of one narrow block of the multi-index, packed: each entry
 //! keeps only the bits its bucket does not already say, in whole bytes, and
-//! the buckets of consecutive block values lie back to back in one vector.
+//! the buckets of every block value lie in one vector, those of
+//! consecutive values (a group) back to back, with room after each group.
 //!
 //! Motivation: with a vector per bucket, the index's buckets held about
 //! eight fingerprints each at 500 k nodes, and each 8-byte fingerprint cost
 //! 12 bytes (the slack of growing by a quarter from four, and the
 //! allocator's header and rounding of each small block). With `k + 1`
 //! copies per node that was about 50 bytes per node, the largest part of
-//! the forest after its own slot.
+//! the forest after its own slot. Then with a vector per group of buckets
+//! (issue 49's fifth part), past about 20 M nodes the allocator held 17
+//! bytes per node it did not use: each group's vector, 1–10 KB, grew by an
+//! eighth in turn, and each move left a hole too small for the next group
+//! to grow into.
 //!
 //! Design: every fingerprint in the bucket of block value `v` has `v` in the
 //! block's bits, so an entry is the other `64 − width` bits (the bits below
 //! the block, then those above it, shifted down), little-endian in the
-//! fewest whole bytes: 6 for the default 16-bit blocks. The buckets of 2^g
-//! consecutive block values (a group) share one byte vector, each bucket's
-//! end, counted in entries from the start of its group, kept in a `u32` per
-//! block value. An insert shifts the rest of its group by one entry and
-//! moves the ends after it; a removal does the reverse. Groups start 256
-//! buckets wide; when they hold more than 256 entries on average, every
-//! group is split in two (one copy of the table, a few times in the index's
-//! life) until each bucket is a group of its own (from about 10 M nodes at
-//! `k = 3`; an insert then appends to its bucket, as with the per-bucket
-//! vectors). A group grows by an eighth (at least
-//! 16 entries) and keeps `8 − entry bytes` bytes of padding after its last
-//! entry, so that a scan loads every entry as one 8-byte word.
+//! fewest whole bytes: 6 for the default 16-bit blocks.
+//! - The buckets of 2^g consecutive block values (a group) lie back to back
+//!   in the group's slot, a stretch of one vector of all slots, with the
+//!   table's `8 − entry bytes` bytes of padding at its end so that a scan
+//!   loads every entry as one 8-byte word. Each block value keeps its
+//!   bucket's start and end (a query reads one pair); a group's slot ends
+//!   where the next one starts. An insert shifts the rest of its group by
+//!   one entry and moves the bounds after it; a removal does the reverse.
+//! - When the table is laid out, each group's slot holds its entries and a
+//!   sixteenth more (and one). A group that outgrows its slot is an outlier:
+//!   it moves to a vector of its own (grown by an eighth; its buckets'
+//!   bounds then count from that vector's start, marked by the start's top
+//!   bit) and back to its slot once it fits in seven eighths of it.
+//! - The table is laid out again, in place, when its outliers have grown by
+//!   a sixteenth of its bytes since the last time, or its entries have
+//!   halved: the vector grows (by remapping, without a copy), the groups
+//!   move in two passes (see [`PackedBuckets::lay_out`]) and the outliers
+//!   come back to their new slots.
+//! - Groups start 256 buckets wide; when they hold more than 256 entries on
+//!   average, every group is split in two as the table is laid out again,
+//!   until each bucket is a group of its own (from about 17 M nodes at
+//!   `k = 3`; an insert then appends to its bucket's slot).
 //!
-//! Consequences: about 6.5 bytes per entry at any size (the group's slack
-//! and a header per ~200 entries), against 12 with a vector per bucket. An
-//! insert or removal moves half a group on average (up to a kilobyte) and
-//! up to 256 ends; a split copies the table once. A query reads a bucket's
-//! end besides the group's header: at 10 M nodes `within` takes 2.2 µs
-//! where the per-bucket vectors took 1.7 (`benches/forest_scale.rs`).
+//! Consequences: the slots are one allocation, which the allocator maps on
+//! its own from 1 MiB, so no hole is left between groups at any size. A
+//! table costs its entries, a sixteenth at most of room (less as the
+//! groups fill their slots) and its outliers' room: 6.3 bytes an entry on
+//! average over a fill. An insert or removal moves half a group on average
+//! and up to 256 bounds. Laying out moves the whole table once, every 4–5 %
+//! of its growth (25 moves of each entry over a fill from empty, about 6 %
+//! of the pure forest's fill time): a pause of milliseconds at 1 M
+//! entries, tens at 10 M.
+
+use std::collections::HashMap;
 
 /// A group that averages more entries than this is split (while a group
 /// spans more than one bucket).
 const SPLIT_AVERAGE_ENTRIES: usize = 256;
 
-/// Groups span at most 2^8 buckets, so an insert moves at most 256 ends.
+/// Groups span at most 2^8 buckets, so an insert moves at most 256 bounds.
 const MAX_GROUP_BITS: u32 = 8;
 
-/// A group's vector grows by at least this many entries.
+/// An outlier's vector grows by at least this many entries.
 const MIN_GROWTH_ENTRIES: usize = 16;
+
+/// Laid out, a group's slot has room for this share of its entries more
+/// (a sixteenth); the table is laid out again when its outliers have grown
+/// by this share of its bytes.
+const LAYOUT_SHARE: usize = 16;
+
+/// ... or by at least this many bytes (a small table).
+const MIN_LAYOUT_GROWTH_BYTES: usize = 4096;
+
+/// The top bit of a bucket's start: its group is an outlier, and its
+/// bounds count from the start of the group's own vector.
+const OUTLIER: u32 = 1 << 31;
 
 /// One packed table; see the module docs.
 #[derive(Debug, Clone)]
@@ -52,15 +84,22 @@ pub(super) struct PackedBuckets {
     entry_bytes: usize,
     /// Each group spans 2^`group_bits` consecutive block values.
     group_bits: u32,
-    /// Per block value: the end of its bucket, in entries from the start of
-    /// its group.
-    ends: Vec<u32>,
-    /// Each group's entries, then `8 − entry_bytes` bytes of padding (an
-    /// empty group holds nothing).
-    groups: Vec<Vec<u8>>,
+    /// Per block value: its bucket's start and end, in entries from the
+    /// start of `slots` (or of its outlier's vector, see [`OUTLIER`]).
+    bounds: Vec<[u32; 2]>,
+    /// Per group, and one past the last: where its slot starts in `slots`,
+    /// in entries.
+    slot_starts: Vec<u32>,
+    /// Every group's slot, then padding.
+    slots: Vec<u8>,
+    /// The groups that outgrew their slots: entries, then padding.
+    outliers: HashMap<u32, Vec<u8>>,
+    /// Sum of the outliers' capacities, in bytes.
+    outlier_bytes: usize,
+    /// `outlier_bytes` and `entries` when the table was last laid out.
+    outlier_bytes_at_layout: usize,
+    entries_at_layout: usize,
     entries: usize,
-    /// Sum of the groups' capacities, in bytes.
-    capacity_bytes: usize,
     /// Groups are split when they average more entries than this
     /// ([`SPLIT_AVERAGE_ENTRIES`]; tests split sooner).
     split_average_entries: usize,
@@ -86,6 +125,33 @@ impl PackedBucket<'_> {
     }
 }
 
+/// Where the slots for groups of `sizes` entries start, each with room for
+/// a sixteenth more and one (and where the last ends), in entries; all at
+/// 0 for an empty table.
+fn slot_starts_for(sizes: &[usize]) -> Vec<u32> {
+    let mut slot_starts = Vec::with_capacity(sizes.len() + 1);
+    let empty = sizes.iter().all(|&size| size == 0);
+    let mut next = 0usize;
+    for &size in sizes {
+        slot_starts.push(next as u32);
+        if !empty {
+            next += size + size / LAYOUT_SHARE + 1;
+        }
+    }
+    slot_starts.push(next as u32);
+    slot_starts
+}
+
+/// Bytes of the slots vector whose last slot ends at entry `end`: with the
+/// padding, none when it holds no slot.
+fn slots_bytes(end: u32, entry_bytes: usize) -> usize {
+    if end == 0 {
+        0
+    } else {
+        end as usize * entry_bytes + 8 - entry_bytes
+    }
+}
+
 impl PackedBuckets {
     /// An empty table for the block of `width` bits above `shift` low bits
     /// (`width` from 1 to 20, `shift + width` at most 64).
@@ -97,10 +163,14 @@ impl PackedBuckets {
             width,
             entry_bytes,
             group_bits,
-            ends: vec![0; 1 << width],
-            groups: vec![Vec::new(); 1 << (width - group_bits)],
+            bounds: vec![[0, 0]; 1 << width],
+            slot_starts: vec![0; (1 << (width - group_bits)) + 1],
+            slots: Vec::new(),
+            outliers: HashMap::new(),
+            outlier_bytes: 0,
+            outlier_bytes_at_layout: 0,
+            entries_at_layout: 0,
             entries: 0,
-            capacity_bytes: 0,
             split_average_entries: SPLIT_AVERAGE_ENTRIES,
         }
     }
@@ -118,6 +188,12 @@ impl PackedBuckets {
     #[cfg(test)]
     pub(super) fn group_bits(&self) -> u32 {
         self.group_bits
+    }
+
+    /// The groups that outgrew their slots.
+    #[cfg(test)]
+    pub(super) fn outlier_count(&self) -> usize {
+        self.outliers.len()
     }
 
     pub(super) fn entry_bytes(&self) -> usize {
@@ -160,26 +236,34 @@ impl PackedBuckets {
         self.entries
     }
 
-    /// Heap bytes: the groups' vectors and the table of ends.
+    /// Heap bytes: the slots, the outliers, the bounds and the slots'
+    /// starts.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.capacity_bytes
-            + self.ends.capacity() * size_of::<u32>()
-            + self.groups.capacity() * size_of::<Vec<u8>>()
+        self.slots.capacity()
+            + self.outlier_bytes
+            + self.outliers.capacity() * (size_of::<(u32, Vec<u8>)>() + 1)
+            + self.bounds.capacity() * size_of::<[u32; 2]>()
+            + self.slot_starts.capacity() * size_of::<u32>()
     }
 
-    /// The groups' capacities, recounted (the table keeps a running total).
+    /// The slots' and outliers' capacities, recounted (the table keeps a
+    /// running total of the outliers').
     #[cfg(test)]
     pub(super) fn recount_capacity_bytes(&self) -> usize {
-        self.groups.iter().map(Vec::capacity).sum()
+        self.slots.capacity() + self.outliers.values().map(Vec::capacity).sum::<usize>()
     }
 
     #[cfg(test)]
     pub(super) fn tracked_capacity_bytes(&self) -> usize {
-        self.capacity_bytes
+        self.slots.capacity() + self.outlier_bytes
     }
 
     fn padding(&self) -> usize {
         8 - self.entry_bytes
+    }
+
+    fn group_count(&self) -> usize {
+        self.bounds.len() >> self.group_bits
     }
 
     /// The block values of group `group`.
@@ -187,38 +271,30 @@ impl PackedBuckets {
         (group << self.group_bits)..((group + 1) << self.group_bits)
     }
 
-    /// Where bucket `block_value`'s entries are in its group, in entries.
-    fn bucket_span(&self, block_value: usize) -> std::ops::Range<usize> {
-        let group_start = block_value >> self.group_bits << self.group_bits;
-        let start = if block_value == group_start {
-            0
-        } else {
-            self.ends[block_value - 1] as usize
-        };
-        start..self.ends[block_value] as usize
-    }
-
     /// The bucket of `block_value` (empty for a value out of range).
     pub(super) fn bucket(&self, block_value: u64) -> PackedBucket<'_> {
-        let Ok(block_value) = usize::try_from(block_value) else {
+        let Some(&[start, end]) = usize::try_from(block_value)
+            .ok()
+            .and_then(|value| self.bounds.get(value))
+        else {
             return PackedBucket {
                 bytes: &[],
                 count: 0,
             };
         };
-        if block_value >= self.ends.len() {
-            return PackedBucket {
-                bytes: &[],
-                count: 0,
-            };
-        }
-        let span = self.bucket_span(block_value);
-        let group = &self.groups[block_value >> self.group_bits];
-        let start = span.start * self.entry_bytes;
-        let end = span.end * self.entry_bytes + self.padding();
+        let storage = if start & OUTLIER == 0 {
+            &self.slots
+        } else {
+            let group = (block_value >> self.group_bits) as u32;
+            self.outliers.get(&group).map_or(&[][..], Vec::as_slice)
+        };
+        let start = (start & !OUTLIER) as usize;
+        let end = end as usize;
         PackedBucket {
-            bytes: group.get(start..end).unwrap_or(&[]),
-            count: span.len(),
+            bytes: storage
+                .get(start * self.entry_bytes..end * self.entry_bytes + self.padding())
+                .unwrap_or(&[]),
+            count: end.saturating_sub(start),
         }
     }
 
@@ -233,116 +309,265 @@ impl PackedBuckets {
     pub(super) fn insert(&mut self, block_value: u64, rest: u64) {
         let Some(block_value) = usize::try_from(block_value)
             .ok()
-            .filter(|&value| value < self.ends.len())
+            .filter(|&value| value < self.bounds.len())
         else {
             return;
         };
-        let group_index = block_value >> self.group_bits;
-        let span = self.group_span(group_index);
-        let group_entries = self.ends[span.end - 1] as usize;
-        let at = self.ends[block_value] as usize * self.entry_bytes;
-        let (entry_bytes, padding) = (self.entry_bytes, self.padding());
-        let group = &mut self.groups[group_index];
-        let before = group.capacity();
-        if group.is_empty() {
-            group.reserve_exact(MIN_GROWTH_ENTRIES * entry_bytes + padding);
-            group.resize(padding, 0);
-        } else if group.len() + entry_bytes > group.capacity() {
-            group.reserve_exact((group_entries / 8).max(MIN_GROWTH_ENTRIES) * entry_bytes);
+        let group = block_value >> self.group_bits;
+        let span = self.group_span(group);
+        let entry_bytes = self.entry_bytes;
+        let rest_bytes = &rest.to_le_bytes()[..entry_bytes];
+        let group_end = self.bounds[span.end - 1][1] as usize;
+        let at = self.bounds[block_value][1] as usize * entry_bytes;
+        if self.bounds[block_value][0] & OUTLIER == 0 {
+            if group_end < self.slot_starts[group + 1] as usize {
+                self.slots
+                    .copy_within(at..group_end * entry_bytes, at + entry_bytes);
+                self.slots[at..at + entry_bytes].copy_from_slice(rest_bytes);
+                self.shift_bounds(block_value, span.end, 1);
+                self.entries += 1;
+                self.lay_out_when_due();
+                return;
+            }
+            self.move_to_outliers(group);
         }
-        self.capacity_bytes += group.capacity() - before;
-        let old_len = group.len();
-        group.resize(old_len + entry_bytes, 0);
-        group.copy_within(at..old_len, at + entry_bytes);
-        group[at..at + entry_bytes].copy_from_slice(&rest.to_le_bytes()[..entry_bytes]);
-        for end in &mut self.ends[block_value..span.end] {
-            *end += 1;
+        let at = self.bounds[block_value][1] as usize * entry_bytes;
+        let group_entries = self.bounds[span.end - 1][1] as usize;
+        let bytes = self.outliers.entry(group as u32).or_default();
+        let before = bytes.capacity();
+        if bytes.len() + entry_bytes > bytes.capacity() {
+            bytes.reserve_exact((group_entries / 8).max(MIN_GROWTH_ENTRIES) * entry_bytes);
         }
+        self.outlier_bytes += bytes.capacity() - before;
+        let old_len = bytes.len();
+        bytes.resize(old_len + entry_bytes, 0);
+        bytes.copy_within(at..old_len, at + entry_bytes);
+        bytes[at..at + entry_bytes].copy_from_slice(rest_bytes);
+        self.shift_bounds(block_value, span.end, 1);
         self.entries += 1;
-        if self.group_bits > 0 && self.entries > self.groups.len() * self.split_average_entries {
-            self.split_groups();
+        self.lay_out_when_due();
+    }
+
+    /// Moves bucket `block_value`'s end, and the buckets after it up to
+    /// `group_end`, by `by` entries (an entry added or removed).
+    fn shift_bounds(&mut self, block_value: usize, group_end: usize, by: i32) {
+        let by = by as u32;
+        self.bounds[block_value][1] = self.bounds[block_value][1].wrapping_add(by);
+        for [start, end] in &mut self.bounds[block_value + 1..group_end] {
+            *start = start.wrapping_add(by);
+            *end = end.wrapping_add(by);
+        }
+    }
+
+    /// After an insert: splits the groups when they are full on average, or
+    /// lays the table out again when its outliers have grown enough.
+    fn lay_out_when_due(&mut self) {
+        if self.group_bits > 0 && self.entries > self.group_count() * self.split_average_entries {
+            self.lay_out(self.group_bits - 1);
+        } else if self.outlier_bytes
+            > self.outlier_bytes_at_layout
+                + ((self.slots.len() + self.outlier_bytes_at_layout) / LAYOUT_SHARE)
+                    .max(MIN_LAYOUT_GROWTH_BYTES)
+        {
+            self.lay_out(self.group_bits);
+        }
+    }
+
+    /// Moves full group `group` from its slot to a vector of its own, with
+    /// room for an eighth more.
+    fn move_to_outliers(&mut self, group: usize) {
+        let span = self.group_span(group);
+        let slot_start = self.slot_starts[group];
+        let group_end = self.bounds[span.end - 1][1];
+        let entries = (group_end - slot_start) as usize;
+        let entry_bytes = self.entry_bytes;
+        let room = (entries / 8).max(MIN_GROWTH_ENTRIES);
+        let mut bytes = Vec::with_capacity((entries + room) * entry_bytes + self.padding());
+        bytes.extend_from_slice(
+            self.slots
+                .get(slot_start as usize * entry_bytes..group_end as usize * entry_bytes)
+                .unwrap_or(&[]),
+        );
+        bytes.resize(entries * entry_bytes + self.padding(), 0);
+        self.outlier_bytes += bytes.capacity();
+        self.outliers.insert(group as u32, bytes);
+        for [start, end] in &mut self.bounds[span] {
+            *start = (*start - slot_start) | OUTLIER;
+            *end -= slot_start;
+        }
+    }
+
+    /// Moves outlier `group` back to its slot, which holds its entries.
+    fn move_to_slot(&mut self, group: usize) {
+        let Some(bytes) = self.outliers.remove(&(group as u32)) else {
+            return;
+        };
+        self.outlier_bytes -= bytes.capacity();
+        let span = self.group_span(group);
+        let slot_start = self.slot_starts[group];
+        let length = self.bounds[span.end - 1][1] as usize * self.entry_bytes;
+        let at = slot_start as usize * self.entry_bytes;
+        if let (Some(slot), Some(entries)) =
+            (self.slots.get_mut(at..at + length), bytes.get(..length))
+        {
+            slot.copy_from_slice(entries);
+        }
+        for [start, end] in &mut self.bounds[span] {
+            *start = (*start & !OUTLIER) + slot_start;
+            *end += slot_start;
         }
     }
 
     /// Removes `rest` from `block_value`'s bucket; `false` if it was not
     /// there.
     pub(super) fn remove(&mut self, block_value: u64, rest: u64) -> bool {
-        let Some(block_value) = usize::try_from(block_value)
-            .ok()
-            .filter(|&value| value < self.ends.len())
-        else {
-            return false;
-        };
-        let bucket = self.bucket(block_value as u64);
+        let bucket = self.bucket(block_value);
         let Some(index) = (0..bucket.count)
             .find(|&index| bucket.word(self.entry_bytes, index) & self.rest_mask() == rest)
         else {
             return false;
         };
-        let group_index = block_value >> self.group_bits;
-        let span = self.group_span(group_index);
-        let at = (self.bucket_span(block_value).start + index) * self.entry_bytes;
+        let block_value = block_value as usize;
+        let group = block_value >> self.group_bits;
+        let span = self.group_span(group);
         let entry_bytes = self.entry_bytes;
-        let group = &mut self.groups[group_index];
-        let before = group.capacity();
-        let old_len = group.len();
-        group.copy_within(at + entry_bytes..old_len, at);
-        group.truncate(old_len - entry_bytes);
-        for end in &mut self.ends[block_value..span.end] {
-            *end -= 1;
+        let [start, _] = self.bounds[block_value];
+        let at = ((start & !OUTLIER) as usize + index) * entry_bytes;
+        let group_end = self.bounds[span.end - 1][1] as usize * entry_bytes;
+        if start & OUTLIER == 0 {
+            self.slots.copy_within(at + entry_bytes..group_end, at);
+            self.shift_bounds(block_value, span.end, -1);
+        } else {
+            if let Some(bytes) = self.outliers.get_mut(&(group as u32)) {
+                let before = bytes.capacity();
+                let old_len = bytes.len();
+                bytes.copy_within(at + entry_bytes..old_len, at);
+                bytes.truncate(old_len - entry_bytes);
+                if bytes.capacity() > 2 * bytes.len() + MIN_GROWTH_ENTRIES * entry_bytes {
+                    bytes.shrink_to(bytes.len() + bytes.len() / 8);
+                }
+                self.outlier_bytes -= before - bytes.capacity();
+            }
+            self.shift_bounds(block_value, span.end, -1);
+            let slot = (self.slot_starts[group + 1] - self.slot_starts[group]) as usize;
+            if self.bounds[span.end - 1][1] as usize <= slot - slot / 8 {
+                self.move_to_slot(group);
+            }
         }
-        if self.ends[span.end - 1] == 0 {
-            *group = Vec::new();
-        } else if group.capacity() > 2 * group.len() + MIN_GROWTH_ENTRIES * entry_bytes {
-            group.shrink_to(group.len() + group.len() / 8);
-        }
-        self.capacity_bytes -= before - group.capacity();
         self.entries -= 1;
+        if self.entries * 2 <= self.entries_at_layout {
+            self.lay_out(self.group_bits);
+        }
         true
     }
 
-    /// A group of `entries` (bytes, without padding) with its padding and
-    /// room for an eighth more; an empty group holds nothing.
-    fn new_group(&self, entries: &[u8]) -> Vec<u8> {
-        if entries.is_empty() {
-            return Vec::new();
-        }
-        let mut group = Vec::with_capacity(entries.len() + entries.len() / 8 + self.padding());
-        group.extend_from_slice(entries);
-        group.resize(entries.len() + self.padding(), 0);
-        group
+    /// Where bucket `block_value`'s entries are in its group's storage, in
+    /// entries from the group's first.
+    fn span_in_group(&self, block_value: usize) -> std::ops::Range<usize> {
+        let [start, end] = self.bounds[block_value];
+        let origin = if start & OUTLIER == 0 {
+            self.slot_starts[block_value >> self.group_bits]
+        } else {
+            0
+        };
+        ((start & !OUTLIER) - origin) as usize..(end - origin) as usize
     }
 
-    /// Halves every group: each group's lower and upper halves of buckets
-    /// become groups of their own.
-    fn split_groups(&mut self) {
-        let old_bits = self.group_bits;
-        let new_bits = old_bits - 1;
-        let old_groups = std::mem::take(&mut self.groups);
-        let mut groups = Vec::with_capacity(old_groups.len() * 2);
-        for (group_index, old_group) in old_groups.into_iter().enumerate() {
-            let first = group_index << old_bits;
-            let middle = first + (1 << new_bits);
-            let last = first + (1 << old_bits) - 1;
-            let lower_entries = self.ends[middle - 1] as usize;
-            let all_entries = self.ends[last] as usize;
-            let split_at = lower_entries * self.entry_bytes;
-            let all_bytes = all_entries * self.entry_bytes;
-            groups.push(self.new_group(old_group.get(..split_at).unwrap_or(&[])));
-            groups.push(self.new_group(old_group.get(split_at..all_bytes).unwrap_or(&[])));
-            for end in &mut self.ends[middle..=last] {
-                *end -= lower_entries as u32;
+    /// Lays the table out again, in place, with groups of 2^`group_bits`
+    /// buckets (at most the present width).
+    ///
+    /// Groups keep their order and their entries move within the one
+    /// vector: first those that move towards its start, in order, then
+    /// those that move towards its end, in reverse order, then the outliers
+    /// into their new slots. No move overwrites entries not yet moved: a
+    /// group's new slot holds it, so it ends before the next group's new
+    /// slot and its old place (moving down) or after the previous group's
+    /// (moving up). The vector grows first (by remapping: no copy, and only
+    /// the new tail's pages are touched) or shrinks last.
+    fn lay_out(&mut self, group_bits: u32) {
+        let group_bits = group_bits.min(self.group_bits);
+        let halvings = self.group_bits - group_bits;
+        let group_count = self.bounds.len() >> group_bits;
+        let entry_bytes = self.entry_bytes;
+        let spans: Vec<std::ops::Range<usize>> = (0..self.bounds.len())
+            .map(|block_value| self.span_in_group(block_value))
+            .collect();
+        // Each new group's first entry in its old group, its size, and
+        // where it is in `slots` (if its old group is not an outlier).
+        let mut offsets = Vec::with_capacity(group_count);
+        let mut sizes = Vec::with_capacity(group_count);
+        let mut sources = Vec::with_capacity(group_count);
+        for group in 0..group_count {
+            let first = group << group_bits;
+            let last = first + (1 << group_bits) - 1;
+            let (offset, size) = (spans[first].start, spans[last].end - spans[first].start);
+            let old_group = group >> halvings;
+            let in_slots = self.bounds[first][0] & OUTLIER == 0;
+            offsets.push(offset);
+            sizes.push(size);
+            sources.push(in_slots.then(|| self.slot_starts[old_group] as usize + offset));
+        }
+        let slot_starts = slot_starts_for(&sizes);
+        let new_bytes = slots_bytes(slot_starts[group_count], entry_bytes);
+        if new_bytes > self.slots.len() {
+            self.slots.reserve_exact(new_bytes - self.slots.len());
+            self.slots.resize(new_bytes, 0);
+        }
+        let move_group = |slots: &mut Vec<u8>, group: usize, source: usize| {
+            let target = slot_starts[group] as usize * entry_bytes;
+            let source = source * entry_bytes..(source + sizes[group]) * entry_bytes;
+            slots.copy_within(source, target);
+        };
+        for group in 0..group_count {
+            if let Some(source) = sources[group].filter(|&at| slot_starts[group] as usize <= at) {
+                move_group(&mut self.slots, group, source);
             }
         }
-        self.group_bits = new_bits;
-        self.capacity_bytes = groups.iter().map(Vec::capacity).sum();
-        self.groups = groups;
+        for group in (0..group_count).rev() {
+            if let Some(source) = sources[group].filter(|&at| slot_starts[group] as usize > at) {
+                move_group(&mut self.slots, group, source);
+            }
+        }
+        for group in (0..group_count).filter(|&group| sources[group].is_none()) {
+            let Some(bytes) = self.outliers.get(&((group >> halvings) as u32)) else {
+                continue;
+            };
+            let entries = bytes
+                .get(offsets[group] * entry_bytes..(offsets[group] + sizes[group]) * entry_bytes)
+                .unwrap_or(&[]);
+            let at = slot_starts[group] as usize * entry_bytes;
+            if let Some(target) = self.slots.get_mut(at..at + entries.len()) {
+                target.copy_from_slice(entries);
+            }
+        }
+        if new_bytes < self.slots.len() {
+            self.slots.truncate(new_bytes);
+            self.slots.shrink_to_fit();
+        }
+        for (block_value, span) in spans.into_iter().enumerate() {
+            let group = block_value >> group_bits;
+            let moved_by = slot_starts[group] as usize - offsets[group];
+            self.bounds[block_value] =
+                [(span.start + moved_by) as u32, (span.end + moved_by) as u32];
+        }
+        self.group_bits = group_bits;
+        self.install(slot_starts);
+    }
+
+    /// Takes `slot_starts` as the slots' layout, no group an outlier (the
+    /// caller has put every group in its slot).
+    fn install(&mut self, slot_starts: Vec<u32>) {
+        self.slot_starts = slot_starts;
+        self.outliers = HashMap::new();
+        self.outlier_bytes = 0;
+        self.outlier_bytes_at_layout = 0;
+        self.entries_at_layout = self.entries;
     }
 
     /// Every stored fingerprint, in the order of the table.
     pub(super) fn fingerprints(&self) -> Vec<u64> {
         let mut fingerprints = Vec::with_capacity(self.entries);
-        for block_value in 0..self.ends.len() {
+        for block_value in 0..self.bounds.len() {
             let bucket = self.bucket(block_value as u64);
             for index in 0..bucket.count {
                 let rest = bucket.word(self.entry_bytes, index) & self.rest_mask();
@@ -353,8 +578,8 @@ impl PackedBuckets {
     }
 
     /// Adds `fingerprints` (absent and distinct) at once: the table is laid
-    /// out anew with its groups as wide as the total allows, each group
-    /// written once at its size, where one by one each insert moved half a
+    /// out anew with its groups as wide as the total allows, each entry
+    /// written once in its place, where one by one each insert moved half a
     /// group.
     pub(super) fn insert_all(&mut self, fingerprints: &[u64]) {
         let mut all = self.fingerprints();
@@ -363,242 +588,54 @@ impl PackedBuckets {
         let block_of = |fingerprint: u64| ((fingerprint >> self.shift) & block_mask) as usize;
         let mut group_bits = self.width.min(MAX_GROUP_BITS);
         while group_bits > 0
-            && all.len() > (self.ends.len() >> group_bits) * self.split_average_entries
+            && all.len() > (self.bounds.len() >> group_bits) * self.split_average_entries
         {
             group_bits -= 1;
         }
         self.group_bits = group_bits;
-        let mut counts = vec![0u32; self.ends.len()];
+        let mut counts = vec![0u32; self.bounds.len()];
         for &fingerprint in &all {
             counts[block_of(fingerprint)] += 1;
         }
-        // Each bucket's start in its group, then (after the writes) its end.
-        let mut cursors = vec![0u32; self.ends.len()];
-        let group_count = self.ends.len() >> group_bits;
-        let group_sizes: Vec<usize> = (0..group_count)
-            .map(|group_index| {
-                let mut running = 0u32;
-                for block_value in self.group_span(group_index) {
-                    cursors[block_value] = running;
-                    running += counts[block_value];
-                }
-                running as usize
+        let sizes: Vec<usize> = (0..self.group_count())
+            .map(|group| {
+                self.group_span(group)
+                    .map(|block_value| counts[block_value] as usize)
+                    .sum()
             })
             .collect();
+        let entry_bytes = self.entry_bytes;
+        let slot_starts = slot_starts_for(&sizes);
+        let mut slots = vec![0; slots_bytes(slot_starts[sizes.len()], entry_bytes)];
+        // Each bucket's start, then (after the writes) its end.
+        let mut cursors = vec![0u32; self.bounds.len()];
+        for (group, &slot_start) in slot_starts.iter().take(sizes.len()).enumerate() {
+            let mut running = slot_start;
+            for block_value in self.group_span(group) {
+                cursors[block_value] = running;
+                self.bounds[block_value][0] = running;
+                running += counts[block_value];
+            }
+        }
         drop(counts);
-        let padding = self.padding();
-        let mut groups: Vec<Vec<u8>> = group_sizes
-            .iter()
-            .map(|&size| {
-                if size == 0 {
-                    Vec::new()
-                } else {
-                    vec![0u8; size * self.entry_bytes + padding]
-                }
-            })
-            .collect();
         for &fingerprint in &all {
             let block_value = block_of(fingerprint);
-            let at = cursors[block_value] as usize * self.entry_bytes;
+            let at = cursors[block_value] as usize * entry_bytes;
             let rest = self.rest_of(fingerprint);
-            groups[block_value >> group_bits][at..at + self.entry_bytes]
-                .copy_from_slice(&rest.to_le_bytes()[..self.entry_bytes]);
+            if let Some(target) = slots.get_mut(at..at + entry_bytes) {
+                target.copy_from_slice(&rest.to_le_bytes()[..entry_bytes]);
+            }
             cursors[block_value] += 1;
         }
-        self.ends = cursors;
+        for (bounds, end) in self.bounds.iter_mut().zip(cursors) {
+            bounds[1] = end;
+        }
         self.entries = all.len();
-        self.capacity_bytes = groups.iter().map(Vec::capacity).sum();
-        self.groups = groups;
+        self.slots = slots;
+        self.install(slot_starts);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    //! Tests of the packed buckets: entries keep every bit, groups split without
-    //! losing or moving an entry to another bucket, and the capacity count
-    //! stays exact.
-
-    use std::collections::BTreeSet;
-
-    use proptest::prelude::*;
-
-    use super::*;
-
-    /// The block layouts the multi-index uses for `k` = 3 to 16, and both
-    /// ends of the word.
-    const LAYOUTS: [(u32, u32); 6] = [(48, 16), (0, 16), (20, 16), (51, 13), (0, 4), (40, 20)];
-
-    fn block_value(table_shift: u32, width: u32, fingerprint: u64) -> u64 {
-        (fingerprint >> table_shift) & (u64::MAX >> (64 - width))
-    }
-
-    fn mix(seed: u64) -> u64 {
-        let mut mixed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        mixed ^ (mixed >> 31)
-    }
-
-    /// The table's content, checked bucket by bucket against `model`.
-    fn assert_holds(
-        table: &PackedBuckets,
-        shift: u32,
-        width: u32,
-        model: &BTreeSet<u64>,
-    ) -> Result<(), TestCaseError> {
-        prop_assert_eq!(table.len(), model.len());
-        let listed: BTreeSet<u64> = table.fingerprints().into_iter().collect();
-        prop_assert_eq!(&listed, model);
-        for &fingerprint in model {
-            let value = block_value(shift, width, fingerprint);
-            prop_assert!(table.contains(value, table.rest_of(fingerprint)));
-        }
-        prop_assert_eq!(
-            table.tracked_capacity_bytes(),
-            table.recount_capacity_bytes()
-        );
-        Ok(())
-    }
-
-    #[test]
-    fn an_entry_keeps_every_bit_outside_its_block() {
-        for (shift, width) in LAYOUTS {
-            let table = PackedBuckets::new(shift, width);
-            assert_eq!(
-                table.entry_bytes(),
-                (64 - width).div_ceil(8) as usize,
-                "{shift}/{width}"
-            );
-            for seed in 0..1000 {
-                let fingerprint = mix(seed);
-                let rest = table.rest_of(fingerprint);
-                assert_eq!(rest & !table.rest_mask(), 0, "rest wider than its mask");
-                let value = block_value(shift, width, fingerprint);
-                assert_eq!(table.fingerprint_of(value, rest), fingerprint);
-            }
-            for fingerprint in [0, u64::MAX, 1, 1 << 63] {
-                let value = block_value(shift, width, fingerprint);
-                assert_eq!(
-                    table.fingerprint_of(value, table.rest_of(fingerprint)),
-                    fingerprint
-                );
-            }
-        }
-    }
-
-    #[derive(Debug, Clone)]
-    enum Step {
-        Insert(u64),
-        Remove(u64),
-    }
-
-    /// Fingerprints over few block values and few other bits, so buckets hold
-    /// many entries, removals hit, and some entries differ only at the edges.
-    fn crowded_fingerprint() -> impl Strategy<Value = u64> {
-        (0..6u64, 0..40u64, any::<bool>()).prop_map(|(block, other, top)| {
-            (block << 48) | (block << 20) | other | (u64::from(top) << 63) | (other << 40)
-        })
-    }
-
-    fn step() -> impl Strategy<Value = Step> {
-        prop_oneof![
-            3 => crowded_fingerprint().prop_map(Step::Insert),
-            1 => crowded_fingerprint().prop_map(Step::Remove),
-        ]
-    }
-
-    proptest! {
-        #[test]
-        fn the_table_holds_what_was_inserted_and_not_removed(
-            steps in proptest::collection::vec(step(), 0..400),
-            layout in 0..LAYOUTS.len(),
-            split_average_entries in 1..6usize,
-        ) {
-            let (shift, width) = LAYOUTS[layout];
-            let mut table = PackedBuckets::splitting_at(shift, width, split_average_entries);
-            let mut model = BTreeSet::new();
-            for step in &steps {
-                match *step {
-                    Step::Insert(fingerprint) => {
-                        if model.insert(fingerprint) {
-                            table.insert(
-                                block_value(shift, width, fingerprint),
-                                table.rest_of(fingerprint),
-                            );
-                        }
-                    }
-                    Step::Remove(fingerprint) => {
-                        let removed = table.remove(
-                            block_value(shift, width, fingerprint),
-                            table.rest_of(fingerprint),
-                        );
-                        prop_assert_eq!(removed, model.remove(&fingerprint));
-                    }
-                }
-            }
-            assert_holds(&table, shift, width, &model)?;
-            let mut at_once = PackedBuckets::splitting_at(shift, width, split_average_entries);
-            let (first_half, second_half) = model.iter().copied().partition::<Vec<u64>, _>(|f| f % 2 == 0);
-            at_once.insert_all(&first_half);
-            at_once.insert_all(&second_half);
-            assert_holds(&at_once, shift, width, &model)?;
-            // Laid out at once, groups are as wide as the size allows; one by
-            // one, they were split at the table's largest size.
-            prop_assert!(at_once.group_bits() >= table.group_bits());
-        }
-    }
-
-    #[test]
-    fn groups_split_as_the_table_fills_and_keep_their_buckets() {
-        let (shift, width) = (48, 16);
-        let mut table = PackedBuckets::splitting_at(shift, width, 4);
-        let mut model = BTreeSet::new();
-        assert_eq!(table.group_bits(), 8);
-        for seed in 0..(256 * 4 * 8) {
-            let fingerprint = mix(seed);
-            if model.insert(fingerprint) {
-                table.insert(
-                    block_value(shift, width, fingerprint),
-                    table.rest_of(fingerprint),
-                );
-            }
-        }
-        // 8 192 entries at 4 per group: 2 048 groups of 32 buckets.
-        assert_eq!(table.group_bits(), 5);
-        assert_holds(&table, shift, width, &model).expect("holds after splits");
-        for fingerprint in model.clone().iter().step_by(3) {
-            assert!(table.remove(
-                block_value(shift, width, *fingerprint),
-                table.rest_of(*fingerprint)
-            ));
-            model.remove(fingerprint);
-        }
-        assert_holds(&table, shift, width, &model).expect("holds after removals");
-    }
-
-    #[test]
-    fn a_table_emptied_holds_no_group_memory() {
-        let (shift, width) = (0, 16);
-        let mut table = PackedBuckets::new(shift, width);
-        let fingerprints: Vec<u64> = (0..100_000).map(mix).collect();
-        for &fingerprint in &fingerprints {
-            table.insert(
-                block_value(shift, width, fingerprint),
-                table.rest_of(fingerprint),
-            );
-        }
-        // Packed: 6 bytes per entry and an eighth of room at most, not
-        // counting the fixed table of ends.
-        assert!(table.tracked_capacity_bytes() >= 100_000 * 6);
-        assert!(table.tracked_capacity_bytes() < 100_000 * 7);
-        for &fingerprint in &fingerprints {
-            assert!(table.remove(
-                block_value(shift, width, fingerprint),
-                table.rest_of(fingerprint)
-            ));
-        }
-        assert_eq!(table.len(), 0);
-        assert_eq!(table.tracked_capacity_bytes(), 0);
-        assert_eq!(table.recount_capacity_bytes(), 0);
-    }
-}
+#[path = "packed_buckets_tests.rs"]
+mod tests;

@@ -21,8 +21,9 @@
 //! - Narrow blocks (at most [`DIRECT_TABLE_MAX_BITS`] bits) use a direct
 //!   table indexed by the block value, no hashing at all, whose entries are
 //!   the fingerprint without the block's bits (6 bytes at `k = 3`), buckets
-//!   packed back to back by groups ([`super::packed_buckets`]): that matters
-//!   at 50 M fingerprints × `k + 1` copies.
+//!   packed back to back by groups, every group in one vector with room
+//!   after it ([`super::packed_buckets`]): that matters at 50 M
+//!   fingerprints × `k + 1` copies.
 //! - Wide blocks (`k` ≤ 2) use a hash map from block value to bucket of
 //!   whole fingerprints; buckets holding a single fingerprint are stored
 //!   inline, without an allocation.
@@ -39,8 +40,8 @@
 //!
 //! # Consequences
 //!
-//! Memory is `k + 1` entries per fingerprint (about 26 bytes at `k = 3`,
-//! 6.4 per entry with the groups' slack); a query costs `k + 1` bucket scans whose
+//! Memory is `k + 1` entries per fingerprint (about 25 bytes at `k = 3`,
+//! 6.3 per entry with the groups' room); a query costs `k + 1` bucket scans whose
 //! length is `n / 2^(64 / (k + 1))` on average (about 760 per table at 50 M
 //! fingerprints and `k = 3`), so it is bound by memory bandwidth at that size.
 //! The index is a set: inserting a present fingerprint is a no-op. It has no
