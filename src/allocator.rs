@@ -23,7 +23,7 @@
 //! threshold stops adapting too (it stays at its default, 128 KiB).
 
 /// Blocks of this size or more are mappings of their own.
-const MAPPED_BLOCK_BYTES: i32 = 1 << 20;
+pub const MAPPED_BLOCK_BYTES: usize = 1 << 20;
 
 /// Fixes glibc's mapping threshold at 1 MiB (see the module docs). Call
 /// before the process allocates much; harmless elsewhere.
@@ -31,7 +31,7 @@ pub fn keep_large_blocks_mapped() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes the allocator's parameters.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MAPPED_BLOCK_BYTES);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MAPPED_BLOCK_BYTES as i32);
     }
 }
 

@@ -52,6 +52,8 @@
 
 use std::collections::HashMap;
 
+use crate::allocator::MAPPED_BLOCK_BYTES;
+
 /// A group that averages more entries than this is split (while a group
 /// spans more than one bucket).
 const SPLIT_AVERAGE_ENTRIES: usize = 256;
@@ -237,9 +239,11 @@ impl PackedBuckets {
     }
 
     /// Heap bytes: the slots, the outliers, the bounds and the slots'
-    /// starts.
+    /// starts. The slots count their length: their vector is a mapping of
+    /// at least [`MAPPED_BLOCK_BYTES`] whose pages past the length are
+    /// never written.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.slots.capacity()
+        self.slots.len()
             + self.outlier_bytes
             + self.outliers.capacity() * (size_of::<(u32, Vec<u8>)>() + 1)
             + self.bounds.capacity() * size_of::<[u32; 2]>()
@@ -250,12 +254,12 @@ impl PackedBuckets {
     /// running total of the outliers').
     #[cfg(test)]
     pub(super) fn recount_capacity_bytes(&self) -> usize {
-        self.slots.capacity() + self.outliers.values().map(Vec::capacity).sum::<usize>()
+        self.slots.len() + self.outliers.values().map(Vec::capacity).sum::<usize>()
     }
 
     #[cfg(test)]
     pub(super) fn tracked_capacity_bytes(&self) -> usize {
-        self.slots.capacity() + self.outlier_bytes
+        self.slots.len() + self.outlier_bytes
     }
 
     fn padding(&self) -> usize {
@@ -510,7 +514,12 @@ impl PackedBuckets {
         let slot_starts = slot_starts_for(&sizes);
         let new_bytes = slots_bytes(slot_starts[group_count], entry_bytes);
         if new_bytes > self.slots.len() {
-            self.slots.reserve_exact(new_bytes - self.slots.len());
+            // At least a mapped block's size, so that the vector is a
+            // mapping from the start and grows by remapping: a block of the
+            // heap grown in turn left holes (3–7 MiB at 1 M nodes).
+            let capacity = new_bytes.max(MAPPED_BLOCK_BYTES);
+            self.slots
+                .reserve_exact(capacity.saturating_sub(self.slots.len()));
             self.slots.resize(new_bytes, 0);
         }
         let move_group = |slots: &mut Vec<u8>, group: usize, source: usize| {
@@ -540,9 +549,11 @@ impl PackedBuckets {
                 target.copy_from_slice(entries);
             }
         }
-        if new_bytes < self.slots.len() {
+        if new_bytes == 0 {
+            self.slots = Vec::new();
+        } else if new_bytes < self.slots.len() {
             self.slots.truncate(new_bytes);
-            self.slots.shrink_to_fit();
+            self.slots.shrink_to(new_bytes.max(MAPPED_BLOCK_BYTES));
         }
         for (block_value, span) in spans.into_iter().enumerate() {
             let group = block_value >> group_bits;
@@ -606,7 +617,12 @@ impl PackedBuckets {
             .collect();
         let entry_bytes = self.entry_bytes;
         let slot_starts = slot_starts_for(&sizes);
-        let mut slots = vec![0; slots_bytes(slot_starts[sizes.len()], entry_bytes)];
+        let slots_length = slots_bytes(slot_starts[sizes.len()], entry_bytes);
+        let mut slots = Vec::new();
+        if slots_length > 0 {
+            slots.reserve_exact(slots_length.max(MAPPED_BLOCK_BYTES));
+            slots.resize(slots_length, 0);
+        }
         // Each bucket's start, then (after the writes) its end.
         let mut cursors = vec![0u32; self.bounds.len()];
         for (group, &slot_start) in slot_starts.iter().take(sizes.len()).enumerate() {

@@ -74,6 +74,8 @@ fn an_entry_keeps_every_bit_outside_its_block() {
 enum Step {
     Insert(u64),
     Remove(u64),
+    /// Lay the table out again now, with groups half as wide if `true`.
+    LayOut(bool),
 }
 
 /// Fingerprints over few block values and few other bits, so buckets hold
@@ -84,10 +86,20 @@ fn crowded_fingerprint() -> impl Strategy<Value = u64> {
     })
 }
 
+/// Fingerprints of 400, their block values spread over many groups.
+fn spread_fingerprint() -> impl Strategy<Value = u64> {
+    (0..400u64).prop_map(mix)
+}
+
+fn fingerprint() -> impl Strategy<Value = u64> {
+    prop_oneof![crowded_fingerprint(), spread_fingerprint()]
+}
+
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        3 => crowded_fingerprint().prop_map(Step::Insert),
-        1 => crowded_fingerprint().prop_map(Step::Remove),
+        6 => fingerprint().prop_map(Step::Insert),
+        2 => fingerprint().prop_map(Step::Remove),
+        1 => any::<bool>().prop_map(Step::LayOut),
     ]
 }
 
@@ -117,6 +129,12 @@ proptest! {
                         table.rest_of(fingerprint),
                     );
                     prop_assert_eq!(removed, model.remove(&fingerprint));
+                }
+                Step::LayOut(halved) => {
+                    let group_bits = table.group_bits();
+                    table.lay_out(if halved { group_bits.saturating_sub(1) } else { group_bits });
+                    prop_assert_eq!(table.outlier_count(), 0);
+                    assert_holds(&table, shift, width, &model)?;
                 }
             }
         }
@@ -203,7 +221,7 @@ fn a_filled_table_is_one_vector_with_a_sixteenth_of_room_and_few_outliers() {
         fill(&mut table, filled, size - filled);
         filled = size;
         let groups = 1usize << (16 - table.group_bits());
-        let (stored, slots) = (table.tracked_capacity_bytes(), table.slots.capacity());
+        let (stored, slots) = (table.tracked_capacity_bytes(), table.slots.len());
         assert!(
             table.outlier_count() * LAYOUT_SHARE < groups,
             "{size}: {} outliers of {groups} groups",
