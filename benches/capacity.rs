@@ -13,7 +13,8 @@
 //!
 //! - memory: `RssAnon` (heap and stacks) per node, every 10 M nodes of the
 //!   fill too (with its growth per node since the last: the slope, without
-//!   the fixed and bounded parts), and the side records
+//!   the fixed and bounded parts, and the fill's longest placement since
+//!   the last: the pauses of tables that grow), and the side records
 //!   off the heap (memory-mapped file: disk, not `RssAnon`) per node;
 //! - `place` of real documents (demo sentences, one to four per document,
 //!   analysed outside the timing) into the filled engine: p50 / p99 / max;
@@ -31,6 +32,32 @@
 
 #[path = "../tests/support/mod.rs"]
 mod support;
+
+/// The longest placements of the fill since the last report, and how many
+/// took 10 ms or more: a table that grows places its entries again, and
+/// the block tables are laid out again every few percent of growth.
+#[derive(Default)]
+struct FillPauses {
+    longest_ms: f64,
+    over_10_ms: usize,
+}
+
+impl FillPauses {
+    fn record(&mut self, milliseconds: f64) {
+        self.longest_ms = self.longest_ms.max(milliseconds);
+        self.over_10_ms += usize::from(milliseconds >= 10.0);
+    }
+
+    /// The report since the last one; starts counting anew.
+    fn take(&mut self) -> String {
+        let report = format!(
+            "longest placement {:.1} ms, {} of 10 ms or more",
+            self.longest_ms, self.over_10_ms
+        );
+        *self = FillPauses::default();
+        report
+    }
+}
 
 use std::time::Instant;
 
@@ -164,24 +191,33 @@ fn main() {
     // Every 10 M nodes: `RssAnon` then, and its growth per node since the
     // last (what grows with the nodes, fixed and bounded parts left out).
     let mut last_checkpoint = (0usize, baseline_anon_kib);
+    // The fill's pauses: a placement that grew or laid out a table.
+    let mut pauses = FillPauses::default();
     for (number, effect) in support::synthetic_placements(nodes).enumerate() {
+        let placement = Instant::now();
         ledger.replay(effect);
+        pauses.record(placement.elapsed().as_secs_f64() * 1e3);
         if number % 1_000_000 == 999_999 {
             let filled = ledger.engine().forest().stats().nodes;
             if filled >= last_checkpoint.0 + CHECKPOINT_NODES {
                 let anon = support::status_kib("RssAnon:").unwrap_or(0);
                 println!(
-                    "  at {filled} nodes ({:.0} s): RssAnon {:.0} MiB, grew {:.1} B/node since {} nodes",
+                    "  at {filled} nodes ({:.0} s): RssAnon {:.0} MiB, grew {:.1} B/node since {} nodes; {}",
                     started.elapsed().as_secs_f64(),
                     anon as f64 / 1024.0,
                     anon.saturating_sub(last_checkpoint.1) as f64 * 1024.0
                         / (filled - last_checkpoint.0) as f64,
-                    last_checkpoint.0
+                    last_checkpoint.0,
+                    pauses.take()
                 );
                 last_checkpoint = (filled, anon);
             }
         }
     }
+    println!(
+        "  the fill's placements since the last checkpoint: {}",
+        pauses.take()
+    );
     let fill_seconds = started.elapsed().as_secs_f64();
     let filled = ledger.engine().forest().stats().nodes;
     println!(
