@@ -661,10 +661,14 @@ impl SideSnapshot {
     /// whose record cannot be read is skipped: it cannot happen while the
     /// snapshot holds its segments).
     pub fn for_each_encoded<'a>(&'a self, mut visit: impl FnMut(&'a [u8])) {
+        // Entries are in the order their nodes arrived, about the order
+        // their records were written.
+        self.file.read_in_order();
         for (_, _, location) in &self.entries {
             if let Some(record) = self.file.record(*location) {
                 visit(record);
             }
         }
+        self.file.read_at_random();
     }
 }

@@ -328,3 +328,44 @@ fn a_location_is_six_bytes_and_holds_what_a_file_has() {
     let near = SideLocation::new(3, 70_000).expect("a location");
     assert_eq!((near.segment(), near.offset()), (3, 70_000));
 }
+
+/// The kernel's flags of the mapping that holds `address` (its `VmFlags`
+/// line in `/proc/self/smaps`): `rr` is random-read advice, `sr`
+/// sequential.
+fn mapping_flags(address: usize) -> Vec<String> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ')
+            && let Some((start, end)) = range.split_once('-')
+            && let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            )
+        {
+            inside = (start..end).contains(&address);
+            continue;
+        }
+        if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+            return flags.split_whitespace().map(str::to_owned).collect();
+        }
+    }
+    Vec::new()
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn a_segment_file_is_read_a_page_a_fault_and_in_order_for_a_snapshot() {
+    let mut file = SideFile::new(SideStorage::default());
+    let location = file.append(b"a record").expect("appended");
+    let address = file.record(location).expect("read back").as_ptr() as usize;
+    let flags = mapping_flags(address);
+    assert!(flags.iter().any(|flag| flag == "rr"), "{flags:?}");
+    let reader = file.reader();
+    reader.read_in_order();
+    let flags = mapping_flags(address);
+    assert!(flags.iter().any(|flag| flag == "sr"), "{flags:?}");
+    reader.read_at_random();
+    let flags = mapping_flags(address);
+    assert!(flags.iter().any(|flag| flag == "rr"), "{flags:?}");
+}
