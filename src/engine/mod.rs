@@ -49,6 +49,7 @@ mod plan;
 mod recent;
 mod restore;
 mod search;
+mod segment_files;
 mod side_data;
 pub mod side_file;
 #[cfg(test)]

@@ -24,7 +24,8 @@
 //! A segment's file is mapped with random-read advice: a record read from
 //! disk costs its page, not the kernel's read-around (the device's
 //! readahead, megabytes); a snapshot's pass over the records asks for
-//! read-ahead while it runs ([`SideFileReader::read_in_order`]).
+//! read-ahead while it runs ([`SideFileReader::read_in_order`]; the files are made in
+//! [`super::segment_files`]).
 //!
 //! Compaction: under a stream with expiry almost every record of a
 //! segment is released within the retention, but a node of a class that
@@ -56,12 +57,13 @@
 //! most twice its size per byte given back, and under expiry far less
 //! (a segment is emptied when nearly all of it has expired).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::{Advice, MmapOptions, MmapRaw};
+
+use super::segment_files::{map_new_file, map_new_file_holding};
 
 /// Size of the first segment.
 pub const FIRST_SEGMENT_BYTES: usize = 1 << 20;
@@ -291,66 +293,6 @@ impl Segment {
             );
         }
         true
-    }
-}
-
-/// Creates, reserves, maps and unlinks a file of `size` bytes.
-fn map_new_file(directory: &Path, size: usize) -> std::io::Result<MmapRaw> {
-    map_new_file_with(directory, size, |_| Ok(()))
-}
-
-/// Creates, reserves and unlinks a file holding `contents`, and maps it.
-fn map_new_file_holding(directory: &Path, contents: &[u8]) -> std::io::Result<MmapRaw> {
-    use std::os::unix::fs::FileExt;
-    map_new_file_with(directory, contents.len(), |file| {
-        file.write_all_at(contents, 0)
-    })
-}
-
-/// Creates and reserves a file of `size` bytes, has `fill` write it, maps
-/// and unlinks it.
-fn map_new_file_with(
-    directory: &Path,
-    size: usize,
-    fill: impl FnOnce(&File) -> std::io::Result<()>,
-) -> std::io::Result<MmapRaw> {
-    static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
-    std::fs::create_dir_all(directory)?;
-    let path = directory.join(format!(
-        "neardup-side-{}-{}.tmp",
-        std::process::id(),
-        NEXT_FILE.fetch_add(1, Ordering::Relaxed)
-    ));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    let mapped = reserve(&file, size)
-        .and_then(|()| fill(&file))
-        .and_then(|()| MmapOptions::new().len(size).map_raw(&file));
-    let unlinked = std::fs::remove_file(&path);
-    let map = mapped?;
-    unlinked?;
-    // Records are read one at a time, wherever their node is: a page
-    // fault reads that page, not the kernel's read-around (the device's
-    // readahead, 8 MiB here), which on a side file mostly on disk read
-    // hundreds of gigabytes for 100 M nodes (issue 49).
-    let _ = map.advise(Advice::Random);
-    Ok(map)
-}
-
-/// Reserves `size` bytes of disk for `file`, so that writing through the
-/// mapping can never meet a full disk.
-fn reserve(file: &File, size: usize) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    let length = libc::off_t::try_from(size).map_err(std::io::Error::other)?;
-    // SAFETY: a plain system call on a file descriptor we own.
-    let result = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, length) };
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::from_raw_os_error(result))
     }
 }
 
