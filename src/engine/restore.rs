@@ -211,6 +211,9 @@ impl Engine {
                 }
             }
         }
+        // The records adopted from the snapshot were read in order; from
+        // now on they are read one at a time, a page a fault.
+        side_data.read_at_random();
         let mut engine = Engine::new(fingerprinter, forest, confirmation);
         engine.side_data = side_data;
         engine.exact_hashes = exact_hashes;

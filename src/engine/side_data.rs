@@ -203,6 +203,12 @@ impl SideStore {
         while self.compact_some(usize::MAX, usize::MAX) {}
     }
 
+    /// Recovery is done with the records in order: see
+    /// [`SideFile::read_at_random`].
+    pub(super) fn read_at_random(&self) {
+        self.file.read_at_random();
+    }
+
     /// Stores `sides` as the records of the nodes `ids` gives them (the
     /// same order; a record without a number is not kept), each replacing
     /// the one its node had: records of a mapped snapshot are adopted

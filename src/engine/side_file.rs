@@ -544,6 +544,15 @@ impl SideFile {
         record_in(segment, location.offset())
     }
 
+    /// From now on records are read one at a time: every segment, those
+    /// adopted from a snapshot too (recovery read them in order), is read
+    /// a page a fault.
+    pub fn read_at_random(&self) {
+        for segment in self.segments.iter().flatten() {
+            segment.advise(Advice::Random);
+        }
+    }
+
     /// The record at `location` is no longer needed.
     pub fn release(&mut self, location: SideLocation) {
         let id = location.segment();

@@ -369,3 +369,31 @@ fn a_segment_file_is_read_a_page_a_fault_and_in_order_for_a_snapshot() {
     let flags = mapping_flags(address);
     assert!(flags.iter().any(|flag| flag == "rr"), "{flags:?}");
 }
+
+#[test]
+#[cfg(target_os = "linux")]
+fn segments_adopted_from_a_snapshot_are_read_a_page_a_fault_once_recovery_is_done() {
+    let directory =
+        std::env::temp_dir().join(format!("neardup-side-advice-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("directory");
+    let path = directory.join("snapshot");
+    let record = vec![7u8; 200_000];
+    let mut contents = (record.len() as u32).to_le_bytes().to_vec();
+    contents.extend_from_slice(&record);
+    std::fs::write(&path, &contents).expect("written");
+    let mapped = MappedFile::open(&path).expect("mapped");
+    let mut file = SideFile::new(SideStorage::Directory(directory.clone()));
+    let locations = file.adopt(&mapped, 0..contents.len()).expect("adopted");
+    let address = file.record(locations[0]).expect("read back").as_ptr() as usize + 100_000;
+    let flags = mapping_flags(address);
+    assert!(
+        !flags.iter().any(|flag| flag == "rr"),
+        "read in order first: {flags:?}"
+    );
+    file.read_at_random();
+    let flags = mapping_flags(address);
+    assert!(flags.iter().any(|flag| flag == "rr"), "{flags:?}");
+    drop(mapped);
+    drop(file);
+    let _ = std::fs::remove_dir_all(&directory);
+}
