@@ -12,6 +12,17 @@ use std::hash::{BuildHasher, Hasher};
 
 pub(crate) const FOLD_MULTIPLIER: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// Approximate heap footprint of a std (hashbrown) map with `capacity` usable
+/// slots of `entry_bytes` each: buckets are a power of two at most 7/8 full,
+/// plus one control byte per bucket.
+pub(crate) fn approx_map_heap_bytes(capacity: usize, entry_bytes: usize) -> usize {
+    if capacity == 0 {
+        return 0;
+    }
+    let buckets = (capacity.saturating_mul(8) / 7).next_power_of_two();
+    buckets.saturating_mul(entry_bytes + 1)
+}
+
 /// A hasher for keys that are already (close to) uniformly random `u64`s, such
 /// as simhash fingerprints.
 ///

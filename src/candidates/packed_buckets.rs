@@ -53,6 +53,7 @@
 use std::collections::HashMap;
 
 use crate::allocator::MAPPED_BLOCK_BYTES;
+use crate::hashing::approx_map_heap_bytes;
 
 /// A group that averages more entries than this is split (while a group
 /// spans more than one bucket).
@@ -245,7 +246,7 @@ impl PackedBuckets {
     pub(super) fn heap_bytes(&self) -> usize {
         self.slots.len()
             + self.outlier_bytes
-            + self.outliers.capacity() * (size_of::<(u32, Vec<u8>)>() + 1)
+            + approx_map_heap_bytes(self.outliers.capacity(), size_of::<(u32, Vec<u8>)>())
             + self.bounds.capacity() * size_of::<[u32; 2]>()
             + self.slot_starts.capacity() * size_of::<u32>()
     }
@@ -322,31 +323,30 @@ impl PackedBuckets {
         let entry_bytes = self.entry_bytes;
         let rest_bytes = &rest.to_le_bytes()[..entry_bytes];
         let group_end = self.bounds[span.end - 1][1] as usize;
-        let at = self.bounds[block_value][1] as usize * entry_bytes;
-        if self.bounds[block_value][0] & OUTLIER == 0 {
-            if group_end < self.slot_starts[group + 1] as usize {
-                self.slots
-                    .copy_within(at..group_end * entry_bytes, at + entry_bytes);
-                self.slots[at..at + entry_bytes].copy_from_slice(rest_bytes);
-                self.shift_bounds(block_value, span.end, 1);
-                self.entries += 1;
-                self.lay_out_when_due();
-                return;
+        let in_slot = self.bounds[block_value][0] & OUTLIER == 0;
+        if in_slot && group_end < self.slot_starts[group + 1] as usize {
+            let at = self.bounds[block_value][1] as usize * entry_bytes;
+            self.slots
+                .copy_within(at..group_end * entry_bytes, at + entry_bytes);
+            self.slots[at..at + entry_bytes].copy_from_slice(rest_bytes);
+        } else {
+            if in_slot {
+                self.move_to_outliers(group);
             }
-            self.move_to_outliers(group);
+            // Bounds now count from the start of the outlier's vector.
+            let at = self.bounds[block_value][1] as usize * entry_bytes;
+            let group_entries = self.bounds[span.end - 1][1] as usize;
+            let bytes = self.outliers.entry(group as u32).or_default();
+            let before = bytes.capacity();
+            if bytes.len() + entry_bytes > bytes.capacity() {
+                bytes.reserve_exact((group_entries / 8).max(MIN_GROWTH_ENTRIES) * entry_bytes);
+            }
+            self.outlier_bytes += bytes.capacity() - before;
+            let old_len = bytes.len();
+            bytes.resize(old_len + entry_bytes, 0);
+            bytes.copy_within(at..old_len, at + entry_bytes);
+            bytes[at..at + entry_bytes].copy_from_slice(rest_bytes);
         }
-        let at = self.bounds[block_value][1] as usize * entry_bytes;
-        let group_entries = self.bounds[span.end - 1][1] as usize;
-        let bytes = self.outliers.entry(group as u32).or_default();
-        let before = bytes.capacity();
-        if bytes.len() + entry_bytes > bytes.capacity() {
-            bytes.reserve_exact((group_entries / 8).max(MIN_GROWTH_ENTRIES) * entry_bytes);
-        }
-        self.outlier_bytes += bytes.capacity() - before;
-        let old_len = bytes.len();
-        bytes.resize(old_len + entry_bytes, 0);
-        bytes.copy_within(at..old_len, at + entry_bytes);
-        bytes[at..at + entry_bytes].copy_from_slice(rest_bytes);
         self.shift_bounds(block_value, span.end, 1);
         self.entries += 1;
         self.lay_out_when_due();

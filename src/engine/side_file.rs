@@ -548,9 +548,7 @@ impl SideFile {
     /// adopted from a snapshot too (recovery read them in order), is read
     /// a page a fault.
     pub fn read_at_random(&self) {
-        for segment in self.segments.iter().flatten() {
-            segment.advise(Advice::Random);
-        }
+        advise_all(&self.segments, Advice::Random);
     }
 
     /// The record at `location` is no longer needed.
@@ -761,17 +759,20 @@ impl SideFileReader {
     /// snapshot's): the kernel reads ahead of each fault. Followed by
     /// [`Self::read_at_random`].
     pub fn read_in_order(&self) {
-        for segment in self.segments.iter().flatten() {
-            segment.advise(Advice::Sequential);
-        }
+        advise_all(&self.segments, Advice::Sequential);
     }
 
     /// Back to one page a fault, as the engine reads (see
-    /// [`map_new_file_with`]).
+    /// [`super::segment_files`]).
     pub fn read_at_random(&self) {
-        for segment in self.segments.iter().flatten() {
-            segment.advise(Advice::Random);
-        }
+        advise_all(&self.segments, Advice::Random);
+    }
+}
+
+/// [`Segment::advise`] for every segment alive.
+fn advise_all(segments: &[Option<Arc<Segment>>], advice: Advice) {
+    for segment in segments.iter().flatten() {
+        segment.advise(advice);
     }
 }
 

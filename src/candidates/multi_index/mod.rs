@@ -86,18 +86,8 @@ pub enum IndexError {
     },
 }
 
+use crate::hashing::approx_map_heap_bytes;
 pub use crate::hashing::{FingerprintBuildHasher, FingerprintHasher, FingerprintMap};
-
-/// Approximate heap footprint of a std (hashbrown) map with `capacity` usable
-/// slots of `entry_bytes` each: buckets are a power of two at most 7/8 full,
-/// plus one control byte per bucket.
-pub(crate) fn approx_map_heap_bytes(capacity: usize, entry_bytes: usize) -> usize {
-    if capacity == 0 {
-        return 0;
-    }
-    let buckets = (capacity.saturating_mul(8) / 7).next_power_of_two();
-    buckets.saturating_mul(entry_bytes + 1)
-}
 
 /// One contiguous block of bits of a fingerprint.
 #[derive(Debug, Clone, Copy)]
