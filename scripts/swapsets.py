@@ -44,6 +44,7 @@ Usage:
 import argparse
 import datetime
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -222,7 +223,9 @@ FORMS = {
 }
 
 # Synonym pairs a repost may swap (left word → right word), opposites that
-# make another story, and what a repost puts around a post.
+# make another story, verbs of another action that make another story too
+# (neither synonyms nor opposites: 开展 / 筹备, 完工 / 开工), and what a repost
+# puts around a post.
 REPOST_POOLS = {
     "tune": {
         "synonyms": [("获悉", "得知"), ("增长", "增加"), ("开展", "举办"), ("发布", "公布"), ("取得", "获得"),
@@ -230,6 +233,8 @@ REPOST_POOLS = {
                      ("持续", "继续"), ("迎来", "迎接"), ("成功", "顺利"), ("优化", "改进"), ("进入", "步入"),
                      ("居民", "住户")],
         "opposites": [("增长", "下降"), ("开通", "停运"), ("新建", "拆除"), ("开放", "关闭"), ("启动", "暂停")],
+        "actions": [("开展", "筹备"), ("发布", "审议"), ("参加", "观看"), ("完工", "开工"), ("接待", "预约"),
+                    ("取得", "寻求")],
         "prefixes": ["转发：", "【{city}】", "#{tag}# ", "快讯｜", "转发微博//@{user}："],
         "suffixes": ["（图）", " #{tag}#", "——来自{site}", "[赞]", " http://t.cn/{code}"],
     },
@@ -239,6 +244,8 @@ REPOST_POOLS = {
                      ("选手", "运动员"), ("建成", "落成"), ("设置", "设立"), ("专家", "学者"), ("结束", "落幕"),
                      ("方便", "便利")],
         "opposites": [("上涨", "下跌"), ("开幕", "闭幕"), ("增加", "减少"), ("建成", "停工"), ("夺得", "丢掉")],
+        "actions": [("实现", "预计"), ("迎来", "送别"), ("惠及", "涉及"), ("突破", "接近"), ("启动", "筹划"),
+                    ("接待", "招募")],
         "prefixes": ["转：", "【关注】", "【热点】", "//@{user}：", "扩散！", "速看："],
         "suffixes": ["[加油]", "（视频）", " 来源：{site}", "（转自{site}）", "[话筒]"],
     },
@@ -285,6 +292,9 @@ class SwapSetBuilder(SetBuilder):
         super().__init__(seed, scale)
         self.pool = pool
         self.horizon = 1500.0 * scale
+        # The twins of another action draw from a generator of their own, so
+        # that adding them left every other document of the sets as it was.
+        self.action_rng = random.Random(seed * 7919 + 1)
 
     # -- names ---------------------------------------------------------------
 
@@ -388,9 +398,26 @@ class SwapSetBuilder(SetBuilder):
                 twin = text.replace(old, new, 1)
                 self.add(time + self.copy_delay(), "", twin, self.new_story(), "short", "zh", "negative:opposite",
                          "neg:opposite:zh:%s:short" % old)
+            self.add_action_twin(time, text, pool)
             copies = weighted(rng, [(1, 40), (2, 35), (3, 25)])
             self.add_copies(time, original, "zh", "repost", copies,
                             lambda facts=facts, text=text: self.repost_ops(facts, text))
+
+    def add_action_twin(self, time, text, pool):
+        """Half the posts that hold a verb of the pool's `actions` get a twin
+        that reports another action in its place: another story, which
+        only the verb tells apart."""
+        side = self.action_rng
+        actions = [pair for pair in pool["actions"] if pair[0] in text]
+        if not actions or side.random() >= 0.5:
+            return
+        old, new = side.choice(actions)
+        main, self.rng = self.rng, side
+        try:
+            self.add(time + self.copy_delay(), "", text.replace(old, new, 1), self.new_story(), "short", "zh",
+                     "negative:action", "neg:action:zh:%s:short" % old)
+        finally:
+            self.rng = main
 
     def repost_ops(self, facts, text):
         rng = self.rng

@@ -318,14 +318,30 @@ pub fn repost_allows_join(summary: &EditSummary, config: &ConfirmationConfig) ->
 
 /// How many content words the repost reading lets change inside the span:
 /// one per 40 letters (a reworded repost), none when a platform cut one of
-/// the texts short (a cut copies, it does not reword).
+/// the texts short (a cut copies, it does not reword). A verb or adjective
+/// swapped for another ([`RepostReading::predicate_swaps`]) counts from 20
+/// letters: one in a post of 20 to 59 letters, two from 60; other content
+/// words still one per 40.
 pub fn allowed_content_changes(reading: &RepostReading) -> usize {
     if reading.cut_short {
-        0
+        return 0;
+    }
+    let others = reading
+        .content_changes
+        .saturating_sub(reading.predicate_swaps);
+    if others > reading.span_chars / 40 {
+        return reading.span_chars / 40;
+    }
+    if reading.span_chars >= MIN_PREDICATE_SWAP_SPAN {
+        (reading.span_chars + MIN_PREDICATE_SWAP_SPAN) / 40
     } else {
         reading.span_chars / 40
     }
 }
+
+/// Shortest span in which a verb or adjective may be swapped for another:
+/// a headline's length and more (a shorter text is mostly its one fact).
+const MIN_PREDICATE_SWAP_SPAN: usize = 20;
 
 /// The part of [`repost_allows_join`] that needs only the alignment's
 /// shape (see [`edits::compare_with_until`]), for texts that are not
@@ -566,9 +582,9 @@ mod tests {
         assert!(!joins(opening, full));
         // One word reworded in 40 letters joins a whole text; a cut copy
         // copies, so the same change is another story's.
-        let reworded = full.replacen("恢复", "暂停", 1);
+        let reworded = full.replacen("恢复", "重启", 1);
         assert!(joins(&reworded, full));
-        let cut_reworded = cut.replacen("恢复", "暂停", 1);
+        let cut_reworded = cut.replacen("恢复", "重启", 1);
         assert!(!joins(&cut_reworded, full));
         // Cut within a headline's length of its opening, a post could be
         // the opening of another.

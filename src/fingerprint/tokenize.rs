@@ -179,6 +179,11 @@ pub struct WordMark {
     /// Index of the first character of the word holding this character.
     pub word_start: usize,
     pub kind: WordKind,
+    /// A Chinese verb or adjective (jieba's v… and a… tags: 获悉, 开展,
+    /// 成功, 顺利): what a reprint rewords most, as opposed to a noun, which
+    /// names the thing the text is about (see
+    /// [`crate::confirm::edits::RepostReading::predicate_swaps`]).
+    pub predicate: bool,
 }
 
 /// The kind of word a character belongs to.
@@ -246,6 +251,25 @@ pub fn known_name_at(chars: &[char], at: usize) -> Option<(usize, usize, &'stati
     None
 }
 
+/// Time words that place nothing in time ("lately", "the other day",
+/// "now"): a reprint swaps one for another (近日 / 日前) without changing
+/// when anything happened, so they read as function words, not as the time
+/// a fact is about (今天, 上半年, 三月 still are).
+const VAGUE_TIME_WORDS: [&str; 12] = [
+    "近日",
+    "日前",
+    "近期",
+    "最近",
+    "近来",
+    "目前",
+    "当前",
+    "眼下",
+    "如今",
+    "此前",
+    "前不久",
+    "不久前",
+];
+
 fn is_name_tag(tag: &str) -> bool {
     tag.starts_with("nr") || tag.starts_with("ns") || matches!(tag, "nt" | "nz")
 }
@@ -278,7 +302,11 @@ pub fn word_marks(chars: &[char], breaks: &[bool]) -> Vec<WordMark> {
             } else {
                 WordKind::Content
             };
-            marks.extend((word_start..index).map(|_| WordMark { word_start, kind }));
+            marks.extend((word_start..index).map(|_| WordMark {
+                word_start,
+                kind,
+                predicate: false,
+            }));
             continue;
         }
         let run_start = index;
@@ -291,17 +319,19 @@ pub fn word_marks(chars: &[char], breaks: &[bool]) -> Vec<WordMark> {
             index += 1;
         }
         for tagged in JIEBA.tag(&run, false) {
-            let kind = if is_function_tag(tagged.tag) {
+            let kind = if is_function_tag(tagged.tag) || VAGUE_TIME_WORDS.contains(&tagged.word) {
                 WordKind::Function
             } else if is_entity_tag(tagged.tag) {
                 WordKind::Entity
             } else {
                 WordKind::Content
             };
+            let predicate = matches!(tagged.tag.as_bytes().first(), Some(b'v' | b'a'));
             for _ in tagged.start..tagged.end {
                 marks.push(WordMark {
                     word_start: run_start + tagged.start,
                     kind,
+                    predicate,
                 });
             }
         }
@@ -443,6 +473,27 @@ mod tests {
             vec!["第一句。", "第二句!", "third one.", " 3.5 stays\n", "last"]
         );
         assert_eq!(sentences("来源:新华社"), vec!["来源:", "新华社"]);
+    }
+
+    #[test]
+    fn verbs_and_adjectives_are_predicates_and_vague_times_are_no_facts() {
+        let marks_of = |text: &str| {
+            let chars: Vec<char> = text.chars().collect();
+            let marks = word_marks(&chars, &vec![false; chars.len()]);
+            (chars, marks)
+        };
+        let (chars, marks) = marks_of("图书馆举行读书活动");
+        let at = |word: &str| {
+            let first = word.chars().next().unwrap_or_default();
+            marks[chars.iter().position(|&c| c == first).unwrap_or_default()]
+        };
+        assert!(at("举行").predicate && at("举行").kind == WordKind::Content);
+        assert!(!at("图书馆").predicate);
+        // A time that places nothing reads as a function word; a date does not.
+        let (_, vague) = marks_of("近日城北开放");
+        assert_eq!(vague[0].kind, WordKind::Function);
+        let (_, dated) = marks_of("今天城北开放");
+        assert_eq!(dated[0].kind, WordKind::Entity);
     }
 
     #[test]

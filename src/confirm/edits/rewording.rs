@@ -11,14 +11,21 @@
 //! thesaurus pairs it, with a few shared characters around it; a
 //! two-character content word with one character replaced and the other
 //! kept is a rewording unless the two characters are opposites or a
-//! series ([`OPPOSITE_MORPHEMES`]); a party's name is read by
+//! series ([`OPPOSITE_MORPHEMES`]); a verb or adjective swapped for another
+//! is a predicate swap, which a short post may hold where it may hold no
+//! other content change ([`swaps_a_predicate`]); a word whose sense is
+//! reversed (停, 降, 拆, …) swapped for one whose sense is not is a changed
+//! fact ([`reverses_a_sense`]); a party's name is read by
 //! [`crate::confirm::parties`].
 //!
 //! Consequences: one character of an ordinary word replaced by another
 //! that is not listed as its opposite joins, even where the two words name
 //! different things (two colours, two crops); names, places, times and
 //! numerals are facts and are counted apart, so the list needs only the
-//! ordinary opposites and series.
+//! ordinary opposites and series. A verb swapped for one of another action
+//! that is neither its synonym nor its reverse (筹备 / 开展) reads as a
+//! rewording: telling them apart needs a lexicon of senses
+//! (docs/quality.md measures the cost).
 
 use std::ops::Range;
 
@@ -241,6 +248,82 @@ pub(super) fn swaps_for_an_opposite(
                 .iter()
                 .any(|&right| opposite_morphemes(left, right))
         })
+}
+
+/// Characters whose sense is to stop, close, remove, lower, lose or refuse
+/// (停, 关, 拆, 降, 减, 跌, 失, 败, 拒, 废, …): a word holding one reports
+/// the reverse of a word without one (启动 / 暂停, 开通 / 停运, 新建 / 拆除,
+/// 夺得 / 丢掉), whichever pair of words it is. A reprint's synonym keeps the
+/// sense (下降 / 减少 both hold one).
+const REVERSIVE_MORPHEMES: &str =
+    "停暂关闭拆撤废禁失丢降减跌亏败输拒否罢缩退衰亡灭毁弃损缺止除消掉";
+
+/// Longest word (in letters) on each side of a swap read as one predicate
+/// reworded or one sense reversed: a swap of longer phrases is more than a
+/// word's rewording.
+const MAX_SWAPPED_WORD_CHARS: usize = 4;
+
+/// The whole words of `marks` that `range` (not empty) overlaps.
+fn covering_words(marks: &[WordMark], range: &Range<usize>) -> Range<usize> {
+    let start = marks[range.start].word_start;
+    let last_word = marks[range.end - 1].word_start;
+    let end = (range.end..marks.len())
+        .find(|&at| marks[at].word_start != last_word)
+        .unwrap_or(marks.len());
+    start..end
+}
+
+/// The Han words (at most [`MAX_SWAPPED_WORD_CHARS`] letters) that the
+/// non-empty `range` of a side overlaps, or `None`.
+fn swapped_word<'a>(
+    (letters, marks): (&'a Letters, &'a [WordMark]),
+    range: &Range<usize>,
+) -> Option<(&'a [char], &'a [WordMark])> {
+    if range.is_empty() {
+        return None;
+    }
+    let words = covering_words(marks, range);
+    let chars = &letters.chars[words.clone()];
+    (chars.len() <= MAX_SWAPPED_WORD_CHARS && chars.iter().all(|&c| normalize::is_han(c)))
+        .then_some((chars, &marks[words]))
+}
+
+/// The gap swaps one verb or adjective for another, each a word of at most
+/// [`MAX_SWAPPED_WORD_CHARS`] Han letters (获悉 / 得知, 开展 / 举办, 成功 /
+/// 顺利): the rewording a repost makes, which a thesaurus may not list. A
+/// noun swapped names another thing (审计 / 机构编制委员会, 苹果 / 梨), and is
+/// not one.
+pub(super) fn swaps_a_predicate(
+    shorter: (&Letters, &[WordMark]),
+    longer: (&Letters, &[WordMark]),
+    ours: &Range<usize>,
+    theirs: &Range<usize>,
+) -> bool {
+    let predicate = |word: Option<(&[char], &[WordMark])>| {
+        word.is_some_and(|(_, marks)| {
+            marks
+                .iter()
+                .all(|mark| mark.predicate && mark.kind != WordKind::Entity)
+        })
+    };
+    predicate(swapped_word(shorter, ours)) && predicate(swapped_word(longer, theirs))
+}
+
+/// The gap swaps a word whose sense is reversed ([`REVERSIVE_MORPHEMES`])
+/// for one whose sense is not, or the other way: what the text reports
+/// turned around (启动 / 暂停), a fact changed however long the span.
+pub(super) fn reverses_a_sense(
+    shorter: (&Letters, &[WordMark]),
+    longer: (&Letters, &[WordMark]),
+    ours: &Range<usize>,
+    theirs: &Range<usize>,
+) -> bool {
+    let reversed =
+        |(chars, _): (&[char], &[WordMark])| chars.iter().any(|&c| REVERSIVE_MORPHEMES.contains(c));
+    match (swapped_word(shorter, ours), swapped_word(longer, theirs)) {
+        (Some(left), Some(right)) => reversed(left) != reversed(right),
+        _ => false,
+    }
 }
 
 /// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.

@@ -557,3 +557,44 @@ fn a_partys_full_name_swapped_in_a_short_form_is_a_changed_fact() {
         |party: &str| format!("Auditors will look again at the tender of {party} this spring");
     assert!(facts(&audit("Marlow"), &audit("#CityOfMarlow")) == 0);
 }
+
+#[test]
+fn a_verb_reworded_in_a_post_joins_and_a_noun_or_a_headline_does_not() {
+    let config = crate::confirm::ConfirmationConfig::default();
+    let joins = |ours: &str, theirs: &str| {
+        crate::confirm::repost_allows_join(&compare_with(ours, theirs, &config.synonyms), &config)
+    };
+    // A post of 20 to 39 letters: one verb swapped for another that no
+    // thesaurus lists, and a tag added.
+    let post = "城北区卫生健康局表示，今年全区共建成社区卫生服务站12个。";
+    let reworded = format!("转发：{} #城北#", post.replace("表示", "透露"));
+    let reading = compare_with(post, &reworded, &config.synonyms).repost;
+    assert_eq!(
+        (reading.content_changes, reading.predicate_swaps),
+        (1, 1),
+        "{reading:?}"
+    );
+    assert!(joins(post, &reworded));
+    // A noun swapped names another thing.
+    let orchard = "城北区今年春季在滨河公园种植苹果树三千株，市民可以认领。";
+    assert!(!joins(orchard, &orchard.replace("苹果", "香蕉")));
+    // A headline is mostly its one fact: its verb swapped is another story.
+    let headline = "城北图书馆举办读书分享活动";
+    assert!(!joins(headline, &headline.replace("举办", "策划")));
+}
+
+#[test]
+fn a_word_whose_sense_is_reversed_is_a_changed_fact_however_long_the_post() {
+    let reading =
+        |ours: &str, theirs: &str| compare_with(ours, theirs, &Synonyms::default()).repost;
+    let post = "城北图书馆自下周一起恢复周末读书分享活动，读者可以在图书馆官方平台提前预约参加，每场限额五十人。";
+    assert!(post.chars().count() > 40);
+    // 恢复 / 暂停: no listed pair of opposite characters, one side stops.
+    assert!(reading(post, &post.replace("恢复", "暂停")).fact_changes > 0);
+    // Two words that both lower something keep the sense.
+    let figure = "今年一季度城北区工业用电量同比下降，主要是部分高耗能企业主动调整生产计划所致。";
+    assert_eq!(
+        reading(figure, &figure.replace("下降", "减少")).fact_changes,
+        0
+    );
+}
