@@ -431,7 +431,7 @@ fn repost_figures(
     figures.push(Figure {
         name: "repost",
         value: format!(
-            "shared span {} of {} letters ({} in the longer text{}), {} cut, {} edit(s) inside ({} letters), {} content word(s) changed, {} clause(s) continuing the sentence, {} name(s) and {} figure(s) changed",
+            "shared span {} of {} letters ({} in the longer text{}), {} cut, {} edit(s) inside ({} letters), {} content word(s) changed ({} a verb or adjective swapped for another), {} clause(s) continuing the sentence, {} name(s) and {} figure(s) changed",
             reading.span_chars,
             summary.shorter_chars,
             summary.longer_chars,
@@ -444,13 +444,14 @@ fn repost_figures(
             reading.inside_edits,
             reading.inside_unmatched,
             reading.content_changes,
+            reading.predicate_swaps,
             reading.clauses,
             reading.fact_changes,
             reading.figure_changes
         ),
         requirement: Requirement::new(
             format!(
-                "read as a post plus a comment: the longer text ≤ 2 × the span (past a cut aside), ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s), no clause, no name or figure changed (under {} letters: identical)",
+                "read as a post plus a comment: the longer text ≤ 2 × the span (past a cut aside), ≤ {} letters cut, ≤ {} edits and ≤ {} letters inside, ≤ {} content word(s) (other than verbs and adjectives: one per 40 letters), no clause, no name or figure changed (under {} letters: identical)",
                 allowed_cut_chars(summary.shorter_chars),
                 1 + reading.span_chars / 25,
                 2 + reading.span_chars / 15,
@@ -458,7 +459,7 @@ fn repost_figures(
                 confirmation.min_fuzzy_chars
             ),
             format!(
-                "读作原帖加评论：较长文本 ≤ 公共段的 2 倍（截断处之后不计），截去 ≤ {} 字，段内改动 ≤ {} 处、≤ {} 字，实词改动 ≤ {} 个，无接续分句，人名与数字不变（不足 {} 字须完全相同）",
+                "读作原帖加评论：较长文本 ≤ 公共段的 2 倍（截断处之后不计），截去 ≤ {} 字，段内改动 ≤ {} 处、≤ {} 字，实词改动 ≤ {} 个（动词、形容词以外每 40 字 1 个），无接续分句，人名与数字不变（不足 {} 字须完全相同）",
                 allowed_cut_chars(summary.shorter_chars),
                 1 + reading.span_chars / 25,
                 2 + reading.span_chars / 15,
