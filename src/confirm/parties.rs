@@ -112,7 +112,7 @@ const COMPOUND_SURNAMES: &[&str] = &[
 ];
 
 /// Given characters a Chinese name has after its surname.
-const MAX_GIVEN_CHARS: usize = 2;
+pub(crate) const MAX_GIVEN_CHARS: usize = 2;
 
 /// Words that introduce a party in English forms (compared lowercased,
 /// as whole words).
@@ -212,7 +212,7 @@ pub fn swaps_a_party_in_leads(
 const MAX_ENGLISH_NAME_WORDS: usize = 4;
 
 /// How long the surname at `chars[at]` is, when one starts there.
-fn surname_at(chars: &[char], at: usize) -> Option<usize> {
+pub(crate) fn surname_at(chars: &[char], at: usize) -> Option<usize> {
     let pair = chars.get(at..at + 2);
     if pair.is_some_and(|pair| {
         COMPOUND_SURNAMES

@@ -43,7 +43,7 @@ pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
 use rewording::{
     declared_synonyms, edge_word_swapped_for_synonym, reverses_a_sense, swaps_a_morpheme,
-    swaps_a_party, swaps_a_predicate, swaps_for_an_opposite,
+    swaps_a_party, swaps_a_predicate, swaps_an_addressee, swaps_for_an_opposite,
 };
 pub use summary::{EditSummary, RepostReading};
 
@@ -547,6 +547,7 @@ pub fn compare_with_until(
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
         let reading = &mut summary.repost;
+        reading.fact_changes += usize::from(swaps_an_addressee(&shorter, &ours, &longer, &theirs));
         if is_inside(&ours, &theirs) {
             let changed_inside = gap_changes_content(
                 &shorter_side,

@@ -30,7 +30,9 @@
 use std::ops::Range;
 
 use super::letters::{Letters, is_numeral};
-use crate::confirm::parties::{in_english_party_name, swaps_a_chinese_party, word_around};
+use crate::confirm::parties::{
+    MAX_GIVEN_CHARS, in_english_party_name, surname_at, swaps_a_chinese_party, word_around,
+};
 use crate::confirm::synonyms::Synonyms;
 use crate::fingerprint::normalize;
 use crate::fingerprint::tokenize::{WordKind, WordMark};
@@ -322,6 +324,45 @@ pub(super) fn reverses_a_sense(
         |(chars, _): (&[char], &[WordMark])| chars.iter().any(|&c| REVERSIVE_MORPHEMES.contains(c));
     match (swapped_word(shorter, ours), swapped_word(longer, theirs)) {
         (Some(left), Some(right)) => reversed(left) != reversed(right),
+        _ => false,
+    }
+}
+
+/// How many letters the person's name that opens `letters` has: a
+/// surname and one or two given characters, all Han, then a colon or a
+/// full stop (not a comma or a space: "张伟，你好" opens a sentence), and not
+/// a mention ("@张伟："). A summons or a letter names whom it is addressed to
+/// there ("韦亮舒：本院受理原告…诉你…").
+fn addressee_letters(letters: &Letters) -> Option<usize> {
+    if letters.tagged.first().copied().unwrap_or(true) {
+        return None;
+    }
+    let surname = surname_at(&letters.chars, 0)?;
+    (surname + 1..=surname + MAX_GIVEN_CHARS).find(|&end| {
+        end < letters.chars.len()
+            && letters.breaks[end]
+            && !letters.continued[end]
+            && (1..end).all(|inside| !letters.breaks[inside])
+            && letters.chars[..end].iter().all(|&c| normalize::is_han(c))
+    })
+}
+
+/// Both texts open with the name of whom they are addressed to
+/// ([`addressee_letters`]), and the gap lies inside those names: another
+/// person is addressed, however alike the rest (a court's summons to each
+/// defendant). Without this, the name reads as a repost's title marked off
+/// before the text ("快讯：…"), which a repost may replace.
+pub(super) fn swaps_an_addressee(
+    shorter: &Letters,
+    ours: &Range<usize>,
+    longer: &Letters,
+    theirs: &Range<usize>,
+) -> bool {
+    if ours.is_empty() && theirs.is_empty() {
+        return false;
+    }
+    match (addressee_letters(shorter), addressee_letters(longer)) {
+        (Some(our_name), Some(their_name)) => ours.end <= our_name && theirs.end <= their_name,
         _ => false,
     }
 }

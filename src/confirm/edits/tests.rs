@@ -598,3 +598,29 @@ fn a_word_whose_sense_is_reversed_is_a_changed_fact_however_long_the_post() {
         0
     );
 }
+
+#[test]
+fn a_notice_addressed_to_another_person_is_a_changed_fact() {
+    let facts = |ours: &str, theirs: &str| compare(ours, theirs).repost.fact_changes;
+    let summons = |name: &str| {
+        format!(
+            "{name}：本院受理原告城南建材有限公司诉你买卖合同纠纷一案，现依法向你公告送达起诉状副本。"
+        )
+    };
+    // Names of no shared letter (the name reads as a title marked off), and
+    // a given character more inside the same surname.
+    assert!(facts(&summons("苏瑶"), &summons("任佳晨")) > 0);
+    assert!(facts(&summons("韦舒"), &summons("韦亮舒")) > 0);
+    assert_eq!(
+        facts(&summons("苏瑶"), &format!("转发：{}", summons("苏瑶"))),
+        0
+    );
+    // A repost's title marked off before the text may still change, and a
+    // mention is no addressee.
+    let post = "城北区今年新建社区卫生服务站十二个，覆盖常住居民约八万人，方便周边群众就近看病就医和购药。";
+    assert_eq!(facts(&format!("快讯：{post}"), &format!("转发：{post}")), 0);
+    assert_eq!(
+        facts(&format!("@苏瑶：{post}"), &format!("@任佳晨：{post}")),
+        0
+    );
+}
