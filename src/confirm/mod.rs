@@ -93,6 +93,13 @@ pub fn node_confirms(
     // Two long texts are compared as long texts; a long text keeps a short
     // description too when it is of a length to meet a short repost.
     if let (Some(ours), Some(theirs)) = (own.long, candidate.long) {
+        // Notices of a length to keep a short description too, addressed
+        // to two persons: their leads keep no punctuation to tell it.
+        if let (Some(short_ours), Some(short_theirs)) = (own.short, candidate.short)
+            && edits::opens_to_another_person(&short_ours.letters, &short_theirs.letters)
+        {
+            return Some(false);
+        }
         // A long simhash neighbour is trusted, but for its figures, its
         // headline (when both have one) and a floor on shared text. A long
         // text found by shared text (the short-text index finds posts of a

@@ -41,6 +41,7 @@ use alignment::{one_sided_on_either_side, shared_span};
 use letters::Letters;
 pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
+pub use rewording::opens_to_another_person;
 use rewording::{
     declared_synonyms, edge_word_swapped_for_synonym, reverses_a_sense, swaps_a_morpheme,
     swaps_a_party, swaps_a_predicate, swaps_an_addressee, swaps_for_an_opposite,

@@ -34,8 +34,9 @@ use crate::confirm::parties::{
     MAX_GIVEN_CHARS, in_english_party_name, surname_at, swaps_a_chinese_party, word_around,
 };
 use crate::confirm::synonyms::Synonyms;
-use crate::fingerprint::normalize;
+use crate::fingerprint::letters::BREAK_MARKED;
 use crate::fingerprint::tokenize::{WordKind, WordMark};
+use crate::fingerprint::{FIELD_SEPARATOR, normalize};
 
 /// Shared characters around a swapped word taken into the lookup of a
 /// declared synonym: "英" / "法" is the swap, "英文" / "法文" or "英文版" /
@@ -328,27 +329,35 @@ pub(super) fn reverses_a_sense(
     }
 }
 
-/// How many letters the person's name that opens `letters` has: a
-/// surname and one or two given characters, all Han, then a colon or a
-/// full stop (not a comma or a space: "张伟，你好" opens a sentence), and not
-/// a mention ("@张伟："). A summons or a letter names whom it is addressed to
-/// there ("韦亮舒：本院受理原告…诉你…").
-fn addressee_letters(letters: &Letters) -> Option<usize> {
-    if letters.tagged.first().copied().unwrap_or(true) {
-        return None;
-    }
-    let surname = surname_at(&letters.chars, 0)?;
-    (surname + 1..=surname + MAX_GIVEN_CHARS).find(|&end| {
-        end < letters.chars.len()
-            && letters.breaks[end]
-            && !letters.continued[end]
-            && (1..end).all(|inside| !letters.breaks[inside])
-            && letters.chars[..end].iter().all(|&c| normalize::is_han(c))
+/// The person's name that opens `letters` or one of its fields (a body
+/// under its title): a surname and one or two given characters, all Han,
+/// then a colon or a full stop (not a comma or a space: "张伟，你好" opens a
+/// sentence), and not a mention ("@张伟："). A summons or a letter names whom
+/// it is addressed to there ("韦亮舒：本院受理原告…诉你…"), a headline whom
+/// it quotes ("王毅：…").
+fn addressee_name(letters: &Letters) -> Option<Range<usize>> {
+    let field_starts = (0..letters.chars.len()).filter(|&at| at == 0 || letters.field_starts[at]);
+    field_starts.into_iter().find_map(|start| {
+        if letters.tagged[start] {
+            return None;
+        }
+        let surname = surname_at(&letters.chars, start)?;
+        (start + surname + 1..=start + surname + MAX_GIVEN_CHARS)
+            .find(|&end| {
+                end < letters.chars.len()
+                    && letters.breaks[end]
+                    && !letters.continued[end]
+                    && (start + 1..end).all(|inside| !letters.breaks[inside])
+                    && letters.chars[start..end]
+                        .iter()
+                        .all(|&c| normalize::is_han(c))
+            })
+            .map(|end| start..end)
     })
 }
 
 /// Both texts open with the name of whom they are addressed to
-/// ([`addressee_letters`]), and the gap lies inside those names: another
+/// ([`addressee_name`]), and the gap lies inside those names: another
 /// person is addressed, however alike the rest (a court's summons to each
 /// defendant). Without this, the name reads as a repost's title marked off
 /// before the text ("快讯：…"), which a repost may replace.
@@ -358,13 +367,45 @@ pub(super) fn swaps_an_addressee(
     longer: &Letters,
     theirs: &Range<usize>,
 ) -> bool {
+    let within =
+        |gap: &Range<usize>, name: &Range<usize>| name.start <= gap.start && gap.end <= name.end;
     if ours.is_empty() && theirs.is_empty() {
         return false;
     }
-    match (addressee_letters(shorter), addressee_letters(longer)) {
-        (Some(our_name), Some(their_name)) => ours.end <= our_name && theirs.end <= their_name,
+    match (addressee_name(shorter), addressee_name(longer)) {
+        (Some(our_name), Some(their_name)) => {
+            within(ours, &our_name) && within(theirs, &their_name)
+        }
         _ => false,
     }
+}
+
+/// Letters of each field's opening read for [`opens_to_another_person`]: a
+/// name of at most four letters, the mark after it and the letter after
+/// that.
+const OPENING_CHARS: usize = 12;
+
+/// Two texts (letters as [`super::compare`] takes them) open addressed to,
+/// or quoting, two different persons ([`addressee_name`]: "韦亮舒：本院受理…" /
+/// "韦舒：本院受理…"): another document, however alike the rest. For texts
+/// too long for the repost reading, whose lead keeps no punctuation. Only
+/// each field's first letters are read, those of `ours` first: most texts
+/// open with no name.
+pub fn opens_to_another_person(ours: &str, theirs: &str) -> bool {
+    let opening = |text: &str| -> Option<Vec<char>> {
+        text.split(FIELD_SEPARATOR).find_map(|field| {
+            // Most fields open with no mark within a name's length: not read.
+            let mark = field.chars().take(5).position(|c| c == BREAK_MARKED)?;
+            if mark < 2 {
+                return None;
+            }
+            let prefix: String = field.chars().take(OPENING_CHARS).collect();
+            let letters = Letters::of(&prefix);
+            let name = addressee_name(&letters)?;
+            Some(letters.chars[name].to_vec())
+        })
+    };
+    opening(ours).is_some_and(|our_name| opening(theirs).is_some_and(|name| name != our_name))
 }
 
 /// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.

@@ -624,3 +624,62 @@ fn a_notice_addressed_to_another_person_is_a_changed_fact() {
         0
     );
 }
+
+#[test]
+fn a_notice_under_a_title_or_too_long_for_the_reading_keeps_its_addressee() {
+    use crate::fingerprint::{FIELD_SEPARATOR, FingerprintConfig, Fingerprinter};
+    // Under a title, the body's opening name is the addressee.
+    let titled = |name: &str| {
+        format!(
+            "公告{FIELD_SEPARATOR}{name}：本院受理原告城南建材有限公司诉你买卖合同纠纷一案，现依法向你公告送达起诉状副本。"
+        )
+    };
+    assert!(
+        compare(&titled("苏瑶"), &titled("任佳晨"))
+            .repost
+            .fact_changes
+            > 0
+    );
+    // Read from the letters a node keeps (one mark where punctuation stood).
+    let opens_apart = |ours: &str, theirs: &str| {
+        use crate::fingerprint::letters::letters_with_breaks;
+        opens_to_another_person(&letters_with_breaks(ours), &letters_with_breaks(theirs))
+    };
+    assert!(opens_apart(&titled("韦舒"), &titled("韦亮舒")));
+    assert!(!opens_apart(&titled("韦舒"), &titled("韦舒")));
+    assert!(!opens_apart(
+        "城北区，今年新建服务站",
+        "城南区，今年新建服务站"
+    ));
+    assert!(!opens_apart(
+        "@苏瑶：今年新建服务站",
+        "@任佳晨：今年新建服务站"
+    ));
+    // A summons of more than 100 letters is compared as a long text (its lead
+    // keeps no colon): the whole engine keeps the two addressees apart, and
+    // joins a reprint of one.
+    let summons = |name: &str| {
+        format!(
+            "{name}：本院受理原告城南建材有限公司诉你买卖合同纠纷一案，现依法向你公告送达起诉状副本、应诉通知书、举证通知书及开庭传票。自公告之日起经过三十日即视为送达。提出答辩状和举证的期限分别为公告期满后十五日和三十日内，并定于举证期满后第三日上午九时在本院第六法庭公开开庭审理，逾期将依法缺席判决。"
+        )
+    };
+    let fingerprinter = Fingerprinter::new(FingerprintConfig::default()).expect("valid");
+    let joins = |first: &str, second: &str| {
+        crate::explain::explain(
+            &fingerprinter,
+            &crate::confirm::ConfirmationConfig::default(),
+            3,
+            &fingerprinter.prepare(first),
+            &fingerprinter.prepare(second),
+        )
+        .expect("k = 3 is valid")
+        .joins
+    };
+    assert!(summons("苏瑶").chars().count() > 100);
+    assert!(!joins(&summons("苏瑶"), &summons("任佳晨")));
+    assert!(!joins(&summons("韦舒"), &summons("韦亮舒")));
+    assert!(joins(
+        &summons("苏瑶"),
+        &format!("{}（来源：城南法院）", summons("苏瑶"))
+    ));
+}
