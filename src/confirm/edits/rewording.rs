@@ -88,7 +88,8 @@ pub(super) fn declared_synonyms(
 /// Pairs of characters that make a word its opposite, or another of a
 /// series, when one replaces the other in a compound (开幕 / 闭幕, 进口 /
 /// 出口, 金牌 / 银牌, 春季 / 秋季), two characters a pair: general opposites of
-/// Chinese word formation, written for this rule.
+/// Chinese word formation, written for this rule; a start and a finish
+/// among them (开工 / 完工, 启动 / 完成).
 const OPPOSITE_MORPHEMES: &str = concat!(
     "开闭开关进出入出上下增减涨跌涨降升降升跌高低大小多少前后左右内外",
     "中外买卖胜负输赢胜败正负正副主副主客首末始终早晚新旧长短有无男女",
@@ -97,7 +98,7 @@ const OPPOSITE_MORPHEMES: &str = concat!(
     "攻守兴衰利弊功过赏罚供需借还借贷金银银铜金铜冠亚亚季甲乙乙丙单双",
     "阴阳日夜昼夜晴雨早午午晚初末初终半全批驳准驳赞反支反同异合分离合",
     "聚散存取存贷收发接送起落起止出归往返母父子女兄弟姐妹夫妻师生官民",
-    "敌友增降",
+    "敌友增降开完开竣启完启竣始完始竣",
 );
 
 /// A substitution of one character for another inside a two-character

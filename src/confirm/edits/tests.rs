@@ -504,6 +504,12 @@ fn a_compound_reworded_with_one_character_is_no_change_unless_its_opposite() {
         reading(headline, &headline.replace("开幕", "闭幕")).content_changes,
         1
     );
+    // A start and a finish are other facts too.
+    let works = "城北区人民路改造工程今天正式开工，预计明年五月通车";
+    assert_eq!(
+        reading(works, &works.replace("开工", "完工")).content_changes,
+        1
+    );
     let medal = "城北选手在省运会女子跳水比赛中夺得金牌";
     assert_eq!(
         reading(medal, &medal.replace("金牌", "银牌")).content_changes,
