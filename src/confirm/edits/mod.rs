@@ -43,8 +43,8 @@ pub use letters::is_numeral;
 pub use outline::{AlignmentOutline, OutlineLetters, outline, outline_of};
 pub use rewording::opens_to_another_person;
 use rewording::{
-    declared_synonyms, edge_word_swapped_for_synonym, reverses_a_sense, swaps_a_morpheme,
-    swaps_a_party, swaps_a_predicate, swaps_an_addressee, swaps_for_an_opposite,
+    WordSwap, addressee_names, declared_synonyms, edge_word_swapped_for_synonym, swaps_a_morpheme,
+    swaps_a_party, swaps_an_addressee, swaps_for_an_opposite,
 };
 pub use summary::{EditSummary, RepostReading};
 
@@ -493,6 +493,7 @@ pub fn compare_with_until(
     let mut marks: Option<(Vec<WordMark>, Vec<WordMark>)> = None;
     // Edges of the span where a word was swapped for a synonym.
     let mut synonym_at_edge: Vec<Edge> = Vec::new();
+    let addressees = addressee_names(&shorter, &longer);
     for (ours, theirs, position) in gaps {
         if is_credit(&ours, &theirs) {
             continue;
@@ -548,7 +549,8 @@ pub fn compare_with_until(
                 .iter()
                 .any(|mark| matches!(mark.kind, WordKind::Content | WordKind::Entity));
         let reading = &mut summary.repost;
-        reading.fact_changes += usize::from(swaps_an_addressee(&shorter, &ours, &longer, &theirs));
+        reading.fact_changes +=
+            usize::from(swaps_an_addressee(addressees.as_ref(), &ours, &theirs));
         if is_inside(&ours, &theirs) {
             let changed_inside = gap_changes_content(
                 &shorter_side,
@@ -580,13 +582,22 @@ pub fn compare_with_until(
                     &theirs,
                 );
             reading.content_changes += usize::from((changed_inside && !reworded) || clause_changed);
-            let shorter_words = (shorter_side.letters, shorter_side.marks);
-            let longer_words = (longer_side.letters, longer_side.marks);
+            // One word swapped for another: read once, for a rewording and
+            // for a sense reversed.
+            let word_swap = changed_inside
+                .then(|| {
+                    WordSwap::of(
+                        (shorter_side.letters, shorter_side.marks),
+                        (longer_side.letters, longer_side.marks),
+                        &ours,
+                        &theirs,
+                    )
+                })
+                .flatten();
             reading.predicate_swaps += usize::from(
-                changed_inside
-                    && !reworded
+                !reworded
                     && !clause_changed
-                    && swaps_a_predicate(shorter_words, longer_words, &ours, &theirs),
+                    && word_swap.is_some_and(|swap| swap.is_predicate_swap()),
             );
             // A name, place or time by its words' tags on either side; a
             // numeral replaced by another, or digits ("一" inside 进一步 is
@@ -624,8 +635,7 @@ pub fn compare_with_until(
             reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
             reading.fact_changes += usize::from(
                 swaps_for_an_opposite(&shorter, &ours, &longer, &theirs)
-                    || (changed_inside
-                        && reverses_a_sense(shorter_words, longer_words, &ours, &theirs)),
+                    || word_swap.is_some_and(|swap| swap.reverses_a_sense()),
             );
         } else if !ours.is_empty() && !theirs.is_empty() {
             // Outside the span on both sides.

@@ -13,9 +13,9 @@
 //! kept is a rewording unless the two characters are opposites or a
 //! series ([`OPPOSITE_MORPHEMES`]); a verb or adjective swapped for another
 //! is a predicate swap, which a short post may hold where it may hold no
-//! other content change ([`swaps_a_predicate`]); a word whose sense is
+//! other content change ([`WordSwap::is_predicate_swap`]); a word whose sense is
 //! reversed (停, 降, 拆, …) swapped for one whose sense is not is a changed
-//! fact ([`reverses_a_sense`]); a party's name is read by
+//! fact ([`WordSwap::reverses_a_sense`]); a party's name is read by
 //! [`crate::confirm::parties`].
 //!
 //! Consequences: one character of an ordinary word replaced by another
@@ -282,51 +282,76 @@ fn covering_words(marks: &[WordMark], range: &Range<usize>) -> Range<usize> {
 fn swapped_word<'a>(
     (letters, marks): (&'a Letters, &'a [WordMark]),
     range: &Range<usize>,
-) -> Option<(&'a [char], &'a [WordMark])> {
+) -> Option<SwappedWord<'a>> {
     if range.is_empty() {
         return None;
     }
     let words = covering_words(marks, range);
     let chars = &letters.chars[words.clone()];
     (chars.len() <= MAX_SWAPPED_WORD_CHARS && chars.iter().all(|&c| normalize::is_han(c)))
-        .then_some((chars, &marks[words]))
-}
-
-/// The gap swaps one verb or adjective for another, each a word of at most
-/// [`MAX_SWAPPED_WORD_CHARS`] Han letters (获悉 / 得知, 开展 / 举办, 成功 /
-/// 顺利): the rewording a repost makes, which a thesaurus may not list. A
-/// noun swapped names another thing (审计 / 机构编制委员会, 苹果 / 梨), and is
-/// not one.
-pub(super) fn swaps_a_predicate(
-    shorter: (&Letters, &[WordMark]),
-    longer: (&Letters, &[WordMark]),
-    ours: &Range<usize>,
-    theirs: &Range<usize>,
-) -> bool {
-    let predicate = |word: Option<(&[char], &[WordMark])>| {
-        word.is_some_and(|(_, marks)| {
-            marks
-                .iter()
-                .all(|mark| mark.predicate && mark.kind != WordKind::Entity)
+        .then_some(SwappedWord {
+            chars,
+            marks: &marks[words],
         })
-    };
-    predicate(swapped_word(shorter, ours)) && predicate(swapped_word(longer, theirs))
 }
 
-/// The gap swaps a word whose sense is reversed ([`REVERSIVE_MORPHEMES`])
-/// for one whose sense is not, or the other way: what the text reports
-/// turned around (启动 / 暂停), a fact changed however long the span.
-pub(super) fn reverses_a_sense(
-    shorter: (&Letters, &[WordMark]),
-    longer: (&Letters, &[WordMark]),
-    ours: &Range<usize>,
-    theirs: &Range<usize>,
-) -> bool {
-    let reversed =
-        |(chars, _): (&[char], &[WordMark])| chars.iter().any(|&c| REVERSIVE_MORPHEMES.contains(c));
-    match (swapped_word(shorter, ours), swapped_word(longer, theirs)) {
-        (Some(left), Some(right)) => reversed(left) != reversed(right),
-        _ => false,
+/// The whole words one side of a gap swaps ([`swapped_word`]).
+#[derive(Clone, Copy)]
+struct SwappedWord<'a> {
+    chars: &'a [char],
+    marks: &'a [WordMark],
+}
+
+impl SwappedWord<'_> {
+    /// A verb or an adjective, not a name.
+    fn is_predicate(&self) -> bool {
+        self.marks
+            .iter()
+            .all(|mark| mark.predicate && mark.kind != WordKind::Entity)
+    }
+
+    /// It holds a character of [`REVERSIVE_MORPHEMES`].
+    fn is_reversed(&self) -> bool {
+        self.chars.iter().any(|&c| REVERSIVE_MORPHEMES.contains(c))
+    }
+}
+
+/// A gap with words on both sides, each at most [`MAX_SWAPPED_WORD_CHARS`]
+/// Han letters: one word swapped for another, read once for both
+/// questions below.
+#[derive(Clone, Copy)]
+pub(super) struct WordSwap<'a> {
+    ours: SwappedWord<'a>,
+    theirs: SwappedWord<'a>,
+}
+
+impl<'a> WordSwap<'a> {
+    /// The words the gap `ours` / `theirs` swaps, when it is such a swap.
+    pub(super) fn of(
+        shorter: (&'a Letters, &'a [WordMark]),
+        longer: (&'a Letters, &'a [WordMark]),
+        ours: &Range<usize>,
+        theirs: &Range<usize>,
+    ) -> Option<WordSwap<'a>> {
+        Some(WordSwap {
+            ours: swapped_word(shorter, ours)?,
+            theirs: swapped_word(longer, theirs)?,
+        })
+    }
+
+    /// One verb or adjective swapped for another (获悉 / 得知, 开展 / 举办,
+    /// 成功 / 顺利): the rewording a repost makes, which a thesaurus may not
+    /// list. A noun swapped names another thing (审计 / 机构编制委员会,
+    /// 苹果 / 梨), and is not one.
+    pub(super) fn is_predicate_swap(&self) -> bool {
+        self.ours.is_predicate() && self.theirs.is_predicate()
+    }
+
+    /// A word whose sense is reversed ([`REVERSIVE_MORPHEMES`]) swapped for
+    /// one whose sense is not, or the other way: what the text reports
+    /// turned around (启动 / 暂停), a fact changed however long the span.
+    pub(super) fn reverses_a_sense(&self) -> bool {
+        self.ours.is_reversed() != self.theirs.is_reversed()
     }
 }
 
@@ -357,28 +382,32 @@ fn addressee_name(letters: &Letters) -> Option<Range<usize>> {
     })
 }
 
-/// Both texts open with the name of whom they are addressed to
-/// ([`addressee_name`]), and the gap lies inside those names: another
-/// person is addressed, however alike the rest (a court's summons to each
-/// defendant). Without this, the name reads as a repost's title marked off
-/// before the text ("快讯：…"), which a repost may replace.
-pub(super) fn swaps_an_addressee(
+/// Where both texts name whom they are addressed to ([`addressee_name`]):
+/// read once per comparison, for every gap.
+pub(super) fn addressee_names(
     shorter: &Letters,
-    ours: &Range<usize>,
     longer: &Letters,
+) -> Option<(Range<usize>, Range<usize>)> {
+    Some((addressee_name(shorter)?, addressee_name(longer)?))
+}
+
+/// The gap lies inside the names both texts open with (`names`, from
+/// [`addressee_names`]): another person is addressed, however alike the
+/// rest (a court's summons to each defendant). Without this, the name reads
+/// as a repost's title marked off before the text ("快讯：…"), which a
+/// repost may replace.
+pub(super) fn swaps_an_addressee(
+    names: Option<&(Range<usize>, Range<usize>)>,
+    ours: &Range<usize>,
     theirs: &Range<usize>,
 ) -> bool {
     let within =
         |gap: &Range<usize>, name: &Range<usize>| name.start <= gap.start && gap.end <= name.end;
-    if ours.is_empty() && theirs.is_empty() {
-        return false;
-    }
-    match (addressee_name(shorter), addressee_name(longer)) {
-        (Some(our_name), Some(their_name)) => {
-            within(ours, &our_name) && within(theirs, &their_name)
-        }
-        _ => false,
-    }
+    names.is_some_and(|(our_name, their_name)| {
+        !(ours.is_empty() && theirs.is_empty())
+            && within(ours, our_name)
+            && within(theirs, their_name)
+    })
 }
 
 /// Letters of each field's opening read for [`opens_to_another_person`]: a
