@@ -33,6 +33,36 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+/// The largest `RssAnon` seen, read every 5 ms on a thread of its own:
+/// what a snapshot holds beside the engine while it is taken and written.
+struct PeakAnon {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: std::thread::JoinHandle<u64>,
+}
+
+impl PeakAnon {
+    fn start() -> Self {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = std::sync::Arc::clone(&stop);
+        let sampler = std::thread::spawn(move || {
+            let mut peak = 0;
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(support::status_kib("RssAnon:").unwrap_or(0));
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            peak
+        });
+        PeakAnon { stop, sampler }
+    }
+
+    /// The peak in KiB.
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let last = support::status_kib("RssAnon:").unwrap_or(0);
+        self.sampler.join().unwrap_or(0).max(last)
+    }
+}
+
 /// The longest placements of the fill since the last report, and how many
 /// took 10 ms or more: a table that grows places its entries again, and
 /// the block tables are laid out again every few percent of growth.
@@ -261,6 +291,8 @@ fn main() {
     // The snapshot holds the nodes of this moment; the bench logs none of
     // the places made during the capture, so recovery brings back these.
     let snapshot_nodes = ledger.engine().forest().stats().nodes;
+    let anon_before_snapshot = support::status_kib("RssAnon:").unwrap_or(0);
+    let peak_sampler = PeakAnon::start();
     let started = Instant::now();
     let capture = store.begin_snapshot(&ledger);
     let paused = started.elapsed().as_secs_f64();
@@ -303,6 +335,14 @@ fn main() {
         during.len(),
         percentile(&during, 0.5),
         during.last().copied().unwrap_or(0.0)
+    );
+    let peak_anon = peak_sampler.stop();
+    println!(
+        "  RssAnon while the snapshot was taken and written: at most {:.0} MiB above its {:.0} MiB before ({:.1} B/node)",
+        peak_anon.saturating_sub(anon_before_snapshot) as f64 / 1024.0,
+        anon_before_snapshot as f64 / 1024.0,
+        peak_anon.saturating_sub(anon_before_snapshot) as f64 * 1024.0
+            / snapshot_nodes.max(1) as f64
     );
     drop(store);
     drop(ledger);

@@ -72,6 +72,14 @@ impl<T> SlotsImage<T> {
             .flatten()
     }
 
+    /// Slot `number`'s fingerprint and value, if it was in use.
+    pub fn get(&self, number: u32) -> Option<(Fingerprint, &T)> {
+        let fingerprint = self.fingerprint_at(number)?;
+        self.slots
+            .get(number as usize)
+            .map(|(_, value)| (fingerprint, value))
+    }
+
     /// Every slot in use: its number, fingerprint and value, in number order.
     pub fn iter(&self) -> impl Iterator<Item = (u32, Fingerprint, &T)> + '_ {
         self.slots

@@ -7,6 +7,7 @@ use super::side_data::SideSnapshot;
 use super::side_file::{SideFileReader, SideLocation};
 use crate::forest::records::{CapturedNodes, NodesCapture};
 use crate::forest::{ForestCounters, NodeRecord};
+use crate::units::NodeId;
 
 /// A capture of the engine under way ([`Engine::start_capture`]).
 #[derive(Debug)]
@@ -45,6 +46,80 @@ impl CapturedEngine {
             file: self.file,
         };
         (self.nodes.counters, records, sides)
+    }
+}
+
+/// A captured engine laid out for a snapshot: its nodes and their side
+/// records are read in arrival order from the capture's image itself,
+/// through a list of node numbers, not copied into records first.
+#[derive(Debug)]
+pub struct EngineImage {
+    captured: CapturedEngine,
+    order: Vec<NodeId>,
+    sides: usize,
+}
+
+impl CapturedEngine {
+    /// The capture as a snapshot reads it ([`EngineImage`]).
+    pub fn into_image(self) -> EngineImage {
+        let order = self.nodes.arrival_order();
+        let sides = order
+            .iter()
+            .filter(|&&number| self.location_of(number).is_some())
+            .count();
+        EngineImage {
+            captured: self,
+            order,
+            sides,
+        }
+    }
+
+    fn location_of(&self, number: NodeId) -> Option<SideLocation> {
+        self.locations
+            .get(number as usize)
+            .copied()
+            .filter(|&location| location != SideLocation::NOWHERE)
+    }
+}
+
+impl EngineImage {
+    pub fn counters(&self) -> ForestCounters {
+        self.captured.nodes.counters
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.order.len()
+    }
+
+    /// The nodes, in arrival order.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeRecord> + '_ {
+        self.order
+            .iter()
+            .filter_map(|&number| self.captured.nodes.record_at(number))
+    }
+
+    /// Side records [`EngineImage::for_each_side_record`] visits.
+    pub fn side_count(&self) -> usize {
+        self.sides
+    }
+
+    /// Each node's side record, encoded as the side file holds it, in the
+    /// arrival order of the nodes (a record that cannot be read is skipped:
+    /// it cannot happen while the image holds its segments).
+    pub fn for_each_side_record<'a>(&'a self, mut visit: impl FnMut(&'a [u8])) {
+        let file = &self.captured.file;
+        // About the order the records were written in.
+        file.read_in_order();
+        for &number in &self.order {
+            if let Some(record) = self
+                .captured
+                .location_of(number)
+                .and_then(|location| file.record(location))
+            {
+                visit(record);
+            }
+        }
+        file.read_at_random();
     }
 }
 

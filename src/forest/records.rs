@@ -6,6 +6,7 @@ use super::{
     Forest, ForestConfig, ForestCounters, ForestError, LeafList, NO_PARENT, NO_TREE, Node,
     NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
 };
+use crate::radix::sort_stably_by;
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
 
@@ -27,17 +28,68 @@ pub struct CapturedNodes {
 impl CapturedNodes {
     /// Every node with its number, in number order.
     pub fn records(&self) -> impl Iterator<Item = (NodeId, NodeRecord)> + '_ {
-        self.image.iter().map(|(number, fingerprint, node)| {
-            // A leaf's root was in use at the capture's moment too.
-            let root = if node.is_root() {
-                fingerprint
-            } else {
-                self.image
-                    .fingerprint_at(node.parent)
-                    .unwrap_or(fingerprint)
-            };
-            (number, node.record(fingerprint, root))
-        })
+        self.image
+            .iter()
+            .map(|(number, fingerprint, node)| (number, self.record_of(fingerprint, node)))
+    }
+
+    /// The record of node `number`, if it was in use.
+    pub fn record_at(&self, number: NodeId) -> Option<NodeRecord> {
+        let (fingerprint, node) = self.image.get(number)?;
+        Some(self.record_of(fingerprint, node))
+    }
+
+    fn record_of(&self, fingerprint: Fingerprint, node: &Node) -> NodeRecord {
+        // A leaf's root was in use at the capture's moment too.
+        let root = if node.is_root() {
+            fingerprint
+        } else {
+            self.image
+                .fingerprint_at(node.parent)
+                .unwrap_or(fingerprint)
+        };
+        node.record(fingerprint, root)
+    }
+
+    /// The numbers of the nodes, in the order they arrived (the order a
+    /// snapshot writes them in), without a copy of their records: 4 bytes
+    /// a node, where records sorted by arrival took 48 (and a snapshot of
+    /// 100 M nodes outgrew a 24 GB machine).
+    pub fn arrival_order(&self) -> Vec<NodeId> {
+        let arrival_of = |number: NodeId| {
+            self.image
+                .get(number)
+                .map_or(u64::MAX, |(_, node)| node.arrival())
+        };
+        let mut order: Vec<NodeId> = self.image.iter().map(|(number, _, _)| number).collect();
+        // Numbers are handed out in arrival order until some are reused.
+        if order
+            .windows(2)
+            .all(|pair| arrival_of(pair[0]) < arrival_of(pair[1]))
+        {
+            return order;
+        }
+        let earliest = order.iter().map(|&number| arrival_of(number)).min();
+        let latest = order.iter().map(|&number| arrival_of(number)).max();
+        match (earliest, latest) {
+            (Some(earliest), Some(latest)) if latest - earliest <= u64::from(u32::MAX) => {
+                // Arrivals are unique: the arrival since the earliest, a
+                // 32-bit digit, orders them completely.
+                let pairs: Vec<(u32, NodeId)> = order
+                    .iter()
+                    .map(|&number| ((arrival_of(number) - earliest) as u32, number))
+                    .collect();
+                drop(order);
+                sort_stably_by(vec![pairs], |(since_earliest, _)| since_earliest)
+                    .into_iter()
+                    .map(|(_, number)| number)
+                    .collect()
+            }
+            _ => {
+                order.sort_unstable_by_key(|&number| (arrival_of(number), number));
+                order
+            }
+        }
     }
 }
 

@@ -649,3 +649,45 @@ fn the_expiry_queue_grows_by_a_quarter() {
         "{capacity}"
     );
 }
+
+#[test]
+fn a_capture_lists_its_nodes_in_arrival_order_whatever_their_numbers() {
+    // Number 0 is freed and taken by the newest node; the arrivals then
+    // span a few (radix-sorted) or more than 2^32 (compared).
+    for latest_restored in [1_000, 1 << 40] {
+        let record = |fingerprint: Fingerprint, arrival: u64| NodeRecord {
+            fingerprint,
+            root: fingerprint,
+            born: 10,
+            arrival,
+            touched: 10,
+            documents: 1,
+        };
+        let records = [
+            record(0xf000, 1),
+            record(0x0f00, 2),
+            record(0x00f0, latest_restored),
+        ];
+        let counters = ForestCounters {
+            next_arrival: latest_restored,
+            expired_nodes: 0,
+        };
+        let mut forest =
+            Forest::restore(ForestConfig::default(), &records, counters).expect("restored");
+        forest.remove_nodes(&[0xf000]);
+        forest.assign(0x000f_0000_0000, 20);
+        let capture = forest.start_capture();
+        while !forest.capture_some(2) {}
+        let captured = forest.take_capture(capture).expect("copied");
+        let newest = captured.record_at(0).expect("number 0 in use");
+        assert_eq!(newest.fingerprint, 0x000f_0000_0000);
+        let arrivals: Vec<u64> = captured
+            .arrival_order()
+            .into_iter()
+            .filter_map(|number| captured.record_at(number))
+            .map(|record| record.arrival)
+            .collect();
+        assert_eq!(arrivals, [2, latest_restored, newest.arrival]);
+        assert!(newest.arrival > latest_restored);
+    }
+}

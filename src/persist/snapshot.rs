@@ -25,7 +25,8 @@ use crate::engine::EncodedSides;
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
 use crate::forest::{ForestCounters, NodeRecord};
-use crate::ledger::{DocumentKey, SentTo, SnapshotParts};
+use crate::ledger::capture::SnapshotImage;
+use crate::ledger::{DocumentKey, SentTo};
 use crate::units::{Fingerprint, Millis};
 
 const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
@@ -77,7 +78,7 @@ pub struct SnapshotState {
 
 pub(super) fn write_snapshot(
     path: &Path,
-    parts: &SnapshotParts,
+    image: &SnapshotImage,
     last_seq: u64,
     now: Millis,
     settings_digest: &str,
@@ -99,16 +100,18 @@ pub(super) fn write_snapshot(
         .u64(last_seq)
         .i64(now)
         .str(settings_digest)
-        .u64(parts.counters.next_arrival)
-        .u64(parts.counters.expired_nodes)
-        .u64(parts.nodes.len() as u64)
-        .u64(parts.sides.len() as u64)
-        .u64(parts.keys.len() as u64);
+        .u64(image.counters().next_arrival)
+        .u64(image.counters().expired_nodes)
+        .u64(image.node_count() as u64)
+        .u64(image.side_count() as u64)
+        .u64(image.key_count() as u64);
     frame(&mut out, &header.bytes)?;
-    for chunk in parts.nodes.chunks(NODES_PER_FRAME) {
+    let mut nodes = image.nodes().peekable();
+    while nodes.peek().is_some() {
+        let chunk: Vec<NodeRecord> = nodes.by_ref().take(NODES_PER_FRAME).collect();
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_NODES).count(chunk.len());
-        for node in chunk {
+        for node in &chunk {
             codec::put_node(&mut encoder, node);
         }
         frame(&mut out, &encoder.bytes)?;
@@ -130,7 +133,7 @@ pub(super) fn write_snapshot(
             *records = 0;
             frame(out, &encoder.bytes)
         };
-    parts.sides.for_each_encoded(|record| {
+    image.for_each_side_record(|record| {
         if result.is_err() {
             return;
         }
@@ -144,15 +147,17 @@ pub(super) fn write_snapshot(
     });
     result?;
     flush_chunk(&mut chunk, &mut chunk_records, &mut out)?;
-    for chunk in parts.keys.chunks(KEYS_PER_FRAME) {
+    let mut keys = image.keys().peekable();
+    while keys.peek().is_some() {
+        let chunk: Vec<(DocumentKey, Fingerprint)> = keys.by_ref().take(KEYS_PER_FRAME).collect();
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_KEYS).count(chunk.len());
         for (key, fingerprint) in chunk {
-            encoder.u64(key.0).u64(*fingerprint);
+            encoder.u64(key.0).u64(fingerprint);
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    for chunk in parts.pending.chunks(KEYS_PER_FRAME) {
+    for chunk in image.pending.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_PENDING).count(chunk.len());
         for (fingerprint, count) in chunk {
@@ -160,7 +165,7 @@ pub(super) fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    for chunk in parts.sent.chunks(KEYS_PER_FRAME) {
+    for chunk in image.sent.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_SENT).count(chunk.len());
         for (fingerprint, sent_to) in chunk {
@@ -169,7 +174,7 @@ pub(super) fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    for chunk in parts.common_sentences.chunks(KEYS_PER_FRAME) {
+    for chunk in image.common_sentences.chunks(KEYS_PER_FRAME) {
         let mut encoder = Encoder::default();
         encoder.u8(SNAPSHOT_COMMON_SENTENCES).count(chunk.len());
         for record in chunk {

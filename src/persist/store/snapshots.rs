@@ -155,18 +155,14 @@ impl Store {
         now: Millis,
     ) -> Result<SnapshotReport, StoreError> {
         let PendingSnapshot { last_seq, captured } = pending;
-        let mut parts = captured.into_parts();
+        let image = captured.into_image();
         let dir = &self.options.dir;
         let final_path = dir.join(file_name("snapshot-", last_seq));
         let temporary = dir.join(format!("{}.tmp", file_name("snapshot-", last_seq)));
-        parts.nodes.sort_unstable_by_key(|node| node.fingerprint);
-        parts.sides.sort_by_arrival(&parts.nodes);
-        parts.nodes.sort_unstable_by_key(|node| node.arrival);
-        parts.keys.sort_unstable();
-        let nodes = parts.nodes.len();
+        let nodes = image.node_count();
         let bytes = match write_snapshot(
             &temporary,
-            &parts,
+            &image,
             last_seq,
             now,
             &self.options.settings_digest,
