@@ -23,7 +23,13 @@
 //! its value once more until the capture is taken. Places past the length
 //! at the start are not captured (they were added later).
 
+mod image;
+
+use std::path::Path;
+
 use parking_lot::Mutex;
+
+pub use image::{Image, MAPPED_IMAGE_MIN_BYTES};
 
 /// See the module documentation.
 pub struct Capture<T> {
@@ -35,8 +41,9 @@ pub struct Capture<T> {
 struct CaptureState<T> {
     /// The vector's length at the start.
     len: usize,
-    /// Places `0..copied.len()`, copied.
-    copied: Vec<T>,
+    /// Places `0..copied.len()`, copied (in a file of the directory given
+    /// to [`Capture::start`] when large: see [`Image`]).
+    copied: Image<T>,
     /// Values at the start of places written before they were copied.
     saved: Vec<(usize, T)>,
     /// One bit per place: its value was saved (so only the first is).
@@ -72,10 +79,11 @@ impl<T: Copy> Capture<T> {
     /// Starts capturing `data` as it is now (a running capture is
     /// dropped). Writes must be locked out (the owner is shared, not
     /// changing, so its state now is one moment's).
-    pub fn start(&self, data: &[T]) {
+    /// The image goes to a file of `directory` when it is large enough.
+    pub fn start(&self, data: &[T], directory: Option<&Path>) {
         *self.state.lock() = Some(Box::new(CaptureState {
             len: data.len(),
-            copied: Vec::new(),
+            copied: Image::with_capacity(data.len(), directory),
             saved: Vec::new(),
             saved_bits: Vec::new(),
             broken: false,
@@ -122,7 +130,7 @@ impl<T: Copy> Capture<T> {
 
     /// Ends the capture: the vector as it was at the start, once every
     /// place is copied (else `None`, and the capture goes on).
-    pub fn take(&self) -> Option<Vec<T>> {
+    pub fn take(&self) -> Option<Image<T>> {
         let mut state = self.state.lock();
         if state
             .as_ref()
@@ -149,9 +157,6 @@ impl<T: Copy> CaptureState<T> {
             return;
         }
         let to = self.len.min(from.saturating_add(budget));
-        if from == 0 && to < self.len {
-            self.copied.reserve_exact(self.len);
-        }
         match data.get(from..to) {
             Some(slice) => self.copied.extend_from_slice(slice),
             None => {
@@ -182,7 +187,7 @@ impl<T: Copy> CaptureState<T> {
         }
     }
 
-    fn image(self) -> Vec<T> {
+    fn image(self) -> Image<T> {
         let mut image = self.copied;
         for (index, value) in self.saved {
             if let Some(place) = image.get_mut(index) {
@@ -208,7 +213,7 @@ mod tests {
         ) {
             let mut data = initial.clone();
             let mut capture = Capture::default();
-            capture.start(&data);
+            capture.start(&data, None);
             let mut image = None;
             for (step, index, value) in steps {
                 match step {
@@ -230,7 +235,7 @@ mod tests {
                 capture.copy_some(&data, budget);
                 image = capture.take();
             }
-            proptest::prop_assert_eq!(image, Some(initial));
+            proptest::prop_assert_eq!(image.map(|image| image.to_vec()), Some(initial));
             proptest::prop_assert!(!capture.is_running());
         }
     }
@@ -239,7 +244,7 @@ mod tests {
     fn a_completed_capture_survives_a_rewrite_of_the_vector() {
         let mut data: Vec<u8> = (0..100).collect();
         let mut capture = Capture::default();
-        capture.start(&data);
+        capture.start(&data, None);
         assert!(!capture.copy_some(&data, 10));
         capture.before_write(&data, 50);
         data[50] = 0;
@@ -247,6 +252,27 @@ mod tests {
         data = vec![7; 10];
         capture.before_write(&data, 3);
         data[3] = 1;
-        assert_eq!(capture.take(), Some((0..100).collect()));
+        assert_eq!(
+            capture.take().map(|image| image.to_vec()),
+            Some((0..100).collect())
+        );
+    }
+
+    #[test]
+    fn a_large_capture_kept_in_a_file_is_the_vector_at_its_start() {
+        let len = MAPPED_IMAGE_MIN_BYTES / size_of::<u64>() + 1;
+        let initial: Vec<u64> = (0..len as u64).collect();
+        let mut data = initial.clone();
+        let mut capture = Capture::default();
+        capture.start(&data, Some(&std::env::temp_dir()));
+        assert!(!capture.copy_some(&data, len / 3));
+        for index in [0, len / 2, len - 1] {
+            capture.before_write(&data, index);
+            data[index] = u64::MAX;
+        }
+        while !capture.copy_some(&data, len / 3) {}
+        let image = capture.take().expect("copied");
+        assert!(image.is_mapped());
+        assert!(*image == *initial);
     }
 }

@@ -37,8 +37,9 @@
 //! part).
 
 use std::hash::{BuildHasher, Hash};
+use std::path::Path;
 
-use crate::capture::Capture;
+use crate::capture::{Capture, Image};
 use crate::hashing::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
 
@@ -133,8 +134,8 @@ impl<T: TableEntry> CompactTable<T> {
 
     /// Starts capturing the entries as they are now ([`crate::capture`]);
     /// call with writes locked out.
-    pub fn start_capture(&self) {
-        self.capture.start(&self.places);
+    pub fn start_capture(&self, directory: Option<&Path>) {
+        self.capture.start(&self.places, directory);
     }
 
     /// Copies up to `budget` more places of the capture; `true` once done.
@@ -144,7 +145,7 @@ impl<T: TableEntry> CompactTable<T> {
 
     /// The captured places (vacant ones too: leaving them out is left to
     /// the caller, after the lock) once all are copied (the capture ends).
-    pub fn take_capture(&self) -> Option<Vec<T>> {
+    pub fn take_capture(&self) -> Option<Image<T>> {
         self.capture.take()
     }
 
@@ -583,8 +584,8 @@ impl<E: KeyedEntry> KeyedTable<E> {
     }
 
     /// See [`CompactTable::start_capture`].
-    pub fn start_capture(&self) {
-        self.table.start_capture();
+    pub fn start_capture(&self, directory: Option<&Path>) {
+        self.table.start_capture(directory);
     }
 
     /// See [`CompactTable::capture_some`].
@@ -593,7 +594,7 @@ impl<E: KeyedEntry> KeyedTable<E> {
     }
 
     /// See [`CompactTable::take_capture`].
-    pub fn take_capture(&self) -> Option<Vec<E>> {
+    pub fn take_capture(&self) -> Option<Image<E>> {
         self.table.take_capture()
     }
 

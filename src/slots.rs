@@ -26,8 +26,9 @@
 //! where a map had one); the number table grows without reading a slot. Numbers are `u32`: a table holds fewer than 2^32 values.
 
 use std::hash::BuildHasher;
+use std::path::Path;
 
-use crate::capture::Capture;
+use crate::capture::{Capture, Image};
 use crate::hashing::FingerprintBuildHasher;
 use crate::key_node_table::KeyNodeTable;
 use crate::units::Fingerprint;
@@ -56,11 +57,11 @@ pub struct FingerprintSlots<T> {
 /// The slots in use as of one moment ([`FingerprintSlots::start_capture`]).
 #[derive(Debug, Default)]
 pub struct SlotsImage<T> {
-    slots: Vec<(Fingerprint, T)>,
+    slots: Image<(Fingerprint, T)>,
     used: Vec<u64>,
 }
 
-impl<T> SlotsImage<T> {
+impl<T: Copy> SlotsImage<T> {
     /// The fingerprint of slot `number`, if it was in use.
     pub fn fingerprint_at(&self, number: u32) -> Option<Fingerprint> {
         let index = number as usize;
@@ -397,8 +398,8 @@ impl<T: Copy> FingerprintSlots<T> {
     /// call with writes locked out. The bits saying which slots are in
     /// use are copied at once (one bit a slot), the slots a slice at a
     /// time by [`Self::capture_some`].
-    pub fn start_capture(&self) -> Vec<u64> {
-        self.capture.start(&self.slots);
+    pub fn start_capture(&self, directory: Option<&Path>) -> Vec<u64> {
+        self.capture.start(&self.slots, directory);
         self.used.clone()
     }
 

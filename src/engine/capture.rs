@@ -5,6 +5,7 @@
 use super::Engine;
 use super::side_data::SideSnapshot;
 use super::side_file::{SideFileReader, SideLocation};
+use crate::capture::Image;
 use crate::forest::records::{CapturedNodes, NodesCapture};
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::units::NodeId;
@@ -22,7 +23,7 @@ pub struct EngineCapture {
 #[derive(Debug)]
 pub struct CapturedEngine {
     nodes: CapturedNodes,
-    locations: Vec<SideLocation>,
+    locations: Image<SideLocation>,
     file: SideFileReader,
 }
 
@@ -127,7 +128,7 @@ impl Engine {
     /// Starts capturing the nodes and side-record locations as they are
     /// now: call with writes locked out (a moment of the log).
     pub fn start_capture(&self) -> EngineCapture {
-        let nodes = self.forest.start_capture();
+        let nodes = self.forest.start_capture(self.side_data.directory());
         let file = self.side_data.start_capture();
         EngineCapture { nodes, file }
     }
@@ -159,6 +160,13 @@ impl Engine {
             locations,
             file,
         })
+    }
+
+    /// Where a capture's images go: the side file's directory, so that
+    /// they are page cache the kernel may write out, not heap
+    /// ([`crate::capture::Image`]).
+    pub fn capture_directory(&self) -> Option<&std::path::Path> {
+        self.side_data.directory()
     }
 
     /// Ends a capture without its image (a snapshot given up).

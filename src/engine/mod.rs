@@ -49,7 +49,7 @@ mod plan;
 mod recent;
 mod restore;
 mod search;
-mod segment_files;
+pub(crate) mod segment_files;
 mod side_data;
 pub mod side_file;
 #[cfg(test)]

@@ -23,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::{Advice, MmapOptions, MmapRaw};
 
 /// Creates, reserves, maps and unlinks a file of `size` bytes.
-pub(super) fn map_new_file(directory: &Path, size: usize) -> std::io::Result<MmapRaw> {
+pub(crate) fn map_new_file(directory: &Path, size: usize) -> std::io::Result<MmapRaw> {
     map_new_file_with(directory, size, |_| Ok(()))
 }
 
@@ -42,18 +42,7 @@ fn map_new_file_with(
     size: usize,
     fill: impl FnOnce(&File) -> std::io::Result<()>,
 ) -> std::io::Result<MmapRaw> {
-    static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
-    std::fs::create_dir_all(directory)?;
-    let path = directory.join(format!(
-        "neardup-side-{}-{}.tmp",
-        std::process::id(),
-        NEXT_FILE.fetch_add(1, Ordering::Relaxed)
-    ));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
+    let (file, path) = create_file(directory)?;
     let mapped = reserve(&file, size)
         .and_then(|()| fill(&file))
         .and_then(|()| MmapOptions::new().len(size).map_raw(&file));
@@ -68,13 +57,55 @@ fn map_new_file_with(
     Ok(map)
 }
 
+/// A file of `size` bytes made in `directory`, mapped and unlinked, with
+/// no disk reserved yet: its handle is kept so that each part is reserved
+/// ([`reserve_range`]) before it is written through the mapping (an image
+/// written a slice at a time, where reserving all of it at once would be a
+/// pause of its own).
+pub(crate) fn map_new_sparse_file(
+    directory: &Path,
+    size: usize,
+) -> std::io::Result<(File, MmapRaw)> {
+    let (file, path) = create_file(directory)?;
+    let mapped = file
+        .set_len(size as u64)
+        .and_then(|()| MmapOptions::new().len(size).map_raw(&file));
+    let unlinked = std::fs::remove_file(&path);
+    let map = mapped?;
+    unlinked?;
+    Ok((file, map))
+}
+
+/// A new file of a unique name in `directory`, for reading and writing.
+fn create_file(directory: &Path) -> std::io::Result<(File, std::path::PathBuf)> {
+    static NEXT_FILE: AtomicU64 = AtomicU64::new(0);
+    std::fs::create_dir_all(directory)?;
+    let path = directory.join(format!(
+        "neardup-side-{}-{}.tmp",
+        std::process::id(),
+        NEXT_FILE.fetch_add(1, Ordering::Relaxed)
+    ));
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    Ok((file, path))
+}
+
 /// Reserves `size` bytes of disk for `file`, so that writing through the
 /// mapping can never meet a full disk.
 fn reserve(file: &File, size: usize) -> std::io::Result<()> {
+    reserve_range(file, 0, size)
+}
+
+/// Reserves the bytes `offset..offset + len` of `file` on disk.
+pub(crate) fn reserve_range(file: &File, offset: usize, len: usize) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    let length = libc::off_t::try_from(size).map_err(std::io::Error::other)?;
+    let start = libc::off_t::try_from(offset).map_err(std::io::Error::other)?;
+    let length = libc::off_t::try_from(len).map_err(std::io::Error::other)?;
     // SAFETY: a plain system call on a file descriptor we own.
-    let result = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, length) };
+    let result = unsafe { libc::posix_fallocate(file.as_raw_fd(), start, length) };
     if result == 0 {
         Ok(())
     } else {

@@ -26,7 +26,9 @@ use super::side_file::{
 use super::side_record::{
     SideRecord, SideView, decode_record, put_side, record_has_exact_hash, record_short_text,
 };
-use crate::capture::Capture;
+use std::path::Path;
+
+use crate::capture::{Capture, Image};
 use crate::confirm::ShortText;
 use crate::encoding::Encoder;
 use crate::forest::NodeRecord;
@@ -371,8 +373,14 @@ impl SideStore {
     /// locked out; [`crate::capture`]): the segments holding their records
     /// now, kept for the capture.
     pub(super) fn start_capture(&self) -> SideFileReader {
-        self.capture.start(&self.locations);
+        self.capture.start(&self.locations, self.file.directory());
         self.file.reader()
+    }
+
+    /// Where captures' images go: the side file's directory (none when the
+    /// records are in anonymous memory).
+    pub(super) fn directory(&self) -> Option<&Path> {
+        self.file.directory()
     }
 
     /// Copies up to `budget` more locations; `true` once all are copied.
@@ -382,7 +390,7 @@ impl SideStore {
 
     /// The captured locations by node number, once all are copied (the
     /// capture ends).
-    pub(super) fn take_capture(&self) -> Option<Vec<SideLocation>> {
+    pub(super) fn take_capture(&self) -> Option<Image<SideLocation>> {
         self.capture.take()
     }
 

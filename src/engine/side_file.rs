@@ -706,6 +706,14 @@ impl SideFile {
         }
     }
 
+    /// The directory records go to (`None`: anonymous memory).
+    pub fn directory(&self) -> Option<&Path> {
+        match &self.storage {
+            SideStorage::Directory(directory) => Some(directory),
+            SideStorage::Memory => None,
+        }
+    }
+
     /// Whether records go to files (not anonymous memory).
     pub fn keeps_files(&self) -> bool {
         matches!(self.storage, SideStorage::Directory(_))

@@ -6,6 +6,8 @@ use super::{
     Forest, ForestConfig, ForestCounters, ForestError, LeafList, NO_PARENT, NO_TREE, Node,
     NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
 };
+use std::path::Path;
+
 use crate::radix::sort_stably_by;
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
@@ -97,9 +99,9 @@ impl Forest {
     /// Starts capturing the nodes as they are now (call with writes locked
     /// out): the counters and which slots are in use are taken at once,
     /// the nodes by [`Forest::capture_some`].
-    pub fn start_capture(&self) -> NodesCapture {
+    pub fn start_capture(&self, directory: Option<&Path>) -> NodesCapture {
         NodesCapture {
-            used: self.nodes.start_capture(),
+            used: self.nodes.start_capture(directory),
             counters: self.counters(),
         }
     }

@@ -676,7 +676,7 @@ fn a_capture_lists_its_nodes_in_arrival_order_whatever_their_numbers() {
             Forest::restore(ForestConfig::default(), &records, counters).expect("restored");
         forest.remove_nodes(&[0xf000]);
         forest.assign(0x000f_0000_0000, 20);
-        let capture = forest.start_capture();
+        let capture = forest.start_capture(None);
         while !forest.capture_some(2) {}
         let captured = forest.take_capture(capture).expect("copied");
         let newest = captured.record_at(0).expect("number 0 in use");

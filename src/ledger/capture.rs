@@ -14,6 +14,7 @@
 //! from the image without any lock ([`CapturedLedger::into_image`]).
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
+use crate::capture::Image;
 use crate::compact_table::TableEntry;
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
 use crate::engine::commonness::CommonSentenceRecord;
@@ -34,7 +35,7 @@ pub struct LedgerCapture {
 pub struct CapturedLedger {
     engine: CapturedEngine,
     /// The key table's places, vacant ones too.
-    keys: Vec<KeyEntry>,
+    keys: Image<KeyEntry>,
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
     common_sentences: Vec<CommonSentenceRecord>,
@@ -70,7 +71,7 @@ impl CapturedLedger {
 #[derive(Debug)]
 pub struct SnapshotImage {
     engine: EngineImage,
-    keys: Vec<KeyEntry>,
+    keys: Image<KeyEntry>,
     pub pending: Vec<(Fingerprint, u32)>,
     pub sent: Vec<(Fingerprint, SentTo)>,
     pub common_sentences: Vec<CommonSentenceRecord>,
@@ -117,7 +118,10 @@ impl Ledger {
     /// already running is dropped.
     pub fn start_capture(&self) -> LedgerCapture {
         let engine = self.engine.start_capture();
-        self.fingerprint_of_key.table.start_capture();
+        // Beside the side records: a file the kernel may write out.
+        self.fingerprint_of_key
+            .table
+            .start_capture(self.engine.capture_directory());
         LedgerCapture {
             engine,
             pending: self.pending_records(),
