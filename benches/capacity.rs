@@ -308,6 +308,8 @@ fn main() {
         if done {
             break capture.take(&ledger).expect("capture copied");
         }
+        // Outside the lock, as the sidecar does.
+        capture.flush();
         // Writes between slices, as the lock lets them through.
         for analysis in analyses_during.drain(..analyses_during.len().min(20)) {
             let timer = Instant::now();
@@ -348,8 +350,11 @@ fn main() {
     drop(ledger);
 
     if recover {
+        let anon_before_recovery = support::status_kib("RssAnon:").unwrap_or(0);
+        let peak_sampler = PeakAnon::start();
         let started = Instant::now();
         let (_store, ledger, report) = open(&dir, retention);
+        let peak_anon = peak_sampler.stop();
         let recovered = ledger.engine().forest().stats().nodes;
         println!(
             "  recovery from the snapshot: {:.1} s (read {:.1} s, build {:.1} s, log {:.1} s), {recovered} of the snapshot's {snapshot_nodes} nodes",
@@ -359,6 +364,13 @@ fn main() {
             report.log_replay.as_secs_f64()
         );
         println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
+        println!(
+            "  RssAnon during recovery: at most {:.0} MiB above its {:.0} MiB before ({:.1} B/node)",
+            peak_anon.saturating_sub(anon_before_recovery) as f64 / 1024.0,
+            anon_before_recovery as f64 / 1024.0,
+            peak_anon.saturating_sub(anon_before_recovery) as f64 * 1024.0
+                / recovered.max(1) as f64
+        );
         assert_eq!(
             recovered, snapshot_nodes,
             "every node of the snapshot comes back"

@@ -124,6 +124,7 @@ fn main() {
         if done {
             break capture.take(&ledger).expect("capture copied");
         }
+        capture.flush();
     };
     let paused = paused.max(longest);
     let written = store

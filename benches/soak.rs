@@ -136,6 +136,7 @@ impl Soak {
             if capture.copy_some(&self.ledger, CAPTURE_SLICE_BYTES) {
                 break capture.take(&self.ledger).expect("capture copied");
             }
+            capture.flush();
             for document in between.by_ref().take(20) {
                 self.place(&document);
             }

@@ -26,6 +26,7 @@
 mod image;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 
@@ -41,15 +42,77 @@ pub struct Capture<T> {
 struct CaptureState<T> {
     /// The vector's length at the start.
     len: usize,
-    /// Places `0..copied.len()`, copied (in a file of the directory given
-    /// to [`Capture::start`] when large: see [`Image`]).
-    copied: Image<T>,
+    /// Places `0..copied`, copied: staged, or already in the image.
+    copied: usize,
+    /// Where they go ([`CaptureSink`]).
+    sink: CaptureSink<T>,
     /// Values at the start of places written before they were copied.
     saved: Vec<(usize, T)>,
     /// One bit per place: its value was saved (so only the first is).
     saved_bits: Vec<u64>,
     /// The vector was shortened before it was copied: no image.
     broken: bool,
+}
+
+/// Where a capture's copy goes: each slice is copied under the owner's
+/// lock into a staging buffer on the heap (one slice long, its pages
+/// faulted in already), and moved into the [`Image`] (in a file of the
+/// directory given to [`Capture::start`] when large) by
+/// [`CaptureSink::flush`], which takes no lock of the owner. A write into
+/// a file's pages may wait for the kernel to write others out (tens of
+/// milliseconds at 100 M nodes, with the page cache short); writes to the
+/// table do not wait for that.
+pub struct CaptureSink<T>(Arc<Mutex<Sink<T>>>);
+
+struct Sink<T> {
+    staged: Vec<T>,
+    image: Image<T>,
+}
+
+impl<T> Clone for CaptureSink<T> {
+    fn clone(&self) -> Self {
+        CaptureSink(Arc::clone(&self.0))
+    }
+}
+
+impl<T: Copy> CaptureSink<T> {
+    fn new(capacity: usize, directory: Option<&Path>) -> Self {
+        CaptureSink(Arc::new(Mutex::new(Sink {
+            staged: Vec::new(),
+            image: Image::with_capacity(capacity, directory),
+        })))
+    }
+
+    /// Moves the slices staged so far into the image. Call without the
+    /// owner's lock, between slices.
+    pub fn flush(&self) {
+        let mut sink = self.0.lock();
+        let Sink { staged, image } = &mut *sink;
+        image.extend_from_slice(staged);
+        staged.clear();
+    }
+
+    fn take_image(&self) -> Image<T> {
+        self.flush();
+        std::mem::take(&mut self.0.lock().image)
+    }
+}
+
+/// Flushes a capture's sink whatever its values ([`CaptureSink::flush`]).
+pub trait Flush: Send + Sync {
+    fn flush(&self);
+}
+
+impl<T: Copy + Send> Flush for CaptureSink<T> {
+    fn flush(&self) {
+        CaptureSink::flush(self);
+    }
+}
+
+impl<T> std::fmt::Debug for CaptureSink<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CaptureSink").finish_non_exhaustive()
+    }
 }
 
 impl<T> Default for Capture<T> {
@@ -79,15 +142,19 @@ impl<T: Copy> Capture<T> {
     /// Starts capturing `data` as it is now (a running capture is
     /// dropped). Writes must be locked out (the owner is shared, not
     /// changing, so its state now is one moment's).
-    /// The image goes to a file of `directory` when it is large enough.
-    pub fn start(&self, data: &[T], directory: Option<&Path>) {
+    /// The image goes to a file of `directory` when it is large enough;
+    /// the sink returned moves the slices there ([`CaptureSink::flush`]).
+    pub fn start(&self, data: &[T], directory: Option<&Path>) -> CaptureSink<T> {
+        let sink = CaptureSink::new(data.len(), directory);
         *self.state.lock() = Some(Box::new(CaptureState {
             len: data.len(),
-            copied: Image::with_capacity(data.len(), directory),
+            copied: 0,
+            sink: sink.clone(),
             saved: Vec::new(),
             saved_bits: Vec::new(),
             broken: false,
         }));
+        sink
     }
 
     /// Whether a capture runs.
@@ -117,7 +184,7 @@ impl<T: Copy> Capture<T> {
             return true;
         };
         state.copy(data, budget);
-        state.copied.len() >= state.len
+        state.copied >= state.len
     }
 
     /// Copies all places not yet copied: before a change that rewrites
@@ -132,10 +199,7 @@ impl<T: Copy> Capture<T> {
     /// place is copied (else `None`, and the capture goes on).
     pub fn take(&self) -> Option<Image<T>> {
         let mut state = self.state.lock();
-        if state
-            .as_ref()
-            .is_none_or(|state| state.copied.len() < state.len)
-        {
+        if state.as_ref().is_none_or(|state| state.copied < state.len) {
             return None;
         }
         state
@@ -152,13 +216,16 @@ impl<T: Copy> Capture<T> {
 
 impl<T: Copy> CaptureState<T> {
     fn copy(&mut self, data: &[T], budget: usize) {
-        let from = self.copied.len();
+        let from = self.copied;
         if from >= self.len {
             return;
         }
         let to = self.len.min(from.saturating_add(budget));
         match data.get(from..to) {
-            Some(slice) => self.copied.extend_from_slice(slice),
+            Some(slice) => {
+                self.sink.0.lock().staged.extend_from_slice(slice);
+                self.copied = to;
+            }
             None => {
                 // Shortened without completing first (a bug): the image
                 // cannot be whole, and `take` refuses it.
@@ -171,7 +238,7 @@ impl<T: Copy> CaptureState<T> {
 
     #[cold]
     fn save(&mut self, data: &[T], index: usize) {
-        if index < self.copied.len() || index >= self.len {
+        if index < self.copied || index >= self.len {
             return;
         }
         let Some(&value) = data.get(index) else {
@@ -188,7 +255,7 @@ impl<T: Copy> CaptureState<T> {
     }
 
     fn image(self) -> Image<T> {
-        let mut image = self.copied;
+        let mut image = self.sink.take_image();
         for (index, value) in self.saved {
             if let Some(place) = image.get_mut(index) {
                 *place = value;
@@ -213,7 +280,7 @@ mod tests {
         ) {
             let mut data = initial.clone();
             let mut capture = Capture::default();
-            capture.start(&data, None);
+            let sink = capture.start(&data, None);
             let mut image = None;
             for (step, index, value) in steps {
                 match step {
@@ -227,6 +294,8 @@ mod tests {
                     _ => {
                         if capture.copy_some(&data, budget) && image.is_none() {
                             image = capture.take();
+                        } else if value % 2 == 0 {
+                            sink.flush();
                         }
                     }
                 }

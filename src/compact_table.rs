@@ -39,7 +39,7 @@
 use std::hash::{BuildHasher, Hash};
 use std::path::Path;
 
-use crate::capture::{Capture, Image};
+use crate::capture::{Capture, CaptureSink, Image};
 use crate::hashing::FingerprintBuildHasher;
 use crate::radix::sort_stably_by;
 
@@ -134,8 +134,8 @@ impl<T: TableEntry> CompactTable<T> {
 
     /// Starts capturing the entries as they are now ([`crate::capture`]);
     /// call with writes locked out.
-    pub fn start_capture(&self, directory: Option<&Path>) {
-        self.capture.start(&self.places, directory);
+    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<T> {
+        self.capture.start(&self.places, directory)
     }
 
     /// Copies up to `budget` more places of the capture; `true` once done.
@@ -584,8 +584,8 @@ impl<E: KeyedEntry> KeyedTable<E> {
     }
 
     /// See [`CompactTable::start_capture`].
-    pub fn start_capture(&self, directory: Option<&Path>) {
-        self.table.start_capture(directory);
+    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<E> {
+        self.table.start_capture(directory)
     }
 
     /// See [`CompactTable::capture_some`].

@@ -363,6 +363,38 @@ impl KeyNodeTable {
         builder.finish(self);
     }
 
+    /// The key as this table orders it (a bijection of the key): entries
+    /// given in this order ([`Self::insert_all_in_order`]) need no sort.
+    pub fn order_of(&self, key: u32) -> u32 {
+        self.mix.mix(key)
+    }
+
+    /// Adds many entries at once, given as [`Self::order_of`] their key in
+    /// the high half and the node in the low half, in ascending order,
+    /// each key once: into an empty table they are written front to back,
+    /// without a copy or a sort (recovery's candidate keys, sorted so
+    /// already); into a table that holds entries, one at a time.
+    pub fn insert_all_in_order(&mut self, entries: &[u64]) {
+        let entries = entries
+            .iter()
+            .copied()
+            .filter(|&packed| packed as NodeId != NodeId::MAX);
+        if !self.is_empty() {
+            for packed in entries {
+                self.insert_mixed((packed >> 32) as u32, packed as NodeId);
+            }
+            return;
+        }
+        let mut builder = InOrder::new(homes_for(entries.clone().count(), MIN_HOMES));
+        let mut last = None;
+        for packed in entries {
+            debug_assert!(last < Some(packed >> 32), "entries in ascending order");
+            last = Some(packed >> 32);
+            builder.push((packed >> 32) as u32, packed as NodeId);
+        }
+        builder.finish(self);
+    }
+
     /// Adds many entries at once (recovery): into an empty table, sorted by
     /// mixed key and written front to back; otherwise one at a time.
     pub fn insert_all(&mut self, entries: &[(u32, NodeId)]) {

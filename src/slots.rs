@@ -28,7 +28,7 @@
 use std::hash::BuildHasher;
 use std::path::Path;
 
-use crate::capture::{Capture, Image};
+use crate::capture::{Capture, CaptureSink, Image};
 use crate::hashing::FingerprintBuildHasher;
 use crate::key_node_table::KeyNodeTable;
 use crate::units::Fingerprint;
@@ -398,9 +398,14 @@ impl<T: Copy> FingerprintSlots<T> {
     /// call with writes locked out. The bits saying which slots are in
     /// use are copied at once (one bit a slot), the slots a slice at a
     /// time by [`Self::capture_some`].
-    pub fn start_capture(&self, directory: Option<&Path>) -> Vec<u64> {
-        self.capture.start(&self.slots, directory);
-        self.used.clone()
+    /// The sink moves the copied slots into the image, outside the lock
+    /// ([`crate::capture::CaptureSink::flush`]).
+    pub fn start_capture(
+        &self,
+        directory: Option<&Path>,
+    ) -> (Vec<u64>, CaptureSink<(Fingerprint, T)>) {
+        let sink = self.capture.start(&self.slots, directory);
+        (self.used.clone(), sink)
     }
 
     /// Copies up to `budget` more slots of the capture; `true` once done.

@@ -346,12 +346,24 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// written front to back.
     pub fn from_entries(capacity: usize, overflow: Overflow, entries: BucketEntries<K>) -> Self {
         let mut buckets = BoundedBuckets::new(capacity, overflow);
-        // The high half is the folded key, the low half the node.
-        let packed = sort_stably_by(entries.parts, |entry| (entry >> 32) as u32);
-        let mut singles: Vec<(u32, NodeId)> = Vec::new();
+        // The high half is the folded key, the low half the node. Sorted in
+        // the single-node table's order of keys (a bijection: a key's
+        // entries still come together, in the order they were added), the
+        // keys of one node are that table's entries in its order: they are
+        // kept in the front of the sorted entries themselves, and the table
+        // is written from there, with no vector of their own and no sort.
+        let order_of = |key: u32| buckets.singles.order_of(key);
+        let mut packed = sort_stably_by(entries.parts, |entry| order_of((entry >> 32) as u32));
+        let mut singles = 0;
         let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
-        for run in packed.chunk_by(|a, b| a >> 32 == b >> 32) {
-            let key = (run[0] >> 32) as u32;
+        let mut run_start = 0;
+        while run_start < packed.len() {
+            let key = (packed[run_start] >> 32) as u32;
+            let run_end = packed[run_start..]
+                .iter()
+                .position(|entry| (entry >> 32) as u32 != key)
+                .map_or(packed.len(), |length| run_start + length);
+            let run = &packed[run_start..run_end];
             list.clear();
             for &entry in run {
                 let node = entry as NodeId;
@@ -364,14 +376,17 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 }
             }
             if let [only] = list[..] {
-                singles.push((key, only));
+                // Written behind the runs read: at most one a run.
+                packed[singles] = u64::from(order_of(key)) << 32 | u64::from(only);
+                singles += 1;
             } else {
                 let place = buckets.arena.allocate_holding(&list);
                 buckets.lists.insert(KeyList { key, place });
             }
+            run_start = run_end;
         }
-        drop(packed);
-        buckets.singles.insert_all(&singles);
+        packed.truncate(singles);
+        buckets.singles.insert_all_in_order(&packed);
         buckets
     }
 

@@ -5,7 +5,7 @@
 use super::Engine;
 use super::side_data::SideSnapshot;
 use super::side_file::{SideFileReader, SideLocation};
-use crate::capture::Image;
+use crate::capture::{CaptureSink, Image};
 use crate::forest::records::{CapturedNodes, NodesCapture};
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::units::NodeId;
@@ -14,9 +14,19 @@ use crate::units::NodeId;
 #[derive(Debug)]
 pub struct EngineCapture {
     nodes: NodesCapture,
+    locations: CaptureSink<SideLocation>,
     /// The side file's segments at the capture's moment: every captured
     /// location's record stays readable, whatever is released meanwhile.
     file: SideFileReader,
+}
+
+impl EngineCapture {
+    /// Moves what was copied so far into the capture's images: call
+    /// between slices, without the lock ([`crate::capture::CaptureSink`]).
+    pub fn flush(&self) {
+        self.nodes.flush();
+        self.locations.flush();
+    }
 }
 
 /// The engine's nodes and their side records as of a capture's moment.
@@ -129,8 +139,12 @@ impl Engine {
     /// now: call with writes locked out (a moment of the log).
     pub fn start_capture(&self) -> EngineCapture {
         let nodes = self.forest.start_capture(self.side_data.directory());
-        let file = self.side_data.start_capture();
-        EngineCapture { nodes, file }
+        let (file, locations) = self.side_data.start_capture();
+        EngineCapture {
+            nodes,
+            locations,
+            file,
+        }
     }
 
     /// Copies up to `budget_bytes` more of the capture (one table at a
@@ -147,7 +161,7 @@ impl Engine {
     /// The capture's image, once [`Engine::capture_some`] said all is
     /// copied (the capture ends); `None` (and the capture dropped) before.
     pub fn take_capture(&self, capture: EngineCapture) -> Option<CapturedEngine> {
-        let EngineCapture { nodes, file } = capture;
+        let EngineCapture { nodes, file, .. } = capture;
         let (Some(nodes), Some(locations)) = (
             self.forest.take_capture(nodes),
             self.side_data.take_capture(),

@@ -79,10 +79,13 @@ use crate::units::{Fingerprint, Millis, NodeId};
 /// The forest a snapshot holds: its node records, in the order
 /// [`Forest::restore`] numbers them (the first record is node 0), with the
 /// forest's settings and counters.
-#[derive(Debug, Clone, Copy)]
-pub struct ForestState<'a> {
+/// The records are given, not lent: recovery lets them go once the forest
+/// is built and the side records numbered (48 bytes a node that the rest
+/// of recovery, the candidate indexes' bulk builds, no longer has to find).
+#[derive(Debug, Clone)]
+pub struct ForestState {
     pub config: ForestConfig,
-    pub nodes: &'a [NodeRecord],
+    pub nodes: Vec<NodeRecord>,
     pub counters: ForestCounters,
 }
 

@@ -64,7 +64,7 @@ impl Engine {
     /// Whatever `build_forest` returns.
     pub fn restore(
         fingerprinter: Fingerprinter,
-        forest: ForestState<'_>,
+        forest: ForestState,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
@@ -82,7 +82,7 @@ impl Engine {
     /// [`Self::restore`], the records indexed in runs of `records_per_run`.
     pub(super) fn restore_in_runs(
         fingerprinter: Fingerprinter,
-        forest_state: ForestState<'_>,
+        forest_state: ForestState,
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
@@ -108,6 +108,15 @@ impl Engine {
                 indexing.finish(run, indexes);
             }
         };
+        // Both threads read the node records first (numbering, the forest),
+        // and each lets them go when done: the last one frees them.
+        let ForestState {
+            config,
+            nodes,
+            counters,
+        } = forest_state;
+        let nodes = Arc::new(nodes);
+        let numbering_nodes = Arc::clone(&nodes);
         let (mut short_texts, mut long_texts, orphans, unstored) = std::thread::scope(|scope| {
             let (side_data, exact_hashes, forest_built, indexing, index_runs) = (
                 &mut side_data,
@@ -118,7 +127,8 @@ impl Engine {
             );
             let storing = scope.spawn(move || {
                 let mut keys = RecordKeys::default();
-                let ids: Arc<[Option<NodeId>]> = node_numbers(forest_state.nodes, sides).into();
+                let ids: Arc<[Option<NodeId>]> = node_numbers(&numbering_nodes, sides).into();
+                drop(numbering_nodes);
                 let _ = numbers_sender.send(Arc::clone(&ids));
                 let mut unstored = side_data.put_all_at(&ids, sides);
                 unstored.sort_unstable();
@@ -148,11 +158,9 @@ impl Engine {
                 (second_half, unstored)
             });
             let forest = forest_built.get_or_init(|| {
-                Forest::restore(
-                    forest_state.config,
-                    forest_state.nodes,
-                    forest_state.counters,
-                )
+                let forest = Forest::restore(config, &nodes, counters);
+                drop(nodes);
+                forest
             });
             drop(forest_sender);
             if let (Ok(forest), Ok(ids)) = (forest, numbers_receiver.recv()) {

@@ -28,7 +28,7 @@ use super::side_record::{
 };
 use std::path::Path;
 
-use crate::capture::{Capture, Image};
+use crate::capture::{Capture, CaptureSink, Image};
 use crate::confirm::ShortText;
 use crate::encoding::Encoder;
 use crate::forest::NodeRecord;
@@ -372,9 +372,9 @@ impl SideStore {
     /// Starts capturing the locations as they are now (call with writes
     /// locked out; [`crate::capture`]): the segments holding their records
     /// now, kept for the capture.
-    pub(super) fn start_capture(&self) -> SideFileReader {
-        self.capture.start(&self.locations, self.file.directory());
-        self.file.reader()
+    pub(super) fn start_capture(&self) -> (SideFileReader, CaptureSink<SideLocation>) {
+        let sink = self.capture.start(&self.locations, self.file.directory());
+        (self.file.reader(), sink)
     }
 
     /// Where captures' images go: the side file's directory (none when the

@@ -147,7 +147,7 @@ proptest! {
                     snapshots.push((store.snapshot(|id| Some(u64::from(id))), model.clone()));
                 }
                 Step::StartCapture => {
-                    capture = Some((store.start_capture(), model.clone()));
+                    capture = Some((store.start_capture().0, model.clone()));
                 }
                 Step::CaptureSome { budget } => {
                     store.capture_some(budget);

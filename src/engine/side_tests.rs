@@ -145,7 +145,7 @@ fn a_restored_engine_finds_what_it_held_and_drops_records_of_unknown_nodes() {
             engine.fingerprinter().clone(),
             ForestState {
                 config: engine.forest().config(),
-                nodes,
+                nodes: nodes.to_vec(),
                 counters: engine.forest().counters(),
             },
             ConfirmationConfig::default(),
@@ -194,7 +194,7 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
             engine.fingerprinter().clone(),
             ForestState {
                 config: engine.forest().config(),
-                nodes: &engine.forest().node_records(),
+                nodes: engine.forest().node_records(),
                 counters: engine.forest().counters(),
             },
             ConfirmationConfig::default(),
@@ -478,7 +478,7 @@ fn a_lean_engine_restored_finds_reposts_by_the_shingles_it_reads_back() {
         lean.fingerprinter().clone(),
         ForestState {
             config: lean.forest().config(),
-            nodes: &lean.forest().node_records(),
+            nodes: lean.forest().node_records(),
             counters: lean.forest().counters(),
         },
         lean_config(),

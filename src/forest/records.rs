@@ -8,6 +8,7 @@ use super::{
 };
 use std::path::Path;
 
+use crate::capture::CaptureSink;
 use crate::radix::sort_stably_by;
 use crate::slots::SlotsImage;
 use crate::units::{Fingerprint, NodeId};
@@ -18,6 +19,14 @@ pub struct NodesCapture {
     /// Which slots were in use at the capture's moment.
     used: Vec<u64>,
     counters: ForestCounters,
+    sink: CaptureSink<(Fingerprint, Node)>,
+}
+
+impl NodesCapture {
+    /// Moves the slots copied so far into the image (outside the lock).
+    pub fn flush(&self) {
+        self.sink.flush();
+    }
 }
 
 /// The forest's nodes as of a capture's moment.
@@ -100,9 +109,11 @@ impl Forest {
     /// out): the counters and which slots are in use are taken at once,
     /// the nodes by [`Forest::capture_some`].
     pub fn start_capture(&self, directory: Option<&Path>) -> NodesCapture {
+        let (used, sink) = self.nodes.start_capture(directory);
         NodesCapture {
-            used: self.nodes.start_capture(directory),
+            used,
             counters: self.counters(),
+            sink,
         }
     }
 
@@ -113,7 +124,7 @@ impl Forest {
 
     /// The captured nodes, once all are copied (the capture ends).
     pub fn take_capture(&self, capture: NodesCapture) -> Option<CapturedNodes> {
-        let NodesCapture { used, counters } = capture;
+        let NodesCapture { used, counters, .. } = capture;
         let image = self.nodes.take_capture(used)?;
         Some(CapturedNodes { image, counters })
     }

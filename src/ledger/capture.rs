@@ -14,7 +14,7 @@
 //! from the image without any lock ([`CapturedLedger::into_image`]).
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
-use crate::capture::Image;
+use crate::capture::{CaptureSink, Image};
 use crate::compact_table::TableEntry;
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
 use crate::engine::commonness::CommonSentenceRecord;
@@ -25,6 +25,7 @@ use crate::units::Fingerprint;
 #[derive(Debug)]
 pub struct LedgerCapture {
     engine: EngineCapture,
+    keys: CaptureSink<KeyEntry>,
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
     common_sentences: Vec<CommonSentenceRecord>,
@@ -112,6 +113,17 @@ impl SnapshotImage {
     }
 }
 
+impl LedgerCapture {
+    /// Moves what [`Ledger::capture_some`] copied so far into the
+    /// capture's images (files the kernel may write out): call between
+    /// slices, without the ledger's lock, so that writes never wait for
+    /// the kernel's writing out.
+    pub fn flush(&self) {
+        self.engine.flush();
+        self.keys.flush();
+    }
+}
+
 impl Ledger {
     /// Starts capturing the state as it is now: call with writes locked
     /// out, at the log position the snapshot will be named by. A capture
@@ -119,11 +131,13 @@ impl Ledger {
     pub fn start_capture(&self) -> LedgerCapture {
         let engine = self.engine.start_capture();
         // Beside the side records: a file the kernel may write out.
-        self.fingerprint_of_key
+        let keys = self
+            .fingerprint_of_key
             .table
             .start_capture(self.engine.capture_directory());
         LedgerCapture {
             engine,
+            keys,
             pending: self.pending_records(),
             sent: self.sent_records(),
             // Bounded (2^18 entries, about 8 MiB): copied at once.

@@ -106,24 +106,29 @@ pub fn ledger_from_snapshot(
     let Some(snapshot) = snapshot else {
         return Ok(Ledger::empty(parts)?);
     };
+    let SnapshotState {
+        counters,
+        nodes,
+        sides,
+        keys,
+        pending,
+        sent,
+        common_sentences,
+        ..
+    } = snapshot;
     let mut engine = Engine::restore(
         parts.fingerprinter,
         ForestState {
             config: parts.forest,
-            nodes: &snapshot.nodes,
-            counters: snapshot.counters,
+            nodes,
+            counters,
         },
         parts.confirmation,
         parts.side_storage,
-        &snapshot.sides,
+        &sides,
     )?;
-    engine.restore_common_sentences(&snapshot.common_sentences);
-    Ok(Ledger::restore(
-        engine,
-        snapshot.keys,
-        snapshot.pending,
-        snapshot.sent,
-    ))
+    engine.restore_common_sentences(&common_sentences);
+    Ok(Ledger::restore(engine, keys, pending, sent))
 }
 
 /// How the store names its files: snapshots and log segments (see

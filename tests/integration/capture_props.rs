@@ -179,6 +179,10 @@ proptest! {
             match write {
                 Write::Copy { bytes } => {
                     ledger.capture_some(*bytes);
+                    // Moved into the images between slices, or at the end.
+                    if bytes % 2 == 0 {
+                        capture.flush();
+                    }
                 }
                 other => apply(&mut ledger, other, &mut now),
             }
@@ -222,6 +226,9 @@ proptest! {
             match write {
                 Write::Copy { bytes } => {
                     capture.copy_some(&ledger, *bytes);
+                    if bytes % 3 == 0 {
+                        capture.flush();
+                    }
                 }
                 other => {
                     apply(&mut ledger, other, &mut now);

@@ -41,6 +41,14 @@ impl SnapshotCapture {
         ledger.capture_some(budget_bytes)
     }
 
+    /// Moves the slices copied so far into the capture's images (files
+    /// the kernel may write out, [`crate::capture::CaptureSink`]): call
+    /// after each [`Self::copy_some`], without the ledger's lock. Slices
+    /// never moved wait on the heap until [`Self::take`].
+    pub fn flush(&self) {
+        self.capture.flush();
+    }
+
     /// The state taken, once [`Self::copy_some`] said all is copied; to
     /// [`Store::finish_snapshot`]. Call with the ledger shared.
     ///
@@ -70,7 +78,9 @@ impl SnapshotCapture {
     ///
     /// As [`Self::take`].
     pub fn copy_all(self, ledger: &Ledger) -> Result<PendingSnapshot, StoreError> {
-        while !self.copy_some(ledger, CAPTURE_SLICE_BYTES) {}
+        while !self.copy_some(ledger, CAPTURE_SLICE_BYTES) {
+            self.flush();
+        }
         self.take(ledger)
     }
 }

@@ -256,14 +256,18 @@ impl DurableLedger {
             return Err(error);
         }
         loop {
-            let ledger = self.ledger.read();
-            let slice = Instant::now();
-            let done = capture.copy_some(&ledger, CAPTURE_SLICE_BYTES);
-            times.longest = times.longest.max(slice.elapsed());
-            times.slices += 1;
-            if done {
-                return capture.take(&ledger);
+            {
+                let ledger = self.ledger.read();
+                let slice = Instant::now();
+                let done = capture.copy_some(&ledger, CAPTURE_SLICE_BYTES);
+                times.longest = times.longest.max(slice.elapsed());
+                times.slices += 1;
+                if done {
+                    return capture.take(&ledger);
+                }
             }
+            // Writes go on meanwhile.
+            capture.flush();
         }
     }
 }
