@@ -211,6 +211,46 @@ proptest! {
     }
 }
 
+proptest! {
+    /// Entries given in the table's own order of keys (as recovery's
+    /// candidate indexes give their single-node keys) make the table that
+    /// inserting them one at a time makes, into an empty table or not.
+    #[test]
+    fn entries_given_in_the_tables_order_are_placed_as_one_by_one(
+        keys in proptest::collection::btree_set(proptest::num::u32::ANY, 0..300),
+        already in proptest::collection::vec(proptest::num::u32::ANY, 0..3),
+    ) {
+        for start_empty in [true, false] {
+            let mut in_order = KeyNodeTable::default();
+            let mut one_by_one = KeyNodeTable {
+                mix: in_order.mix,
+                ..KeyNodeTable::default()
+            };
+            if !start_empty {
+                for &key in &already {
+                    in_order.insert(key, 99);
+                    one_by_one.insert(key, 99);
+                }
+            }
+            let mut entries: Vec<u64> = keys
+                .iter()
+                .zip(0u32..)
+                .map(|(&key, node)| u64::from(in_order.order_of(key)) << 32 | u64::from(node))
+                .collect();
+            entries.sort_unstable();
+            in_order.insert_all_in_order(&entries);
+            for (&key, node) in keys.iter().zip(0u32..) {
+                one_by_one.insert(key, node);
+            }
+            in_order.check_invariants()?;
+            prop_assert_eq!(in_order.len(), one_by_one.len());
+            for &key in &keys {
+                prop_assert_eq!(in_order.get(key), one_by_one.get(key));
+            }
+        }
+    }
+}
+
 #[test]
 fn an_entry_is_six_bytes() {
     assert_eq!(size_of::<Entry>(), 6);
