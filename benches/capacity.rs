@@ -36,6 +36,8 @@ mod support;
 /// The largest `RssAnon` seen, read every 5 ms on a thread of its own:
 /// what a snapshot holds beside the engine while it is taken and written.
 struct PeakAnon {
+    /// `RssAnon` (KiB) when sampling started.
+    before: u64,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     sampler: std::thread::JoinHandle<u64>,
 }
@@ -52,14 +54,29 @@ impl PeakAnon {
             }
             peak
         });
-        PeakAnon { stop, sampler }
+        PeakAnon {
+            before: support::status_kib("RssAnon:").unwrap_or(0),
+            stop,
+            sampler,
+        }
     }
 
-    /// The peak in KiB.
-    fn stop(self) -> u64 {
+    /// Stops sampling; the peak above the start, in all and per node.
+    fn stop(self, nodes: usize) -> String {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let last = support::status_kib("RssAnon:").unwrap_or(0);
-        self.sampler.join().unwrap_or(0).max(last)
+        let above = self
+            .sampler
+            .join()
+            .unwrap_or(0)
+            .max(last)
+            .saturating_sub(self.before);
+        format!(
+            "at most {:.0} MiB above its {:.0} MiB before ({:.1} B/node)",
+            above as f64 / 1024.0,
+            self.before as f64 / 1024.0,
+            above as f64 * 1024.0 / nodes.max(1) as f64
+        )
     }
 }
 
@@ -291,7 +308,6 @@ fn main() {
     // The snapshot holds the nodes of this moment; the bench logs none of
     // the places made during the capture, so recovery brings back these.
     let snapshot_nodes = ledger.engine().forest().stats().nodes;
-    let anon_before_snapshot = support::status_kib("RssAnon:").unwrap_or(0);
     let peak_sampler = PeakAnon::start();
     let started = Instant::now();
     let capture = store.begin_snapshot(&ledger);
@@ -338,24 +354,19 @@ fn main() {
         percentile(&during, 0.5),
         during.last().copied().unwrap_or(0.0)
     );
-    let peak_anon = peak_sampler.stop();
     println!(
-        "  RssAnon while the snapshot was taken and written: at most {:.0} MiB above its {:.0} MiB before ({:.1} B/node)",
-        peak_anon.saturating_sub(anon_before_snapshot) as f64 / 1024.0,
-        anon_before_snapshot as f64 / 1024.0,
-        peak_anon.saturating_sub(anon_before_snapshot) as f64 * 1024.0
-            / snapshot_nodes.max(1) as f64
+        "  RssAnon while the snapshot was taken and written: {}",
+        peak_sampler.stop(snapshot_nodes)
     );
     drop(store);
     drop(ledger);
 
     if recover {
-        let anon_before_recovery = support::status_kib("RssAnon:").unwrap_or(0);
         let peak_sampler = PeakAnon::start();
         let started = Instant::now();
         let (_store, ledger, report) = open(&dir, retention);
-        let peak_anon = peak_sampler.stop();
         let recovered = ledger.engine().forest().stats().nodes;
+        let peak = peak_sampler.stop(recovered);
         println!(
             "  recovery from the snapshot: {:.1} s (read {:.1} s, build {:.1} s, log {:.1} s), {recovered} of the snapshot's {snapshot_nodes} nodes",
             started.elapsed().as_secs_f64(),
@@ -364,13 +375,7 @@ fn main() {
             report.log_replay.as_secs_f64()
         );
         println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
-        println!(
-            "  RssAnon during recovery: at most {:.0} MiB above its {:.0} MiB before ({:.1} B/node)",
-            peak_anon.saturating_sub(anon_before_recovery) as f64 / 1024.0,
-            anon_before_recovery as f64 / 1024.0,
-            peak_anon.saturating_sub(anon_before_recovery) as f64 * 1024.0
-                / recovered.max(1) as f64
-        );
+        println!("  RssAnon during recovery: {peak}");
         assert_eq!(
             recovered, snapshot_nodes,
             "every node of the snapshot comes back"
