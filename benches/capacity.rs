@@ -134,7 +134,7 @@ fn open(
             snapshot_after_log_bytes: u64::MAX,
             settings_digest: "bench".to_string(),
         },
-        |snapshot| neardup::persist::ledger_from_snapshot(parts, snapshot),
+        |snapshot| neardup::persist::ledger_from_snapshot(parts.clone(), snapshot),
     )
     .expect("open")
 }

@@ -179,7 +179,7 @@ fn main() {
             snapshot_after_log_bytes: SNAPSHOT_AFTER_LOG_BYTES,
             settings_digest: "soak".to_string(),
         },
-        |snapshot| neardup::persist::ledger_from_snapshot(parts, snapshot),
+        |snapshot| neardup::persist::ledger_from_snapshot(parts.clone(), snapshot),
     )
     .expect("open");
     let mut soak = Soak {

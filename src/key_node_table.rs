@@ -369,16 +369,21 @@ impl KeyNodeTable {
         self.mix.mix(key)
     }
 
+    /// [`Self::order_of`] as a function that does not borrow the table.
+    pub fn orderer(&self) -> impl Fn(u32) -> u32 + Copy + use<> {
+        let mix = self.mix;
+        move |key| mix.mix(key)
+    }
+
     /// Adds many entries at once, given as [`Self::order_of`] their key in
-    /// the high half and the node in the low half, in ascending order,
-    /// each key once: into an empty table they are written front to back,
-    /// without a copy or a sort (recovery's candidate keys, sorted so
-    /// already); into a table that holds entries, one at a time.
-    pub fn insert_all_in_order(&mut self, entries: &[u64]) {
-        let entries = entries
-            .iter()
-            .copied()
-            .filter(|&packed| packed as NodeId != NodeId::MAX);
+    /// the high half and the node in the low half, in ascending order (a
+    /// key given more than once has its entries side by side, as inserts
+    /// leave them): into an empty table they are written front to back,
+    /// without a copy or a sort (recovery's candidate keys and exact-hash
+    /// tags, sorted so already); into a table that holds entries, one at a
+    /// time.
+    pub fn insert_all_in_order(&mut self, entries: impl Iterator<Item = u64> + Clone) {
+        let entries = entries.filter(|&packed| packed as NodeId != NodeId::MAX);
         if !self.is_empty() {
             for packed in entries {
                 self.insert_mixed((packed >> 32) as u32, packed as NodeId);
@@ -388,7 +393,7 @@ impl KeyNodeTable {
         let mut builder = InOrder::new(homes_for(entries.clone().count(), MIN_HOMES));
         let mut last = None;
         for packed in entries {
-            debug_assert!(last < Some(packed >> 32), "entries in ascending order");
+            debug_assert!(last <= Some(packed >> 32), "entries in ascending order");
             last = Some(packed >> 32);
             builder.push((packed >> 32) as u32, packed as NodeId);
         }

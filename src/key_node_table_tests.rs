@@ -238,7 +238,7 @@ proptest! {
                 .map(|(&key, node)| u64::from(in_order.order_of(key)) << 32 | u64::from(node))
                 .collect();
             entries.sort_unstable();
-            in_order.insert_all_in_order(&entries);
+            in_order.insert_all_in_order(entries.iter().copied());
             for (&key, node) in keys.iter().zip(0u32..) {
                 one_by_one.insert(key, node);
             }

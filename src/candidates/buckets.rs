@@ -386,7 +386,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
             run_start = run_end;
         }
         packed.truncate(singles);
-        buckets.singles.insert_all_in_order(&packed);
+        buckets.singles.insert_all_in_order(packed.iter().copied());
         buckets
     }
 

@@ -38,10 +38,6 @@ impl ExactHashes {
         self.table.len()
     }
 
-    pub(super) fn reserve(&mut self, additional: usize) {
-        self.table.reserve(additional);
-    }
-
     /// The node holding `exact_hash`; `holds(node)` says whether a node's
     /// record lists it.
     pub(super) fn get(&self, exact_hash: u64, holds: impl Fn(NodeId) -> bool) -> Option<NodeId> {
@@ -54,6 +50,26 @@ impl ExactHashes {
         let key = tag_of(exact_hash);
         self.table
             .replace_or_insert(key, |holder| holder == node || holds(holder), node);
+    }
+
+    /// The order [`Self::insert_all_in_order`] takes hashes in: their tag
+    /// as the table orders it.
+    pub(super) fn order_of(&self, exact_hash: u64) -> u32 {
+        self.table.order_of(tag_of(exact_hash))
+    }
+
+    /// Adds `(hash, node)` entries given in [`Self::order_of`] order, each
+    /// hash once (recovery): into an empty table, written front to back
+    /// where one insert at a time was a probe at a random place.
+    pub(super) fn insert_all_in_order<'a>(
+        &mut self,
+        entries: impl Iterator<Item = &'a (u64, NodeId)> + Clone,
+    ) {
+        let order_of = self.table.orderer();
+        self.table
+            .insert_all_in_order(entries.map(move |&(exact_hash, node)| {
+                (u64::from(order_of(tag_of(exact_hash))) << 32) | u64::from(node)
+            }));
     }
 
     /// Forgets `node` as the holder of `exact_hash` (nothing when another

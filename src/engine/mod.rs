@@ -63,7 +63,7 @@ mod tests;
 pub use analysis::{Analysis, Analyzer, short_headline};
 use exact_hashes::ExactHashes;
 use side_data::SideStore;
-pub use side_data::{EncodedSides, SideSnapshot};
+pub use side_data::{EncodedSides, SideSnapshot, SidesCheck};
 use side_file::{SideFileStats, SideStorage};
 pub use side_record::{
     SideRecord, SideView, get_long, get_short, get_side, put_long, put_short, put_side, skip_side,

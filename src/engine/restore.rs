@@ -1,36 +1,40 @@
 //! Recovery of the engine from a snapshot: the forest, the side records and
 //! the indexes rebuilt from them.
 //!
-//! Motivation: recovery time is this at scale (10 M nodes: the forest, 10 M
-//! side records, some 64 M index entries), and a sidecar that restarts is
-//! down until it finishes.
+//! Motivation: recovery time is this at scale (100 M nodes: the forest,
+//! 100 M side records, some 640 M index entries), and a sidecar that
+//! restarts is down until it finishes. At that scale the side records (24
+//! GB) are more than the page cache beside the engine holds, so each pass
+//! over them is a read of the disk: seven passes (checksums, counting,
+//! numbering, adopting, exact hashes, cutting runs, indexing) made a
+//! recovery of 100 M nodes read about 150 GB.
 //!
-//! Design: nothing is built one entry at a time where it can be built
-//! whole. The side records of a version-2 snapshot are adopted where they
-//! are in the mapped snapshot file (no copy); the candidate indexes are
-//! built from their entries sorted by key ([`ShingleIndex::builder`],
-//! [`SketchIndex::builder`]); the forest's multi-index lays each table out
-//! once; the forest's node table is filled in the order of its table
-//! ([`crate::slots::FingerprintSlots::number_all`]). The side records are
-//! kept by the forest's node numbers, which follow the snapshot's node
-//! records, so the records' numbers come from a walk of the two lists side
-//! by side, before the forest exists. The exact-hash table is still one
-//! insert per node. The work is shared by two threads; see
-//! [`Engine::restore`].
+//! Design: one pass over the side records, in the order they are in the
+//! snapshot. A walk checks each block's checksum, finds its records, gives
+//! each the number of its node (the node records are in the same order),
+//! adopts the block where it is in the mapped snapshot (no copy), lists
+//! its exact hashes and cuts its records into runs; the runs go to the
+//! threads that index them, a few runs behind the walk, while the pages
+//! are still in memory. Nothing is built one entry at a time where it can
+//! be built whole: the candidate indexes from their entries sorted by key
+//! ([`ShingleIndex::builder`], [`SketchIndex::builder`]), the forest's
+//! multi-index laid out once, its node table filled in its own order
+//! ([`crate::slots::FingerprintSlots::number_all`]), the exact-hash table
+//! from the hashes sorted by tag. See [`Engine::restore`] for the threads.
 //!
 //! Consequences: the snapshot file stays mapped (and its disk space held,
-//! after it is deleted) while any of its records lives; at 10 M nodes
-//! recovery takes about a third of the time of one insert at a time.
+//! after it is deleted) while any of its records lives; a snapshot whose
+//! side records fail their checksum is found damaged here, not when read
+//! (the store then falls back to an older one).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, mpsc};
+use std::sync::{Arc, mpsc};
 
 use parking_lot::Mutex;
 
 use super::exact_hashes::ExactHashes;
-use super::side_data::{EncodedSides, RecordRun, SideStore};
-use super::side_file::SideStorage;
+use super::side_data::{EncodedSides, RecordRun, SideStore, SidesChunk};
+use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets};
 use super::side_record::{RecordKeys, record_fingerprint};
 use super::{Engine, ForestState};
 use crate::candidates::shingle_index::{
@@ -50,19 +54,20 @@ impl Engine {
     /// order. Side records of nodes the forest does not hold are dropped.
     ///
     /// Recovery time is this function at scale, so its work is split
-    /// between two threads. A second thread finds each record's node
-    /// number, stores the records (adopting those of a mapped snapshot) and
-    /// fills the exact-hash table; this one builds the forest meanwhile. Then both
-    /// take runs of records from a shared counter and collect their index
-    /// entries (reading a record and computing its LSH band keys is most of
-    /// the work); runs are kept in order, since the bounded buckets keep
-    /// the newest of a full key and so must see entries in arrival order.
-    /// Last, the other thread builds one half of the LSH's buckets, this
+    /// between threads. One walks the side records once ([`walk_records`]:
+    /// checksums, node numbers, storing, exact hashes, runs), then builds
+    /// the exact-hash table; this one builds the forest meanwhile; a third
+    /// indexes runs from the start, and the other two join it when done
+    /// (reading a record and computing its LSH band keys is most of the
+    /// work). Runs are kept in order, since the bounded buckets keep the
+    /// newest of a full key and so must see entries in arrival order.
+    /// Last, the walking thread builds one half of the LSH's buckets, this
     /// one the other half and the sketch index.
     ///
     /// # Errors
     ///
-    /// Whatever `build_forest` returns.
+    /// What [`Forest::restore`] returns; [`ForestError::Damaged`] when
+    /// the side records fail their checksum or are cut short.
     pub fn restore(
         fingerprinter: Fingerprinter,
         forest: ForestState,
@@ -89,94 +94,72 @@ impl Engine {
         sides: &EncodedSides,
         records_per_run: usize,
     ) -> Result<Self, ForestError> {
+        let records_per_run = records_per_run.max(1);
         let mut side_data = SideStore::new(side_storage);
         let mut exact_hashes = ExactHashes::default();
-        exact_hashes.reserve(sides.len());
         let short_text_search = confirmation.short_text_search;
-        let runs = sides.runs(records_per_run);
-        let indexing = RunIndexing::new(runs.len());
-        let forest_built: OnceLock<Result<Forest, ForestError>> = OnceLock::new();
-        // Each value below is sent once it is ready, and each "done" is the
-        // sender being dropped; a thread that panics drops its senders, so
-        // its partner never waits for it.
-        let (numbers_sender, numbers_receiver) = mpsc::channel::<Arc<[Option<NodeId>]>>();
-        let (forest_sender, forest_receiver) = mpsc::channel::<()>();
-        let (storing_indexed, storing_done_indexing) = mpsc::channel::<()>();
-        let (second_half_sender, second_half_receiver) = mpsc::channel::<ShingleBucketsBuilder>();
-        let index_runs = |forest: &Forest, ids: &[Option<NodeId>]| {
-            while let Some(run) = indexing.next_run() {
-                let indexes = index_run(&runs[run], ids, forest, short_text_search);
-                indexing.finish(run, indexes);
+        let indexing = RunIndexing::new(sides.len().div_ceil(records_per_run));
+        // Runs cut by the walk and not yet taken: a few, so that their
+        // pages are still in memory when they are indexed.
+        let (run_sender, run_receiver) = mpsc::sync_channel::<NumberedRun<'_>>(RUNS_AHEAD);
+        let run_receiver = Mutex::new(run_receiver);
+        // Ends when the walk is done and every run it sent is taken.
+        let index_runs = || {
+            loop {
+                let run = run_receiver.lock().recv();
+                let Ok(run) = run else { break };
+                indexing.finish(run.number, index_run(&run, short_text_search));
             }
         };
-        // Both threads read the node records first (numbering, the forest),
-        // and each lets them go when done: the last one frees them.
+        let (walker_indexed, walker_done_indexing) = mpsc::channel::<()>();
+        let (second_half_sender, second_half_receiver) = mpsc::channel::<ShingleBucketsBuilder>();
+        // The walk and the forest read the node records; the last of the
+        // two lets them go.
         let ForestState {
             config,
             nodes,
             counters,
         } = forest_state;
         let nodes = Arc::new(nodes);
-        let numbering_nodes = Arc::clone(&nodes);
-        let (mut short_texts, mut long_texts, orphans, unstored) = std::thread::scope(|scope| {
-            let (side_data, exact_hashes, forest_built, indexing, index_runs) = (
-                &mut side_data,
-                &mut exact_hashes,
-                &forest_built,
-                &indexing,
-                &index_runs,
-            );
-            let storing = scope.spawn(move || {
-                let mut keys = RecordKeys::default();
-                let ids: Arc<[Option<NodeId>]> = node_numbers(&numbering_nodes, sides).into();
-                drop(numbering_nodes);
-                let _ = numbers_sender.send(Arc::clone(&ids));
-                let mut unstored = side_data.put_all_at(&ids, sides);
-                unstored.sort_unstable();
-                unstored.dedup();
-                let mut listed = ListedExactHashes::default();
-                for (record, id) in sides.iter().zip(ids.iter()) {
-                    let Some(id) = *id else { continue };
-                    if unstored.binary_search(&id).is_ok()
-                        || keys.read_exact_hashes(record).is_err()
-                    {
-                        continue;
-                    }
-                    for &exact_hash in &keys.exact_hashes {
-                        listed.push(exact_hash, id);
-                    }
-                }
-                listed.insert_into(exact_hashes);
-                // Ends when the forest is built (or its thread gone).
-                let _ = forest_receiver.recv();
-                if let Some(Ok(forest)) = forest_built.get() {
-                    index_runs(forest, &ids);
-                }
-                drop(storing_indexed);
+        let walking_nodes = Arc::clone(&nodes);
+        let (forest, walked, short_texts, long_texts) = std::thread::scope(|scope| {
+            let (side_data, exact_hashes, indexing, index_runs) =
+                (&mut side_data, &mut exact_hashes, &indexing, &index_runs);
+            let helper = scope.spawn(index_runs);
+            let walking = scope.spawn(move || {
+                let walked = walk_records(
+                    sides,
+                    &walking_nodes,
+                    side_data,
+                    run_sender,
+                    records_per_run,
+                );
+                drop(walking_nodes);
+                let walked = walked.map(|walked| {
+                    walked.listed.insert_into(exact_hashes, &walked.unstored);
+                    walked.unstored
+                });
+                index_runs();
+                drop(walker_indexed);
                 // Comes once every run is indexed.
                 let second_half = second_half_receiver.recv().ok();
-                let second_half = second_half.map(ShingleBucketsBuilder::build);
-                (second_half, unstored)
+                (walked, second_half.map(ShingleBucketsBuilder::build))
             });
-            let forest = forest_built.get_or_init(|| {
-                let forest = Forest::restore(config, &nodes, counters);
-                drop(nodes);
-                forest
-            });
-            drop(forest_sender);
-            if let (Ok(forest), Ok(ids)) = (forest, numbers_receiver.recv()) {
-                index_runs(forest, &ids);
+            let forest = Forest::restore(config, &nodes, counters);
+            drop(nodes);
+            index_runs();
+            // Every run is indexed once the helper and the walking thread
+            // are done with them (the walker sends nothing: its sender is
+            // dropped).
+            if let Err(panic) = helper.join() {
+                std::panic::resume_unwind(panic);
             }
-            // Ends when the storing thread is done indexing runs (it sends
-            // nothing: its sender is dropped).
-            let _ = storing_done_indexing.recv();
+            let _ = walker_done_indexing.recv();
             let mut short_texts = Vec::new();
             let mut long_texts = Vec::new();
-            let mut orphans = Vec::new();
             for run in indexing.take() {
                 short_texts.push(run.short_texts);
                 long_texts.push(run.long_texts);
-                orphans.extend(run.orphans);
             }
             let mut short_texts = ShingleIndexBuilder::concat(short_texts)
                 .unwrap_or_else(|| ShingleIndex::builder(LshShape::default()));
@@ -185,19 +168,19 @@ impl Engine {
             let _ = second_half_sender.send(second_half);
             let first_half = first_half.build();
             let long_texts = SketchIndexBuilder::concat(long_texts).build();
-            let (second_half, unstored) = match storing.join() {
-                Ok(built) => built,
+            let (walked, second_half) = match walking.join() {
+                Ok(joined) => joined,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
             let short_texts = match second_half {
                 Some(second_half) => short_texts.assemble([first_half, second_half]),
                 None => ShingleIndex::new(LshShape::default()),
             };
-            (short_texts, long_texts, orphans, unstored)
+            (forest, walked, short_texts, long_texts)
         });
-        let forest = forest_built
-            .into_inner()
-            .unwrap_or_else(|| Err(ForestError::Damaged("the forest was not built".into())))?;
+        let (mut short_texts, mut long_texts) = (short_texts, long_texts);
+        let unstored = walked?;
+        let forest = forest?;
         // A node whose record found no space is no candidate: nothing could
         // confirm it. Its index entries go here.
         if !unstored.is_empty() {
@@ -228,11 +211,106 @@ impl Engine {
         engine.exact_hashes = exact_hashes;
         engine.short_texts = short_texts;
         engine.long_texts = long_texts;
-        // Records of nodes the forest does not hold (a snapshot that
-        // disagrees with itself) go: nothing could place them.
-        engine.drop_side_data(&orphans, &[]);
         Ok(engine)
     }
+}
+
+/// Runs cut by the walk and waiting to be indexed (a run is
+/// [`RECORDS_PER_RUN`] records, some 8 MB).
+const RUNS_AHEAD: usize = 4;
+
+/// What the walk over the side records leaves besides the stored records:
+/// the numbers of nodes whose record could not be stored (sorted, each
+/// once) and every exact hash the records list.
+struct Walked {
+    unstored: Vec<NodeId>,
+    listed: ListedExactHashes,
+}
+
+/// The one pass over the side records (see the module's documentation):
+/// each block checked against its checksum, its records given their
+/// node's number and stored in `side_data`, their exact hashes listed, and
+/// the records sent to `runs` in runs of `records_per_run` with their
+/// numbers, in order.
+fn walk_records<'a>(
+    sides: &'a EncodedSides,
+    nodes: &[NodeRecord],
+    side_data: &mut SideStore,
+    runs: mpsc::SyncSender<NumberedRun<'a>>,
+    records_per_run: usize,
+) -> Result<Walked, ForestError> {
+    let mut numbering = Numbering::new(nodes);
+    let mut keys = RecordKeys::default();
+    let mut listed = ListedExactHashes::default();
+    let mut unstored = Vec::new();
+    let mut run = NumberedRun::starting(0, 0);
+    for chunk in sides.chunks(MAX_SEGMENT_BYTES) {
+        chunk.read_in_order();
+        if !chunk.checks_out() {
+            return Err(ForestError::Damaged(
+                "side records fail their checksum".to_string(),
+            ));
+        }
+        let offsets = record_offsets(chunk.bytes)
+            .filter(|offsets| offsets.len() == chunk.records)
+            .ok_or_else(|| {
+                ForestError::Damaged("side records do not match their count".to_string())
+            })?;
+        let ids: Vec<Option<NodeId>> = EncodedSides::records_in(chunk.bytes)
+            .map(|record| numbering.number(record))
+            .collect();
+        for (record, id) in EncodedSides::records_in(chunk.bytes).zip(&ids) {
+            let Some(id) = *id else { continue };
+            if keys.read_exact_hashes(record).is_ok() {
+                for &exact_hash in &keys.exact_hashes {
+                    listed.push(exact_hash, id);
+                }
+            }
+        }
+        let ends: Vec<usize> = offsets
+            .iter()
+            .skip(1)
+            .map(|&offset| offset as usize)
+            .chain([chunk.bytes.len()])
+            .collect();
+        side_data.put_chunk_at(&chunk, offsets, &ids, &mut unstored);
+        run = cut_into_runs(&chunk, &ends, &ids, run, records_per_run, &runs);
+    }
+    if run.records.records > 0 {
+        let _ = runs.send(run);
+    }
+    unstored.sort_unstable();
+    unstored.dedup();
+    Ok(Walked { unstored, listed })
+}
+
+/// Adds `chunk`'s records (each ending where `ends` says, numbered as
+/// `ids` says) to `run`, sending each run that fills to `runs`; the run
+/// that is not full yet.
+fn cut_into_runs<'a>(
+    chunk: &SidesChunk<'a>,
+    ends: &[usize],
+    ids: &[Option<NodeId>],
+    mut run: NumberedRun<'a>,
+    records_per_run: usize,
+    runs: &mpsc::SyncSender<NumberedRun<'a>>,
+) -> NumberedRun<'a> {
+    let mut taken = 0;
+    let mut start = 0;
+    while taken < ends.len() {
+        let take = (records_per_run - run.records.records).min(ends.len() - taken);
+        let end = ends[taken + take - 1];
+        run.records.push(&chunk.bytes[start..end], take);
+        run.ids.extend_from_slice(&ids[taken..taken + take]);
+        taken += take;
+        start = end;
+        if run.records.records == records_per_run {
+            let next = NumberedRun::starting(run.number + 1, run.records.first + records_per_run);
+            // The receivers live until every thread is done.
+            let _ = runs.send(std::mem::replace(&mut run, next));
+        }
+    }
+    run
 }
 
 /// Nodes a side record may lie ahead of its node among the node records
@@ -240,86 +318,95 @@ impl Engine {
 /// data are skipped on the way).
 const NUMBERING_LOOKAHEAD: usize = 64;
 
-/// Each side record's node number: the position of its node among `nodes`
-/// ([`Forest::restore`] numbers the records in order), `None` when no node
-/// has its fingerprint. Both lists are in arrival order, so the number is
-/// found by walking them side by side; a record found out of step is
-/// looked up in a map built only then.
-fn node_numbers(nodes: &[NodeRecord], sides: &EncodedSides) -> Vec<Option<NodeId>> {
-    let mut numbers = Vec::with_capacity(sides.len());
-    let mut unplaced = Vec::new();
-    let mut cursor = 0;
-    for (position, record) in sides.iter().enumerate() {
-        let Some(fingerprint) = record_fingerprint(record) else {
-            numbers.push(None);
-            continue;
-        };
-        let ahead = nodes
-            .get(cursor..)
+/// Each side record's node number: the position of its node among the
+/// node records ([`Forest::restore`] numbers the records in order), `None`
+/// when no node has its fingerprint. Both lists are in arrival order, so
+/// the number is found by walking them side by side; a record found out
+/// of step is looked up in a map built only then.
+struct Numbering<'a> {
+    nodes: &'a [NodeRecord],
+    cursor: usize,
+    by_fingerprint: Option<HashMap<Fingerprint, usize>>,
+}
+
+impl<'a> Numbering<'a> {
+    fn new(nodes: &'a [NodeRecord]) -> Self {
+        Numbering {
+            nodes,
+            cursor: 0,
+            by_fingerprint: None,
+        }
+    }
+
+    fn number(&mut self, record: &[u8]) -> Option<NodeId> {
+        let fingerprint = record_fingerprint(record)?;
+        let ahead = self
+            .nodes
+            .get(self.cursor..)
             .unwrap_or_default()
             .iter()
             .take(NUMBERING_LOOKAHEAD)
             .position(|node| node.fingerprint == fingerprint);
-        match ahead {
-            Some(ahead) => {
-                numbers.push(NodeId::try_from(cursor + ahead).ok());
-                cursor += ahead + 1;
-            }
-            None => {
-                numbers.push(None);
-                unplaced.push((position, fingerprint));
-            }
+        if let Some(ahead) = ahead {
+            let number = self.cursor + ahead;
+            self.cursor = number + 1;
+            return NodeId::try_from(number).ok();
         }
+        let nodes = self.nodes;
+        // The first node of a fingerprint seen twice (which the forest
+        // refuses anyway).
+        let by_fingerprint = self.by_fingerprint.get_or_insert_with(|| {
+            nodes
+                .iter()
+                .enumerate()
+                .map(|(position, node)| (node.fingerprint, position))
+                .rev()
+                .collect()
+        });
+        by_fingerprint
+            .get(&fingerprint)
+            .and_then(|&number| NodeId::try_from(number).ok())
     }
-    if !unplaced.is_empty() {
-        let by_fingerprint: HashMap<Fingerprint, usize> = nodes
-            .iter()
-            .enumerate()
-            .map(|(position, node)| (node.fingerprint, position))
-            .rev()
-            .collect();
-        for (position, fingerprint) in unplaced {
-            numbers[position] = by_fingerprint
-                .get(&fingerprint)
-                .and_then(|&node| NodeId::try_from(node).ok());
-        }
-    }
-    numbers
 }
 
-/// Records indexed per unit of work shared by the two threads: small
-/// enough to balance them, large enough that taking one costs nothing.
+/// Records indexed per unit of work shared by the threads: small enough
+/// to balance them, large enough that taking one costs nothing.
 const RECORDS_PER_RUN: usize = 1 << 15;
 
-/// What one run of records adds to the candidate indexes, and the numbers
-/// its records were given that the forest does not give their nodes.
+/// Consecutive records, the `number`th run of the walk, with their nodes'
+/// numbers.
+struct NumberedRun<'a> {
+    number: usize,
+    records: RecordRun<'a>,
+    ids: Vec<Option<NodeId>>,
+}
+
+impl NumberedRun<'_> {
+    fn starting(number: usize, first: usize) -> Self {
+        NumberedRun {
+            number,
+            records: RecordRun::starting_at(first),
+            ids: Vec::new(),
+        }
+    }
+}
+
+/// What one run of records adds to the candidate indexes.
 struct RunIndexes {
     short_texts: ShingleIndexBuilder,
     long_texts: SketchIndexBuilder,
-    orphans: Vec<NodeId>,
 }
 
-fn index_run(
-    run: &RecordRun<'_>,
-    ids: &[Option<NodeId>],
-    forest: &Forest,
-    short_text_search: bool,
-) -> RunIndexes {
+fn index_run(run: &NumberedRun<'_>, short_text_search: bool) -> RunIndexes {
     let mut indexes = RunIndexes {
         short_texts: ShingleIndex::builder(LshShape::default()),
         long_texts: SketchIndex::builder(),
-        orphans: Vec::new(),
     };
     let mut keys = RecordKeys::default();
     let mut band_keys = Vec::new();
-    let ids = ids.get(run.first..).unwrap_or_default();
-    for (record, id) in run.iter().zip(ids) {
+    for (record, id) in run.records.iter().zip(&run.ids) {
         let Some(id) = *id else { continue };
         if keys.read(record).is_err() {
-            continue;
-        }
-        if forest.fingerprint_at(id) != Some(keys.fingerprint) {
-            indexes.orphans.push(id);
             continue;
         }
         if let Some(shingles) = &keys.shingles
@@ -334,27 +421,17 @@ fn index_run(
     indexes
 }
 
-/// Runs of records handed out to whichever thread asks next, and what
-/// each added, kept in run order (the indexes keep the newest of a full
-/// bucket, so entries must come in arrival order).
+/// What each run added, kept in run order (the indexes keep the newest of
+/// a full bucket, so entries must come in arrival order).
 struct RunIndexing {
-    next: AtomicUsize,
-    runs: usize,
     indexed: Mutex<Vec<Option<RunIndexes>>>,
 }
 
 impl RunIndexing {
     fn new(runs: usize) -> Self {
         RunIndexing {
-            next: AtomicUsize::new(0),
-            runs,
             indexed: Mutex::new((0..runs).map(|_| None).collect()),
         }
-    }
-
-    fn next_run(&self) -> Option<usize> {
-        let run = self.next.fetch_add(1, Ordering::Relaxed);
-        (run < self.runs).then_some(run)
     }
 
     fn finish(&self, run: usize, indexes: RunIndexes) {
@@ -374,15 +451,16 @@ impl RunIndexing {
 
 /// Every exact hash the side records list, with the node listing it, in
 /// the order the records are read (arrival order): the exact-hash table is
-/// built from these, not one insert at a time.
+/// built from these, sorted in its own order, not one insert at a time.
 ///
 /// Motivation: an insert whose 32-bit tag another hash holds asks whether
 /// that node's record lists the same hash, and reads the record: about 2 %
 /// of 100 M inserts, each a read out of order in a snapshot mapped for
 /// reading in order, which made the kernel read 8 MiB around each (1.9 TB
 /// in 23 minutes of a recovery of 100 M nodes). The hashes are all read by
-/// this pass anyway: sorted by tag, the nodes that list one hash are side
-/// by side, and the last of them holds it, as inserting them in turn gave.
+/// this pass anyway: sorted by tag (in the table's order of tags), the
+/// nodes that list one hash are side by side, and the last of them holds
+/// it, as inserting them in turn gave.
 #[derive(Default)]
 struct ListedExactHashes {
     /// (hash, node), in parts of [`LISTED_PER_PART`] (the radix sort
@@ -408,25 +486,88 @@ impl ListedExactHashes {
     }
 
     /// Inserts each hash once, held by the last node that lists it; no
-    /// record is read.
-    fn insert_into(self, exact_hashes: &mut ExactHashes) {
-        let by_tag = sort_stably_by(self.parts, |(exact_hash, _)| (exact_hash >> 32) as u32);
-        for same_tag in by_tag.chunk_by(|a, b| a.0 >> 32 == b.0 >> 32) {
-            for (position, &(exact_hash, node)) in same_tag.iter().enumerate() {
-                let listed_later = same_tag[position + 1..]
-                    .iter()
-                    .any(|&(later, _)| later == exact_hash);
-                if !listed_later {
-                    exact_hashes.insert(exact_hash, node, |_| false);
-                }
+    /// record is read. Hashes listed by the nodes `unstored` (sorted) are
+    /// left out: their records are not kept.
+    fn insert_into(self, exact_hashes: &mut ExactHashes, unstored: &[NodeId]) {
+        let order_of = |exact_hash: u64| exact_hashes.order_of(exact_hash);
+        let mut in_order = sort_stably_by(self.parts, |(exact_hash, _)| order_of(exact_hash));
+        // The same tag is the same place in the order, and a hash listed
+        // again is listed later among its tag's.
+        let mut kept = 0;
+        for position in 0..in_order.len() {
+            let (exact_hash, node) = in_order[position];
+            let listed_later = in_order[position + 1..]
+                .iter()
+                .take_while(|(later, _)| later >> 32 == exact_hash >> 32)
+                .any(|&(later, _)| later == exact_hash);
+            if !listed_later && unstored.binary_search(&node).is_err() {
+                in_order[kept] = (exact_hash, node);
+                kept += 1;
             }
         }
+        in_order.truncate(kept);
+        exact_hashes.insert_all_in_order(in_order.iter());
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Records cut into runs from chunks of any size come out in order,
+    /// each run numbered and starting where the one before ended, with
+    /// its records' numbers.
+    #[test]
+    fn runs_cut_from_chunks_keep_the_records_in_order() {
+        let mut sides = EncodedSides::default();
+        for index in 0..10u8 {
+            sides.push_encoded(&vec![index; 3 + usize::from(index % 3)]);
+        }
+        let all: Vec<&[u8]> = sides.iter().collect();
+        for chunk_bytes in [1, 15, 1000] {
+            for records_per_run in [1, 3, 4, 10, 11] {
+                let (sender, receiver) = mpsc::sync_channel(all.len() + 1);
+                let mut run = NumberedRun::starting(0, 0);
+                let mut first_id = 0;
+                for chunk in sides.chunks(chunk_bytes) {
+                    let offsets = record_offsets(chunk.bytes).expect("whole records");
+                    let ends: Vec<usize> = offsets
+                        .iter()
+                        .skip(1)
+                        .map(|&offset| offset as usize)
+                        .chain([chunk.bytes.len()])
+                        .collect();
+                    let ids: Vec<Option<NodeId>> = (first_id..first_id + ends.len() as NodeId)
+                        .map(Some)
+                        .collect();
+                    first_id += ends.len() as NodeId;
+                    run = cut_into_runs(&chunk, &ends, &ids, run, records_per_run, &sender);
+                }
+                if run.records.records > 0 {
+                    sender.send(run).expect("sent");
+                }
+                drop(sender);
+                let mut seen = Vec::new();
+                let mut seen_ids = Vec::new();
+                for (number, run) in receiver.iter().enumerate() {
+                    assert_eq!(run.number, number);
+                    assert_eq!(run.records.first, seen.len());
+                    let records: Vec<&[u8]> = run.records.iter().collect();
+                    assert_eq!(records.len(), run.records.records);
+                    assert_eq!(run.ids.len(), records.len());
+                    assert!(records.len() <= records_per_run);
+                    seen.extend(records);
+                    seen_ids.extend(run.ids);
+                }
+                assert_eq!(
+                    seen, all,
+                    "chunks of {chunk_bytes}, runs of {records_per_run}"
+                );
+                let expected: Vec<Option<NodeId>> = (0..all.len() as NodeId).map(Some).collect();
+                assert_eq!(seen_ids, expected);
+            }
+        }
+    }
 
     /// Built from the listed hashes, the table answers as inserting them in
     /// turn with each record read answered: a hash listed by several nodes
@@ -452,7 +593,7 @@ mod tests {
         for &(exact_hash, node) in &listed {
             all.push(exact_hash, node);
         }
-        all.insert_into(&mut built);
+        all.insert_into(&mut built, &[]);
         assert_eq!(built.len(), in_turn.len());
         for (exact_hash, holder) in [
             (shared_tag | 1, 3),

@@ -20,8 +20,7 @@
 //! each time it is tried.
 
 use super::side_file::{
-    MAX_SEGMENT_BYTES, MappedFile, SideFile, SideFileLimits, SideFileReader, SideFileStats,
-    SideLocation, SideStorage, record_offsets,
+    MappedFile, SideFile, SideFileLimits, SideFileReader, SideFileStats, SideLocation, SideStorage,
 };
 use super::side_record::{
     SideRecord, SideView, decode_record, put_side, record_has_exact_hash, record_short_text,
@@ -211,51 +210,50 @@ impl SideStore {
         self.file.read_at_random();
     }
 
-    /// Stores `sides` as the records of the nodes `ids` gives them (the
-    /// same order; a record without a number is not kept), each replacing
-    /// the one its node had: records of a mapped snapshot are adopted
-    /// where they are (unless the records are to be kept in memory), the
-    /// others written in blocks of [`MAX_SEGMENT_BYTES`] in one go. The
-    /// numbers of nodes whose record could not be stored, in the order of
-    /// `ids`.
-    pub(super) fn put_all_at(
+    /// Stores `chunk`'s records (at `offsets`, as
+    /// [`super::side_file::record_offsets`] finds
+    /// them) as the records of the nodes `ids` gives them (the same order;
+    /// a record without a number is not kept), each replacing the one its
+    /// node had: the records of a mapped snapshot are adopted where they
+    /// are (unless records are to be kept in memory), others written as a
+    /// block in one go. The numbers of nodes whose record could not be
+    /// stored go to `unstored`.
+    pub(super) fn put_chunk_at(
         &mut self,
+        chunk: &SidesChunk<'_>,
+        offsets: Vec<u32>,
         ids: &[Option<NodeId>],
-        sides: &EncodedSides,
-    ) -> Vec<NodeId> {
+        unstored: &mut Vec<NodeId>,
+    ) {
         if let Some(&largest) = ids.iter().flatten().max() {
             self.reserve_through(largest);
         }
-        let mut unstored = Vec::new();
-        let mut ids = ids.iter().copied();
-        for chunk in sides.chunks(MAX_SEGMENT_BYTES) {
-            let chunk_ids = ids.by_ref().take(chunk.records);
-            let stored = match chunk.mapped {
-                Some((file, range)) if self.file.keeps_files() => self.file.adopt(file, range),
-                _ => self.file.append_block(chunk.bytes),
-            };
-            let Some(locations) = stored else {
-                for (id, record) in chunk_ids.zip(EncodedSides::records_in(chunk.bytes)) {
-                    if let Some(id) = id
-                        && !self.put_at(id, record)
-                    {
+        let stored = match &chunk.mapped {
+            Some((file, range)) if self.file.keeps_files() => {
+                self.file.adopt_at(file, range.clone(), offsets)
+            }
+            _ => self.file.append_block(chunk.bytes),
+        };
+        let Some(locations) = stored else {
+            for (id, record) in ids.iter().zip(EncodedSides::records_in(chunk.bytes)) {
+                if let Some(id) = *id
+                    && !self.put_at(id, record)
+                {
+                    unstored.push(id);
+                }
+            }
+            return;
+        };
+        for (id, location) in ids.iter().zip(locations) {
+            match *id {
+                Some(id) => {
+                    if !self.locate(id, location) {
                         unstored.push(id);
                     }
                 }
-                continue;
-            };
-            for (id, location) in chunk_ids.zip(locations) {
-                match id {
-                    Some(id) => {
-                        if !self.locate(id, location) {
-                            unstored.push(id);
-                        }
-                    }
-                    None => self.file.release(location),
-                }
+                None => self.file.release(location),
             }
         }
-        unstored
     }
 
     /// Room in the table of locations for numbers up to `id`.
@@ -430,15 +428,46 @@ pub struct EncodedSides {
 enum SidesBlock {
     Owned(Vec<u8>),
     /// A range of a mapped snapshot holding this many records, adopted
-    /// where it is by the side file.
-    Mapped(MappedFile, std::ops::Range<usize>, usize),
+    /// where it is by the side file; its frame's checksum, if not yet
+    /// checked.
+    Mapped(
+        MappedFile,
+        std::ops::Range<usize>,
+        usize,
+        Option<SidesCheck>,
+    ),
+}
+
+/// A checksum a block of side records is still to be checked against:
+/// the checksum of `payload` (a range of the mapped file holding the
+/// block) must be `expected`.
+///
+/// Motivation: a snapshot's side records are most of it (24 GB of 28 at
+/// 100 M nodes, more than the page cache beside the engine), so a reader
+/// that checked them up front read them from disk once for the check and
+/// again for recovery. Recovery checks each block in its one pass, just
+/// before it uses the block.
+#[derive(Debug, Clone)]
+pub struct SidesCheck {
+    pub payload: std::ops::Range<usize>,
+    pub expected: u32,
+    /// The snapshot format's checksum.
+    pub checksum: fn(&[u8]) -> u32,
+}
+
+impl SidesCheck {
+    fn holds(&self, file: &MappedFile) -> bool {
+        file.bytes()
+            .get(self.payload.clone())
+            .is_some_and(|payload| (self.checksum)(payload) == self.expected)
+    }
 }
 
 impl SidesBlock {
     fn bytes(&self) -> &[u8] {
         match self {
             SidesBlock::Owned(bytes) => bytes,
-            SidesBlock::Mapped(file, range, _) => file.bytes().get(range.clone()).unwrap_or(&[]),
+            SidesBlock::Mapped(file, range, ..) => file.bytes().get(range.clone()).unwrap_or(&[]),
         }
     }
 }
@@ -453,6 +482,22 @@ pub(super) struct RecordRun<'a> {
 }
 
 impl<'a> RecordRun<'a> {
+    pub(super) fn starting_at(first: usize) -> Self {
+        RecordRun {
+            first,
+            records: 0,
+            slices: Vec::new(),
+        }
+    }
+
+    /// Adds `records` whole records, laid out in `slice`.
+    pub(super) fn push(&mut self, slice: &'a [u8], records: usize) {
+        if records > 0 {
+            self.slices.push(slice);
+            self.records += records;
+        }
+    }
+
     pub(super) fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
         self.slices
             .iter()
@@ -460,12 +505,31 @@ impl<'a> RecordRun<'a> {
     }
 }
 
-/// Part of an [`EncodedSides`] for [`SideStore::put_all_at`]: whole
+/// Part of an [`EncodedSides`] for [`SideStore::put_chunk_at`]: whole
 /// records, and where they are if in a mapped file.
 pub(super) struct SidesChunk<'a> {
-    bytes: &'a [u8],
-    records: usize,
+    pub(super) bytes: &'a [u8],
+    pub(super) records: usize,
     mapped: Option<(&'a MappedFile, std::ops::Range<usize>)>,
+    check: Option<&'a SidesCheck>,
+}
+
+impl SidesChunk<'_> {
+    /// `false` when the chunk's frame fails the checksum it came with
+    /// (a chunk without one has been checked, or is not from a file).
+    pub(super) fn checks_out(&self) -> bool {
+        match (self.mapped.as_ref(), self.check) {
+            (Some((file, _)), Some(check)) => check.holds(file),
+            _ => true,
+        }
+    }
+
+    /// Asks the kernel to read ahead through a mapped chunk.
+    pub(super) fn read_in_order(&self) {
+        if let Some((file, range)) = &self.mapped {
+            file.read_in_order(range.clone());
+        }
+    }
 }
 
 impl PartialEq for EncodedSides {
@@ -498,24 +562,23 @@ impl EncodedSides {
     }
 
     /// Adds the records in `range` of `file`, laid out as the side file
-    /// lays them out; `false` (nothing added) unless the range is exactly
-    /// `records` whole records.
+    /// lays them out, to be checked against `check` when first used; the
+    /// range is read only then (recovery's one pass), and must be
+    /// `records` whole records ([`SideStore::put_chunk_at`] refuses it
+    /// otherwise). `false` (nothing added) when the range is not in the
+    /// file.
     pub fn push_mapped(
         &mut self,
         file: &MappedFile,
         range: std::ops::Range<usize>,
         records: usize,
+        check: Option<SidesCheck>,
     ) -> bool {
-        let whole = file
-            .bytes()
-            .get(range.clone())
-            .and_then(record_offsets)
-            .is_some_and(|offsets| offsets.len() == records);
-        if !whole {
+        if range.start > range.end || range.end > file.bytes().len() {
             return false;
         }
         self.blocks
-            .push(SidesBlock::Mapped(file.clone(), range, records));
+            .push(SidesBlock::Mapped(file.clone(), range, records, check));
         self.count += records;
         true
     }
@@ -547,13 +610,15 @@ impl EncodedSides {
                             bytes,
                             records,
                             mapped: None,
+                            check: None,
                         }),
                     );
                 }
-                SidesBlock::Mapped(file, range, records) => chunks.push(SidesChunk {
+                SidesBlock::Mapped(file, range, records, check) => chunks.push(SidesChunk {
                     bytes: block.bytes(),
                     records: *records,
                     mapped: Some((file, range.clone())),
+                    check: check.as_ref(),
                 }),
             }
         }
@@ -595,37 +660,6 @@ impl EncodedSides {
             rest = &after[length..];
             Some(record)
         })
-    }
-
-    /// The records in runs of `records_per_run` (the last may be shorter),
-    /// for work split between threads.
-    pub(super) fn runs(&self, records_per_run: usize) -> Vec<RecordRun<'_>> {
-        let records_per_run = records_per_run.max(1);
-        let mut runs = Vec::new();
-        let mut current = RecordRun::default();
-        for block in &self.blocks {
-            let bytes = block.bytes();
-            let mut start = 0;
-            let mut end = 0;
-            for record in Self::records_in(bytes) {
-                end += 4 + record.len();
-                current.records += 1;
-                if current.records == records_per_run {
-                    current.slices.push(&bytes[start..end]);
-                    start = end;
-                    let first = current.first + current.records;
-                    runs.push(std::mem::take(&mut current));
-                    current.first = first;
-                }
-            }
-            if end > start {
-                current.slices.push(&bytes[start..end]);
-            }
-        }
-        if current.records > 0 {
-            runs.push(current);
-        }
-        runs
     }
 
     /// The records decoded (those that do not decode are left out).

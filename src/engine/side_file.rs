@@ -164,6 +164,18 @@ impl MappedFile {
         })
     }
 
+    /// Asks the kernel to read ahead through `range` (recovery's one pass
+    /// over a snapshot's side records); advice only, as
+    /// [`SideFileReader::read_in_order`].
+    pub fn read_in_order(&self, range: std::ops::Range<usize>) {
+        if range.start < range.end && range.end <= self.map.len() {
+            let page_start = range.start & !(ADVICE_ALIGNMENT - 1);
+            let _ = self
+                .map
+                .advise_range(Advice::Sequential, page_start, range.end - page_start);
+        }
+    }
+
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping lives as long as `self`, and nothing writes
         // to it (read-only, see above).
@@ -448,6 +460,17 @@ impl SideFile {
         range: std::ops::Range<usize>,
     ) -> Option<Vec<SideLocation>> {
         let offsets = record_offsets(file.bytes().get(range.clone())?)?;
+        self.adopt_at(file, range, offsets)
+    }
+
+    /// [`Self::adopt`] of records whose offsets in `range` (from
+    /// [`record_offsets`]) the caller has: recovery walks each range once.
+    pub(super) fn adopt_at(
+        &mut self,
+        file: &MappedFile,
+        range: std::ops::Range<usize>,
+        offsets: Vec<u32>,
+    ) -> Option<Vec<SideLocation>> {
         if range.is_empty() {
             return Some(Vec::new());
         }

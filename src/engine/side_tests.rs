@@ -249,26 +249,6 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
     }
 }
 
-#[test]
-fn records_split_into_runs_keep_their_order_across_blocks() {
-    let mut sides = EncodedSides::default();
-    for index in 0..10u8 {
-        sides.push_encoded(&[index; 3]);
-    }
-    for records_per_run in [1, 3, 4, 10, 11] {
-        let runs = sides.runs(records_per_run);
-        let mut seen = Vec::new();
-        for run in &runs {
-            assert_eq!(run.first, seen.len());
-            let records: Vec<&[u8]> = run.iter().collect();
-            assert_eq!(records.len(), run.records);
-            seen.extend(records);
-        }
-        let all: Vec<&[u8]> = sides.iter().collect();
-        assert_eq!(seen, all, "runs of {records_per_run}");
-    }
-}
-
 /// An engine that writes lean side records.
 fn lean_engine() -> Engine {
     super::tests::engine_with(lean_config())

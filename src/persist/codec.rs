@@ -26,7 +26,8 @@ pub fn put_frame(out: &mut Vec<u8>, payload: &[u8]) {
     out.extend_from_slice(payload);
 }
 
-fn checksum(payload: &[u8]) -> u32 {
+/// A frame's checksum of its payload.
+pub fn checksum(payload: &[u8]) -> u32 {
     (xxh3_64(payload) & 0xffff_ffff) as u32
 }
 

@@ -74,15 +74,24 @@ pub fn open_state(
     };
     let (store, ledger, report) = match origin {
         StateOrigin::Recovered => Store::open(store_options, |snapshot| {
-            ledger_from_snapshot(parts, snapshot)
+            ledger_from_snapshot(parts.clone(), snapshot)
         })?,
         StateOrigin::Member => Store::open_with(
             store_options,
-            |snapshot| ledger_from_snapshot(parts, snapshot),
+            |snapshot| ledger_from_snapshot(parts.clone(), snapshot),
             false,
         )?,
         StateOrigin::Given(state) => {
-            Store::open(store_options, |_| ledger_from_snapshot(parts, Some(*state)))?
+            let mut given = Some(*state);
+            Store::open(store_options, |_| {
+                let state = given
+                    .take()
+                    .ok_or_else(|| anyhow::anyhow!("the given state was used"))?;
+                // Damage in the given state is no reason to try the
+                // directory's older snapshots: it is what was given.
+                ledger_from_snapshot(parts.clone(), Some(state))
+                    .map_err(|error| anyhow::anyhow!("{error:#}"))
+            })?
         }
     };
     Ok(OpenedState {

@@ -21,9 +21,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::codec::{self, Decoder, Encoder, Frame};
-use crate::engine::EncodedSides;
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
+use crate::engine::{EncodedSides, SidesCheck};
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::capture::SnapshotImage;
 use crate::ledger::{DocumentKey, SentTo};
@@ -194,7 +194,53 @@ pub(super) fn write_snapshot(
     Ok(written + 20)
 }
 
-/// Reads one snapshot file, checking every frame and the totals. The file
+/// When the frame at `offset` holds side records (version 2 on), adds
+/// them to `sides` unread, with the checksum their frame gives, and
+/// returns the offset after it; `None` for any other frame (or none).
+///
+/// Motivation: the side records are most of a snapshot, and recovery
+/// reads each once, checking its frame's checksum then (see
+/// [`crate::engine::SidesCheck`]): reading them here as well was a second
+/// pass over the disk when the file is larger than the page cache. The
+/// header is read with `pread`, not through the mapping, whose fault would
+/// read the megabytes around it.
+fn skim_side_frame(
+    handle: &File,
+    file: &MappedFile,
+    offset: usize,
+    sides: &mut EncodedSides,
+) -> Result<Option<usize>, String> {
+    use std::os::unix::fs::FileExt;
+    // Length, checksum, the frame's kind and its count of records.
+    let mut header = [0u8; 13];
+    if handle.read_exact_at(&mut header, offset as u64).is_err() || header[8] != SNAPSHOT_SIDES {
+        return Ok(None);
+    }
+    let field = |at: usize| {
+        u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    let (length, expected, records) = (field(0) as usize, field(4), field(9) as usize);
+    let body_start = offset + 8;
+    let body_end = body_start.saturating_add(length);
+    if !(5..=codec::MAX_FRAME).contains(&length) || body_end > file.bytes().len() {
+        return Ok(None);
+    }
+    if records > length - 5 {
+        return Err("side records do not match their count".to_string());
+    }
+    let check = SidesCheck {
+        payload: body_start..body_end,
+        expected,
+        checksum: codec::checksum,
+    };
+    if !sides.push_mapped(file, body_start + 5..body_end, records, Some(check)) {
+        return Err("side records do not match their count".to_string());
+    }
+    Ok(Some(body_end))
+}
+
+/// Reads one snapshot file, checking every frame but those of side
+/// records (which recovery checks as it reads them) and the totals. The file
 /// is mapped: the side records of a version-2 snapshot stay where they
 /// are (in [`EncodedSides`] as ranges of the mapping), everything else is
 /// decoded.
@@ -203,6 +249,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
         io::ErrorKind::InvalidInput => "file too short".to_string(),
         _ => error.to_string(),
     })?;
+    let handle = File::open(path).map_err(|error| error.to_string())?;
     let data = file.bytes();
     let Some((magic, version)) = data.get(..20).map(|start| start.split_at(16)) else {
         return Err("file too short".to_string());
@@ -221,6 +268,12 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     let mut saw_header = false;
     let mut offset = 20;
     loop {
+        if version >= 2
+            && let Some(next) = skim_side_frame(&handle, &file, offset, &mut state.sides)?
+        {
+            offset = next;
+            continue;
+        }
         let (body, next) = match codec::read_frame(data, offset) {
             Frame::Valid(body, next) => (body, next),
             Frame::End | Frame::Damaged("frame header cut short") => {
@@ -228,8 +281,6 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             }
             Frame::Damaged(reason) => return Err(reason.to_string()),
         };
-        // The frame's payload starts after its 8-byte header.
-        let body_start = offset + 8;
         offset = next;
         let mut decoder = Decoder::new(body);
         let malformed = |error: codec::DecodeError| error.to_string();
@@ -261,16 +312,6 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     let start = decoder.position();
                     codec::skip_side(&mut decoder).map_err(malformed)?;
                     state.sides.push_encoded(&body[start..decoder.position()]);
-                }
-            }
-            SNAPSHOT_SIDES => {
-                let records = decoder.count().map_err(malformed)?;
-                let records_start = body_start + decoder.position();
-                if !state
-                    .sides
-                    .push_mapped(&file, records_start..body_start + body.len(), records)
-                {
-                    return Err("side records do not match their count".to_string());
                 }
             }
             SNAPSHOT_KEYS => {

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use super::codec::{self, Decoder, Encoder, Frame};
 pub use super::fsync::FsyncPolicy;
 pub use super::snapshot::{SNAPSHOT_FORMAT_VERSION, SnapshotState, read_snapshot};
+use crate::forest::ForestError;
 use crate::ledger::{Effect, Ledger};
 
 pub mod snapshots;
@@ -210,7 +211,9 @@ fn sync_dir(dir: &Path) -> Result<(), StoreError> {
 impl Store {
     /// Opens (creating if needed) and locks the state directory, recovers
     /// the ledger with `build` (given the snapshot, if any) and the log, and
-    /// starts a new log segment.
+    /// starts a new log segment. A snapshot `build` finds damaged
+    /// ([`ForestError::Damaged`]) is passed over for the next older one, as
+    /// one that does not read is.
     ///
     /// # Errors
     ///
@@ -218,7 +221,7 @@ impl Store {
     /// fallback, or what `build` returns.
     pub fn open(
         options: StoreOptions,
-        build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
+        build: impl FnMut(Option<SnapshotState>) -> anyhow::Result<Ledger>,
     ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
         Store::open_with(options, build, true)
     }
@@ -233,7 +236,7 @@ impl Store {
     /// As [`Store::open`].
     pub fn open_with(
         options: StoreOptions,
-        build: impl FnOnce(Option<SnapshotState>) -> anyhow::Result<Ledger>,
+        mut build: impl FnMut(Option<SnapshotState>) -> anyhow::Result<Ledger>,
         resolve_in_doubt: bool,
     ) -> anyhow::Result<(Store, Ledger, RecoveryReport)> {
         let dir = options.dir.clone();
@@ -263,21 +266,35 @@ impl Store {
             }
         }
         let mut report = RecoveryReport::default();
-        let started = std::time::Instant::now();
-        let snapshot = read_newest_snapshot(&dir, &mut report)?;
-        report.snapshot_read = started.elapsed();
-        if let Some(snapshot) = &snapshot {
-            report.snapshot_seq = Some(snapshot.last_seq);
-            report.settings_changed = snapshot.settings_digest != options.settings_digest;
-        }
-        let after_seq = snapshot.as_ref().map_or(0, |snapshot| snapshot.last_seq);
+        let snapshots = list(&dir, "snapshot-")?;
+        let mut older = snapshots.iter().rev();
+        // The newest snapshot that reads and builds: recovery checks the
+        // side records' checksums as it builds (see `read_snapshot`), so a
+        // damaged one may show only then.
+        let mut ledger = loop {
+            let started = std::time::Instant::now();
+            let (path, snapshot) = read_next_snapshot(&mut older, &mut report);
+            report.snapshot_read += started.elapsed();
+            report.snapshot_seq = snapshot.as_ref().map(|snapshot| snapshot.last_seq);
+            report.settings_changed = snapshot
+                .as_ref()
+                .is_some_and(|snapshot| snapshot.settings_digest != options.settings_digest);
+            let started = std::time::Instant::now();
+            let built = build(snapshot);
+            report.state_build += started.elapsed();
+            match (built, path) {
+                (Ok(ledger), _) => break ledger,
+                (Err(error), Some(path)) if is_damage(&error) => report
+                    .unreadable_snapshots
+                    .push(format!("{}: {error:#}", path.display())),
+                (Err(error), _) => return Err(error),
+            }
+        };
+        let after_seq = report.snapshot_seq.unwrap_or(0);
         let snapshot_bytes = report
             .snapshot_seq
             .and_then(|seq| fs::metadata(dir.join(file_name("snapshot-", seq))).ok())
             .map_or(0, |metadata| metadata.len());
-        let started = std::time::Instant::now();
-        let mut ledger = build(snapshot)?;
-        report.state_build = started.elapsed();
         let started = std::time::Instant::now();
         let last_seq = replay_log(&dir, after_seq, &mut ledger, &mut report)?;
         report.log_replay = started.elapsed();
@@ -646,20 +663,31 @@ fn cut(
 }
 
 /// The newest snapshot that reads back whole; damaged ones are reported.
-fn read_newest_snapshot(
-    dir: &Path,
+/// The next snapshot of `older` (newest first) that reads, with its path;
+/// those that do not read are noted in `report`. `(None, None)` when none
+/// is left.
+fn read_next_snapshot<'a>(
+    older: &mut impl Iterator<Item = &'a (u64, PathBuf)>,
     report: &mut RecoveryReport,
-) -> Result<Option<SnapshotState>, StoreError> {
-    let snapshots = list(dir, "snapshot-")?;
-    for (_, path) in snapshots.iter().rev() {
+) -> (Option<&'a Path>, Option<SnapshotState>) {
+    for (_, path) in older {
         match read_snapshot(path) {
-            Ok(snapshot) => return Ok(Some(snapshot)),
+            Ok(snapshot) => return (Some(path), Some(snapshot)),
             Err(reason) => report
                 .unreadable_snapshots
                 .push(format!("{}: {reason}", path.display())),
         }
     }
-    Ok(None)
+    (None, None)
+}
+
+/// Whether building the state failed because the snapshot is damaged (an
+/// older one may serve).
+fn is_damage(error: &anyhow::Error) -> bool {
+    matches!(
+        error.downcast_ref::<ForestError>(),
+        Some(ForestError::Damaged(_))
+    )
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ fn a_second_process_cannot_open_a_locked_state_directory() {
         settings_digest: settings.fingerprint_digest(),
     };
     let error = Store::open(options, |snapshot| {
-        neardup::persist::ledger_from_snapshot(parts, snapshot)
+        neardup::persist::ledger_from_snapshot(parts.clone(), snapshot)
     })
     .expect_err("locked");
     assert!(
@@ -330,4 +330,85 @@ fn a_snapshot_keeps_where_pending_placements_were_sent() {
         vec![(placed.fingerprint, sent_to)]
     );
     assert_eq!(recovered.pending_records(), vec![(placed.fingerprint, 1)]);
+}
+
+/// A snapshot whose side records fail their checksum reads (recovery
+/// checks them in its one pass over them), is found damaged while the
+/// state is built, and the store recovers from the snapshot before it and
+/// the log: the same state, the damaged file named in the report.
+#[test]
+fn damaged_side_records_send_recovery_to_the_snapshot_before() {
+    let directory = TempDir::new("persist-damaged-sides");
+    let (store, mut ledger) = open(directory.path());
+    let analyzer = ledger.engine().analyzer().clone();
+    let mut first_snapshot = 0;
+    for (position, sentence) in SENTENCES.iter().enumerate() {
+        let prepared = analyzer.fingerprinter().prepare(sentence);
+        let now = 1_700_000_000_000 + position as i64;
+        let placed = ledger.place(analyzer.analyze(&prepared), now);
+        ledger.stored(
+            DocumentKey::new("news", &position.to_string()),
+            placed.fingerprint,
+        );
+        let seq = store.append(ledger.take_journal());
+        store.sync(seq).expect("sync");
+        if position == 3 || position == SENTENCES.len() - 1 {
+            store.snapshot(&ledger, now).expect("snapshot");
+            if position == 3 {
+                first_snapshot = seq;
+            }
+        }
+    }
+    let expected = state(&ledger);
+    drop(store);
+    drop(ledger);
+    let mut snapshots: Vec<_> = std::fs::read_dir(directory.path())
+        .expect("dir")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("snapshot-"))
+        })
+        .collect();
+    snapshots.sort();
+    let newest = snapshots.last().expect("two snapshots").clone();
+    assert_eq!(snapshots.len(), 2);
+    let mut bytes = std::fs::read(&newest).expect("read");
+    // Frames after the 20-byte start: length, checksum, payload; the side
+    // records' payload starts with `S`.
+    let mut offset = 20;
+    let mut damaged = false;
+    while offset + 8 < bytes.len() {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        if bytes[offset + 8] == b'S' {
+            bytes[offset + 8 + length / 2] ^= 0x40;
+            damaged = true;
+            break;
+        }
+        offset += 8 + length;
+    }
+    assert!(damaged, "the snapshot has side records");
+    std::fs::write(&newest, bytes).expect("write");
+
+    let settings = settings();
+    let parts = settings.parts().expect("settings");
+    let options = StoreOptions {
+        dir: directory.path().to_path_buf(),
+        fsync: FsyncPolicy::Never,
+        snapshot_after_log_bytes: u64::MAX,
+        settings_digest: settings.fingerprint_digest(),
+    };
+    let (_store, recovered, report) = Store::open(options, |snapshot| {
+        neardup::persist::ledger_from_snapshot(parts.clone(), snapshot)
+    })
+    .expect("recovered from the snapshot before");
+    assert_eq!(report.snapshot_seq, Some(first_snapshot));
+    assert_eq!(report.unreadable_snapshots.len(), 1, "{report:?}");
+    let named = &report.unreadable_snapshots[0];
+    assert!(
+        named.contains(&newest.display().to_string()) && named.contains("checksum"),
+        "{named}"
+    );
+    assert_eq!(state(&recovered), expected);
 }

@@ -59,7 +59,7 @@ fn open(dir: &Path) -> (Store, Ledger, neardup::persist::RecoveryReport) {
     };
     let parts = settings.parts().expect("settings");
     Store::open(options(dir), |snapshot| {
-        neardup::persist::ledger_from_snapshot(parts, snapshot)
+        neardup::persist::ledger_from_snapshot(parts.clone(), snapshot)
     })
     .expect("open")
 }

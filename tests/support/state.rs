@@ -24,7 +24,7 @@ pub fn open_state(
     };
     let (store, ledger, report) = Store::open_with(
         options,
-        |snapshot| neardup::persist::ledger_from_snapshot(parts, snapshot),
+        |snapshot| neardup::persist::ledger_from_snapshot(parts.clone(), snapshot),
         resolve_in_doubt,
     )
     .expect("open");
