@@ -45,6 +45,7 @@ pub mod batch;
 pub mod capture;
 pub mod commonness;
 mod exact_hashes;
+mod mapped_file;
 mod plan;
 mod recent;
 mod restore;

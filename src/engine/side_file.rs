@@ -57,12 +57,13 @@
 //! most twice its size per byte given back, and under expiry far less
 //! (a segment is emptied when nearly all of it has expired).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use memmap2::{Advice, MmapOptions, MmapRaw};
 
+use super::mapped_file::ADVICE_ALIGNMENT;
+pub use super::mapped_file::MappedFile;
 use super::segment_files::{map_new_file, map_new_file_holding};
 
 /// Size of the first segment.
@@ -78,10 +79,6 @@ pub const MIN_GARBAGE_BYTES: u64 = 4 << 20;
 
 /// Bytes before each record: its length.
 const LENGTH_BYTES: usize = 4;
-
-/// Advice starts on a multiple of this: every page size in use (4, 16 or
-/// 64 KiB) divides it, as `madvise` wants of its address.
-const ADVICE_ALIGNMENT: usize = 64 << 10;
 
 /// Where the side records go.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,55 +128,6 @@ impl SideLocation {
 
     fn offset(&self) -> usize {
         usize::from(self.words[0]) | (usize::from(self.words[1]) << 16)
-    }
-}
-
-/// A file mapped read-only, shared by whoever reads from it: a snapshot,
-/// whose side records recovery adopts where they are instead of copying
-/// them into a segment file (at 10 M nodes that copy was 3.6 GB written
-/// and most of recovery's time).
-///
-/// The file must not change while mapped: snapshots are written once
-/// under a temporary name, renamed, and only ever deleted (a deleted file
-/// stays readable while mapped; its disk space comes back when the last
-/// segment reading it is given back).
-#[derive(Debug, Clone)]
-pub struct MappedFile {
-    map: Arc<MmapRaw>,
-}
-
-impl MappedFile {
-    /// Maps the whole file at `path`, read-only.
-    ///
-    /// # Errors
-    ///
-    /// The file cannot be opened or mapped (an empty file cannot be).
-    pub fn open(path: &Path) -> std::io::Result<Self> {
-        let file = File::open(path)?;
-        // SAFETY: mapped read-only; the file is a snapshot, which nothing
-        // writes once it has its name (see the type's documentation).
-        let map = unsafe { MmapOptions::new().map(&file)? };
-        Ok(MappedFile {
-            map: Arc::new(MmapRaw::from(map)),
-        })
-    }
-
-    /// Asks the kernel to read ahead through `range` (recovery's one pass
-    /// over a snapshot's side records); advice only, as
-    /// [`SideFileReader::read_in_order`].
-    pub fn read_in_order(&self, range: std::ops::Range<usize>) {
-        if range.start < range.end && range.end <= self.map.len() {
-            let page_start = range.start & !(ADVICE_ALIGNMENT - 1);
-            let _ = self
-                .map
-                .advise_range(Advice::Sequential, page_start, range.end - page_start);
-        }
-    }
-
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: the mapping lives as long as `self`, and nothing writes
-        // to it (read-only, see above).
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr(), self.map.len()) }
     }
 }
 
@@ -243,11 +191,11 @@ impl Segment {
 
     /// The bytes `range` of `file`, read-only.
     fn part_of(file: &MappedFile, range: std::ops::Range<usize>) -> Option<Segment> {
-        if range.start > range.end || range.end > file.map.len() {
+        if range.start > range.end || range.end > file.map().len() {
             return None;
         }
         Some(Segment {
-            map: Arc::clone(&file.map),
+            map: Arc::clone(file.map()),
             start: range.start,
             len: range.end - range.start,
             writable: false,

@@ -279,10 +279,10 @@ fn adopted_records_are_moved_out_and_their_mapped_file_let_go() {
             file.release(location);
         }
     }
-    assert_eq!(Arc::strong_count(&mapped.map), 2);
+    assert_eq!(Arc::strong_count(mapped.map()), 2);
     compact(&mut file, &mut kept_locations);
     assert_eq!(
-        Arc::strong_count(&mapped.map),
+        Arc::strong_count(mapped.map()),
         1,
         "the adopted segment is given back"
     );
