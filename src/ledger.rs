@@ -95,7 +95,7 @@ impl KeyedEntry for KeyEntry {
 
 /// Document key → fingerprint.
 #[derive(Debug, Default)]
-struct DocumentKeys {
+pub struct DocumentKeys {
     table: KeyedTable<KeyEntry>,
 }
 
@@ -114,9 +114,11 @@ impl DocumentKeys {
         None
     }
 
-    /// Sets many keys at once (a snapshot's); a key given twice keeps the
-    /// later fingerprint.
-    fn insert_all(&mut self, keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>) {
+    /// A snapshot's keys, all at once; a key given twice keeps the later
+    /// fingerprint. Built beside the engine at recovery
+    /// (`persist::ledger_from_snapshot`).
+    pub fn from_snapshot(keys: Vec<(DocumentKey, Fingerprint)>) -> Self {
+        // Collected where the pairs were (an entry is the pair's size).
         let entries: Vec<KeyEntry> = keys
             .into_iter()
             .map(|(key, fingerprint)| KeyEntry {
@@ -124,7 +126,9 @@ impl DocumentKeys {
                 fingerprint,
             })
             .collect();
-        self.table.insert_all(&entries);
+        let mut keys = DocumentKeys::default();
+        keys.table.insert_all(&entries);
+        keys
     }
 
     fn remove(&mut self, key: DocumentKey) -> Option<Fingerprint> {
@@ -305,12 +309,12 @@ impl Ledger {
     /// and where they were sent (from a snapshot).
     pub fn restore(
         engine: Engine,
-        keys: impl IntoIterator<Item = (DocumentKey, Fingerprint)>,
+        keys: DocumentKeys,
         pending: impl IntoIterator<Item = (Fingerprint, u32)>,
         sent: impl IntoIterator<Item = (Fingerprint, SentTo)>,
     ) -> Self {
         let mut ledger = Ledger::new(engine);
-        ledger.fingerprint_of_key.insert_all(keys);
+        ledger.fingerprint_of_key = keys;
         ledger.pending.extend(pending);
         for (fingerprint, sent_to) in sent {
             ledger

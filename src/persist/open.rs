@@ -22,7 +22,7 @@ use std::path::Path;
 
 use super::store::{RecoveryReport, SnapshotState, Store, StoreOptions};
 use crate::engine::{Engine, ForestState};
-use crate::ledger::{EngineParts, Ledger};
+use crate::ledger::{DocumentKeys, EngineParts, Ledger};
 
 /// Where an opened state comes from.
 #[derive(Debug)]
@@ -125,17 +125,27 @@ pub fn ledger_from_snapshot(
         common_sentences,
         ..
     } = snapshot;
-    let mut engine = Engine::restore(
-        parts.fingerprinter,
-        ForestState {
-            config: parts.forest,
-            nodes,
-            counters,
-        },
-        parts.confirmation,
-        parts.side_storage,
-        &sides,
-    )?;
+    // The document keys' table is built beside the engine (at 10 M keys,
+    // a second of one thread).
+    let (engine, keys) = std::thread::scope(|scope| {
+        let keys = scope.spawn(move || DocumentKeys::from_snapshot(keys));
+        let engine = Engine::restore(
+            parts.fingerprinter,
+            ForestState {
+                config: parts.forest,
+                nodes,
+                counters,
+            },
+            parts.confirmation,
+            parts.side_storage,
+            &sides,
+        );
+        let keys = keys
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (engine, keys)
+    });
+    let mut engine = engine?;
     engine.restore_common_sentences(&common_sentences);
     Ok(Ledger::restore(engine, keys, pending, sent))
 }
