@@ -102,12 +102,15 @@ impl Engine {
         // Runs cut by the walk and not yet taken: a few, so that their
         // pages are still in memory when they are indexed.
         let (run_sender, run_receiver) = mpsc::sync_channel::<NumberedRun<'_>>(RUNS_AHEAD);
-        let run_receiver = Mutex::new(run_receiver);
-        // Ends when the walk is done and every run it sent is taken.
+        let run_receiver = Mutex::new(Some(run_receiver));
+        // Ends when the walk is done and every run it sent is taken. A
+        // thread that panics here closes the queue, so that the walk does
+        // not wait on it for room.
         let index_runs = || {
+            let _closing = CloseOnPanic(&run_receiver);
             loop {
-                let run = run_receiver.lock().recv();
-                let Ok(run) = run else { break };
+                let run = run_receiver.lock().as_ref().map(mpsc::Receiver::recv);
+                let Some(Ok(run)) = run else { break };
                 indexing.finish(run.number, index_run(&run, short_text_search));
             }
         };
@@ -125,6 +128,9 @@ impl Engine {
         let (forest, walked, short_texts, long_texts) = std::thread::scope(|scope| {
             let (side_data, exact_hashes, indexing, index_runs) =
                 (&mut side_data, &mut exact_hashes, &indexing, &index_runs);
+            // Dropped if this thread panics, so that the walking thread,
+            // waiting for its half, does not wait for ever.
+            let second_half_sender = second_half_sender;
             let helper = scope.spawn(index_runs);
             let walking = scope.spawn(move || {
                 let walked = walk_records(
@@ -219,6 +225,17 @@ impl Engine {
         engine.short_texts = short_texts;
         engine.long_texts = long_texts;
         Ok(engine)
+    }
+}
+
+/// Closes the queue of runs when the thread holding it panics.
+struct CloseOnPanic<'a, T>(&'a Mutex<Option<mpsc::Receiver<T>>>);
+
+impl<T> Drop for CloseOnPanic<'_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.lock().take();
+        }
     }
 }
 
@@ -520,6 +537,24 @@ impl ListedExactHashes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A thread that panics while it takes runs closes the queue: the walk,
+    /// which may be waiting for room in it, gets an error instead of
+    /// waiting for ever.
+    #[test]
+    fn a_thread_that_panics_while_taking_runs_closes_the_queue() {
+        let (sender, receiver) = mpsc::sync_channel::<u32>(1);
+        let receiver = Mutex::new(Some(receiver));
+        std::thread::scope(|scope| {
+            let taker = scope.spawn(|| {
+                let _closing = CloseOnPanic(&receiver);
+                panic!("a run that cannot be indexed");
+            });
+            assert!(taker.join().is_err());
+        });
+        assert!(receiver.lock().is_none());
+        assert!(sender.send(1).is_err(), "nobody takes runs any more");
+    }
 
     /// Records cut into runs from chunks of any size come out in order,
     /// each run numbered and starting where the one before ended, with
