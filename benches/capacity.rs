@@ -1,5 +1,5 @@
 //! `cargo bench --bench capacity -- N [--no-recovery | --no-snapshot]
-//! [--retention R]`: the engine filled to N nodes with the engine's typical
+//! [--retention R] [--keep-state]`: the engine filled to N nodes with the engine's typical
 //! side data, then what it costs there (`--no-snapshot` stops after the
 //! probes: for fills whose snapshot would not fit the disk beside the side
 //! file). Retention is `never` unless given (`--retention 48h`,
@@ -28,7 +28,10 @@
 //!   whether every node came back.
 //!
 //! The state directory and the side file go to the system's temporary
-//! directory (`TMPDIR`).
+//! directory (`TMPDIR`). `--keep-state` leaves the state directory there
+//! (its path is printed); `cargo bench --bench capacity -- --recover DIR
+//! [--retention R]` then recovers it alone (time, phases, peak memory),
+//! as often as wanted: how recovery was profiled (issue 49, twelfth part).
 
 #[path = "../tests/support/mod.rs"]
 mod support;
@@ -218,6 +221,17 @@ fn main() {
         .position(|argument| argument == "--retention")
         .and_then(|at| arguments.get(at + 1))
         .map_or("never", String::as_str);
+    let keep_state = arguments.iter().any(|argument| argument == "--keep-state");
+    if let Some(kept) = arguments
+        .iter()
+        .position(|argument| argument == "--recover")
+        .and_then(|at| arguments.get(at + 1))
+    {
+        let baseline_anon_kib = support::status_kib("RssAnon:").unwrap_or(0);
+        println!("capacity: recovery of {kept}");
+        recover_from(std::path::Path::new(kept), retention, baseline_anon_kib);
+        return;
+    }
     let dir = std::env::temp_dir().join(format!("neardup-bench-capacity-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
 
@@ -362,24 +376,35 @@ fn main() {
     drop(ledger);
 
     if recover {
-        let peak_sampler = PeakAnon::start();
-        let started = Instant::now();
-        let (_store, ledger, report) = open(&dir, retention);
-        let recovered = ledger.engine().forest().stats().nodes;
-        let peak = peak_sampler.stop(recovered);
-        println!(
-            "  recovery from the snapshot: {:.1} s (read {:.1} s, build {:.1} s, log {:.1} s), {recovered} of the snapshot's {snapshot_nodes} nodes",
-            started.elapsed().as_secs_f64(),
-            report.snapshot_read.as_secs_f64(),
-            report.state_build.as_secs_f64(),
-            report.log_replay.as_secs_f64()
-        );
-        println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
-        println!("  RssAnon during recovery: {peak}");
+        let recovered = recover_from(&dir, retention, baseline_anon_kib);
         assert_eq!(
             recovered, snapshot_nodes,
             "every node of the snapshot comes back"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep_state {
+        println!("  state directory kept: {}", dir.display());
+    } else {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Recovers the state in `dir` and reports its time, its phases and the
+/// memory it took; the number of nodes recovered.
+fn recover_from(dir: &std::path::Path, retention: &str, baseline_anon_kib: u64) -> usize {
+    let peak_sampler = PeakAnon::start();
+    let started = Instant::now();
+    let (_store, ledger, report) = open(dir, retention);
+    let recovered = ledger.engine().forest().stats().nodes;
+    let peak = peak_sampler.stop(recovered);
+    println!(
+        "  recovery from the snapshot: {:.1} s (read {:.1} s, build {:.1} s, log {:.1} s), {recovered} nodes",
+        started.elapsed().as_secs_f64(),
+        report.snapshot_read.as_secs_f64(),
+        report.state_build.as_secs_f64(),
+        report.log_replay.as_secs_f64()
+    );
+    println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
+    println!("  RssAnon during recovery: {peak}");
+    recovered
 }
