@@ -280,25 +280,21 @@ fn walk_records<'a>(
             .ok_or_else(|| {
                 ForestError::Damaged("side records do not match their count".to_string())
             })?;
-        let ids: Vec<Option<NodeId>> = EncodedSides::records_in(chunk.bytes)
-            .map(|record| numbering.number(record))
-            .collect();
-        for (record, id) in EncodedSides::records_in(chunk.bytes).zip(&ids) {
-            let Some(id) = *id else { continue };
-            if keys.read_exact_hashes(record).is_ok() {
+        // Each record read once: its node's number, then its exact hashes.
+        let mut ids: Vec<Option<NodeId>> = Vec::with_capacity(chunk.records);
+        for record in EncodedSides::records_in(chunk.bytes) {
+            let id = numbering.number(record);
+            if let Some(id) = id
+                && keys.read_exact_hashes(record).is_ok()
+            {
                 for &exact_hash in &keys.exact_hashes {
                     listed.push(exact_hash, id);
                 }
             }
+            ids.push(id);
         }
-        let ends: Vec<usize> = offsets
-            .iter()
-            .skip(1)
-            .map(|&offset| offset as usize)
-            .chain([chunk.bytes.len()])
-            .collect();
+        run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, &runs);
         side_data.put_chunk_at(&chunk, offsets, &ids, &mut unstored);
-        run = cut_into_runs(&chunk, &ends, &ids, run, records_per_run, &runs);
     }
     if run.records.records > 0 {
         let _ = runs.send(run);
@@ -308,12 +304,12 @@ fn walk_records<'a>(
     Ok(Walked { unstored, listed })
 }
 
-/// Adds `chunk`'s records (each ending where `ends` says, numbered as
-/// `ids` says) to `run`, sending each run that fills to `runs`; the run
-/// that is not full yet.
+/// Adds `chunk`'s records (starting at `offsets`, as
+/// [`record_offsets`] finds them; numbered as `ids` says) to `run`,
+/// sending each run that fills to `runs`; the run that is not full yet.
 fn cut_into_runs<'a>(
     chunk: &SidesChunk<'a>,
-    ends: &[usize],
+    offsets: &[u32],
     ids: &[Option<NodeId>],
     mut run: NumberedRun<'a>,
     records_per_run: usize,
@@ -321,9 +317,12 @@ fn cut_into_runs<'a>(
 ) -> NumberedRun<'a> {
     let mut taken = 0;
     let mut start = 0;
-    while taken < ends.len() {
-        let take = (records_per_run - run.records.records).min(ends.len() - taken);
-        let end = ends[taken + take - 1];
+    while taken < offsets.len() {
+        let take = (records_per_run - run.records.records).min(offsets.len() - taken);
+        // A record ends where the next starts, the last at the chunk's end.
+        let end = offsets
+            .get(taken + take)
+            .map_or(chunk.bytes.len(), |&next| next as usize);
         run.records.push(&chunk.bytes[start..end], take);
         run.ids.extend_from_slice(&ids[taken..taken + take]);
         taken += take;
@@ -573,17 +572,10 @@ mod tests {
                 let mut first_id = 0;
                 for chunk in sides.chunks(chunk_bytes) {
                     let offsets = record_offsets(chunk.bytes).expect("whole records");
-                    let ends: Vec<usize> = offsets
-                        .iter()
-                        .skip(1)
-                        .map(|&offset| offset as usize)
-                        .chain([chunk.bytes.len()])
-                        .collect();
-                    let ids: Vec<Option<NodeId>> = (first_id..first_id + ends.len() as NodeId)
-                        .map(Some)
-                        .collect();
-                    first_id += ends.len() as NodeId;
-                    run = cut_into_runs(&chunk, &ends, &ids, run, records_per_run, &sender);
+                    let count = offsets.len() as NodeId;
+                    let ids: Vec<Option<NodeId>> = (first_id..first_id + count).map(Some).collect();
+                    first_id += count;
+                    run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, &sender);
                 }
                 if run.records.records > 0 {
                     sender.send(run).expect("sent");

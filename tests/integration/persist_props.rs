@@ -227,19 +227,26 @@ fn run(operations: &[Operation]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Appends the first `bytes` bytes of a frame that never finished.
-fn tear_last_segment(dir: &Path, bytes: usize) {
-    use std::io::Write;
-    let mut segments: Vec<_> = std::fs::read_dir(dir)
+/// The files of the state directory `dir` whose names start with
+/// `prefix`, oldest first (names sort by sequence).
+fn state_files(dir: &Path, prefix: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("dir")
         .flatten()
         .map(|entry| entry.path())
         .filter(|path| {
             path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("log-"))
+                .is_some_and(|name| name.to_string_lossy().starts_with(prefix))
         })
         .collect();
-    segments.sort();
+    files.sort();
+    files
+}
+
+/// Appends the first `bytes` bytes of a frame that never finished.
+fn tear_last_segment(dir: &Path, bytes: usize) {
+    use std::io::Write;
+    let segments = state_files(dir, "log-");
     let last = segments.last().expect("a segment");
     let mut file = std::fs::OpenOptions::new()
         .append(true)
@@ -362,16 +369,7 @@ fn damaged_side_records_send_recovery_to_the_snapshot_before() {
     let expected = state(&ledger);
     drop(store);
     drop(ledger);
-    let mut snapshots: Vec<_> = std::fs::read_dir(directory.path())
-        .expect("dir")
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| {
-            path.file_name()
-                .is_some_and(|name| name.to_string_lossy().starts_with("snapshot-"))
-        })
-        .collect();
-    snapshots.sort();
+    let snapshots = state_files(directory.path(), "snapshot-");
     let newest = snapshots.last().expect("two snapshots").clone();
     assert_eq!(snapshots.len(), 2);
     let mut bytes = std::fs::read(&newest).expect("read");
