@@ -259,29 +259,35 @@ impl<T: Copy> FingerprintSlots<T> {
         if u32::try_from(entries.len()).map_or(true, |count| count == u32::MAX) {
             return Err(NoNumberLeft);
         }
-        // (hash, index), in the order of the place the hash gives in the
-        // table: hashbrown places by the hash's low bits.
+        // (the number table's order of the tag, index), sorted once: the
+        // order the number table is written in, where a fingerprint given
+        // twice sits among the entries of its tag.
         let hasher = self.hasher;
-        let placed: Vec<(u64, u32)> = (0u32..)
+        let order_of = self.numbers.orderer();
+        let placed: Vec<u64> = (0u32..)
             .zip(&entries)
-            .map(|(index, (fingerprint, _))| (hasher.hash_one(*fingerprint), index))
+            .map(|(index, (fingerprint, _))| {
+                let tag = (hasher.hash_one(*fingerprint) >> 32) as u32;
+                u64::from(order_of(tag)) << 32 | u64::from(index)
+            })
             .collect();
-        let placed = crate::radix::sort_stably_by(vec![placed], |(hash, _)| hash as u32);
-        // A fingerprint seen again has the same hash: among entries whose
-        // hashes agree in the sorted bits (kept in entry order by the sort),
-        // it points at its first.
+        let placed = crate::radix::sort_stably_by(vec![placed], |packed| (packed >> 32) as u32);
+        let index_of = |packed: u64| packed as u32;
+        // A fingerprint seen again points at its first (entries of one tag
+        // are kept in entry order by the sort).
         let mut first_of: Vec<u32> = Vec::new();
-        for run in placed.chunk_by(|a, b| a.0 as u32 == b.0 as u32) {
-            for (later, &(_, index)) in run.iter().enumerate().skip(1) {
+        for run in placed.chunk_by(|a, b| a >> 32 == b >> 32) {
+            for (later, &packed) in run.iter().enumerate().skip(1) {
+                let index = index_of(packed);
                 let fingerprint = entries[index as usize].0;
-                if let Some(&(_, first)) = run[..later]
+                if let Some(&first) = run[..later]
                     .iter()
-                    .find(|(_, earlier)| entries[*earlier as usize].0 == fingerprint)
+                    .find(|&&earlier| entries[index_of(earlier) as usize].0 == fingerprint)
                 {
                     if first_of.is_empty() {
                         first_of = (0..u32::try_from(entries.len()).unwrap_or(u32::MAX)).collect();
                     }
-                    first_of[index as usize] = first_of[first as usize];
+                    first_of[index as usize] = first_of[index_of(first) as usize];
                 }
             }
         }
@@ -302,16 +308,19 @@ impl<T: Copy> FingerprintSlots<T> {
         if !count.is_multiple_of(64) {
             self.used.push((1u64 << (count % 64)) - 1);
         }
-        let tagged: Vec<(u32, u32)> = placed
-            .into_iter()
-            .filter(|&(_, index)| {
-                first_of
-                    .get(index as usize)
-                    .is_none_or(|&first| first == index)
-            })
-            .map(|(hash, index)| ((hash >> 32) as u32, numbers[index as usize]))
-            .collect();
-        self.numbers.insert_all(&tagged);
+        if first_of.is_empty() {
+            // Every entry has the number of its place in the entries.
+            self.numbers.insert_all_in_order(placed.iter().copied());
+        } else {
+            self.numbers.insert_all_in_order(
+                placed
+                    .iter()
+                    .filter(|&&packed| first_of[index_of(packed) as usize] == index_of(packed))
+                    .map(|&packed| {
+                        packed >> 32 << 32 | u64::from(numbers[index_of(packed) as usize])
+                    }),
+            );
+        }
         Ok(numbers)
     }
 
