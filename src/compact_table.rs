@@ -41,7 +41,7 @@ use std::path::Path;
 
 use crate::capture::{Capture, CaptureSink, Image};
 use crate::hashing::FingerprintBuildHasher;
-use crate::radix::sort_stably_by;
+use crate::radix::sort_stably_filling;
 
 /// An entry of a [`CompactTable`]: small, `Copy`, and with one value that
 /// stands for an empty place.
@@ -258,27 +258,21 @@ impl<T: TableEntry> CompactTable<T> {
     /// map's `extend` does).
     pub fn insert_all(
         &mut self,
-        entries: &[T],
+        entries: Vec<T>,
         same: impl Fn(&T, &T) -> bool,
         hasher: impl Fn(&T) -> u64,
     ) {
         self.reserve(entries.len(), &hasher);
-        let Ok(count) = u32::try_from(entries.len()) else {
-            for entry in entries {
-                self.place_or_replace(hasher(entry), *entry, &same, &hasher);
-            }
-            return;
-        };
-        // The place's bits (the hash's high half) above the entry's index.
-        let order: Vec<u64> = (0..count)
-            .zip(entries)
-            .map(|(index, entry)| hasher(entry) >> 32 << 32 | u64::from(index))
-            .collect();
+        // The entries themselves sorted by their places' bits (the hash's
+        // high half), then read in turn: a sort of their indexes read them
+        // at random after it, a cache and TLB miss each at 100 M entries.
+        let sorted = sort_stably_filling(vec![entries], T::VACANT, |entry| {
+            (hasher(&entry) >> 32) as u32
+        });
         // Into an empty table (recovery), in that order: each at its home
         // or right after the one before.
         let mut in_order = (self.len == 0).then(InOrder::default);
-        for packed in sort_stably_by(vec![order], |packed| (packed >> 32) as u32) {
-            let entry = entries[(packed as u32) as usize];
+        for entry in sorted {
             match &mut in_order {
                 Some(in_order) => {
                     self.place_in_order(in_order, hasher(&entry), entry, Some(&same), &hasher);
@@ -556,7 +550,7 @@ impl<E: KeyedEntry> KeyedTable<E> {
     /// Adds many entries at once, in the order of their places (see
     /// [`CompactTable::insert_all`]); of entries with one key the last
     /// stays.
-    pub fn insert_all(&mut self, entries: &[E]) {
+    pub fn insert_all(&mut self, entries: Vec<E>) {
         let hasher = self.hasher;
         self.table.insert_all(
             entries,

@@ -184,7 +184,7 @@ fn entries_added_at_once_are_found_as_if_added_one_by_one() {
             .map(|key| Pair { key, node: key * 2 })
             .chain([Pair { key: 3, node: 99 }])
             .collect();
-        at_once.insert_all(&entries, same, hasher);
+        at_once.insert_all(entries, same, hasher);
         assert_in_order_of_homes(&at_once, hash);
         assert_eq!(at_once.len(), 500);
         assert!(at_once.len() <= at_once.capacity());

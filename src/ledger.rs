@@ -127,7 +127,7 @@ impl DocumentKeys {
             })
             .collect();
         let mut keys = DocumentKeys::default();
-        keys.table.insert_all(&entries);
+        keys.table.insert_all(entries);
         keys
     }
 

@@ -27,6 +27,16 @@ pub(crate) fn sort_stably_by<T: Copy + Default>(
     parts: Vec<Vec<T>>,
     digits: impl Fn(T) -> u32,
 ) -> Vec<T> {
+    sort_stably_filling(parts, T::default(), digits)
+}
+
+/// [`sort_stably_by`] for values without a default: `filler` holds the
+/// places until they are written.
+pub(crate) fn sort_stably_filling<T: Copy>(
+    parts: Vec<Vec<T>>,
+    filler: T,
+    digits: impl Fn(T) -> u32,
+) -> Vec<T> {
     let total = parts.iter().map(Vec::len).sum();
     let digit = |value: T, shift: u32| ((digits(value) >> shift) & 0xff) as usize;
     let mut counts = [0usize; 256];
@@ -37,7 +47,7 @@ pub(crate) fn sort_stably_by<T: Copy + Default>(
     }
     let range_starts = starts_of(&counts);
     let mut next = range_starts;
-    let mut values = vec![T::default(); total];
+    let mut values = vec![filler; total];
     for part in parts {
         for value in part {
             let slot = &mut next[digit(value, 24)];
@@ -46,7 +56,7 @@ pub(crate) fn sort_stably_by<T: Copy + Default>(
         }
     }
     let largest = counts.iter().copied().filter(|&count| count > 1).max();
-    let mut scratch = vec![T::default(); largest.unwrap_or(0)];
+    let mut scratch = vec![filler; largest.unwrap_or(0)];
     for (&start, &count) in range_starts.iter().zip(&counts) {
         if count < 2 {
             continue;

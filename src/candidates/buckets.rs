@@ -356,6 +356,10 @@ impl<K: BucketKey> BoundedBuckets<K> {
         let mut packed = sort_stably_by(entries.parts, |entry| order_of((entry >> 32) as u32));
         let mut singles = 0;
         let mut list: Vec<NodeId> = Vec::with_capacity(buckets.capacity);
+        // The keys that hold a list, put in their table at once at the end
+        // (one at a time, tens of millions at 100 M nodes went each to a
+        // random place, and the table was placed again at every growth).
+        let mut lists = Vec::new();
         let mut run_start = 0;
         while run_start < packed.len() {
             let key = (packed[run_start] >> 32) as u32;
@@ -381,10 +385,11 @@ impl<K: BucketKey> BoundedBuckets<K> {
                 singles += 1;
             } else {
                 let place = buckets.arena.allocate_holding(&list);
-                buckets.lists.insert(KeyList { key, place });
+                lists.push(KeyList { key, place });
             }
             run_start = run_end;
         }
+        buckets.lists.insert_all(lists);
         packed.truncate(singles);
         buckets.singles.insert_all_in_order(packed.iter().copied());
         buckets
