@@ -351,6 +351,26 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// A text's band keys are those of its shingle set however its
+        /// hashes come: recovery takes them from lean records unsorted,
+        /// a recurring shingle there each time.
+        #[test]
+        fn band_keys_do_not_depend_on_the_order_or_repeats_of_hashes(
+            hashes in proptest::collection::vec(proptest::num::u32::ANY, 1..120),
+            repeated in proptest::collection::vec(proptest::num::usize::ANY, 0..40),
+        ) {
+            let index = ShingleIndex::new(LshShape::default());
+            let mut as_they_come = hashes.clone();
+            as_they_come.extend(repeated.iter().map(|&at| hashes[at % hashes.len()]));
+            as_they_come.reverse();
+            let mut set = hashes;
+            set.sort_unstable();
+            set.dedup();
+            proptest::prop_assert_eq!(index.band_keys(&as_they_come), index.band_keys(&set));
+        }
+    }
+
     fn set(range: std::ops::Range<u32>) -> Vec<u32> {
         range.collect()
     }

@@ -37,7 +37,7 @@ use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
-use crate::fingerprint::shingle_set_of_letters;
+use crate::fingerprint::shingle_hashes_of_letters;
 use crate::record_text::RecordText;
 use crate::units::Fingerprint;
 
@@ -103,6 +103,9 @@ pub fn skip_side(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
 pub(super) struct RecordKeys {
     pub(super) fingerprint: Fingerprint,
     pub(super) exact_hashes: Vec<u64>,
+    /// The short text's shingle hashes, for MinHash band keys only: a
+    /// lean record's are taken from its letters unsorted, a shingle that
+    /// recurs there each time (a minimum does not depend on either).
     pub(super) shingles: Option<Vec<u32>>,
     pub(super) sketch: Option<Vec<u32>>,
     buffer_shingles: Vec<u32>,
@@ -173,7 +176,8 @@ impl RecordKeys {
 }
 
 /// The shingles of a compact short text (after its tag), stored or taken
-/// from its letters, into `shingles`; `decoder` is left past the text.
+/// from its letters (unsorted, see [`RecordKeys::shingles`]), into
+/// `shingles`; `decoder` is left past the text.
 fn read_compact_short_shingles(
     decoder: &mut Decoder<'_>,
     shingles: &mut Vec<u32>,
@@ -187,7 +191,7 @@ fn read_compact_short_shingles(
         if width == 0 {
             return Err(DecodeError("short text without shingles or width"));
         }
-        *shingles = shingle_set_of_letters(&decoder.text()?, width);
+        *shingles = shingle_hashes_of_letters(&decoder.text()?, width);
     }
     skip_compact_short_tail(decoder, flags)
 }

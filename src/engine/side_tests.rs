@@ -262,6 +262,17 @@ fn lean_config() -> ConfirmationConfig {
 }
 
 /// `side`'s record, encoded as the engine stores it.
+/// The shingle set a record's keys give: a lean record's hashes come
+/// unsorted and may repeat.
+fn shingle_set_read(keys: &side_record::RecordKeys) -> Option<Vec<u32>> {
+    keys.shingles.as_ref().map(|hashes| {
+        let mut set = hashes.clone();
+        set.sort_unstable();
+        set.dedup();
+        set
+    })
+}
+
 fn encoded(side: &SideRecord) -> Vec<u8> {
     let mut encoder = crate::encoding::Encoder::default();
     side_record::put_side(&mut encoder, &side.view());
@@ -289,7 +300,7 @@ fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
     assert_eq!(side_record::decode_record(&record), Ok(side.clone()));
     let mut keys = side_record::RecordKeys::default();
     keys.read(&record).expect("reads");
-    assert_eq!(keys.shingles.as_deref(), Some(short.shingles()));
+    assert_eq!(shingle_set_read(&keys).as_deref(), Some(short.shingles()));
     let mut decoder = crate::encoding::Decoder::new(&record);
     side_record::skip_side(&mut decoder).expect("skips");
     assert!(decoder.is_done());
@@ -558,7 +569,8 @@ mod record_props {
             prop_assert!(decoder.is_done());
             let mut keys = side_record::RecordKeys::default();
             prop_assert!(keys.read(&record).is_ok());
-            prop_assert_eq!(keys.shingles.as_deref(), side.short_text.as_ref().map(|short| short.shingles()));
+            let shingles = shingle_set_read(&keys);
+            prop_assert_eq!(shingles.as_deref(), side.short_text.as_ref().map(|short| short.shingles()));
             prop_assert_eq!(keys.sketch.as_deref(), side.long_text.as_ref().map(|long| &long.sketch[..]));
         }
 

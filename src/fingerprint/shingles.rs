@@ -30,6 +30,17 @@ pub fn shingle_set(normalized: &str, width: usize) -> Vec<u32> {
 /// time a lean record's shingles are, so it is written for speed: one pass
 /// over each field's lowercased letters, each window hashed where it lies.
 pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
+    let mut hashes = shingle_hashes_of_letters(letters, width);
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
+}
+
+/// The hashes [`shingle_set_of_letters`] makes its set of, as they come:
+/// unsorted, a window that recurs there each time. What takes their
+/// minima (MinHash band keys, at recovery) needs no more, and the sort
+/// was a tenth of recovery's time at 100 M nodes.
+pub fn shingle_hashes_of_letters(letters: &str, width: usize) -> Vec<u32> {
     if width == 0 {
         let lowered: String = letters.chars().flat_map(char::to_lowercase).collect();
         return shingle_set(&lowered, width);
@@ -62,8 +73,6 @@ pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
         }
     }
     hash_field_windows(&field, &mut starts, width, &mut hashes);
-    hashes.sort_unstable();
-    hashes.dedup();
     hashes
 }
 
