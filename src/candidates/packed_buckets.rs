@@ -595,8 +595,6 @@ impl PackedBuckets {
     pub(super) fn insert_all(&mut self, fingerprints: &[u64]) {
         let mut all = self.fingerprints();
         all.extend_from_slice(fingerprints);
-        let block_mask = u64::MAX >> (64 - self.width);
-        let block_of = |fingerprint: u64| ((fingerprint >> self.shift) & block_mask) as usize;
         let mut group_bits = self.width.min(MAX_GROUP_BITS);
         while group_bits > 0
             && all.len() > (self.bounds.len() >> group_bits) * self.split_average_entries
@@ -606,7 +604,7 @@ impl PackedBuckets {
         self.group_bits = group_bits;
         let mut counts = vec![0u32; self.bounds.len()];
         for &fingerprint in &all {
-            counts[block_of(fingerprint)] += 1;
+            counts[self.block_of(fingerprint)] += 1;
         }
         let sizes: Vec<usize> = (0..self.group_count())
             .map(|group| {
@@ -634,14 +632,23 @@ impl PackedBuckets {
             }
         }
         drop(counts);
-        for &fingerprint in &all {
-            let block_value = block_of(fingerprint);
-            let at = cursors[block_value] as usize * entry_bytes;
-            let rest = self.rest_of(fingerprint);
-            if let Some(target) = slots.get_mut(at..at + entry_bytes) {
-                target.copy_from_slice(&rest.to_le_bytes()[..entry_bytes]);
+        // Each width its own loop, so that an entry is a move of known
+        // size (a call to memcpy each, before: 2 % of recovery).
+        match entry_bytes {
+            6 => self.scatter::<6>(&all, &mut slots, &mut cursors),
+            7 => self.scatter::<7>(&all, &mut slots, &mut cursors),
+            8 => self.scatter::<8>(&all, &mut slots, &mut cursors),
+            _ => {
+                for &fingerprint in &all {
+                    let block_value = self.block_of(fingerprint);
+                    let at = cursors[block_value] as usize * entry_bytes;
+                    let rest = self.rest_of(fingerprint);
+                    if let Some(target) = slots.get_mut(at..at + entry_bytes) {
+                        target.copy_from_slice(&rest.to_le_bytes()[..entry_bytes]);
+                    }
+                    cursors[block_value] += 1;
+                }
             }
-            cursors[block_value] += 1;
         }
         for (bounds, end) in self.bounds.iter_mut().zip(cursors) {
             bounds[1] = end;
@@ -649,6 +656,33 @@ impl PackedBuckets {
         self.entries = all.len();
         self.slots = slots;
         self.install(slot_starts);
+    }
+
+    /// The block value `fingerprint` is filed under in this table.
+    fn block_of(&self, fingerprint: u64) -> usize {
+        let block_mask = u64::MAX >> (64 - self.width);
+        ((fingerprint >> self.shift) & block_mask) as usize
+    }
+
+    /// Writes each of `fingerprints` at its bucket's cursor in `slots` and
+    /// moves the cursor on, for entries of `ENTRY_BYTES`.
+    fn scatter<const ENTRY_BYTES: usize>(
+        &self,
+        fingerprints: &[u64],
+        slots: &mut [u8],
+        cursors: &mut [u32],
+    ) {
+        for &fingerprint in fingerprints {
+            let block_value = self.block_of(fingerprint);
+            let at = cursors[block_value] as usize * ENTRY_BYTES;
+            let rest = self.rest_of(fingerprint).to_le_bytes();
+            if let (Some(target), Some(bytes)) =
+                (slots.get_mut(at..at + ENTRY_BYTES), rest.get(..ENTRY_BYTES))
+            {
+                target.copy_from_slice(bytes);
+            }
+            cursors[block_value] += 1;
+        }
     }
 }
 
