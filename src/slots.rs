@@ -292,14 +292,21 @@ impl<T: Copy> FingerprintSlots<T> {
             }
         }
         let mut numbers = Vec::with_capacity(entries.len());
-        self.slots.reserve(entries.len());
-        for (index, slot) in (0u32..).zip(entries) {
-            match first_of.get(index as usize) {
-                Some(&first) if first != index => numbers.push(numbers[first as usize]),
-                // Fewer than u32::MAX entries (checked above).
-                _ => {
-                    numbers.push(u32::try_from(self.slots.len()).unwrap_or(u32::MAX));
-                    self.slots.push(slot);
+        if first_of.is_empty() {
+            // Each entry's slot is its place (fewer than u32::MAX, checked
+            // above): the entries are the slots, not copied (gigabytes at
+            // 100 M nodes, each page faulted in anew).
+            numbers.extend(0..u32::try_from(entries.len()).unwrap_or(u32::MAX));
+            self.slots = entries;
+        } else {
+            self.slots.reserve(entries.len());
+            for (index, slot) in (0u32..).zip(entries) {
+                match first_of.get(index as usize) {
+                    Some(&first) if first != index => numbers.push(numbers[first as usize]),
+                    _ => {
+                        numbers.push(u32::try_from(self.slots.len()).unwrap_or(u32::MAX));
+                        self.slots.push(slot);
+                    }
                 }
             }
         }

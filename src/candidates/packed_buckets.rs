@@ -593,8 +593,16 @@ impl PackedBuckets {
     /// written once in its place, where one by one each insert moved half a
     /// group.
     pub(super) fn insert_all(&mut self, fingerprints: &[u64]) {
-        let mut all = self.fingerprints();
-        all.extend_from_slice(fingerprints);
+        // Into an empty table (recovery), the fingerprints as given: a copy
+        // for each of the k + 1 tables was gigabytes at 100 M nodes.
+        let all: std::borrow::Cow<'_, [u64]> = if self.entries == 0 {
+            std::borrow::Cow::Borrowed(fingerprints)
+        } else {
+            let mut all = self.fingerprints();
+            all.extend_from_slice(fingerprints);
+            std::borrow::Cow::Owned(all)
+        };
+        let all: &[u64] = &all;
         let mut group_bits = self.width.min(MAX_GROUP_BITS);
         while group_bits > 0
             && all.len() > (self.bounds.len() >> group_bits) * self.split_average_entries
@@ -603,7 +611,7 @@ impl PackedBuckets {
         }
         self.group_bits = group_bits;
         let mut counts = vec![0u32; self.bounds.len()];
-        for &fingerprint in &all {
+        for &fingerprint in all {
             counts[self.block_of(fingerprint)] += 1;
         }
         let sizes: Vec<usize> = (0..self.group_count())
@@ -635,11 +643,11 @@ impl PackedBuckets {
         // Each width its own loop, so that an entry is a move of known
         // size (a call to memcpy each, before: 2 % of recovery).
         match entry_bytes {
-            6 => self.scatter::<6>(&all, &mut slots, &mut cursors),
-            7 => self.scatter::<7>(&all, &mut slots, &mut cursors),
-            8 => self.scatter::<8>(&all, &mut slots, &mut cursors),
+            6 => self.scatter::<6>(all, &mut slots, &mut cursors),
+            7 => self.scatter::<7>(all, &mut slots, &mut cursors),
+            8 => self.scatter::<8>(all, &mut slots, &mut cursors),
             _ => {
-                for &fingerprint in &all {
+                for &fingerprint in all {
                     let block_value = self.block_of(fingerprint);
                     let at = cursors[block_value] as usize * entry_bytes;
                     let rest = self.rest_of(fingerprint);
