@@ -9,8 +9,9 @@
 //! side records, keys, pending placements, end). Version 2 stores each side
 //! record after its length, the side file's layout, and is read mapped: the
 //! side records stay where they are, as ranges of the mapping the side file
-//! adopts; everything else is decoded. Version 1 (records bare) still loads,
-//! by copying them.
+//! adopts; everything else is decoded, the frames of nodes and keys (most
+//! of the rest) on two threads once the end is found. Version 1 (records
+//! bare) still loads, by copying them.
 //!
 //! Consequences: a snapshot must never change while mapped (nothing of
 //! neardup's edits one: it is written under a temporary name, renamed, and
@@ -239,6 +240,126 @@ fn skim_side_frame(
     Ok(Some(body_end))
 }
 
+/// The node records and document keys of a snapshot, in file order.
+type NodesAndKeys = (Vec<NodeRecord>, Vec<(DocumentKey, Fingerprint)>);
+
+/// A frame of nodes or keys, found by its header and decoded later.
+#[derive(Debug, Clone, Copy)]
+struct BulkFrame {
+    offset: usize,
+    length: usize,
+}
+
+/// When the frame at `offset` holds nodes or keys and fits in the file:
+/// notes it in `frames` (its payload unread: its checksum is checked when
+/// it is decoded) and gives the offset after it. Anything else is left to
+/// the reader, which decodes it or names its damage.
+fn defer_bulk_frame(
+    handle: &File,
+    file_length: usize,
+    offset: usize,
+    frames: &mut Vec<BulkFrame>,
+) -> Option<usize> {
+    use std::os::unix::fs::FileExt;
+    // Length, checksum, the frame's kind.
+    let mut header = [0u8; 9];
+    handle.read_exact_at(&mut header, offset as u64).ok()?;
+    if header[8] != SNAPSHOT_NODES && header[8] != SNAPSHOT_KEYS {
+        return None;
+    }
+    let length = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let end = offset.checked_add(8 + length)?;
+    if length > codec::MAX_FRAME || end > file_length {
+        return None;
+    }
+    frames.push(BulkFrame { offset, length });
+    Some(end)
+}
+
+/// The nodes and keys of `frames`, in their order, each frame checked
+/// against its checksum: decoded on two threads (the frames cut in two
+/// halves by bytes), where one thread decoding all of them was 11 s of one
+/// core at 100 M nodes before anything else could start. The first damage
+/// in file order is the error.
+fn decode_bulk_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+) -> Result<NodesAndKeys, String> {
+    let total: usize = frames.iter().map(|frame| frame.length).sum();
+    let mut running = 0;
+    let split = frames
+        .iter()
+        .position(|frame| {
+            running += frame.length;
+            running > total / 2
+        })
+        .map_or(frames.len(), |at| at + 1);
+    let (first, second) = frames.split_at(split);
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| decode_frames(data, second));
+        (decode_frames(data, first), second.join())
+    });
+    let (mut nodes, mut keys) = first?;
+    let (more_nodes, more_keys) =
+        second.map_err(|_| "a thread decoding the snapshot failed".to_string())??;
+    append(&mut nodes, more_nodes);
+    append(&mut keys, more_keys);
+    Ok((nodes, keys))
+}
+
+/// `more` after `into`'s values; taken whole, not copied, when `into` has
+/// none (most often: all node frames fall in one half).
+fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
+    if into.is_empty() {
+        std::mem::swap(into, &mut more);
+    } else {
+        into.append(&mut more);
+    }
+}
+
+/// [`decode_bulk_frames`] of one thread.
+fn decode_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+) -> Result<NodesAndKeys, String> {
+    let (mut nodes, mut keys) = (Vec::new(), Vec::new());
+    for frame in frames {
+        let body = match codec::read_frame(data, frame.offset) {
+            Frame::Valid(body, _) => body,
+            Frame::End => return Err("snapshot ends without its end record".to_string()),
+            Frame::Damaged(reason) => return Err(reason.to_string()),
+        };
+        let mut decoder = Decoder::new(body);
+        match decoder.u8().map_err(|error| error.to_string())? {
+            SNAPSHOT_NODES => decode_nodes(&mut decoder, &mut nodes)?,
+            _ => decode_keys(&mut decoder, &mut keys)?,
+        }
+    }
+    Ok((nodes, keys))
+}
+
+/// A frame of nodes' records, after its kind.
+fn decode_nodes(decoder: &mut Decoder<'_>, nodes: &mut Vec<NodeRecord>) -> Result<(), String> {
+    let malformed = |error: codec::DecodeError| error.to_string();
+    for _ in 0..decoder.count().map_err(malformed)? {
+        nodes.push(codec::get_node(decoder).map_err(malformed)?);
+    }
+    Ok(())
+}
+
+/// A frame of document keys, after its kind.
+fn decode_keys(
+    decoder: &mut Decoder<'_>,
+    keys: &mut Vec<(DocumentKey, Fingerprint)>,
+) -> Result<(), String> {
+    let malformed = |error: codec::DecodeError| error.to_string();
+    for _ in 0..decoder.count().map_err(malformed)? {
+        let key = DocumentKey(decoder.u64().map_err(malformed)?);
+        keys.push((key, decoder.u64().map_err(malformed)?));
+    }
+    Ok(())
+}
+
 /// Reads one snapshot file, checking every frame but those of side
 /// records (which recovery checks as it reads them) and the totals. The file
 /// is mapped: the side records of a version-2 snapshot stay where they
@@ -267,10 +388,17 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     let mut expected = (0u64, 0u64, 0u64);
     let mut saw_header = false;
     let mut offset = 20;
+    // Frames of nodes and keys, decoded on two threads once the end is
+    // found (`decode_bulk_frames`).
+    let mut bulk_frames = Vec::new();
     loop {
         if version >= 2
             && let Some(next) = skim_side_frame(&handle, &file, offset, &mut state.sides)?
         {
+            offset = next;
+            continue;
+        }
+        if let Some(next) = defer_bulk_frame(&handle, data.len(), offset, &mut bulk_frames) {
             offset = next;
             continue;
         }
@@ -300,13 +428,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                 );
                 saw_header = true;
             }
-            SNAPSHOT_NODES => {
-                for _ in 0..decoder.count().map_err(malformed)? {
-                    state
-                        .nodes
-                        .push(codec::get_node(&mut decoder).map_err(malformed)?);
-                }
-            }
+            SNAPSHOT_NODES => decode_nodes(&mut decoder, &mut state.nodes)?,
             SNAPSHOT_SIDES if version == 1 => {
                 for _ in 0..decoder.count().map_err(malformed)? {
                     let start = decoder.position();
@@ -314,12 +436,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     state.sides.push_encoded(&body[start..decoder.position()]);
                 }
             }
-            SNAPSHOT_KEYS => {
-                for _ in 0..decoder.count().map_err(malformed)? {
-                    let key = DocumentKey(decoder.u64().map_err(malformed)?);
-                    state.keys.push((key, decoder.u64().map_err(malformed)?));
-                }
-            }
+            SNAPSHOT_KEYS => decode_keys(&mut decoder, &mut state.keys)?,
             SNAPSHOT_PENDING => {
                 for _ in 0..decoder.count().map_err(malformed)? {
                     let fingerprint = decoder.u64().map_err(malformed)?;
@@ -352,6 +469,9 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             }
             SNAPSHOT_END => {
                 let last_seq = decoder.u64().map_err(malformed)?;
+                let (nodes, keys) = decode_bulk_frames(data, &bulk_frames)?;
+                append(&mut state.nodes, nodes);
+                append(&mut state.keys, keys);
                 let counts = (
                     state.nodes.len() as u64,
                     state.sides.len() as u64,

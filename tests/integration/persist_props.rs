@@ -345,7 +345,22 @@ fn a_snapshot_keeps_where_pending_placements_were_sent() {
 /// the log: the same state, the damaged file named in the report.
 #[test]
 fn damaged_side_records_send_recovery_to_the_snapshot_before() {
-    let directory = TempDir::new("persist-damaged-sides");
+    recovery_passes_over_a_snapshot_damaged_in(b'S');
+}
+
+/// Frames of nodes and of keys are checked on the two threads that decode
+/// them once the snapshot's end is found: damage there too sends recovery
+/// to the snapshot before.
+#[test]
+fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
+    recovery_passes_over_a_snapshot_damaged_in(b'N');
+    recovery_passes_over_a_snapshot_damaged_in(b'K');
+}
+
+/// Two snapshots, a byte flipped in the newest's first frame of `kind`:
+/// the store recovers the same state from the older one and the log.
+fn recovery_passes_over_a_snapshot_damaged_in(kind: u8) {
+    let directory = TempDir::new("persist-damaged-frame");
     let (store, mut ledger) = open(directory.path());
     let analyzer = ledger.engine().analyzer().clone();
     let mut first_snapshot = 0;
@@ -373,20 +388,20 @@ fn damaged_side_records_send_recovery_to_the_snapshot_before() {
     let newest = snapshots.last().expect("two snapshots").clone();
     assert_eq!(snapshots.len(), 2);
     let mut bytes = std::fs::read(&newest).expect("read");
-    // Frames after the 20-byte start: length, checksum, payload; the side
-    // records' payload starts with `S`.
+    // Frames after the 20-byte start: length, checksum, payload, which
+    // starts with its kind.
     let mut offset = 20;
     let mut damaged = false;
     while offset + 8 < bytes.len() {
         let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
-        if bytes[offset + 8] == b'S' {
+        if bytes[offset + 8] == kind {
             bytes[offset + 8 + length / 2] ^= 0x40;
             damaged = true;
             break;
         }
         offset += 8 + length;
     }
-    assert!(damaged, "the snapshot has side records");
+    assert!(damaged, "the snapshot has a frame of kind {}", kind as char);
     std::fs::write(&newest, bytes).expect("write");
 
     let settings = settings();
