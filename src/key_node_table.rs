@@ -39,7 +39,6 @@
 use std::hash::BuildHasher;
 
 use crate::hashing::FingerprintBuildHasher;
-use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
 /// Bits of the key the directory stands for; the entry keeps the rest.
@@ -400,8 +399,11 @@ impl KeyNodeTable {
         builder.finish(self);
     }
 
-    /// Adds many entries at once (recovery): into an empty table, sorted by
-    /// mixed key and written front to back; otherwise one at a time.
+    /// Adds many entries at once: into an empty table, sorted by mixed key
+    /// and written front to back; otherwise one at a time. Recovery gives
+    /// its entries sorted already ([`Self::insert_all_in_order`]); the
+    /// tests build tables of any keys this way.
+    #[cfg(test)]
     pub fn insert_all(&mut self, entries: &[(u32, NodeId)]) {
         let entries: Vec<u64> = entries
             .iter()
@@ -414,7 +416,7 @@ impl KeyNodeTable {
             }
             return;
         }
-        let sorted = sort_stably_by(vec![entries], |packed| (packed >> 32) as u32);
+        let sorted = crate::radix::sort_stably_by(vec![entries], |packed| (packed >> 32) as u32);
         let mut builder = InOrder::new(homes_for(sorted.len(), MIN_HOMES));
         for packed in sorted {
             builder.push((packed >> 32) as u32, packed as NodeId);

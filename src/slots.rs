@@ -262,13 +262,10 @@ impl<T: Copy> FingerprintSlots<T> {
         // (the number table's order of the tag, index), sorted once: the
         // order the number table is written in, where a fingerprint given
         // twice sits among the entries of its tag.
-        let hasher = self.hasher;
-        let order_of = self.numbers.orderer();
         let placed: Vec<u64> = (0u32..)
             .zip(&entries)
             .map(|(index, (fingerprint, _))| {
-                let tag = (hasher.hash_one(*fingerprint) >> 32) as u32;
-                u64::from(order_of(tag)) << 32 | u64::from(index)
+                u64::from(self.numbers.order_of(self.tag(*fingerprint))) << 32 | u64::from(index)
             })
             .collect();
         let placed = crate::radix::sort_stably_by(vec![placed], |packed| (packed >> 32) as u32);

@@ -640,23 +640,13 @@ impl PackedBuckets {
             }
         }
         drop(counts);
-        // Each width its own loop, so that an entry is a move of known
-        // size (a call to memcpy each, before: 2 % of recovery).
+        // Each width its own copy of the loop, so that an entry is a move
+        // of known size (a call to memcpy each, before: 2 % of recovery).
         match entry_bytes {
-            6 => self.scatter::<6>(all, &mut slots, &mut cursors),
-            7 => self.scatter::<7>(all, &mut slots, &mut cursors),
-            8 => self.scatter::<8>(all, &mut slots, &mut cursors),
-            _ => {
-                for &fingerprint in all {
-                    let block_value = self.block_of(fingerprint);
-                    let at = cursors[block_value] as usize * entry_bytes;
-                    let rest = self.rest_of(fingerprint);
-                    if let Some(target) = slots.get_mut(at..at + entry_bytes) {
-                        target.copy_from_slice(&rest.to_le_bytes()[..entry_bytes]);
-                    }
-                    cursors[block_value] += 1;
-                }
-            }
+            6 => self.scatter(all, &mut slots, &mut cursors, 6),
+            7 => self.scatter(all, &mut slots, &mut cursors, 7),
+            8 => self.scatter(all, &mut slots, &mut cursors, 8),
+            other => self.scatter(all, &mut slots, &mut cursors, other),
         }
         for (bounds, end) in self.bounds.iter_mut().zip(cursors) {
             bounds[1] = end;
@@ -673,19 +663,22 @@ impl PackedBuckets {
     }
 
     /// Writes each of `fingerprints` at its bucket's cursor in `slots` and
-    /// moves the cursor on, for entries of `ENTRY_BYTES`.
-    fn scatter<const ENTRY_BYTES: usize>(
+    /// moves the cursor on, for entries of `entry_bytes` (inlined where it
+    /// is called, so that a constant width makes each write one move).
+    #[inline(always)]
+    fn scatter(
         &self,
         fingerprints: &[u64],
         slots: &mut [u8],
         cursors: &mut [u32],
+        entry_bytes: usize,
     ) {
         for &fingerprint in fingerprints {
             let block_value = self.block_of(fingerprint);
-            let at = cursors[block_value] as usize * ENTRY_BYTES;
+            let at = cursors[block_value] as usize * entry_bytes;
             let rest = self.rest_of(fingerprint).to_le_bytes();
             if let (Some(target), Some(bytes)) =
-                (slots.get_mut(at..at + ENTRY_BYTES), rest.get(..ENTRY_BYTES))
+                (slots.get_mut(at..at + entry_bytes), rest.get(..entry_bytes))
             {
                 target.copy_from_slice(bytes);
             }

@@ -281,10 +281,7 @@ fn defer_bulk_frame(
 /// halves by bytes), where one thread decoding all of them was 11 s of one
 /// core at 100 M nodes before anything else could start. The first damage
 /// in file order is the error.
-fn decode_bulk_frames(
-    data: &[u8],
-    frames: &[BulkFrame],
-) -> Result<NodesAndKeys, String> {
+fn decode_bulk_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
     let total: usize = frames.iter().map(|frame| frame.length).sum();
     let mut running = 0;
     let split = frames
@@ -318,10 +315,7 @@ fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
 }
 
 /// [`decode_bulk_frames`] of one thread.
-fn decode_frames(
-    data: &[u8],
-    frames: &[BulkFrame],
-) -> Result<NodesAndKeys, String> {
+fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
     let (mut nodes, mut keys) = (Vec::new(), Vec::new());
     for frame in frames {
         let body = match codec::read_frame(data, frame.offset) {
