@@ -202,25 +202,18 @@ pub(super) fn write_snapshot(
 /// Motivation: the side records are most of a snapshot, and recovery
 /// reads each once, checking its frame's checksum then (see
 /// [`crate::engine::SidesCheck`]): reading them here as well was a second
-/// pass over the disk when the file is larger than the page cache. The
-/// header is read with `pread`, not through the mapping, whose fault would
-/// read the megabytes around it.
+/// pass over the disk when the file is larger than the page cache. Only
+/// its header is read ([`FrameHeader`]).
 fn skim_side_frame(
-    handle: &File,
+    header: Option<&FrameHeader>,
     file: &MappedFile,
     offset: usize,
     sides: &mut EncodedSides,
 ) -> Result<Option<usize>, String> {
-    use std::os::unix::fs::FileExt;
-    // Length, checksum, the frame's kind and its count of records.
-    let mut header = [0u8; 13];
-    if handle.read_exact_at(&mut header, offset as u64).is_err() || header[8] != SNAPSHOT_SIDES {
+    let Some(header) = header.filter(|header| header.kind() == SNAPSHOT_SIDES) else {
         return Ok(None);
-    }
-    let field = |at: usize| {
-        u32::from_le_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
     };
-    let (length, expected, records) = (field(0) as usize, field(4), field(9) as usize);
+    let (length, expected, records) = (header.length(), header.field(4), header.field(9) as usize);
     let body_start = offset + 8;
     let body_end = body_start.saturating_add(length);
     if !(5..=codec::MAX_FRAME).contains(&length) || body_end > file.bytes().len() {
@@ -240,6 +233,34 @@ fn skim_side_frame(
     Ok(Some(body_end))
 }
 
+/// A frame's first bytes: length, checksum, its kind and (for frames of
+/// records) their count. Read with `pread`, not through the mapping,
+/// whose fault would read the megabytes around it; once per frame.
+struct FrameHeader([u8; 13]);
+
+impl FrameHeader {
+    /// `None` where fewer than its bytes are left (the reader then names
+    /// the frame's damage, or finds the end).
+    fn read(handle: &File, offset: usize) -> Option<Self> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = [0u8; 13];
+        handle.read_exact_at(&mut bytes, offset as u64).ok()?;
+        Some(FrameHeader(bytes))
+    }
+
+    fn field(&self, at: usize) -> u32 {
+        u32::from_le_bytes([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
+    }
+
+    fn length(&self) -> usize {
+        self.field(0) as usize
+    }
+
+    fn kind(&self) -> u8 {
+        self.0[8]
+    }
+}
+
 /// The node records and document keys of a snapshot, in file order.
 type NodesAndKeys = (Vec<NodeRecord>, Vec<(DocumentKey, Fingerprint)>);
 
@@ -255,19 +276,13 @@ struct BulkFrame {
 /// it is decoded) and gives the offset after it. Anything else is left to
 /// the reader, which decodes it or names its damage.
 fn defer_bulk_frame(
-    handle: &File,
+    header: Option<&FrameHeader>,
     file_length: usize,
     offset: usize,
     frames: &mut Vec<BulkFrame>,
 ) -> Option<usize> {
-    use std::os::unix::fs::FileExt;
-    // Length, checksum, the frame's kind.
-    let mut header = [0u8; 9];
-    handle.read_exact_at(&mut header, offset as u64).ok()?;
-    if header[8] != SNAPSHOT_NODES && header[8] != SNAPSHOT_KEYS {
-        return None;
-    }
-    let length = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let header = header.filter(|header| matches!(header.kind(), SNAPSHOT_NODES | SNAPSHOT_KEYS))?;
+    let length = header.length();
     let end = offset.checked_add(8 + length)?;
     if length > codec::MAX_FRAME || end > file_length {
         return None;
@@ -386,13 +401,15 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     // found (`decode_bulk_frames`).
     let mut bulk_frames = Vec::new();
     loop {
+        let header = FrameHeader::read(&handle, offset);
         if version >= 2
-            && let Some(next) = skim_side_frame(&handle, &file, offset, &mut state.sides)?
+            && let Some(next) = skim_side_frame(header.as_ref(), &file, offset, &mut state.sides)?
         {
             offset = next;
             continue;
         }
-        if let Some(next) = defer_bulk_frame(&handle, data.len(), offset, &mut bulk_frames) {
+        if let Some(next) = defer_bulk_frame(header.as_ref(), data.len(), offset, &mut bulk_frames)
+        {
             offset = next;
             continue;
         }
