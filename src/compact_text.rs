@@ -86,23 +86,46 @@ pub fn encoded_len(text: &str) -> usize {
 /// The text whose compact form is `bytes`, or what is wrong with them.
 pub fn decode(bytes: &[u8]) -> Result<String, &'static str> {
     let mut text = String::with_capacity(bytes.len() * 3 / 2);
-    let mut position = 0;
-    while let Some(&lead) = bytes.get(position) {
-        let code = match lead {
-            0x00..=0x7F => {
-                position += 1;
-                u32::from(lead)
-            }
-            ANY_CHARACTER => {
-                let code_bytes = bytes
-                    .get(position + 1..position + 4)
-                    .ok_or("text cut short")?;
-                position += 4;
-                u32::from_le_bytes([code_bytes[0], code_bytes[1], code_bytes[2], 0])
-            }
+    for c in chars(bytes) {
+        text.push(c?);
+    }
+    Ok(text)
+}
+
+/// The characters whose compact form is `bytes`, one at a time (a reader
+/// that only looks at them need not build the text): after the first
+/// error, nothing.
+pub fn chars(bytes: &[u8]) -> Chars<'_> {
+    Chars { bytes, position: 0 }
+}
+
+/// See [`chars`].
+#[derive(Debug, Clone)]
+pub struct Chars<'a> {
+    bytes: &'a [u8],
+    position: usize,
+}
+
+impl Iterator for Chars<'_> {
+    type Item = Result<char, &'static str>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let bytes = self.bytes;
+        let position = self.position;
+        let lead = *bytes.get(position)?;
+        let (code, width) = match lead {
+            0x00..=0x7F => (u32::from(lead), 1),
+            ANY_CHARACTER => match bytes.get(position + 1..position + 4) {
+                Some(code_bytes) => (
+                    u32::from_le_bytes([code_bytes[0], code_bytes[1], code_bytes[2], 0]),
+                    4,
+                ),
+                None => return self.fail("text cut short"),
+            },
             _ => {
-                let low = *bytes.get(position + 1).ok_or("text cut short")?;
-                position += 2;
+                let Some(&low) = bytes.get(position + 1) else {
+                    return self.fail("text cut short");
+                };
                 // The blocks of TWO_BYTE_BLOCKS, matched directly: this
                 // runs for every letter of every record read.
                 let (first, start) = match lead {
@@ -111,12 +134,25 @@ pub fn decode(bytes: &[u8]) -> Result<String, &'static str> {
                     0xE0..=0xEF => (0xE0, 0x3000),
                     _ => (0xF0, 0x2000),
                 };
-                start + (u32::from(lead - first) << 8 | u32::from(low))
+                (start + (u32::from(lead - first) << 8 | u32::from(low)), 2)
             }
         };
-        text.push(char::from_u32(code).ok_or("text is not Unicode")?);
+        match char::from_u32(code) {
+            Some(c) => {
+                self.position = position + width;
+                Some(Ok(c))
+            }
+            None => self.fail("text is not Unicode"),
+        }
     }
-    Ok(text)
+}
+
+impl Chars<'_> {
+    /// `error`, and nothing after it.
+    fn fail(&mut self, error: &'static str) -> Option<Result<char, &'static str>> {
+        self.position = self.bytes.len();
+        Some(Err(error))
+    }
 }
 
 #[cfg(test)]
@@ -184,6 +220,20 @@ mod tests {
         #[test]
         fn any_bytes_decode_or_fail_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let _ = decode(&bytes);
+        }
+
+        /// One character at a time gives what the whole text does, and
+        /// nothing after its first error.
+        #[test]
+        fn chars_are_the_decoded_text_up_to_the_first_error(
+            bytes in proptest::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let read: Vec<Result<char, &str>> = chars(&bytes).collect();
+            let errors = read.iter().filter(|c| c.is_err()).count();
+            prop_assert!(errors <= 1);
+            prop_assert!(errors == 0 || read.last().is_some_and(Result::is_err));
+            let text: Result<String, &str> = read.into_iter().collect();
+            prop_assert_eq!(text, decode(&bytes));
         }
     }
 }

@@ -429,6 +429,20 @@ impl<K: BucketKey> BucketEntries<K> {
             .push(u64::from(key.folded()) << 32 | u64::from(node));
     }
 
+    /// Room for `additional` more entries in the part being filled, so
+    /// that it does not grow by doubling (each doubling copies the part
+    /// into pages faulted in anew).
+    pub fn reserve(&mut self, additional: usize) {
+        self.last_part().reserve_exact(additional);
+    }
+
+    /// Gives back the room [`Self::reserve`] took and no entry used.
+    pub fn shrink_to_fit(&mut self) {
+        for part in &mut self.parts {
+            part.shrink_to_fit();
+        }
+    }
+
     fn last_part(&mut self) -> &mut Vec<u64> {
         if self.parts.is_empty() {
             self.parts.push(Vec::new());

@@ -263,6 +263,25 @@ impl ShingleIndexBuilder {
         }
     }
 
+    /// Room for `texts` more texts' band keys, as many in each half as
+    /// they bring on average (a half that gets more grows as usual).
+    pub fn reserve(&mut self, texts: usize) {
+        let per_half = texts * self.index.shape.bands / 2;
+        // Three standard deviations of a binomial split, so that a run
+        // of short texts rarely doubles its part.
+        let margin = 3 * per_half.isqrt() + 16;
+        for half in &mut self.halves {
+            half.0.reserve(per_half + margin);
+        }
+    }
+
+    /// Gives back the room [`Self::reserve`] took and no text used.
+    pub fn shrink_to_fit(&mut self) {
+        for half in &mut self.halves {
+            half.0.shrink_to_fit();
+        }
+    }
+
     /// As [`ShingleIndex::insert`] would store it.
     pub fn add(&mut self, node: NodeId, shingles: &[u32], keys: &mut Vec<u64>) {
         if shingles.is_empty() {

@@ -130,6 +130,16 @@ impl SketchIndexBuilder {
         }
     }
 
+    /// Room for `texts` more sketches' probes.
+    pub fn reserve(&mut self, texts: usize) {
+        self.entries.reserve(texts * PROBES);
+    }
+
+    /// Gives back the room [`Self::reserve`] took and no sketch used.
+    pub fn shrink_to_fit(&mut self) {
+        self.entries.shrink_to_fit();
+    }
+
     /// As [`SketchIndex::insert`] would index it.
     pub fn add(&mut self, node: NodeId, sketch: &[u32]) {
         if sketch.is_empty() {

@@ -34,7 +34,7 @@ use parking_lot::Mutex;
 
 use super::exact_hashes::ExactHashes;
 use super::side_data::{EncodedSides, RecordRun, SideStore, SidesChunk};
-use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets};
+use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets_with};
 use super::side_record::{RecordKeys, record_fingerprint};
 use super::{Engine, ForestState};
 use crate::candidates::shingle_index::{
@@ -275,14 +275,10 @@ fn walk_records<'a>(
                 "side records fail their checksum".to_string(),
             ));
         }
-        let offsets = record_offsets(chunk.bytes)
-            .filter(|offsets| offsets.len() == chunk.records)
-            .ok_or_else(|| {
-                ForestError::Damaged("side records do not match their count".to_string())
-            })?;
-        // Each record read once: its node's number, then its exact hashes.
+        // Each record read once, where its length is found: its node's
+        // number, then its exact hashes.
         let mut ids: Vec<Option<NodeId>> = Vec::with_capacity(chunk.records);
-        for record in EncodedSides::records_in(chunk.bytes) {
+        let offsets = record_offsets_with(chunk.bytes, |record| {
             let id = numbering.number(record);
             if let Some(id) = id
                 && keys.read_exact_hashes(record).is_ok()
@@ -292,7 +288,9 @@ fn walk_records<'a>(
                 }
             }
             ids.push(id);
-        }
+        })
+        .filter(|offsets| offsets.len() == chunk.records)
+        .ok_or_else(|| ForestError::Damaged("side records do not match their count".to_string()))?;
         run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, &runs);
         side_data.put_chunk_at(&chunk, offsets, &ids, &mut unstored);
     }
@@ -425,6 +423,15 @@ fn index_run(run: &NumberedRun<'_>, short_text_search: bool) -> RunIndexes {
         short_texts: ShingleIndex::builder(LshShape::default()),
         long_texts: SketchIndex::builder(),
     };
+    // Room for every record as a short text and as a long one (a record
+    // is one or both): pages never written are never faulted in, and the
+    // room left is given back below, where a part grown by doubling was
+    // copied into new pages at each step.
+    let records = run.records.records;
+    if short_text_search {
+        indexes.short_texts.reserve(records);
+    }
+    indexes.long_texts.reserve(records);
     let mut keys = RecordKeys::default();
     let mut band_keys = Vec::new();
     for (record, id) in run.records.iter().zip(&run.ids) {
@@ -441,6 +448,8 @@ fn index_run(run: &NumberedRun<'_>, short_text_search: bool) -> RunIndexes {
             indexes.long_texts.add(id, sketch);
         }
     }
+    indexes.short_texts.shrink_to_fit();
+    indexes.long_texts.shrink_to_fit();
     indexes
 }
 
@@ -535,6 +544,7 @@ impl ListedExactHashes {
 
 #[cfg(test)]
 mod tests {
+    use super::super::side_file::record_offsets;
     use super::*;
 
     /// A thread that panics while it takes runs closes the queue: the walk,

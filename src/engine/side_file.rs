@@ -705,13 +705,22 @@ impl SideFile {
 /// Where each record of `block` (records after their lengths) starts;
 /// `None` unless the block is exactly whole records.
 pub(super) fn record_offsets(block: &[u8]) -> Option<Vec<u32>> {
+    record_offsets_with(block, |_| {})
+}
+
+/// [`record_offsets`], handing each record to `each` as it is found
+/// (recovery's walk reads each record where it finds its length, in one
+/// pass over a block larger than the processor's caches).
+pub(super) fn record_offsets_with(block: &[u8], mut each: impl FnMut(&[u8])) -> Option<Vec<u32>> {
     let mut offsets = Vec::new();
     let mut offset = 0;
     while offset < block.len() {
         let length = block.get(offset..offset + LENGTH_BYTES)?;
         let length = u32::from_le_bytes(length.try_into().ok()?) as usize;
         offsets.push(u32::try_from(offset).ok()?);
-        offset += LENGTH_BYTES + length;
+        let record_start = offset + LENGTH_BYTES;
+        each(block.get(record_start..record_start + length)?);
+        offset = record_start + length;
     }
     (offset == block.len()).then_some(offsets)
 }

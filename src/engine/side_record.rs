@@ -37,7 +37,7 @@ use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
 use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
-use crate::fingerprint::shingle_hashes_of_letters;
+use crate::fingerprint::{shingle_hashes_of_chars, shingle_hashes_of_letters};
 use crate::record_text::RecordText;
 use crate::units::Fingerprint;
 
@@ -191,9 +191,35 @@ fn read_compact_short_shingles(
         if width == 0 {
             return Err(DecodeError("short text without shingles or width"));
         }
-        *shingles = shingle_hashes_of_letters(&decoder.text()?, width);
+        *shingles = shingle_hashes_of_text(decoder, width)?;
     }
     skip_compact_short_tail(decoder, flags)
+}
+
+/// The shingle hashes of the letters `decoder` reads next, unsorted
+/// ([`shingle_hashes_of_letters`]); compact letters are hashed as they are
+/// decoded, with no text built between.
+fn shingle_hashes_of_text(
+    decoder: &mut Decoder<'_>,
+    width: usize,
+) -> Result<Vec<u32>, DecodeError> {
+    let (bytes, compact) = decoder.text_bytes()?;
+    if !compact {
+        let letters =
+            simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError("text is not UTF-8"))?;
+        return Ok(shingle_hashes_of_letters(letters, width));
+    }
+    let mut error = None;
+    let letters = crate::compact_text::chars(bytes).map_while(|letter| {
+        letter
+            .map_err(|message| error = Some(DecodeError(message)))
+            .ok()
+    });
+    let hashes = shingle_hashes_of_chars(letters, bytes.len() * 3 / 2, width);
+    match error {
+        Some(error) => Err(error),
+        None => Ok(hashes),
+    }
 }
 
 /// Skips what follows a compact short text's letters: the signatures and
@@ -627,4 +653,33 @@ pub fn get_side(decoder: &mut Decoder<'_>) -> Result<SideRecord, DecodeError> {
         short_text,
         long_text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::Encoder;
+
+    /// A lean record's letters, compact or UTF-8, hashed as they are
+    /// decoded: the hashes the decoded text gives; damaged compact letters
+    /// are an error.
+    #[test]
+    fn letters_are_hashed_as_they_are_decoded() {
+        let text = "周末去哪儿玩 Parks in AUTUMN\u{1e}秋景";
+        for compact in [true, false] {
+            let mut encoder = Encoder::default();
+            encoder.text(text, compact);
+            let mut decoder = Decoder::new(&encoder.bytes);
+            assert_eq!(
+                shingle_hashes_of_text(&mut decoder, 2),
+                Ok(shingle_hashes_of_letters(text, 2)),
+                "compact: {compact}"
+            );
+            assert!(decoder.is_done());
+        }
+        // Four bytes of compact text (the length is doubled, plus one):
+        // a Han letter, then a code point cut short.
+        let damaged = [4 << 1 | 1, 0x80, 0x00, 0xFF, 0x00];
+        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2).is_err());
+    }
 }

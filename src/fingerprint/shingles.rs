@@ -41,16 +41,26 @@ pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
 /// minima (MinHash band keys, at recovery) needs no more, and the sort
 /// was a tenth of recovery's time at 100 M nodes.
 pub fn shingle_hashes_of_letters(letters: &str, width: usize) -> Vec<u32> {
+    shingle_hashes_of_chars(letters.chars(), letters.len(), width)
+}
+
+/// [`shingle_hashes_of_letters`] of letters given one at a time (a lean
+/// record's, decoded as they are hashed), about `bytes` bytes of UTF-8.
+pub fn shingle_hashes_of_chars(
+    letters: impl Iterator<Item = char>,
+    bytes: usize,
+    width: usize,
+) -> Vec<u32> {
     if width == 0 {
-        let lowered: String = letters.chars().flat_map(char::to_lowercase).collect();
+        let lowered: String = letters.flat_map(char::to_lowercase).collect();
         return shingle_set(&lowered, width);
     }
-    let mut hashes = Vec::with_capacity(letters.len() / 2);
+    let mut hashes = Vec::with_capacity(bytes / 2);
     // The current field's letters, lowercased, and where each starts in
     // it: each window is then one slice of it, hashed where it lies.
-    let mut field = String::with_capacity(letters.len());
-    let mut starts: Vec<usize> = Vec::with_capacity(letters.len() / 2 + 1);
-    for c in letters.chars() {
+    let mut field = String::with_capacity(bytes);
+    let mut starts: Vec<usize> = Vec::with_capacity(bytes / 2 + 1);
+    for c in letters {
         if c == FIELD_SEPARATOR {
             hash_field_windows(&field, &mut starts, width, &mut hashes);
             field.clear();
