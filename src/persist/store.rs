@@ -254,7 +254,7 @@ impl Store {
             .write(true)
             .open(&lock_path)
             .map_err(io_error(&lock_path))?;
-        match lock.try_lock() {
+        match lock_within(&lock, LOCK_PATIENCE) {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => return Err(StoreError::Locked(dir).into()),
             Err(fs::TryLockError::Error(source)) => {
@@ -690,6 +690,29 @@ fn is_damage(error: &anyhow::Error) -> bool {
     )
 }
 
+/// How long [`Store::open`] waits for the state directory's lock before
+/// it says another process holds it.
+const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Takes `lock`'s file lock, trying again for up to `patience`. A lock
+/// just given back can still be held for a moment by a child process of
+/// this one: a child starting (between `fork` and `exec`) holds a copy of
+/// every open file, the lock file's too, until its program starts. A
+/// store reopened in a process that starts others (a test binary, a
+/// sidecar that restarts its store) met that as "in use by another
+/// process".
+fn lock_within(lock: &fs::File, patience: std::time::Duration) -> Result<(), fs::TryLockError> {
+    let started = std::time::Instant::now();
+    loop {
+        match lock.try_lock() {
+            Err(fs::TryLockError::WouldBlock) if started.elapsed() < patience => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -699,5 +722,35 @@ mod tests {
         assert_eq!(file_name("log-", 12), "log-00000000000000000012");
         assert_eq!(seq_in_name("log-00000000000000000012", "log-"), Some(12));
         assert_eq!(seq_in_name("log-x", "log-"), None);
+    }
+
+    /// A lock given back within the patience is taken; one held longer is
+    /// still refused.
+    #[test]
+    fn a_lock_given_back_soon_is_waited_for() {
+        let path = std::env::temp_dir().join(format!("neardup-lock-test-{}", std::process::id()));
+        let open = || {
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .expect("lock file")
+        };
+        let (holder, waiter) = (open(), open());
+        holder.try_lock().expect("first lock");
+        let short = std::time::Duration::from_millis(20);
+        assert!(matches!(
+            lock_within(&waiter, short),
+            Err(fs::TryLockError::WouldBlock)
+        ));
+        let giving_back = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(holder);
+        });
+        assert!(lock_within(&waiter, std::time::Duration::from_secs(5)).is_ok());
+        giving_back.join().expect("thread");
+        drop(waiter);
+        let _ = fs::remove_file(&path);
     }
 }
