@@ -327,10 +327,8 @@ impl<'a> Decoder<'a> {
         self.text_bytes().map(|_| ())
     }
     /// The bytes of a text written by [`Encoder::text`], and whether they
-    /// are its compact form.
-    /// A text's bytes as written, and whether they are in the compact
-    /// form ([`crate::compact_text`]) rather than UTF-8.
-    pub fn text_bytes(&mut self) -> Result<(&'a [u8], bool), DecodeError> {
+    /// are its compact form ([`crate::compact_text`]) rather than UTF-8.
+    pub(crate) fn text_bytes(&mut self) -> Result<(&'a [u8], bool), DecodeError> {
         let header = self.varint()?;
         let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
         Ok((self.take(length)?, header & 1 == 1))
