@@ -31,9 +31,9 @@ use std::collections::HashMap;
 use axum::http::HeaderMap;
 use serde_json::Value;
 
-use crate::engine::{Analyzer, SideRecord};
+use crate::engine::{Analyzer, SideRecord, indexing_of_texts};
 use crate::fingerprint::values_at;
-use crate::forest::{ForestCounters, NodeRecord};
+use crate::forest::{ForestCounters, Indexing, NodeRecord};
 use crate::ledger::DocumentKey;
 use crate::persist::SnapshotState;
 use crate::units::parse_time;
@@ -87,8 +87,13 @@ struct NodeBuild {
     first_seen: usize,
 }
 
-/// Builds the state from stamped documents.
-pub fn assemble(documents: Vec<StampedDocument>, now: Millis) -> (SnapshotState, RebuildSummary) {
+/// Builds the state from stamped documents; `short_text_search` as the
+/// server will run (it decides which nodes "within `k`" leaves out).
+pub fn assemble(
+    documents: Vec<StampedDocument>,
+    now: Millis,
+    short_text_search: bool,
+) -> (SnapshotState, RebuildSummary) {
     let mut summary = RebuildSummary::default();
     let mut nodes: HashMap<Fingerprint, NodeBuild> = HashMap::new();
     let mut keys = Vec::with_capacity(documents.len());
@@ -166,6 +171,13 @@ pub fn assemble(documents: Vec<StampedDocument>, now: Millis) -> (SnapshotState,
             arrival: arrival as u64 + 1,
             touched: node.touched,
             documents: node.documents,
+            indexing: node.side.as_ref().map_or(Indexing::WithinK, |side| {
+                indexing_of_texts(
+                    short_text_search,
+                    side.short_text.as_ref(),
+                    side.long_text.as_ref(),
+                )
+            }),
         });
         if let Some(mut side) = node.side {
             side.fingerprint = fingerprint;
@@ -342,7 +354,8 @@ pub fn rebuild_into(
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
-    let (mut state, mut summary) = assemble(documents, now);
+    let short_text_search = parts.confirmation.short_text_search;
+    let (mut state, mut summary) = assemble(documents, now, short_text_search);
     summary.unstamped = unstamped;
     state.settings_digest = options.store.settings_digest.clone();
     let opened = crate::persist::open_state(
@@ -387,6 +400,7 @@ mod tests {
                 document("4", 20, 20, 150),
             ],
             999,
+            true,
         );
         assert_eq!((summary.nodes, summary.roots, summary.documents), (3, 2, 4));
         let node = |fingerprint| {
@@ -409,7 +423,7 @@ mod tests {
 
     #[test]
     fn a_root_without_its_document_comes_back_empty() {
-        let (state, summary) = assemble(vec![document("2", 11, 10, 200)], 999);
+        let (state, summary) = assemble(vec![document("2", 11, 10, 200)], 999, true);
         assert_eq!(summary.roots_without_document, 1);
         let root = state
             .nodes
@@ -428,6 +442,7 @@ mod tests {
                 document("3", 12, 11, 3),
             ],
             999,
+            true,
         );
         let node = state
             .nodes

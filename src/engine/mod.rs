@@ -34,10 +34,14 @@
 //! same rules as the roots of simhash neighbours. Side data of expired nodes
 //! is dropped with them.
 //!
+//! A short text alone (no long text) is found by the LSH, never needed
+//! within `k`: its node is placed [`Indexing::TextOnly`] and costs no
+//! block entries ([`indexing_of_texts`]).
+//!
 //! Consequences: a leaf found by the extra searches may be more than `k`
 //! from every other member of its class, and two roots may be within `k`
-//! when confirmation kept them apart; with both searches and all checks off
-//! the forest is exactly SPEC §3. Side data costs memory per node (reported
+//! when confirmation kept them apart or the earlier is a short text alone;
+//! with both searches and all checks off the forest is exactly SPEC §3. Side data costs memory per node (reported
 //! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
 
 mod analysis;
@@ -74,7 +78,9 @@ use crate::candidates::shingle_index::{LshShape, ShingleIndex};
 use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::{ConfirmationConfig, FoundBy, LongText, NodeTexts, ShortText, node_confirms};
 use crate::fingerprint::Fingerprinter;
-use crate::forest::{Assignment, Forest, ForestConfig, ForestCounters, NodeRecord, Placement};
+use crate::forest::{
+    Assignment, Forest, ForestConfig, ForestCounters, Indexing, NodeRecord, Placement,
+};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// The forest a snapshot holds: its node records, in the order
@@ -200,6 +206,21 @@ pub enum EngineEffect {
     Uncounted { fingerprint: Fingerprint },
 }
 
+/// How a new node of these texts is indexed: a short text alone is found
+/// by its shingles when that search is on, so "within `k`" leaves it out
+/// (see [`Indexing`]); anything else is found within `k`.
+pub fn indexing_of_texts(
+    short_text_search: bool,
+    short: Option<&ShortText>,
+    long: Option<&LongText>,
+) -> Indexing {
+    if short_text_search && short.is_some() && long.is_none() {
+        Indexing::TextOnly
+    } else {
+        Indexing::WithinK
+    }
+}
+
 impl Engine {
     pub fn new(
         fingerprinter: Fingerprinter,
@@ -267,7 +288,10 @@ impl Engine {
                 long_text,
                 sentences,
             } => {
-                let assignment = self.forest.apply_placement(fingerprint, root, now);
+                let indexing = self.indexing_of(short_text.as_ref(), long_text.as_ref());
+                let assignment = self
+                    .forest
+                    .apply_placement(fingerprint, root, now, indexing);
                 if !sentences.is_empty() {
                     let changed =
                         self.common_sentences
@@ -374,7 +398,12 @@ impl Engine {
         now: Millis,
     ) -> Placed {
         self.recent.barrier();
-        let assignment = self.forest.apply_placement(fingerprint, root, now);
+        let indexing = analysis.as_ref().map_or(Indexing::WithinK, |analysis| {
+            self.indexing_of(analysis.short_text.as_ref(), analysis.long_text.as_ref())
+        });
+        let assignment = self
+            .forest
+            .apply_placement(fingerprint, root, now, indexing);
         let new_node = assignment.placement != Placement::ExistingNode;
         let (exact_hash, short_text, long_text) = match analysis {
             Some(analysis) if new_node => (
@@ -437,7 +466,8 @@ impl Engine {
                 .and_then(|side| side.exact_hashes.first().copied());
             let (short_text, long_text) =
                 side.map_or((None, None), |side| (side.short_text, side.long_text));
-            let assignment = self.forest.apply_placement(member, root, now);
+            let indexing = self.indexing_of(short_text.as_ref(), long_text.as_ref());
+            let assignment = self.forest.apply_placement(member, root, now, indexing);
             self.record(|| EngineEffect::Placed {
                 now,
                 fingerprint: member,
@@ -457,6 +487,11 @@ impl Engine {
             carried.push(member);
         }
         carried
+    }
+
+    /// [`indexing_of_texts`] under this engine's settings.
+    fn indexing_of(&self, short: Option<&ShortText>, long: Option<&LongText>) -> Indexing {
+        indexing_of_texts(self.confirmation.short_text_search, short, long)
     }
 
     /// Keeps what a placed text leaves behind: its side data and candidate

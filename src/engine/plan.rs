@@ -343,7 +343,8 @@ impl Engine {
             long_text = learned.long.or(long_text);
             short_text = learned.short.or(short_text);
         }
-        let assignment = self.forest.assign_to_roots(node, now, &roots);
+        let indexing = self.indexing_of(short_text.as_ref(), long_text.as_ref());
+        let assignment = self.forest.assign_to_roots(node, now, &roots, indexing);
         let changed = self
             .common_sentences
             .placed(&body_sentences, assignment.root, now);

@@ -1,9 +1,9 @@
 //! Unit tests of the engine's side data: records off the heap, node
 //! numbers and their reuse, exact hashes, recovery.
 
-use super::tests::{HOUR, engine};
+use super::tests::{HOUR, LONG_BODY, engine, engine_with};
 use super::*;
-use crate::forest::NodeRecord;
+use crate::forest::{Indexing, NodeRecord};
 use crate::units::NodeId;
 
 #[test]
@@ -587,4 +587,57 @@ mod record_props {
             let _ = side_record::RecordKeys::default().read(&bytes);
         }
     }
+}
+
+/// A short text alone is found by its shingles, so "within k" leaves its
+/// node out; a long text (with or without a headline) is found within k,
+/// and so is every text when the shingle search is off. A journal replayed
+/// elsewhere (a restart, a standby) indexes each node the same way.
+#[test]
+fn a_short_text_alone_is_left_out_of_within_k_and_replays_so() {
+    let indexing_of = |engine: &Engine| {
+        let mut records: Vec<(Fingerprint, Indexing)> = engine
+            .forest()
+            .node_records()
+            .iter()
+            .map(|record| (record.fingerprint, record.indexing))
+            .collect();
+        records.sort_unstable_by_key(|&(fingerprint, _)| fingerprint);
+        records
+    };
+    let place = |engine: &mut Engine| {
+        let short = engine.add_text("周末去哪儿玩？这五个公园的秋景美到不想走", 0);
+        let headline = serde_json::json!({"title": "城市更新推进会召开", "content": LONG_BODY});
+        let long = engine.add_document(&headline, 1).expect("text");
+        let body = serde_json::json!({"content": LONG_BODY.replace("推进", "促进")});
+        let body_only = engine.add_document(&body, 2).expect("text");
+        [short, long, body_only].map(|placed| placed.fingerprint)
+    };
+    let mut searching = engine();
+    searching.enable_journal();
+    let [short, long, body_only] = place(&mut searching);
+    let expected = |short_indexing| {
+        let mut expected = vec![
+            (short, short_indexing),
+            (long, Indexing::WithinK),
+            (body_only, Indexing::WithinK),
+        ];
+        expected.sort_unstable_by_key(|&(fingerprint, _)| fingerprint);
+        expected
+    };
+    assert_eq!(indexing_of(&searching), expected(Indexing::TextOnly));
+    assert_eq!(searching.forest().index().len(), 2);
+    let mut replayed = engine();
+    for effect in searching.take_journal() {
+        replayed.replay(effect);
+    }
+    assert_eq!(indexing_of(&replayed), indexing_of(&searching));
+    assert_eq!(replayed.forest().index().len(), 2);
+
+    let mut not_searching = engine_with(ConfirmationConfig {
+        short_text_search: false,
+        ..ConfirmationConfig::default()
+    });
+    place(&mut not_searching);
+    assert_eq!(indexing_of(&not_searching), expected(Indexing::WithinK));
 }

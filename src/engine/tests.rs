@@ -132,7 +132,7 @@ fn short_texts_naming_different_places_stay_apart_unless_allowed() {
     assert_eq!(lenient.add_text(shanghai, 1).root, first.root);
 }
 
-const LONG_BODY: &str = "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。\
+pub(super) const LONG_BODY: &str = "本市今天召开城市更新工作推进会，会议总结了过去一年老旧小区改造、背街小巷整治和公共空间提升等方面取得的进展，并对下一阶段的重点任务作出具体部署。\
     会议指出，要坚持以居民需求为导向，统筹推进基础设施补短板和社区服务完善。\
     据介绍，今年全市计划改造老旧小区120个，涉及居民4万余户，同步加装电梯300部。";
 

@@ -7,7 +7,7 @@
 use std::cmp::Reverse;
 
 use super::{
-    Assignment, Forest, LeafList, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree,
+    Assignment, Forest, Indexing, LeafList, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree,
     UNKNOWN_LEAF_SLOT, Word48, kept_time,
 };
 use crate::units::{Fingerprint, Millis, NodeId};
@@ -17,21 +17,23 @@ impl Forest {
     /// more document of `fingerprint` if it is a node, else adds it as a
     /// root (`root == fingerprint`) or as a leaf of `root`, born `now`, with
     /// the same effects as the [`Forest::assign`] that decided it. A leaf
-    /// whose root is gone (a damaged journal) becomes a root.
+    /// whose root is gone (a damaged journal) becomes a root. A new node is
+    /// indexed as `indexing` says.
     pub fn apply_placement(
         &mut self,
         fingerprint: Fingerprint,
         root: Fingerprint,
         now: Millis,
+        indexing: Indexing,
     ) -> Assignment {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
         let root_is_a_root = self.nodes.get(root).is_some_and(|node| node.is_root());
         if root == fingerprint || !root_is_a_root {
-            self.add_root(fingerprint, now)
+            self.add_root(fingerprint, now, indexing)
         } else {
-            self.add_leaf(fingerprint, root, now, Placement::JoinedRoot)
+            self.add_leaf(fingerprint, root, now, Placement::JoinedRoot, indexing)
         }
     }
 
@@ -54,7 +56,7 @@ impl Forest {
         now: Millis,
         confirm: impl FnMut(Fingerprint) -> bool,
     ) -> Assignment {
-        self.assign_with_candidates(fingerprint, now, &[], confirm)
+        self.assign_with_candidates(fingerprint, now, &[], Indexing::WithinK, confirm)
     }
 
     /// [`Forest::assign_confirmed`] with extra neighbours found by other means
@@ -68,18 +70,21 @@ impl Forest {
     /// A leaf placed through an extra neighbour may be more than `k` away from
     /// every other member of its class. Extra neighbours never create roots, so
     /// roots stay more than `k` apart whenever `confirm` accepts every
-    /// candidate.
+    /// candidate (and every node is placed [`Indexing::WithinK`]). A new
+    /// node is indexed as `indexing` says.
     pub fn assign_with_candidates(
         &mut self,
         fingerprint: Fingerprint,
         now: Millis,
         extra_candidates: &[Fingerprint],
+        indexing: Indexing,
         mut confirm: impl FnMut(Fingerprint) -> bool,
     ) -> Assignment {
         self.assign_with_numbered_candidates(
             fingerprint,
             now,
             extra_candidates,
+            indexing,
             |candidate, _, _| confirm(candidate),
         )
     }
@@ -93,13 +98,14 @@ impl Forest {
         fingerprint: Fingerprint,
         now: Millis,
         extra_candidates: &[Fingerprint],
+        indexing: Indexing,
         confirm: impl FnMut(Fingerprint, NodeId, NodeNumbers<'_>) -> bool,
     ) -> Assignment {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
         let roots = self.candidate_roots(fingerprint, extra_candidates, confirm);
-        self.assign_to_roots(fingerprint, now, &roots)
+        self.assign_to_roots(fingerprint, now, &roots, indexing)
     }
 
     /// The first half of [`Forest::assign_with_numbered_candidates`], which
@@ -150,19 +156,21 @@ impl Forest {
     /// or of the one rule 4 prefers among several). `roots` are those
     /// [`Forest::candidate_roots`] found, on this state or on an earlier one
     /// that differs from it only in ways that cannot change them (the
-    /// caller's to know; see `Engine::place_batch`).
+    /// caller's to know; see `Engine::place_batch`). A new node is indexed
+    /// as `indexing` says.
     pub fn assign_to_roots(
         &mut self,
         fingerprint: Fingerprint,
         now: Millis,
         roots: &[Fingerprint],
+        indexing: Indexing,
     ) -> Assignment {
         if let Some(assignment) = self.count_existing(fingerprint, now) {
             return assignment;
         }
         match roots {
-            [] => self.add_root(fingerprint, now),
-            [root] => self.add_leaf(fingerprint, *root, now, Placement::JoinedRoot),
+            [] => self.add_root(fingerprint, now, indexing),
+            [root] => self.add_leaf(fingerprint, *root, now, Placement::JoinedRoot, indexing),
             competing => {
                 let root = self.preferred_root(competing);
                 self.add_leaf(
@@ -172,6 +180,7 @@ impl Forest {
                     Placement::ResolvedConflict {
                         competing_roots: competing.len(),
                     },
+                    indexing,
                 )
             }
         }
@@ -249,7 +258,12 @@ impl Forest {
         self.next_arrival
     }
 
-    fn add_root(&mut self, fingerprint: Fingerprint, now: Millis) -> Assignment {
+    fn add_root(
+        &mut self,
+        fingerprint: Fingerprint,
+        now: Millis,
+        indexing: Indexing,
+    ) -> Assignment {
         let arrival = self.take_arrival();
         let now = kept_time(now);
         self.put_node(
@@ -261,10 +275,11 @@ impl Forest {
                 touched: Word48::time(now),
                 documents: 1,
                 place: NO_TREE,
+                indexing,
             },
         );
         self.root_count += 1;
-        self.after_node_added(fingerprint, now);
+        self.after_node_added(fingerprint, now, indexing);
         Assignment {
             root: fingerprint,
             placement: Placement::NewRoot,
@@ -278,6 +293,7 @@ impl Forest {
         root: Fingerprint,
         now: Millis,
         placement: Placement,
+        indexing: Indexing,
     ) -> Assignment {
         let now = kept_time(now);
         let root_node = self
@@ -287,7 +303,7 @@ impl Forest {
             .filter(|(_, root_node)| root_node.is_root());
         let Some((parent, root_node)) = root_node else {
             // Callers name a live root; a leaf must not hang under anything else.
-            return self.add_root(fingerprint, now);
+            return self.add_root(fingerprint, now, indexing);
         };
         root_node.touch(now);
         let (root_documents, tree_number) = (u64::from(root_node.documents), root_node.place);
@@ -302,6 +318,7 @@ impl Forest {
             touched: Word48::time(now),
             documents: 1,
             place: leaf_slot,
+            indexing,
         };
         let Some(number) = self.put_node(fingerprint, node) else {
             return Assignment {
@@ -331,7 +348,7 @@ impl Forest {
                 class_documents
             }
         };
-        self.after_node_added(fingerprint, now);
+        self.after_node_added(fingerprint, now, indexing);
         Assignment {
             root,
             placement,
@@ -339,8 +356,10 @@ impl Forest {
         }
     }
 
-    fn after_node_added(&mut self, fingerprint: Fingerprint, now: Millis) {
-        self.index.insert_absent(fingerprint);
+    fn after_node_added(&mut self, fingerprint: Fingerprint, now: Millis, indexing: Indexing) {
+        if indexing == Indexing::WithinK {
+            self.index.insert_absent(fingerprint);
+        }
         self.document_count += 1;
         if self.config.retention.is_some() {
             self.queue_expiry(now, fingerprint);

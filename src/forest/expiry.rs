@@ -9,7 +9,7 @@
 
 use std::cmp::Reverse;
 
-use super::{Due, EXPIRY_QUEUE_SLACK, Forest, NO_TREE, Node, UNKNOWN_LEAF_SLOT};
+use super::{Due, EXPIRY_QUEUE_SLACK, Forest, Indexing, NO_TREE, Node, UNKNOWN_LEAF_SLOT};
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// Nodes a removal took out: their fingerprints and, in the same order,
@@ -172,7 +172,7 @@ impl Forest {
         let Some((root_id, root_node)) = self.nodes.remove(root) else {
             return;
         };
-        self.index.remove(root);
+        self.leave_index(root, &root_node);
         self.root_count -= 1;
         removed.push(root, root_id);
         let mut class_documents = u64::from(root_node.documents);
@@ -183,8 +183,8 @@ impl Forest {
                 let Some((leaf, _)) = self.nodes.at(leaf_id) else {
                     continue;
                 };
-                if self.nodes.remove(leaf).is_some() {
-                    self.index.remove(leaf);
+                if let Some((_, leaf_node)) = self.nodes.remove(leaf) {
+                    self.leave_index(leaf, &leaf_node);
                     removed.push(leaf, leaf_id);
                 }
             }
@@ -199,7 +199,7 @@ impl Forest {
         let Some((leaf_id, _)) = self.nodes.remove(leaf) else {
             return;
         };
-        self.index.remove(leaf);
+        self.leave_index(leaf, &node);
         removed.push(leaf, leaf_id);
         self.document_count -= u64::from(node.documents);
         let Some(tree) = self.trees.get_mut(tree_number) else {
@@ -236,6 +236,13 @@ impl Forest {
             let capacity_before = tree.leaves.heap_capacity();
             tree.leaves.shrink_to(tree.leaves.len() * 2);
             self.leaf_capacity -= capacity_before - tree.leaves.heap_capacity();
+        }
+    }
+
+    /// Takes a removed node out of the "within `k`" index, if it was in.
+    fn leave_index(&mut self, fingerprint: Fingerprint, node: &Node) {
+        if node.indexing == Indexing::WithinK {
+            self.index.remove(fingerprint);
         }
     }
 

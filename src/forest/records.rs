@@ -3,8 +3,8 @@
 //! go on ([`crate::capture`]).
 
 use super::{
-    Forest, ForestConfig, ForestCounters, ForestError, LeafList, NO_PARENT, NO_TREE, Node,
-    NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
+    Forest, ForestConfig, ForestCounters, ForestError, Indexing, LeafList, NO_PARENT, NO_TREE,
+    Node, NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
 };
 use std::path::Path;
 
@@ -189,6 +189,7 @@ impl Forest {
                 touched: Word48::time(record.touched),
                 documents: record.documents,
                 place: NO_TREE,
+                indexing: record.indexing,
             };
             nodes.push((record.fingerprint, node));
             forest.document_count += u64::from(record.documents);
@@ -265,8 +266,11 @@ impl Forest {
                 leaf_node.place = place;
             }
         }
-        let fingerprints: Vec<Fingerprint> =
-            records.iter().map(|record| record.fingerprint).collect();
+        let fingerprints: Vec<Fingerprint> = records
+            .iter()
+            .filter(|record| record.indexing == Indexing::WithinK)
+            .map(|record| record.fingerprint)
+            .collect();
         forest.index.insert_all_absent(&fingerprints);
         forest.next_arrival = counters.next_arrival.max(
             records

@@ -535,6 +535,42 @@ fn numbers_survive_mass_removal_and_removals_report_them() {
 }
 
 #[test]
+fn a_node_placed_text_only_is_not_found_within_k() {
+    let mut forest = forest();
+    let text_only = forest.assign_to_roots(0b1, 10, &[], Indexing::TextOnly);
+    assert_eq!(text_only.placement, Placement::NewRoot);
+    // Nothing within k finds it: a neighbour one bit away is a new root.
+    let neighbour = forest.assign(0b11, 20);
+    assert_eq!(neighbour.placement, Placement::NewRoot);
+    assert_eq!(forest.within(0b1), vec![(0b11, 1)]);
+    assert_eq!(forest.index().len(), 1);
+    // Its own fingerprint still finds it (rule 1), and a caller's
+    // candidates still lead to it.
+    assert_eq!(forest.assign(0b1, 30).placement, Placement::ExistingNode);
+    let leaf = forest.assign_with_candidates(0xff00, 40, &[0b1], Indexing::TextOnly, |_| true);
+    assert_eq!(leaf.root, 0b1);
+    assert_eq!(forest.index().len(), 1);
+    // Its records say so, and a restored forest leaves it out too.
+    let records = forest.node_records();
+    let indexing_of = |fingerprint| {
+        records
+            .iter()
+            .find(|record| record.fingerprint == fingerprint)
+            .map(|record| record.indexing)
+    };
+    assert_eq!(indexing_of(0b1), Some(Indexing::TextOnly));
+    assert_eq!(indexing_of(0xff00), Some(Indexing::TextOnly));
+    assert_eq!(indexing_of(0b11), Some(Indexing::WithinK));
+    let restored = Forest::restore(forest.config(), &records, forest.counters()).expect("restores");
+    assert_eq!(restored.index().len(), 1);
+    assert!(restored.index().contains(0b11));
+    // Expiry takes it out without touching the index's other entries.
+    let removed = forest.expire(HOUR + 41, usize::MAX).removed;
+    assert_eq!(removed.len(), 3);
+    assert!(forest.index().is_empty());
+}
+
+#[test]
 fn a_node_slot_is_forty_bytes() {
     assert_eq!(size_of::<Node>(), 32);
     assert_eq!(size_of::<(Fingerprint, Node)>(), 40);
@@ -662,6 +698,7 @@ fn a_capture_lists_its_nodes_in_arrival_order_whatever_their_numbers() {
             arrival,
             touched: 10,
             documents: 1,
+            indexing: Indexing::WithinK,
         };
         let records = [
             record(0xf000, 1),

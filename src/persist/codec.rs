@@ -12,7 +12,7 @@ use xxhash_rust::xxh3::xxh3_64;
 pub use crate::encoding::{DecodeError, Decoder, Encoder};
 use crate::engine::{EngineEffect, get_long, get_short, put_long, put_short};
 pub use crate::engine::{get_side, put_side, skip_side};
-use crate::forest::NodeRecord;
+use crate::forest::{Indexing, NodeRecord};
 use crate::ledger::{DocumentKey, Effect, SentTo};
 
 /// Largest frame accepted when reading (guards against a damaged length).
@@ -215,6 +215,7 @@ pub fn get_effect(decoder: &mut Decoder<'_>) -> Result<Effect, DecodeError> {
     Ok(effect)
 }
 
+/// A node's record, its indexing last (a byte: 0 within `k`, 1 text only).
 pub fn put_node(encoder: &mut Encoder, node: &NodeRecord) {
     encoder
         .u64(node.fingerprint)
@@ -222,10 +223,16 @@ pub fn put_node(encoder: &mut Encoder, node: &NodeRecord) {
         .i64(node.born)
         .u64(node.arrival)
         .i64(node.touched)
-        .u32(node.documents);
+        .u32(node.documents)
+        .u8(match node.indexing {
+            Indexing::WithinK => 0,
+            Indexing::TextOnly => 1,
+        });
 }
 
-pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
+/// A node's record as [`put_node`] writes it; `with_indexing: false` reads
+/// the layout before its last byte (every node within `k`).
+pub fn get_node(decoder: &mut Decoder<'_>, with_indexing: bool) -> Result<NodeRecord, DecodeError> {
     Ok(NodeRecord {
         fingerprint: decoder.u64()?,
         root: decoder.u64()?,
@@ -233,6 +240,15 @@ pub fn get_node(decoder: &mut Decoder<'_>) -> Result<NodeRecord, DecodeError> {
         arrival: decoder.u64()?,
         touched: decoder.i64()?,
         documents: decoder.u32()?,
+        indexing: if with_indexing {
+            match decoder.u8()? {
+                0 => Indexing::WithinK,
+                1 => Indexing::TextOnly,
+                _ => return Err(DecodeError("unknown node indexing")),
+            }
+        } else {
+            Indexing::WithinK
+        },
     })
 }
 
@@ -409,5 +425,35 @@ mod tests {
         ] {
             assert!(get_effect(&mut Decoder::new(payload)).is_err());
         }
+    }
+
+    #[test]
+    fn a_node_keeps_its_indexing_and_the_layout_before_it_reads_within_k() {
+        let node = |indexing| NodeRecord {
+            fingerprint: 1,
+            root: 2,
+            born: -3,
+            arrival: 4,
+            touched: 5,
+            documents: 6,
+            indexing,
+        };
+        for indexing in [Indexing::WithinK, Indexing::TextOnly] {
+            let mut encoder = Encoder::default();
+            put_node(&mut encoder, &node(indexing));
+            let mut decoder = Decoder::new(&encoder.bytes);
+            assert_eq!(get_node(&mut decoder, true), Ok(node(indexing)));
+            assert!(decoder.is_done());
+            // Before version 6 a record ended before the indexing byte.
+            let before = &encoder.bytes[..encoder.bytes.len() - 1];
+            let mut decoder = Decoder::new(before);
+            assert_eq!(get_node(&mut decoder, false), Ok(node(Indexing::WithinK)));
+            assert!(decoder.is_done());
+        }
+        let mut encoder = Encoder::default();
+        put_node(&mut encoder, &node(Indexing::WithinK));
+        let last = encoder.bytes.len() - 1;
+        encoder.bytes[last] = 7;
+        assert!(get_node(&mut Decoder::new(&encoder.bytes), true).is_err());
     }
 }

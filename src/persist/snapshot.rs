@@ -42,10 +42,15 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// compact layout (`crate::engine::side_record`: short-text tag 3, long-text
 /// tag 4), which a build that reads up to 4 would misread; every snapshot
 /// is written as version 5, since nearly every one holds such records.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 5;
+/// Version 6 writes nodes with whether "within `k`" finds them (frames
+/// `M`; the `N` frames before it hold nodes that it finds, all of them).
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 6;
 
 const SNAPSHOT_HEADER: u8 = b'H';
+/// Nodes before version 6 (each within `k`).
 const SNAPSHOT_NODES: u8 = b'N';
+/// Nodes with their indexing (version 6).
+const SNAPSHOT_INDEXED_NODES: u8 = b'M';
 const SNAPSHOT_SIDES: u8 = b'S';
 const SNAPSHOT_KEYS: u8 = b'K';
 const SNAPSHOT_PENDING: u8 = b'P';
@@ -111,7 +116,7 @@ pub(super) fn write_snapshot(
     while nodes.peek().is_some() {
         let chunk: Vec<NodeRecord> = nodes.by_ref().take(NODES_PER_FRAME).collect();
         let mut encoder = Encoder::default();
-        encoder.u8(SNAPSHOT_NODES).count(chunk.len());
+        encoder.u8(SNAPSHOT_INDEXED_NODES).count(chunk.len());
         for node in &chunk {
             codec::put_node(&mut encoder, node);
         }
@@ -281,7 +286,12 @@ fn defer_bulk_frame(
     offset: usize,
     frames: &mut Vec<BulkFrame>,
 ) -> Option<usize> {
-    let header = header.filter(|header| matches!(header.kind(), SNAPSHOT_NODES | SNAPSHOT_KEYS))?;
+    let header = header.filter(|header| {
+        matches!(
+            header.kind(),
+            SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS
+        )
+    })?;
     let length = header.length();
     let end = offset.checked_add(8 + length)?;
     if length > codec::MAX_FRAME || end > file_length {
@@ -340,7 +350,9 @@ fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, Stri
         };
         let mut decoder = Decoder::new(body);
         match decoder.u8().map_err(|error| error.to_string())? {
-            SNAPSHOT_NODES => decode_nodes(&mut decoder, &mut nodes)?,
+            kind @ (SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES) => {
+                decode_nodes(&mut decoder, &mut nodes, kind == SNAPSHOT_INDEXED_NODES)?;
+            }
             _ => decode_keys(&mut decoder, &mut keys)?,
         }
     }
@@ -348,10 +360,14 @@ fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, Stri
 }
 
 /// A frame of nodes' records, after its kind.
-fn decode_nodes(decoder: &mut Decoder<'_>, nodes: &mut Vec<NodeRecord>) -> Result<(), String> {
+fn decode_nodes(
+    decoder: &mut Decoder<'_>,
+    nodes: &mut Vec<NodeRecord>,
+    with_indexing: bool,
+) -> Result<(), String> {
     let malformed = |error: codec::DecodeError| error.to_string();
     for _ in 0..decoder.count().map_err(malformed)? {
-        nodes.push(codec::get_node(decoder).map_err(malformed)?);
+        nodes.push(codec::get_node(decoder, with_indexing).map_err(malformed)?);
     }
     Ok(())
 }
@@ -439,7 +455,13 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                 );
                 saw_header = true;
             }
-            SNAPSHOT_NODES => decode_nodes(&mut decoder, &mut state.nodes)?,
+            kind @ (SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES) => {
+                decode_nodes(
+                    &mut decoder,
+                    &mut state.nodes,
+                    kind == SNAPSHOT_INDEXED_NODES,
+                )?;
+            }
             SNAPSHOT_SIDES if version == 1 => {
                 for _ in 0..decoder.count().map_err(malformed)? {
                     let start = decoder.position();

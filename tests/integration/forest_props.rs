@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use neardup::forest::expiry::RemovedNodes;
-use neardup::forest::{Assignment, Forest, ForestConfig, NodeView, Placement};
+use neardup::forest::{Assignment, Forest, ForestConfig, Indexing, NodeView, Placement};
 use neardup::units::{Fingerprint, Millis, NodeId};
 use proptest::collection::vec;
 use proptest::prelude::*;
@@ -29,6 +29,8 @@ struct ModelNode {
     arrival: u64,
     touched: Millis,
     documents: u64,
+    /// Found by "within k" queries (placed [`Indexing::WithinK`]).
+    within_k: bool,
 }
 
 /// The obviously correct reference: linear scans over a vector.
@@ -97,6 +99,7 @@ impl ModelForest {
     ) -> BTreeSet<Fingerprint> {
         self.nodes
             .iter()
+            .filter(|node| node.within_k)
             .filter(|node| distance(node.fingerprint, fingerprint) <= self.max_distance)
             .filter(|node| confirm(node.fingerprint))
             .map(|node| node.root)
@@ -117,6 +120,7 @@ impl ModelForest {
         fingerprint: Fingerprint,
         now: Millis,
         extra_candidates: &[Fingerprint],
+        indexing: Indexing,
         confirm: &dyn Fn(Fingerprint) -> bool,
     ) -> Assignment {
         if let Some(position) = self.position(fingerprint) {
@@ -162,6 +166,7 @@ impl ModelForest {
             arrival: self.arrivals,
             touched: now,
             documents: 1,
+            within_k: indexing == Indexing::WithinK,
         });
         self.touch(root, now);
         Assignment {
@@ -236,11 +241,14 @@ enum Operation {
         step: Millis,
     },
     /// Assign a variant of a base with extra neighbours picked among the nodes
-    /// (as the engine does for short texts found by shingle overlap).
+    /// (as the engine does for short texts found by shingle overlap), the
+    /// new node left out of the index when `text_only` (as the engine does
+    /// for a short text alone).
     AssignWithExtras {
         base: usize,
         flipped_bits: Vec<u32>,
         extra_picks: Vec<usize>,
+        text_only: bool,
         step: Millis,
     },
     /// Assign a fingerprint that is (most likely) already a node.
@@ -284,10 +292,11 @@ fn operation() -> impl Strategy<Value = Operation> {
             0..BASE_COUNT,
             vec(0..64u32, 0..=8),
             vec(any::<usize>(), 1..=3),
+            any::<bool>(),
             time_step(),
         )
-            .prop_map(|(base, flipped_bits, extra_picks, step)| {
-                Operation::AssignWithExtras { base, flipped_bits, extra_picks, step }
+            .prop_map(|(base, flipped_bits, extra_picks, text_only, step)| {
+                Operation::AssignWithExtras { base, flipped_bits, extra_picks, text_only, step }
             }),
         3 => (any::<usize>(), time_step())
             .prop_map(|(pick, step)| Operation::AssignExisting { pick, step }),
@@ -398,13 +407,24 @@ fn check_invariants(
         prop_assert!(root.touched >= view.touched);
     }
 
-    // Roots pairwise more than k apart (only without vetoes).
+    // Roots pairwise more than k apart (only without vetoes), unless the
+    // earlier of the two is left out of the index: the later one's query
+    // could not find it.
     let roots = model.roots();
     if roots_must_be_far_apart {
         for (position, &left) in roots.iter().enumerate() {
             for &right in &roots[position + 1..] {
+                let (left_node, right_node) = (
+                    model.get(left).expect("a root is a node"),
+                    model.get(right).expect("a root is a node"),
+                );
+                let earlier = if left_node.arrival < right_node.arrival {
+                    left_node
+                } else {
+                    right_node
+                };
                 prop_assert!(
-                    distance(left, right) > max_distance,
+                    !earlier.within_k || distance(left, right) > max_distance,
                     "roots {:x} and {:x} are within k",
                     left,
                     right
@@ -435,11 +455,12 @@ fn check_invariants(
     prop_assert_eq!(stats.roots, roots.len());
     prop_assert_eq!(stats.documents, total_documents);
 
-    // The index holds exactly the node set.
+    // The index holds exactly the nodes placed within k.
     let index = forest.index();
-    prop_assert_eq!(index.len(), model.nodes.len());
+    let within_k = || model.nodes.iter().filter(|node| node.within_k);
+    prop_assert_eq!(index.len(), within_k().count());
     for node in &model.nodes {
-        prop_assert!(index.contains(node.fingerprint));
+        prop_assert_eq!(index.contains(node.fingerprint), node.within_k);
     }
     for query in model
         .nodes
@@ -449,9 +470,7 @@ fn check_invariants(
     {
         let mut found = index.within(query);
         found.sort_unstable();
-        let mut expected: Vec<(Fingerprint, u32)> = model
-            .nodes
-            .iter()
+        let mut expected: Vec<(Fingerprint, u32)> = within_k()
             .map(|node| (node.fingerprint, distance(node.fingerprint, query)))
             .filter(|&(_, found_distance)| found_distance <= max_distance)
             .collect();
@@ -486,12 +505,14 @@ fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestC
             } => {
                 now += step;
                 let fingerprint = flip(scenario.bases[*base], flipped_bits);
-                assign_and_compare(&mut forest, &mut model, fingerprint, now, &[], &confirm)?;
+                let placing = Placing::within_k(fingerprint, now, &confirm);
+                assign_and_compare(&mut forest, &mut model, placing)?;
             }
             Operation::AssignWithExtras {
                 base,
                 flipped_bits,
                 extra_picks,
+                text_only,
                 step,
             } => {
                 now += step;
@@ -500,12 +521,18 @@ fn run_scenario(scenario: &Scenario, veto_salt: Option<u64>) -> Result<(), TestC
                     .iter()
                     .map(|&pick| pick_fingerprint(&model, &scenario.bases, pick))
                     .collect();
-                assign_and_compare(&mut forest, &mut model, fingerprint, now, &extras, &confirm)?;
+                let placing = Placing {
+                    extra_candidates: &extras,
+                    indexing: indexing(*text_only),
+                    ..Placing::within_k(fingerprint, now, &confirm)
+                };
+                assign_and_compare(&mut forest, &mut model, placing)?;
             }
             Operation::AssignExisting { pick, step } => {
                 now += step;
                 let fingerprint = pick_fingerprint(&model, &scenario.bases, *pick);
-                assign_and_compare(&mut forest, &mut model, fingerprint, now, &[], &confirm)?;
+                let placing = Placing::within_k(fingerprint, now, &confirm);
+                assign_and_compare(&mut forest, &mut model, placing)?;
             }
             Operation::ReachRoot { pick, step } => {
                 now += step;
@@ -592,30 +619,68 @@ fn flip(base: Fingerprint, bits: &[u32]) -> Fingerprint {
         .fold(base, |fingerprint, &bit| fingerprint ^ (1 << bit))
 }
 
+fn indexing(text_only: bool) -> Indexing {
+    if text_only {
+        Indexing::TextOnly
+    } else {
+        Indexing::WithinK
+    }
+}
+
+/// One placement to make in the forest and the model alike.
+struct Placing<'a> {
+    fingerprint: Fingerprint,
+    now: Millis,
+    extra_candidates: &'a [Fingerprint],
+    indexing: Indexing,
+    confirm: &'a dyn Fn(Fingerprint) -> bool,
+}
+
+impl<'a> Placing<'a> {
+    fn within_k(
+        fingerprint: Fingerprint,
+        now: Millis,
+        confirm: &'a dyn Fn(Fingerprint) -> bool,
+    ) -> Self {
+        Placing {
+            fingerprint,
+            now,
+            extra_candidates: &[],
+            indexing: Indexing::WithinK,
+            confirm,
+        }
+    }
+}
+
 fn assign_and_compare(
     forest: &mut Forest,
     model: &mut ModelForest,
-    fingerprint: Fingerprint,
-    now: Millis,
-    extra_candidates: &[Fingerprint],
-    confirm: &dyn Fn(Fingerprint) -> bool,
+    placing: Placing<'_>,
 ) -> Result<(), TestCaseError> {
+    let Placing {
+        fingerprint,
+        now,
+        extra_candidates,
+        indexing,
+        confirm,
+    } = placing;
     let before = model.clone();
     let mut consulted = Vec::new();
     let assignment =
-        forest.assign_with_candidates(fingerprint, now, extra_candidates, |candidate| {
+        forest.assign_with_candidates(fingerprint, now, extra_candidates, indexing, |candidate| {
             consulted.push(candidate);
             confirm(candidate)
         });
-    let expected = model.assign(fingerprint, now, extra_candidates, confirm);
+    let expected = model.assign(fingerprint, now, extra_candidates, indexing, confirm);
     prop_assert_eq!(assignment, expected, "assigning {:x}", fingerprint);
 
-    // Only real neighbours are consulted, and never for an existing node.
+    // Only real neighbours placed within k are consulted, and never for an
+    // existing node.
     if before.get(fingerprint).is_some() {
         prop_assert!(consulted.is_empty());
     }
     for &candidate in &consulted {
-        prop_assert!(before.get(candidate).is_some());
+        prop_assert!(before.get(candidate).is_some_and(|node| node.within_k));
         prop_assert!(distance(candidate, fingerprint) <= before.max_distance);
         prop_assert_ne!(candidate, fingerprint);
     }
@@ -630,6 +695,7 @@ fn assign_and_compare(
         Placement::JoinedRoot | Placement::ResolvedConflict { .. } => {
             let confirmed_under_root = before.nodes.iter().any(|node| {
                 node.root == assignment.root
+                    && node.within_k
                     && distance(node.fingerprint, fingerprint) <= before.max_distance
                     && confirm(node.fingerprint)
             });
@@ -791,12 +857,19 @@ fn apply(
             base,
             flipped_bits,
             extra_picks,
+            text_only,
             step,
         } => {
             *now += step;
             let fingerprint = flip(scenario.bases[*base], flipped_bits);
             let extras: Vec<Fingerprint> = extra_picks.iter().map(|&at| pick(at)).collect();
-            Outcome::Assigned(forest.assign_with_candidates(fingerprint, *now, &extras, |_| true))
+            Outcome::Assigned(forest.assign_with_candidates(
+                fingerprint,
+                *now,
+                &extras,
+                indexing(*text_only),
+                |_| true,
+            ))
         }
         Operation::AssignExisting { pick: at, step } => {
             *now += step;

@@ -353,7 +353,7 @@ fn damaged_side_records_send_recovery_to_the_snapshot_before() {
 /// to the snapshot before.
 #[test]
 fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
-    recovery_passes_over_a_snapshot_damaged_in(b'N');
+    recovery_passes_over_a_snapshot_damaged_in(b'M');
     recovery_passes_over_a_snapshot_damaged_in(b'K');
 }
 
