@@ -43,7 +43,7 @@ use crate::candidates::shingle_index::{
 use crate::candidates::sketch_index::{SketchIndex, SketchIndexBuilder};
 use crate::confirm::ConfirmationConfig;
 use crate::fingerprint::Fingerprinter;
-use crate::forest::{Forest, ForestError, NodeRecord};
+use crate::forest::{Forest, ForestError, Indexing, NodeRecord};
 use crate::radix::sort_stably_by;
 use crate::units::{Fingerprint, NodeId};
 
@@ -120,9 +120,16 @@ impl Engine {
         // two lets them go.
         let ForestState {
             config,
-            nodes,
+            mut nodes,
             counters,
         } = forest_state;
+        if !short_text_search {
+            // Nothing finds a short text by its shingles now: within `k`
+            // must (a state written while that search was on).
+            for node in &mut nodes {
+                node.indexing = Indexing::WithinK;
+            }
+        }
         let nodes = Arc::new(nodes);
         let walking_nodes = Arc::clone(&nodes);
         let (forest, walked, short_texts, long_texts) = std::thread::scope(|scope| {

@@ -633,6 +633,28 @@ fn a_short_text_alone_is_left_out_of_within_k_and_replays_so() {
     }
     assert_eq!(indexing_of(&replayed), indexing_of(&searching));
     assert_eq!(replayed.forest().index().len(), 2);
+    // Restored with the shingle search turned off since: within k finds all.
+    let mut sides = EncodedSides::default();
+    for record in searching.side_records() {
+        sides.push(&record);
+    }
+    let restored = Engine::restore(
+        searching.fingerprinter().clone(),
+        ForestState {
+            config: searching.forest().config(),
+            nodes: searching.forest().node_records(),
+            counters: searching.forest().counters(),
+        },
+        ConfirmationConfig {
+            short_text_search: false,
+            ..ConfirmationConfig::default()
+        },
+        side_file::SideStorage::Memory,
+        &sides,
+    )
+    .expect("the forest is given");
+    assert_eq!(indexing_of(&restored), expected(Indexing::WithinK));
+    assert_eq!(restored.forest().index().len(), 3);
 
     let mut not_searching = engine_with(ConfirmationConfig {
         short_text_search: false,
