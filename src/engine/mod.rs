@@ -41,8 +41,9 @@
 //! Consequences: a leaf found by the extra searches may be more than `k`
 //! from every other member of its class, and two roots may be within `k`
 //! when confirmation kept them apart or the earlier is a short text alone;
-//! with both searches and all checks off the forest is exactly SPEC §3. Side data costs memory per node (reported
-//! in [`EngineStats`]; `benches/engine_scale.rs` measures it).
+//! with both searches and all checks off the forest is exactly SPEC §3.
+//! Side data costs memory per node (reported in [`EngineStats`];
+//! `benches/engine_scale.rs` measures it).
 
 mod analysis;
 pub mod batch;
