@@ -254,13 +254,18 @@ pub async fn wait_for_rejoin(url: &str, old_node: &str, within: Duration) -> Val
 /// The replica group secret the tests' members share.
 pub const TEST_SECRET: &str = "neardup-tests-group-secret-0123456789";
 
-/// A file holding [`TEST_SECRET`] (written once per test process).
+/// A file holding [`TEST_SECRET`], in the build's own temporary directory
+/// (one file for every test process: each writes it whole and renames it
+/// into place, so none reads it half written, and none leaves a file
+/// behind in the system's temporary directory).
 pub fn group_secret_file() -> String {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
-        let path =
-            std::env::temp_dir().join(format!("neardup-group-secret-{}", std::process::id()));
-        std::fs::write(&path, format!("{TEST_SECRET}\n")).expect("secret file");
+        let directory = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let path = directory.join("neardup-group-secret");
+        let written = directory.join(format!("neardup-group-secret-{}", std::process::id()));
+        std::fs::write(&written, format!("{TEST_SECRET}\n")).expect("secret file");
+        std::fs::rename(&written, &path).expect("secret file in place");
         path.to_string_lossy().into_owned()
     })
     .clone()
