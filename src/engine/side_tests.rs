@@ -6,6 +6,27 @@ use super::*;
 use crate::forest::{Indexing, NodeRecord};
 use crate::units::NodeId;
 
+/// `engine` restored from its own node and side records (as recovery
+/// restores a snapshot of it), under `confirmation`.
+fn restored_from_records(engine: &Engine, confirmation: ConfirmationConfig) -> Engine {
+    let mut sides = EncodedSides::default();
+    for record in engine.side_records() {
+        sides.push(&record);
+    }
+    Engine::restore(
+        engine.fingerprinter().clone(),
+        ForestState {
+            config: engine.forest().config(),
+            nodes: engine.forest().node_records(),
+            counters: engine.forest().counters(),
+        },
+        confirmation,
+        side_file::SideStorage::Memory,
+        &sides,
+    )
+    .expect("the forest is given")
+}
+
 #[test]
 fn expiry_drops_side_data_with_the_nodes() {
     let mut engine = engine();
@@ -461,22 +482,7 @@ fn a_lean_engine_restored_finds_reposts_by_the_shingles_it_reads_back() {
         live(&lean),
         live(&kept)
     );
-    let mut sides = EncodedSides::default();
-    for record in lean.side_records() {
-        sides.push(&record);
-    }
-    let mut restored = Engine::restore(
-        lean.fingerprinter().clone(),
-        ForestState {
-            config: lean.forest().config(),
-            nodes: lean.forest().node_records(),
-            counters: lean.forest().counters(),
-        },
-        lean_config(),
-        side_file::SideStorage::Memory,
-        &sides,
-    )
-    .expect("the forest is given");
+    let mut restored = restored_from_records(&lean, lean_config());
     // Found through the short-text index rebuilt from the records, and
     // confirmed against shingles read back from their letters.
     for (text, root) in texts.iter().zip(roots) {
@@ -634,25 +640,13 @@ fn a_short_text_alone_is_left_out_of_within_k_and_replays_so() {
     assert_eq!(indexing_of(&replayed), indexing_of(&searching));
     assert_eq!(replayed.forest().index().len(), 2);
     // Restored with the shingle search turned off since: within k finds all.
-    let mut sides = EncodedSides::default();
-    for record in searching.side_records() {
-        sides.push(&record);
-    }
-    let restored = Engine::restore(
-        searching.fingerprinter().clone(),
-        ForestState {
-            config: searching.forest().config(),
-            nodes: searching.forest().node_records(),
-            counters: searching.forest().counters(),
-        },
+    let restored = restored_from_records(
+        &searching,
         ConfirmationConfig {
             short_text_search: false,
             ..ConfirmationConfig::default()
         },
-        side_file::SideStorage::Memory,
-        &sides,
-    )
-    .expect("the forest is given");
+    );
     assert_eq!(indexing_of(&restored), expected(Indexing::WithinK));
     assert_eq!(restored.forest().index().len(), 3);
 
