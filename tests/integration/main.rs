@@ -33,6 +33,7 @@ mod edits;
 mod edits_props;
 mod engine_props;
 mod explorer;
+mod forest_model;
 mod forest_props;
 mod fuzz_bulk;
 mod group_writes;
