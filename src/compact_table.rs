@@ -74,11 +74,26 @@ struct InOrder {
     last_home: usize,
 }
 
+/// Where a pass over a table is ([`CompactTable::sweep_some`]): a pass
+/// that forgets entries spread over many calls, between which the table
+/// changes. An insert moves entries on by one place, a removal moves them
+/// back by one; so the pass steps back a place for each removal since its
+/// last step, and at the end visits the entries moved across it to the
+/// first places. A table laid out anew starts the pass again.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SweepPass {
+    place: usize,
+    places: usize,
+    removals: u64,
+}
+
 /// See the module documentation.
 #[derive(Debug, Clone)]
 pub struct CompactTable<T> {
     places: Vec<T>,
     len: usize,
+    /// Entries taken out so far by [`Self::remove`] (see [`SweepPass`]).
+    removals: u64,
     /// The places as of a snapshot's moment, while one is taken (every
     /// write of a place goes through [`Self::set`]).
     capture: Capture<T>,
@@ -89,6 +104,7 @@ impl<T> Default for CompactTable<T> {
         CompactTable {
             places: Vec::new(),
             len: 0,
+            removals: 0,
             capture: Capture::default(),
         }
     }
@@ -387,7 +403,13 @@ impl<T: TableEntry> CompactTable<T> {
         eq: impl FnMut(&T) -> bool,
         hasher: impl Fn(&T) -> u64,
     ) -> Option<T> {
-        let mut hole = self.walk(hash, &hasher, eq)?;
+        let hole = self.walk(hash, &hasher, eq)?;
+        self.removals += 1;
+        Some(self.remove_at(hole, &hasher))
+    }
+
+    /// Takes out the entry at `hole`, shifting the entries after it back.
+    fn remove_at(&mut self, mut hole: usize, hasher: &impl Fn(&T) -> u64) -> T {
         let removed = self.places[hole];
         // Every entry after the hole that is not at its home moves one
         // place back, which keeps the order of homes.
@@ -403,7 +425,64 @@ impl<T: TableEntry> CompactTable<T> {
         }
         self.set(hole, T::VACANT);
         self.len -= 1;
-        Some(removed)
+        removed
+    }
+
+    /// Goes on with `pass` over the table for at most `budget` visits,
+    /// taking out each entry `keep` rejects; whether the pass ended. Every
+    /// entry in the table from a pass's start to its end is visited in it
+    /// (see [`SweepPass`]).
+    pub fn sweep_some(
+        &mut self,
+        pass: &mut SweepPass,
+        budget: usize,
+        mut keep: impl FnMut(&T) -> bool,
+        hasher: impl Fn(&T) -> u64,
+    ) -> bool {
+        let places = self.places.len();
+        if pass.places != places {
+            // Laid out anew (or the first pass): from the start again.
+            *pass = SweepPass {
+                place: 0,
+                places,
+                removals: self.removals,
+            };
+        }
+        // An entry not yet visited may have moved back past the pass's
+        // place, by one place for each removal before it since.
+        let moved_back = usize::try_from(self.removals - pass.removals).unwrap_or(usize::MAX);
+        let mut place = pass.place.saturating_sub(moved_back);
+        pass.removals = self.removals;
+        let mut visits = 0;
+        while place < places && visits < budget {
+            visits += 1;
+            let entry = self.places[place];
+            if !entry.is_vacant() && !keep(&entry) {
+                // The entries after it shift back: this place again.
+                self.remove_at(place, &hasher);
+            } else {
+                place += 1;
+            }
+        }
+        if place < places {
+            pass.place = place;
+            return false;
+        }
+        // Inserts may have moved entries across the end: they lie before
+        // the first vacant place.
+        let mut place = 0;
+        while let Some(&entry) = self.places.get(place) {
+            if entry.is_vacant() {
+                break;
+            }
+            if keep(&entry) {
+                place += 1;
+            } else {
+                self.remove_at(place, &hasher);
+            }
+        }
+        pass.place = 0;
+        true
     }
 
     /// Makes room for `additional` more entries, growing by an eighth (or
@@ -575,6 +654,18 @@ impl<E: KeyedEntry> KeyedTable<E> {
     /// The entries, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &E> {
         self.table.iter()
+    }
+
+    /// See [`CompactTable::sweep_some`].
+    pub fn sweep_some(
+        &mut self,
+        pass: &mut SweepPass,
+        budget: usize,
+        keep: impl FnMut(&E) -> bool,
+    ) -> bool {
+        let hasher = self.hasher;
+        self.table
+            .sweep_some(pass, budget, keep, |entry| hasher.hash_one(entry.key()))
     }
 
     /// See [`CompactTable::start_capture`].

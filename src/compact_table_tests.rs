@@ -226,3 +226,52 @@ fn several_entries_may_share_a_key_and_are_all_walked() {
     table.insert(0, Pair::VACANT, hasher);
     assert_eq!(table.len(), 5);
 }
+
+proptest! {
+    // Entries moved across the end before the pass reaches them are rare:
+    // enough cases to meet them.
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+    /// A pass spread over many calls, with inserts and removals moving
+    /// entries between them (around the end too, with crowded hashes),
+    /// forgets every entry that was to go before it began.
+    #[test]
+    fn a_pass_spread_over_changes_forgets_all_it_began_with(
+        steps in proptest::collection::vec((0u8..4, 0u32..80, 1usize..12), 0..500),
+        crowded in proptest::bool::ANY,
+    ) {
+        let hash = if crowded { crowded_hash } else { spread_hash };
+        let hasher = |entry: &Pair| hash(entry.key);
+        let mut table: CompactTable<Pair> = CompactTable::default();
+        let mut pass = SweepPass::default();
+        let mut doomed: std::collections::HashSet<NodeId> = std::collections::HashSet::new();
+        let mut doomed_before_pass = doomed.clone();
+        let mut next_node: NodeId = 0;
+        for (operation, key, budget) in steps {
+            let present = table.find(hash(key), |entry| entry.key == key, hasher).copied();
+            match (operation, present) {
+                (0, None) => {
+                    table.insert(hash(key), Pair { key, node: next_node }, hasher);
+                    next_node += 1;
+                }
+                (1, Some(_)) => {
+                    table.remove(hash(key), |entry| entry.key == key, hasher);
+                }
+                (2, Some(entry)) => {
+                    doomed.insert(entry.node);
+                }
+                _ => {
+                    let ended = table.sweep_some(&mut pass, budget, |entry| !doomed.contains(&entry.node), hasher);
+                    if ended {
+                        let left: Vec<Pair> = table
+                            .iter()
+                            .filter(|entry| doomed_before_pass.contains(&entry.node))
+                            .copied()
+                            .collect();
+                        prop_assert!(left.is_empty(), "the pass missed {left:?}");
+                        doomed_before_pass = doomed.clone();
+                    }
+                }
+            }
+        }
+    }
+}

@@ -18,19 +18,19 @@
 //! ([`Engine::forget_document`] removes a node left without documents).
 //! Keys are 64-bit hashes of `_index` and `_id`; the cluster's concrete
 //! index name (from its answer, not the request, which may name an alias) is
-//! used. Entries whose node expired are swept out in amortised constant time.
+//! used. A key names its node by number ([`DocumentKeys`]): a key whose
+//! node expired reads as absent at once, and is forgotten by a pass over
+//! the keys spread over the writes that follow.
 //!
 //! Consequences: counts are exact for documents written through the sidecar
 //! since the ledger was created; a 64-bit key collision (about one in 10^10
 //! at a million documents) would merge the counts of two documents.
 
 pub mod capture;
+mod keys;
 
 use std::collections::{HashMap, VecDeque};
 
-use xxhash_rust::xxh3::xxh3_64;
-
-use crate::compact_table::{KeyedEntry, KeyedTable, TableEntry};
 use crate::confirm::ConfirmationConfig;
 use crate::engine::batch::PlannedBatch;
 use crate::engine::commonness::CommonSentenceRecord;
@@ -39,122 +39,8 @@ use crate::engine::{Analysis, Engine, EngineEffect, Placed};
 use crate::fingerprint::Fingerprinter;
 use crate::forest::{Forest, ForestConfig, ForestError};
 use crate::units::{Fingerprint, Millis};
-
-/// A stored document's identity: a hash of its concrete index and id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DocumentKey(pub u64);
-
-impl DocumentKey {
-    pub fn new(index: &str, id: &str) -> Self {
-        let mut bytes = Vec::with_capacity(index.len() + id.len() + 1);
-        bytes.extend_from_slice(index.as_bytes());
-        bytes.push(0);
-        bytes.extend_from_slice(id.as_bytes());
-        DocumentKey(xxh3_64(&bytes))
-    }
-}
-
-/// A key and the fingerprint its document was placed at: 16 bytes in a
-/// [`KeyedTable`] (82–92 % full), where a std map spent 17 bytes a place
-/// at 44–88 %.
-#[derive(Debug, Clone, Copy)]
-struct KeyEntry {
-    key: u64,
-    fingerprint: Fingerprint,
-}
-
-impl TableEntry for KeyEntry {
-    const VACANT: Self = KeyEntry {
-        key: VACANT_KEY,
-        fingerprint: 0,
-    };
-    fn is_vacant(&self) -> bool {
-        self.key == VACANT_KEY
-    }
-}
-
-/// The key value that marks an empty place; a document key with this hash
-/// is kept as the one below it (one more 64-bit collision, as unlikely as
-/// any other).
-const VACANT_KEY: u64 = u64::MAX;
-
-fn kept_key(key: DocumentKey) -> u64 {
-    if key.0 == VACANT_KEY {
-        VACANT_KEY - 1
-    } else {
-        key.0
-    }
-}
-
-impl KeyedEntry for KeyEntry {
-    type Key = u64;
-    fn key(&self) -> u64 {
-        self.key
-    }
-}
-
-/// Document key → fingerprint.
-#[derive(Debug, Default)]
-pub struct DocumentKeys {
-    table: KeyedTable<KeyEntry>,
-}
-
-impl DocumentKeys {
-    fn get(&self, key: DocumentKey) -> Option<Fingerprint> {
-        self.table.get(kept_key(key)).map(|entry| entry.fingerprint)
-    }
-
-    /// Sets `key`'s fingerprint; returns the one it had.
-    fn insert(&mut self, key: DocumentKey, fingerprint: Fingerprint) -> Option<Fingerprint> {
-        let key = kept_key(key);
-        if let Some(entry) = self.table.get_mut(key) {
-            return Some(std::mem::replace(&mut entry.fingerprint, fingerprint));
-        }
-        self.table.insert(KeyEntry { key, fingerprint });
-        None
-    }
-
-    /// A snapshot's keys, all at once; a key given twice keeps the later
-    /// fingerprint. Built beside the engine at recovery
-    /// (`persist::ledger_from_snapshot`).
-    pub fn from_snapshot(keys: Vec<(DocumentKey, Fingerprint)>) -> Self {
-        // Collected where the pairs were (an entry is the pair's size).
-        let entries: Vec<KeyEntry> = keys
-            .into_iter()
-            .map(|(key, fingerprint)| KeyEntry {
-                key: kept_key(key),
-                fingerprint,
-            })
-            .collect();
-        let mut keys = DocumentKeys::default();
-        keys.table.insert_all(entries);
-        keys
-    }
-
-    fn remove(&mut self, key: DocumentKey) -> Option<Fingerprint> {
-        self.table
-            .remove(kept_key(key))
-            .map(|entry| entry.fingerprint)
-    }
-
-    fn retain(&mut self, mut keep: impl FnMut(Fingerprint) -> bool) {
-        self.table.retain(|entry| keep(entry.fingerprint));
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (DocumentKey, Fingerprint)> + '_ {
-        self.table
-            .iter()
-            .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
-    }
-
-    fn len(&self) -> usize {
-        self.table.len()
-    }
-
-    fn allocation_size(&self) -> usize {
-        self.table.allocation_size()
-    }
-}
+use keys::KeyEntry;
+pub use keys::{DocumentKey, DocumentKeys, KEY_SWEEP_PLACES_PER_REMOVAL};
 
 /// Counters of what the cluster answered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -206,7 +92,9 @@ pub enum Effect {
     KeyRemoved {
         key: DocumentKey,
     },
-    /// Keys whose node is gone were forgotten.
+    /// Keys whose node is gone were forgotten: logged by builds before
+    /// keys named their nodes by number, replayed as nothing (such a key
+    /// reads as absent, forgotten or not).
     KeysSwept,
     /// The cluster's answer for one placement at `fingerprint` came back
     /// (stored or not): it is no longer in doubt.
@@ -270,8 +158,7 @@ impl EngineParts {
 #[derive(Debug)]
 pub struct Ledger {
     engine: Engine,
-    fingerprint_of_key: DocumentKeys,
-    expired_since_sweep: usize,
+    node_of_key: DocumentKeys,
     stats: LedgerStats,
     /// Key changes since the last [`Ledger::take_journal`], when journaling.
     key_journal: Option<Vec<Effect>>,
@@ -284,11 +171,12 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    pub fn new(engine: Engine) -> Self {
+    pub fn new(mut engine: Engine) -> Self {
+        // The keys name nodes by number.
+        engine.node_number_hold().start();
         Ledger {
             engine,
-            fingerprint_of_key: DocumentKeys::default(),
-            expired_since_sweep: 0,
+            node_of_key: DocumentKeys::default(),
             stats: LedgerStats::default(),
             key_journal: None,
             pending: HashMap::new(),
@@ -314,7 +202,7 @@ impl Ledger {
         sent: impl IntoIterator<Item = (Fingerprint, SentTo)>,
     ) -> Self {
         let mut ledger = Ledger::new(engine);
-        ledger.fingerprint_of_key = keys;
+        ledger.node_of_key = keys;
         ledger.pending.extend(pending);
         for (fingerprint, sent_to) in sent {
             ledger
@@ -337,7 +225,7 @@ impl Ledger {
             counters: forest.counters(),
             nodes,
             sides,
-            keys: self.fingerprint_of_key.iter().collect(),
+            keys: self.node_of_key.iter(self.engine.forest()).collect(),
             pending: self.pending_records(),
             sent: self.sent_records(),
             common_sentences: self.engine.common_sentence_records(),
@@ -459,7 +347,8 @@ impl Ledger {
 
     /// Every key and its fingerprint, sorted (snapshots).
     pub fn key_records(&self) -> Vec<(DocumentKey, Fingerprint)> {
-        let mut keys: Vec<(DocumentKey, Fingerprint)> = self.fingerprint_of_key.iter().collect();
+        let mut keys: Vec<(DocumentKey, Fingerprint)> =
+            self.node_of_key.iter(self.engine.forest()).collect();
         keys.sort_unstable();
         keys
     }
@@ -491,10 +380,17 @@ impl Ledger {
     pub fn replay(&mut self, effect: Effect) {
         match effect {
             Effect::Engine(effect) => {
-                if let EngineEffect::Placed { fingerprint, .. } = &effect {
-                    self.hold_pending(*fingerprint);
-                }
+                let removals = match &effect {
+                    EngineEffect::Placed { fingerprint, .. } => {
+                        self.hold_pending(*fingerprint);
+                        0
+                    }
+                    EngineEffect::Expired { removed } => removed.len(),
+                    EngineEffect::Forgotten { .. } => 1,
+                    EngineEffect::Uncounted { .. } => 0,
+                };
                 self.engine.replay(effect);
+                self.sweep_keys_some(removals);
             }
             Effect::Settled { fingerprint } => self.release_pending(fingerprint),
             Effect::Sent {
@@ -502,22 +398,37 @@ impl Ledger {
                 sent_to,
             } => self.sent.entry(fingerprint).or_default().push_back(sent_to),
             Effect::KeyStored { key, fingerprint } => {
-                self.fingerprint_of_key.insert(key, fingerprint);
+                self.node_of_key
+                    .insert(key, fingerprint, self.engine.forest());
             }
             Effect::KeyRemoved { key } => {
-                self.fingerprint_of_key.remove(key);
+                self.node_of_key.remove(key, self.engine.forest());
             }
-            Effect::KeysSwept => self.sweep_keys(),
+            // Logged by builds before keys named nodes by number: a key
+            // whose node is gone reads as absent now, swept or not.
+            Effect::KeysSwept => {}
         }
     }
 
-    /// Forgets keys whose node is gone.
+    /// Forgets every key whose node is gone now, at once (a key whose node
+    /// is gone reads as absent anyway: this only frees its place and lets
+    /// the numbers held for it go).
     pub fn sweep_keys(&mut self) {
-        self.record_key(Effect::KeysSwept);
-        let forest = self.engine.forest();
-        self.fingerprint_of_key
-            .retain(|fingerprint| forest.contains(fingerprint));
-        self.expired_since_sweep = 0;
+        self.node_of_key.sweep_all(self.engine.forest());
+        self.engine.node_number_hold().release_all();
+    }
+
+    /// Goes on with the pass over the keys after `removals` nodes were
+    /// removed ([`KEY_SWEEP_PLACES_PER_REMOVAL`] places for each, and for
+    /// the call), while numbers are held for it.
+    fn sweep_keys_some(&mut self, removals: usize) {
+        if !self.engine.node_number_hold().holds_any() {
+            return;
+        }
+        let budget = KEY_SWEEP_PLACES_PER_REMOVAL.saturating_mul(removals.saturating_add(1));
+        if self.node_of_key.sweep_some(budget, self.engine.forest()) {
+            self.engine.node_number_hold().pass_ended();
+        }
     }
 
     fn record_key(&mut self, effect: Effect) {
@@ -584,7 +495,7 @@ impl Ledger {
         root: Fingerprint,
         now: Millis,
     ) -> bool {
-        if self.fingerprint_of_key.get(key) == Some(fingerprint) {
+        if self.node_of_key.get(key, self.engine.forest()) == Some(fingerprint) {
             return false;
         }
         self.engine.adopt(analysis, fingerprint, root, now);
@@ -610,7 +521,10 @@ impl Ledger {
         self.settled(fingerprint);
         self.stats.stored += 1;
         self.record_key(Effect::KeyStored { key, fingerprint });
-        match self.fingerprint_of_key.insert(key, fingerprint) {
+        let previous = self
+            .node_of_key
+            .insert(key, fingerprint, self.engine.forest());
+        match previous {
             // Already counted for this key: take back the tentative count.
             Some(previous) if previous == fingerprint => {
                 self.stats.restored += 1;
@@ -620,8 +534,10 @@ impl Ledger {
                 self.stats.replaced += 1;
                 self.engine.forget_document(previous);
             }
-            None => {}
+            None => return,
         }
+        // A node left without documents is removed.
+        self.sweep_keys_some(1);
     }
 
     /// The cluster stored the document placed at `fingerprint` but did not
@@ -636,6 +552,7 @@ impl Ledger {
         self.settled(fingerprint);
         self.stats.not_stored += 1;
         self.engine.forget_document(fingerprint);
+        self.sweep_keys_some(1);
     }
 
     /// The cluster was asked and does not hold the document placed at
@@ -650,34 +567,34 @@ impl Ledger {
 
     /// The cluster deleted the document under `key`.
     pub fn deleted(&mut self, key: DocumentKey) {
-        if let Some(previous) = self.fingerprint_of_key.remove(key) {
-            self.record_key(Effect::KeyRemoved { key });
-            self.stats.deleted += 1;
+        let Some(previous) = self.node_of_key.remove(key, self.engine.forest()) else {
+            return;
+        };
+        self.record_key(Effect::KeyRemoved { key });
+        self.stats.deleted += 1;
+        // A key whose node is gone counts nothing any more.
+        if let Some(previous) = previous {
             self.engine.forget_document(previous);
+            self.sweep_keys_some(1);
         }
     }
 
-    /// The fingerprint stored under `key`, if known.
+    /// The fingerprint of the node stored under `key`, if known and alive.
     pub fn fingerprint_of(&self, key: DocumentKey) -> Option<Fingerprint> {
-        self.fingerprint_of_key.get(key)
+        self.node_of_key.get(key, self.engine.forest())
     }
 
-    /// Expires nodes (see [`Engine::expire`]) and, once enough have gone,
-    /// forgets the keys that pointed at them.
+    /// Expires nodes (see [`Engine::expire`]), and goes on with the pass
+    /// that forgets the keys of removed nodes.
     pub fn expire(&mut self, now: Millis, max_removals: usize) -> (usize, bool) {
         let (removed, more_pending) = self.engine.expire(now, max_removals);
-        self.expired_since_sweep += removed;
-        if self.expired_since_sweep > 0
-            && self.expired_since_sweep >= self.fingerprint_of_key.len() / 2
-        {
-            self.sweep_keys();
-        }
+        self.sweep_keys_some(removed);
         (removed, more_pending)
     }
 
     pub fn stats(&self) -> LedgerStats {
         LedgerStats {
-            keys: self.fingerprint_of_key.len(),
+            keys: self.node_of_key.len(),
             awaiting_answer: self.pending.values().map(|&count| u64::from(count)).sum(),
             ..self.stats
         }
@@ -685,7 +602,7 @@ impl Ledger {
 
     /// Heap bytes of the key table.
     pub fn approx_heap_bytes(&self) -> usize {
-        self.fingerprint_of_key.allocation_size()
+        self.node_of_key.allocation_size()
     }
 
     /// Heap bytes by structure: the engine's, then the key table.

@@ -21,6 +21,10 @@
 //! number names one value from its insertion to its removal, and no
 //! value is ever renumbered ([`FingerprintSlots::release_spare`] gives back
 //! the free slots at the end only), so other structures can hold numbers.
+//! A structure that keeps numbers after their value is removed (the
+//! ledger's document keys, which forget them in passes) has removed
+//! numbers held out of reuse until it has passed over itself twice since
+//! ([`FingerprintSlots::hold_released_numbers`]).
 //!
 //! Consequences: a lookup reads the table, then the slot (two cache misses
 //! where a map had one); the number table grows without reading a slot. Numbers are `u32`: a table holds fewer than 2^32 values.
@@ -49,9 +53,21 @@ pub struct FingerprintSlots<T> {
     used: Vec<u64>,
     /// Numbers of slots not in use, reused before the slots grow.
     vacant: Vec<u32>,
+    /// Numbers removed while another structure may still name them, kept
+    /// out of reuse until it says it no longer does
+    /// ([`Self::hold_released_numbers`]).
+    held: Option<HeldNumbers>,
     hasher: FingerprintBuildHasher,
     /// The slots as of a snapshot's moment, while one is taken.
     capture: Capture<(Fingerprint, T)>,
+}
+
+/// Released numbers not yet free for reuse: those released during the
+/// holder's current pass over what names them, and during its last one.
+#[derive(Debug, Clone, Default)]
+struct HeldNumbers {
+    this_pass: Vec<u32>,
+    last_pass: Vec<u32>,
 }
 
 /// The slots in use as of one moment ([`FingerprintSlots::start_capture`]).
@@ -103,6 +119,7 @@ impl<T> Default for FingerprintSlots<T> {
             slots: Vec::new(),
             used: Vec::new(),
             vacant: Vec::new(),
+            held: None,
             hasher: FingerprintBuildHasher::default(),
             capture: Capture::default(),
         }
@@ -158,7 +175,8 @@ impl<T: Copy> FingerprintSlots<T> {
         Some(&mut self.slots[number as usize].1)
     }
 
-    fn is_used(&self, number: u32) -> bool {
+    /// Whether slot `number` is in use.
+    pub fn is_used(&self, number: u32) -> bool {
         let number = number as usize;
         self.used
             .get(number / 64)
@@ -359,8 +377,42 @@ impl<T: Copy> FingerprintSlots<T> {
             .numbers
             .remove_if(tag, |number| slots[number as usize].0 == fingerprint)?;
         self.mark(number, false);
-        self.vacant.push(number);
+        match &mut self.held {
+            Some(held) => held.this_pass.push(number),
+            None => self.vacant.push(number),
+        }
         Some((number, self.slots[number as usize].1))
+    }
+
+    /// From now on a removed value's number is held out of reuse until
+    /// the second [`Self::holder_pass_ended`] after its removal (or
+    /// [`Self::release_held_numbers`]): for a structure that names values
+    /// by number and forgets the numbers of removed values in passes over
+    /// itself, so that a number it still holds never names a newer value.
+    pub fn hold_released_numbers(&mut self) {
+        self.held.get_or_insert_with(HeldNumbers::default);
+    }
+
+    /// Whether numbers are held ([`Self::hold_released_numbers`]).
+    pub fn holds_released_numbers(&self) -> bool {
+        self.held
+            .as_ref()
+            .is_some_and(|held| !held.this_pass.is_empty() || !held.last_pass.is_empty())
+    }
+
+    /// The holder has passed over everything it names once more: numbers
+    /// released before its pass began are free for reuse.
+    pub fn holder_pass_ended(&mut self) {
+        if let Some(held) = &mut self.held {
+            let free = std::mem::replace(&mut held.last_pass, std::mem::take(&mut held.this_pass));
+            self.vacant.extend(free);
+        }
+    }
+
+    /// The holder names no released number any more: all are free.
+    pub fn release_held_numbers(&mut self) {
+        self.holder_pass_ended();
+        self.holder_pass_ended();
     }
 
     /// Every slot in use: its number, fingerprint and value, in number order.
@@ -393,6 +445,17 @@ impl<T: Copy> FingerprintSlots<T> {
         let mut end = self.slots.len();
         while end > 0 && !self.is_used(end as u32 - 1) {
             end -= 1;
+        }
+        // A held number keeps its slot: it must not be handed out again by
+        // the vector growing back over it.
+        if let Some(held) = &self.held {
+            let past_held = held
+                .this_pass
+                .iter()
+                .chain(&held.last_pass)
+                .map(|&number| number as usize + 1)
+                .max();
+            end = end.max(past_held.unwrap_or(0));
         }
         if end < self.slots.len() {
             self.capture.complete(&self.slots);
@@ -451,6 +514,9 @@ impl<T: Copy> FingerprintSlots<T> {
             + self.slots.len() * size_of::<(Fingerprint, T)>()
             + self.used.len() * size_of::<u64>()
             + self.vacant.capacity() * size_of::<u32>()
+            + self.held.as_ref().map_or(0, |held| {
+                (held.this_pass.capacity() + held.last_pass.capacity()) * size_of::<u32>()
+            })
     }
 }
 
@@ -503,6 +569,34 @@ mod tests {
                 proptest::prop_assert_eq!(listed, expected);
             }
         }
+    }
+
+    #[test]
+    fn a_held_number_is_reused_only_after_the_second_pass_ends() {
+        let mut slots: FingerprintSlots<u32> = FingerprintSlots::default();
+        slots.hold_released_numbers();
+        let number = |slots: &mut FingerprintSlots<u32>, fingerprint| {
+            slots
+                .number_or_insert(fingerprint, || 0)
+                .expect("numbers left")
+        };
+        let held = number(&mut slots, 1);
+        number(&mut slots, 2);
+        slots.remove(1);
+        assert!(slots.holds_released_numbers());
+        assert_ne!(number(&mut slots, 3), held);
+        slots.holder_pass_ended();
+        assert_ne!(number(&mut slots, 4), held);
+        slots.holder_pass_ended();
+        assert!(!slots.holds_released_numbers());
+        assert_eq!(number(&mut slots, 5), held);
+        // A held number at the end keeps its slot through a release of
+        // spare memory, so the vector does not hand it out again.
+        let last = number(&mut slots, 6);
+        slots.remove(6);
+        slots.release_spare(0);
+        assert!(slots.number_bound() > last as usize);
+        assert_ne!(number(&mut slots, 7), last);
     }
 
     proptest::proptest! {

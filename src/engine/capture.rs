@@ -8,7 +8,7 @@ use super::side_file::{SideFileReader, SideLocation};
 use crate::capture::{CaptureSink, Image};
 use crate::forest::records::{CapturedNodes, NodesCapture};
 use crate::forest::{ForestCounters, NodeRecord};
-use crate::units::NodeId;
+use crate::units::{Fingerprint, NodeId};
 
 /// A capture of the engine under way ([`Engine::start_capture`]).
 #[derive(Debug)]
@@ -100,6 +100,26 @@ impl EngineImage {
 
     pub fn node_count(&self) -> usize {
         self.order.len()
+    }
+
+    /// Each node number's position in [`Self::nodes`] (`u32::MAX` for a
+    /// number not in use): 4 bytes a number while the keys are written.
+    pub fn positions(&self) -> Vec<u32> {
+        let bound = self
+            .order
+            .iter()
+            .max()
+            .map_or(0, |&number| number as usize + 1);
+        let mut positions = vec![u32::MAX; bound];
+        for (position, &number) in (0u32..).zip(&self.order) {
+            positions[number as usize] = position;
+        }
+        positions
+    }
+
+    /// The fingerprint of node `number`, if it was in use.
+    pub fn fingerprint_at(&self, number: NodeId) -> Option<Fingerprint> {
+        self.captured.nodes.fingerprint_at(number)
     }
 
     /// The nodes, in arrival order.

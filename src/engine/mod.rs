@@ -358,6 +358,11 @@ impl Engine {
         &self.analyzer.fingerprinter
     }
 
+    /// See [`Forest::number_hold`].
+    pub fn node_number_hold(&mut self) -> crate::forest::numbers::NumberHold<'_> {
+        self.forest.number_hold()
+    }
+
     pub fn forest(&self) -> &Forest {
         &self.forest
     }

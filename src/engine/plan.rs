@@ -23,7 +23,8 @@ use crate::candidates::sketch_index::SketchIndex;
 use crate::confirm::boilerplate::MIN_IDENTIFYING_WEIGHT;
 use crate::confirm::{FoundBy, LongText, NodeTexts, ShortText, UNKNOWN_WEIGHT};
 use crate::fingerprint::PreparedText;
-use crate::forest::{NodeNumbers, Placement};
+use crate::forest::Placement;
+use crate::forest::numbers::NodeNumbers;
 use crate::units::{Fingerprint, Millis, NodeId};
 
 /// What placing one text was decided to be, against some state of the engine.

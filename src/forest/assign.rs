@@ -6,8 +6,9 @@
 
 use std::cmp::Reverse;
 
+use super::numbers::NodeNumbers;
 use super::{
-    Assignment, Forest, Indexing, LeafList, NO_PARENT, NO_TREE, Node, NodeNumbers, Placement, Tree,
+    Assignment, Forest, Indexing, LeafList, NO_PARENT, NO_TREE, Node, Placement, Tree,
     UNKNOWN_LEAF_SLOT, Word48, kept_time,
 };
 use crate::units::{Fingerprint, Millis, NodeId};

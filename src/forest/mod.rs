@@ -239,20 +239,6 @@ pub struct ForestCounters {
     pub expired_nodes: u64,
 }
 
-/// Read access to the nodes' numbers during an assignment (see
-/// [`Forest::assign_with_numbered_candidates`]).
-#[derive(Debug, Clone, Copy)]
-pub struct NodeNumbers<'a> {
-    nodes: &'a FingerprintSlots<Node>,
-}
-
-impl NodeNumbers<'_> {
-    /// The number of `fingerprint`'s node, if it is one.
-    pub fn number(&self, fingerprint: Fingerprint) -> Option<NodeId> {
-        self.nodes.number(fingerprint)
-    }
-}
-
 /// A node's slot value: 32 bytes, so that a slot with its fingerprint is
 /// 40 (it was 48 with the root's fingerprint and three 64-bit fields; the
 /// node table is the forest's largest structure, and 8 bytes a node is
@@ -536,6 +522,11 @@ impl Forest {
         self.nodes.at(id).map(|(fingerprint, _)| fingerprint)
     }
 
+    /// Whether node number `id` is in use (a bit test: no slot read).
+    pub fn holds_number(&self, id: NodeId) -> bool {
+        self.nodes.is_used(id)
+    }
+
     /// The fingerprint of node number `id` and the root of its class, read
     /// from its slot (no lookup by fingerprint).
     pub fn fingerprint_and_root_at(&self, id: NodeId) -> Option<(Fingerprint, Fingerprint)> {
@@ -755,6 +746,7 @@ impl Forest {
 
 mod assign;
 pub mod expiry;
+pub mod numbers;
 pub mod records;
 #[cfg(test)]
 mod tests;

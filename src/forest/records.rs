@@ -44,6 +44,11 @@ impl CapturedNodes {
             .map(|(number, fingerprint, node)| (number, self.record_of(fingerprint, node)))
     }
 
+    /// The fingerprint of node `number`, if it was in use.
+    pub fn fingerprint_at(&self, number: NodeId) -> Option<Fingerprint> {
+        self.image.fingerprint_at(number)
+    }
+
     /// The record of node `number`, if it was in use.
     pub fn record_at(&self, number: NodeId) -> Option<NodeRecord> {
         let (fingerprint, node) = self.image.get(number)?;

@@ -15,7 +15,7 @@
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
 use crate::capture::{CaptureSink, Image};
-use crate::compact_table::TableEntry;
+use crate::compact_table::{KeyedEntry, TableEntry};
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
 use crate::engine::commonness::CommonSentenceRecord;
 use crate::forest::{ForestCounters, NodeRecord};
@@ -47,11 +47,13 @@ impl CapturedLedger {
     /// records read from the capture's image in arrival order, the keys
     /// sorted where they were copied.
     pub fn into_image(self) -> SnapshotImage {
+        let engine = self.engine.into_image();
+        // A key whose node was gone at the capture's moment is left out.
         let mut keys = self.keys;
-        keys.retain(|entry| !entry.is_vacant());
-        keys.sort_unstable_by_key(|entry| (entry.key, entry.fingerprint));
+        keys.retain(|entry| !entry.is_vacant() && engine.fingerprint_at(entry.node).is_some());
+        keys.sort_unstable_by_key(KeyedEntry::key);
         SnapshotImage {
-            engine: self.engine.into_image(),
+            engine,
             keys,
             pending: self.pending,
             sent: self.sent,
@@ -105,11 +107,22 @@ impl SnapshotImage {
         self.keys.len()
     }
 
+    /// Every document key and its node's position among [`Self::nodes`],
+    /// sorted by key: what recovery numbers the node by.
+    pub fn keys_by_position(&self) -> impl Iterator<Item = (DocumentKey, u32)> + '_ {
+        let position_of = self.engine.positions();
+        self.keys.iter().filter_map(move |entry| {
+            let position = *position_of.get(entry.node as usize)?;
+            (position != u32::MAX).then(|| (DocumentKey(entry.key()), position))
+        })
+    }
+
     /// Every document key and its fingerprint, sorted.
     pub fn keys(&self) -> impl Iterator<Item = (DocumentKey, Fingerprint)> + '_ {
-        self.keys
-            .iter()
-            .map(|entry| (DocumentKey(entry.key), entry.fingerprint))
+        self.keys.iter().filter_map(|entry| {
+            let fingerprint = self.engine.fingerprint_at(entry.node)?;
+            Some((DocumentKey(entry.key()), fingerprint))
+        })
     }
 }
 
@@ -132,7 +145,7 @@ impl Ledger {
         let engine = self.engine.start_capture();
         // Beside the side records: a file the kernel may write out.
         let keys = self
-            .fingerprint_of_key
+            .node_of_key
             .table
             .start_capture(self.engine.capture_directory());
         LedgerCapture {
@@ -152,7 +165,7 @@ impl Ledger {
     pub fn capture_some(&self, budget_bytes: usize) -> bool {
         self.engine.capture_some(budget_bytes)
             && self
-                .fingerprint_of_key
+                .node_of_key
                 .table
                 .capture_some(budget_bytes / size_of::<KeyEntry>())
     }
@@ -160,7 +173,7 @@ impl Ledger {
     /// The captured state once [`Ledger::capture_some`] said all is copied
     /// (the capture ends); `None`, the capture dropped, before.
     pub fn take_capture(&self, capture: LedgerCapture) -> Option<CapturedLedger> {
-        let keys = self.fingerprint_of_key.table.take_capture();
+        let keys = self.node_of_key.table.take_capture();
         let engine = self.engine.take_capture(capture.engine);
         let (Some(engine), Some(keys)) = (engine, keys) else {
             self.stop_capture();
@@ -178,6 +191,6 @@ impl Ledger {
     /// Ends a capture without its image (a snapshot given up).
     pub fn stop_capture(&self) {
         self.engine.stop_capture();
-        self.fingerprint_of_key.table.stop_capture();
+        self.node_of_key.table.stop_capture();
     }
 }

@@ -201,3 +201,81 @@ fn keys_of_expired_nodes_are_swept() {
     assert_eq!(ledger.engine().forest().stats().nodes, 0);
     assert_eq!(ledger.stats().keys, 0);
 }
+
+#[test]
+fn a_key_whose_node_expired_does_not_name_the_node_its_text_makes_again() {
+    let mut ledger = ledger(Some(10));
+    // Other keys, so that many stay live beside the one that expires.
+    for id in 0..20 {
+        let placed = place(&mut ledger, &format!("{OTHER} 编号{id}"), 100);
+        ledger.stored(
+            DocumentKey::new("news", &id.to_string()),
+            placed.fingerprint,
+        );
+    }
+    let old_key = DocumentKey::new("news", "old");
+    let first = place(&mut ledger, ORIGINAL, 0);
+    ledger.stored(old_key, first.fingerprint);
+    let (removed, _) = ledger.expire(105, 1);
+    assert_eq!(removed, 1);
+    // The same text again: a new node with the old fingerprint.
+    let again = place(&mut ledger, ORIGINAL, 106);
+    assert_eq!(again.fingerprint, first.fingerprint);
+    ledger.stored(DocumentKey::new("news", "new"), again.fingerprint);
+    assert_eq!(ledger.fingerprint_of(old_key), None);
+    // Deleting the old document does not take the new one's count.
+    ledger.deleted(old_key);
+    let node = ledger.engine().forest().node(again.fingerprint);
+    assert_eq!(node.map(|node| node.documents), Some(1));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+    /// Whatever was removed and made again, and wherever the pass over the
+    /// keys is: a key names the node it was stored at while that node
+    /// lives, and nothing once it is gone (a number reused too early would
+    /// name a newer node).
+    #[test]
+    fn a_key_names_its_node_while_it_lives_and_nothing_after(
+        operations in proptest::collection::vec(
+            (0u8..6, 0usize..2000, 0usize..400, 1usize..4), 1..1500),
+    ) {
+        let mut ledger = ledger(Some(40));
+        let mut model: std::collections::HashMap<DocumentKey, (Fingerprint, Millis)> =
+            std::collections::HashMap::new();
+        let mut now: Millis = 0;
+        for (operation, id, text, budget) in operations {
+            now += 1;
+            let key = DocumentKey::new("news", &id.to_string());
+            match operation {
+                0..=2 => {
+                    let placed = place(&mut ledger, &format!("{OTHER} 编号{text}"), now);
+                    ledger.stored(key, placed.fingerprint);
+                    let born = ledger.engine().forest().node(placed.fingerprint).map(|node| node.born);
+                    if let Some(born) = born {
+                        model.insert(key, (placed.fingerprint, born));
+                    }
+                }
+                3 => {
+                    let placed = place(&mut ledger, &format!("{ORIGINAL} 第{text}版"), now);
+                    ledger.not_stored(placed.fingerprint);
+                }
+                4 => {
+                    ledger.deleted(key);
+                    model.remove(&key);
+                }
+                _ => {
+                    ledger.expire(now, budget);
+                }
+            }
+            for (&key, &(fingerprint, born)) in &model {
+                let alive = ledger
+                    .engine()
+                    .forest()
+                    .node(fingerprint)
+                    .is_some_and(|node| node.born == born);
+                proptest::prop_assert_eq!(ledger.fingerprint_of(key), alive.then_some(fingerprint));
+            }
+        }
+    }
+}

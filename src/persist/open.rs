@@ -120,15 +120,17 @@ pub fn ledger_from_snapshot(
         nodes,
         sides,
         keys,
+        numbered_keys,
         pending,
         sent,
         common_sentences,
         ..
     } = snapshot;
     // The document keys' table is built beside the engine (at 10 M keys,
-    // a second of one thread).
-    let (engine, keys) = std::thread::scope(|scope| {
-        let keys = scope.spawn(move || DocumentKeys::from_snapshot(keys));
+    // a second of one thread): a key names its node by its position among
+    // the node records, which is the number the forest gives it.
+    let (engine, mut numbered) = std::thread::scope(|scope| {
+        let numbered = scope.spawn(move || DocumentKeys::from_numbered(numbered_keys));
         let engine = Engine::restore(
             parts.fingerprinter,
             ForestState {
@@ -140,14 +142,17 @@ pub fn ledger_from_snapshot(
             parts.side_storage,
             &sides,
         );
-        let keys = keys
+        let numbered = numbered
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (engine, keys)
+        (engine, numbered)
     });
     let mut engine = engine?;
+    // Keys by fingerprint (a snapshot before version 7, a rebuilt state):
+    // each looked up.
+    numbered.add_by_fingerprint(keys, engine.forest());
     engine.restore_common_sentences(&common_sentences);
-    Ok(Ledger::restore(engine, keys, pending, sent))
+    Ok(Ledger::restore(engine, numbered, pending, sent))
 }
 
 /// How the store names its files: snapshots and log segments (see

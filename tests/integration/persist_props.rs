@@ -354,7 +354,7 @@ fn damaged_side_records_send_recovery_to_the_snapshot_before() {
 #[test]
 fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
     recovery_passes_over_a_snapshot_damaged_in(b'M');
-    recovery_passes_over_a_snapshot_damaged_in(b'K');
+    recovery_passes_over_a_snapshot_damaged_in(b'J');
 }
 
 /// Two snapshots, a byte flipped in the newest's first frame of `kind`:

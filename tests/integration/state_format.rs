@@ -4,7 +4,8 @@
 //! version 2 each after its length (recovery maps them in place), version
 //! 3 (log version 2) long texts with their identifying weight, version 5
 //! (log version 3) side records in their compact layout (a short text's
-//! shingles taken back from its letters). Write the
+//! shingles taken back from its letters), version 7 document keys by
+//! their node's position among the snapshot's nodes. Write the
 //! current version's only when it is new:
 //! `cargo test --release --test integration state_format:: -- --ignored`.
 
@@ -131,6 +132,20 @@ fn version_5_state_loads() {
 #[test]
 fn version_6_state_loads() {
     state_loads(6);
+}
+
+#[test]
+fn version_7_state_loads() {
+    state_loads(7);
+    // Its keys name their nodes by position among the snapshot's nodes.
+    let snapshot = std::fs::read_dir(fixture_dir(7))
+        .expect("fixture")
+        .flatten()
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
+        .expect("a snapshot");
+    let state = neardup::persist::store::read_snapshot(&snapshot.path()).expect("read");
+    assert!(state.keys.is_empty());
+    assert_eq!(state.numbered_keys.len(), 4);
 }
 
 fn state_loads(version: u32) {
