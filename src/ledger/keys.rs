@@ -1,5 +1,11 @@
 //! The ledger's document keys: which node each stored document was
 //! placed at, by the node's number ([`DocumentKeys`]).
+//!
+//! Why by number: an entry is 12 bytes where the node's fingerprint made
+//! it 16 (a key per document: the ledger's largest table), and a key whose
+//! node is gone reads as absent at once, so forgetting such keys needs no
+//! walk of the whole table under the write lock, and no log of which ones
+//! a walk forgot (see `docs/decisions.md`).
 
 use xxhash_rust::xxh3::xxh3_64;
 
