@@ -382,8 +382,8 @@ fn decode_bulk_frame(decoder: &mut Decoder<'_>, into: &mut NodesAndKeys) -> Resu
         kind @ (SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES) => {
             decode_nodes(decoder, &mut into.nodes, kind == SNAPSHOT_INDEXED_NODES)
         }
-        SNAPSHOT_NUMBERED_KEYS => decode_numbered_keys(decoder, &mut into.numbered_keys),
-        _ => decode_keys(decoder, &mut into.keys),
+        SNAPSHOT_NUMBERED_KEYS => decode_keys(decoder, &mut into.numbered_keys, Decoder::u32),
+        _ => decode_keys(decoder, &mut into.keys, Decoder::u64),
     }
 }
 
@@ -400,28 +400,17 @@ fn decode_nodes(
     Ok(())
 }
 
-/// A frame of document keys, after its kind.
-fn decode_keys(
-    decoder: &mut Decoder<'_>,
-    keys: &mut Vec<(DocumentKey, Fingerprint)>,
+/// A frame of document keys, after its kind: each key and what names its
+/// node (`node`: a fingerprint before version 7, a position from it).
+fn decode_keys<'a, T>(
+    decoder: &mut Decoder<'a>,
+    keys: &mut Vec<(DocumentKey, T)>,
+    node: impl Fn(&mut Decoder<'a>) -> Result<T, codec::DecodeError>,
 ) -> Result<(), String> {
     let malformed = |error: codec::DecodeError| error.to_string();
     for _ in 0..decoder.count().map_err(malformed)? {
         let key = DocumentKey(decoder.u64().map_err(malformed)?);
-        keys.push((key, decoder.u64().map_err(malformed)?));
-    }
-    Ok(())
-}
-
-/// A frame of document keys with their node's position, after its kind.
-fn decode_numbered_keys(
-    decoder: &mut Decoder<'_>,
-    keys: &mut Vec<(DocumentKey, NodeId)>,
-) -> Result<(), String> {
-    let malformed = |error: codec::DecodeError| error.to_string();
-    for _ in 0..decoder.count().map_err(malformed)? {
-        let key = DocumentKey(decoder.u64().map_err(malformed)?);
-        keys.push((key, decoder.u32().map_err(malformed)?));
+        keys.push((key, node(decoder).map_err(malformed)?));
     }
     Ok(())
 }
