@@ -48,12 +48,15 @@ impl CapturedLedger {
     /// sorted where they were copied.
     pub fn into_image(self) -> SnapshotImage {
         let engine = self.engine.into_image();
-        // A key whose node was gone at the capture's moment is left out.
+        let positions = engine.positions();
+        // A key whose node was gone at the capture's moment (no position
+        // among the nodes) is left out.
         let mut keys = self.keys;
-        keys.retain(|entry| !entry.is_vacant() && engine.fingerprint_at(entry.node).is_some());
+        keys.retain(|entry| !entry.is_vacant() && position_of(&positions, entry).is_some());
         keys.sort_unstable_by_key(KeyedEntry::key);
         SnapshotImage {
             engine,
+            positions,
             keys,
             pending: self.pending,
             sent: self.sent,
@@ -74,6 +77,8 @@ impl CapturedLedger {
 #[derive(Debug)]
 pub struct SnapshotImage {
     engine: EngineImage,
+    /// Each node number's position among the nodes ([`EngineImage::positions`]).
+    positions: Vec<u32>,
     keys: Image<KeyEntry>,
     pub pending: Vec<(Fingerprint, u32)>,
     pub sent: Vec<(Fingerprint, SentTo)>,
@@ -110,10 +115,11 @@ impl SnapshotImage {
     /// Every document key and its node's position among [`Self::nodes`],
     /// sorted by key: what recovery numbers the node by.
     pub fn keys_by_position(&self) -> impl Iterator<Item = (DocumentKey, u32)> + '_ {
-        let position_of = self.engine.positions();
-        self.keys.iter().filter_map(move |entry| {
-            let position = *position_of.get(entry.node as usize)?;
-            (position != u32::MAX).then(|| (DocumentKey(entry.key()), position))
+        self.keys.iter().filter_map(|entry| {
+            Some((
+                DocumentKey(entry.key()),
+                position_of(&self.positions, entry)?,
+            ))
         })
     }
 
@@ -124,6 +130,15 @@ impl SnapshotImage {
             Some((DocumentKey(entry.key()), fingerprint))
         })
     }
+}
+
+/// The position among the captured nodes of `entry`'s node, if it was
+/// one of them.
+fn position_of(positions: &[u32], entry: &KeyEntry) -> Option<u32> {
+    positions
+        .get(entry.node as usize)
+        .copied()
+        .filter(|&position| position != u32::MAX)
 }
 
 impl LedgerCapture {

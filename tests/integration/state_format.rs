@@ -148,6 +148,43 @@ fn version_7_state_loads() {
     assert_eq!(state.numbered_keys.len(), 4);
 }
 
+/// A key that names a position past the snapshot's nodes (a frame whose
+/// checksum holds) is damage, named: it would name whichever node takes
+/// that number later.
+#[test]
+fn a_key_past_the_snapshots_nodes_is_refused() {
+    let snapshot = std::fs::read_dir(fixture_dir(7))
+        .expect("fixture")
+        .flatten()
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
+        .expect("a snapshot");
+    let mut bytes = std::fs::read(snapshot.path()).expect("read");
+    // Frames after the 20-byte start: length, checksum, payload (its kind
+    // first); the last 4 bytes of a key frame are its last key's position.
+    let mut offset = 20;
+    loop {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        let payload = offset + 8..offset + 8 + length;
+        if bytes[payload.start] == b'J' {
+            bytes[payload.end - 4..payload.end].copy_from_slice(&1_000u32.to_le_bytes());
+            let checksum = neardup::persist::codec::checksum(&bytes[payload.clone()]);
+            bytes[offset + 4..offset + 8].copy_from_slice(&checksum.to_le_bytes());
+            break;
+        }
+        offset = payload.end;
+    }
+    let dir = std::env::temp_dir().join(format!("neardup-key-past-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("snapshot");
+    std::fs::write(&path, bytes).expect("write");
+    let read = neardup::persist::store::read_snapshot(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        read.map(|_| ()),
+        Err("a document key names no node".to_string())
+    );
+}
+
 fn state_loads(version: u32) {
     let copy =
         std::env::temp_dir().join(format!("neardup-state-v{version}-{}", std::process::id()));
