@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 
 use super::numbers::NodeNumbers;
 use super::{
-    Assignment, Forest, Indexing, LeafList, NO_PARENT, NO_TREE, Node, Placement, Tree,
-    UNKNOWN_LEAF_SLOT, Word48, kept_time,
+    Assignment, Forest, Indexing, NO_PARENT, NO_TREE, Node, Placement, UNKNOWN_LEAF_SLOT, Word48,
+    kept_time,
 };
 use crate::units::{Fingerprint, Millis, NodeId};
 
@@ -209,13 +209,10 @@ impl Forest {
                     (root, root_node.place)
                 })
         };
-        let class_documents = match self.trees.get_mut(tree_number) {
-            Some(tree) => {
-                tree.class_documents += u64::from(counted);
-                tree.class_documents
-            }
-            None => own_documents,
-        };
+        let class_documents = self
+            .trees
+            .add_documents(tree_number, u64::from(counted))
+            .unwrap_or(own_documents);
         Some(Assignment {
             root,
             placement: Placement::ExistingNode,
@@ -232,10 +229,7 @@ impl Forest {
                 self.nodes
                     .get(root)
                     .map_or((0, Millis::MAX, u64::MAX), |node| {
-                        let leaves = self
-                            .trees
-                            .get(node.place)
-                            .map_or(0, |tree| tree.leaves.len());
+                        let leaves = self.trees.leaf_count(node.place);
                         (leaves, node.born(), node.arrival())
                     });
             (Reverse(leaf_count), born, arrival, root)
@@ -308,9 +302,8 @@ impl Forest {
         };
         root_node.touch(now);
         let (root_documents, tree_number) = (u64::from(root_node.documents), root_node.place);
-        let leaf_slot = self.trees.get(tree_number).map_or(0, |tree| {
-            u32::try_from(tree.leaves.len()).unwrap_or(UNKNOWN_LEAF_SLOT)
-        });
+        let leaf_slot =
+            u32::try_from(self.trees.leaf_count(tree_number)).unwrap_or(UNKNOWN_LEAF_SLOT);
         let arrival = self.take_arrival();
         let node = Node {
             parent,
@@ -328,21 +321,11 @@ impl Forest {
                 class_documents: root_documents,
             };
         };
-        let class_documents = match self.trees.get_mut(tree_number) {
-            Some(tree) => {
-                let capacity_before = tree.leaves.heap_capacity();
-                tree.leaves.push(number);
-                self.leaf_capacity += tree.leaves.heap_capacity() - capacity_before;
-                tree.class_documents += 1;
-                tree.class_documents
-            }
+        let class_documents = match self.trees.push_leaf(tree_number, number, 1) {
+            Some((_, class_documents)) => class_documents,
             None => {
-                let leaves = LeafList::One(number);
                 let class_documents = root_documents + 1;
-                let tree_number = self.trees.add(Tree {
-                    leaves,
-                    class_documents,
-                });
+                let tree_number = self.trees.add(number, class_documents);
                 if let Some((_, root_node)) = self.nodes.at_mut(parent) {
                     root_node.place = tree_number;
                 }

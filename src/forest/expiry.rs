@@ -87,7 +87,7 @@ impl Forest {
             return removed;
         }
         if node.is_root() {
-            if self.trees.get(node.place).is_none() {
+            if !self.trees.contains(node.place) {
                 self.remove_tree(fingerprint, &mut removed);
             }
             return removed;
@@ -96,7 +96,7 @@ impl Forest {
         self.remove_leaf(fingerprint, node, &mut removed);
         if let Some(root_node) = self.nodes.get(root)
             && root_node.documents == 0
-            && self.trees.get(root_node.place).is_none()
+            && !self.trees.contains(root_node.place)
         {
             self.remove_tree(root, &mut removed);
         }
@@ -176,10 +176,9 @@ impl Forest {
         self.root_count -= 1;
         removed.push(root, root_id);
         let mut class_documents = u64::from(root_node.documents);
-        if let Some(tree) = self.trees.remove(root_node.place) {
-            class_documents = tree.class_documents;
-            self.leaf_capacity -= tree.leaves.heap_capacity();
-            for leaf_id in tree.leaves {
+        if let Some((leaves, tree_documents)) = self.trees.remove(root_node.place) {
+            class_documents = tree_documents;
+            for leaf_id in leaves {
                 let Some((leaf, _)) = self.nodes.at(leaf_id) else {
                     continue;
                 };
@@ -202,40 +201,35 @@ impl Forest {
         self.leave_index(leaf, &node);
         removed.push(leaf, leaf_id);
         self.document_count -= u64::from(node.documents);
-        let Some(tree) = self.trees.get_mut(tree_number) else {
-            return;
-        };
+        let leaves = self.trees.leaves(tree_number);
         let recorded_slot = node.place as usize;
-        let slot = if tree.leaves.get(recorded_slot) == Some(&leaf_id) {
+        let slot = if leaves.get(recorded_slot) == Some(&leaf_id) {
             Some(recorded_slot)
         } else {
             // Only a tree of more than u32::MAX leaves loses track of slots.
             debug_assert_eq!(node.place, UNKNOWN_LEAF_SLOT, "stale leaf slot");
-            tree.leaves.iter().position(|&member| member == leaf_id)
+            leaves.iter().position(|&member| member == leaf_id)
         };
-        if let Some(slot) = slot {
-            // A list left with one leaf gives its vector back.
-            let capacity_before = tree.leaves.heap_capacity();
-            tree.leaves.swap_remove(slot);
-            self.leaf_capacity -= capacity_before - tree.leaves.heap_capacity();
-            if let Some(&moved) = tree.leaves.get(slot)
-                && let Some((_, moved_node)) = self.nodes.at_mut(moved)
-            {
-                moved_node.place = u32::try_from(slot).unwrap_or(UNKNOWN_LEAF_SLOT);
-            }
-        }
-        tree.class_documents -= u64::from(node.documents);
-        if tree.leaves.is_empty() {
-            self.trees.release(tree_number);
-            if let Some((_, root_node)) = self.nodes.at_mut(node.parent) {
-                root_node.place = NO_TREE;
-            }
-        } else if tree.leaves.heap_capacity() > 16
-            && tree.leaves.len() * 4 < tree.leaves.heap_capacity()
+        let Some(slot) = slot else {
+            self.trees
+                .take_documents(tree_number, u64::from(node.documents));
+            return;
+        };
+        let Some(taken) = self
+            .trees
+            .take_leaf_at(tree_number, slot, u64::from(node.documents))
+        else {
+            return;
+        };
+        if let Some((place, moved)) = taken.moved
+            && let Some((_, moved_node)) = self.nodes.at_mut(moved)
         {
-            let capacity_before = tree.leaves.heap_capacity();
-            tree.leaves.shrink_to(tree.leaves.len() * 2);
-            self.leaf_capacity -= capacity_before - tree.leaves.heap_capacity();
+            moved_node.place = u32::try_from(place).unwrap_or(UNKNOWN_LEAF_SLOT);
+        }
+        if taken.tree_released
+            && let Some((_, root_node)) = self.nodes.at_mut(node.parent)
+        {
+            root_node.place = NO_TREE;
         }
     }
 

@@ -80,7 +80,7 @@ use thiserror::Error;
 use crate::candidates::multi_index::{DEFAULT_MAX_DISTANCE, IndexError, MultiIndex};
 use crate::slots::FingerprintSlots;
 use crate::units::{Fingerprint, Millis, NodeId};
-use trees::{LeafList, NO_TREE, Tree, Trees};
+use trees::{NO_TREE, Trees};
 
 /// Default retention: 48 hours.
 pub const DEFAULT_RETENTION: Millis = 48 * 60 * 60 * 1000;
@@ -421,7 +421,7 @@ impl Node {
 }
 
 /// The parent forest: see the module documentation.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Forest {
     config: ForestConfig,
     nodes: FingerprintSlots<Node>,
@@ -433,31 +433,8 @@ pub struct Forest {
     root_count: usize,
     document_count: u64,
     expired_node_count: u64,
-    /// Total capacity of all leaf lists, for a constant-time memory estimate.
-    leaf_capacity: usize,
     /// Arrival number of the last node added.
     next_arrival: u64,
-}
-
-impl Clone for Forest {
-    /// Clones the forest; cloned leaf lists are allocated to their length, so
-    /// the tracked capacity is recounted.
-    fn clone(&self) -> Self {
-        let trees = self.trees.clone();
-        let leaf_capacity = trees.iter().map(|tree| tree.leaves.heap_capacity()).sum();
-        Self {
-            config: self.config,
-            nodes: self.nodes.clone(),
-            trees,
-            index: self.index.clone(),
-            expiry_queue: self.expiry_queue.clone(),
-            root_count: self.root_count,
-            document_count: self.document_count,
-            expired_node_count: self.expired_node_count,
-            leaf_capacity,
-            next_arrival: self.next_arrival,
-        }
-    }
 }
 
 impl Forest {
@@ -480,7 +457,6 @@ impl Forest {
             root_count: 0,
             document_count: 0,
             expired_node_count: 0,
-            leaf_capacity: 0,
             next_arrival: 0,
         })
     }
@@ -601,7 +577,7 @@ impl Forest {
         let documents = self.class_documents(root)?;
         let leaves = self
             .tree_of(root)
-            .map_or(&[][..], |tree| tree.leaves.as_slice());
+            .map_or(&[][..], |tree| self.trees.leaves(tree));
         let mut members = Vec::with_capacity(1 + leaves.len());
         members.push(root);
         members.extend(
@@ -622,16 +598,16 @@ impl Forest {
         let root_node = self.nodes.get(root).filter(|node| node.is_root())?;
         Some(
             self.trees
-                .get(root_node.place)
-                .map_or(u64::from(root_node.documents), |tree| tree.class_documents),
+                .class_documents(root_node.place)
+                .unwrap_or(u64::from(root_node.documents)),
         )
     }
 
     /// The tree of the class named by `root`: `None` if `root` is not a
     /// root or has no leaves.
-    fn tree_of(&self, root: Fingerprint) -> Option<&Tree> {
+    fn tree_of(&self, root: Fingerprint) -> Option<u32> {
         let root_node = self.nodes.get(root).filter(|node| node.is_root())?;
-        self.trees.get(root_node.place)
+        Some(root_node.place).filter(|&tree| self.trees.contains(tree))
     }
 
     /// The tree of the class `node` belongs to (its own if a root).
@@ -647,7 +623,10 @@ impl Forest {
     /// Number of leaves under `root`; `None` if `root` is not a root.
     pub fn leaf_count(&self, root: Fingerprint) -> Option<usize> {
         self.nodes.get(root).filter(|node| node.is_root())?;
-        Some(self.tree_of(root).map_or(0, |tree| tree.leaves.len()))
+        Some(
+            self.tree_of(root)
+                .map_or(0, |tree| self.trees.leaf_count(tree)),
+        )
     }
 
     /// Every node, in no particular order (for snapshots).
@@ -688,7 +667,7 @@ impl Forest {
     pub fn approx_heap_bytes(&self) -> usize {
         let nodes = self.nodes.heap_bytes();
         let trees = self.trees.heap_bytes();
-        let leaves = self.leaf_capacity * size_of::<NodeId>();
+        let leaves = self.trees.list_heap_bytes();
         let queue = self.expiry_queue.capacity() * size_of::<Reverse<Due>>();
         nodes + trees + leaves + queue + self.index.approx_heap_bytes()
     }
@@ -698,7 +677,7 @@ impl Forest {
         vec![
             ("forest: node table", self.nodes.heap_bytes()),
             ("forest: trees (root → class)", self.trees.heap_bytes()),
-            ("forest: leaves", self.leaf_capacity * size_of::<NodeId>()),
+            ("forest: leaves", self.trees.list_heap_bytes()),
             (
                 "forest: expiry queue",
                 self.expiry_queue.capacity() * size_of::<Reverse<Due>>(),
@@ -736,9 +715,7 @@ impl Forest {
         node.documents -= 1;
         let node = *node;
         let tree_number = self.tree_number(&node);
-        if let Some(tree) = self.trees.get_mut(tree_number) {
-            tree.class_documents -= 1;
-        }
+        self.trees.take_documents(tree_number, 1);
         self.document_count -= 1;
         true
     }

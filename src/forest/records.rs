@@ -3,8 +3,8 @@
 //! go on ([`crate::capture`]).
 
 use super::{
-    Forest, ForestConfig, ForestCounters, ForestError, Indexing, LeafList, NO_PARENT, NO_TREE,
-    Node, NodeRecord, Tree, UNKNOWN_LEAF_SLOT, Word48,
+    Forest, ForestConfig, ForestCounters, ForestError, Indexing, NO_PARENT, NO_TREE, Node,
+    NodeRecord, UNKNOWN_LEAF_SLOT, Word48,
 };
 use std::path::Path;
 
@@ -246,20 +246,15 @@ impl Forest {
                 )));
             };
             let leaf_documents = u64::from(record.documents);
-            let place = match forest.trees.get_mut(root_node.place) {
-                Some(tree) => {
-                    let capacity_before = tree.leaves.heap_capacity();
-                    tree.leaves.push(number);
-                    forest.leaf_capacity += tree.leaves.heap_capacity() - capacity_before;
-                    tree.class_documents += leaf_documents;
-                    u32::try_from(tree.leaves.len() - 1).unwrap_or(UNKNOWN_LEAF_SLOT)
-                }
+            let pushed = forest
+                .trees
+                .push_leaf(root_node.place, number, leaf_documents);
+            let place = match pushed {
+                Some((position, _)) => u32::try_from(position).unwrap_or(UNKNOWN_LEAF_SLOT),
                 None => {
-                    let leaves = LeafList::One(number);
-                    let tree_number = forest.trees.add(Tree {
-                        leaves,
-                        class_documents: u64::from(root_node.documents) + leaf_documents,
-                    });
+                    let tree_number = forest
+                        .trees
+                        .add(number, u64::from(root_node.documents) + leaf_documents);
                     if let Some((_, root_node)) = forest.nodes.at_mut(root_number) {
                         root_node.place = tree_number;
                     }

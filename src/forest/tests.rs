@@ -389,14 +389,6 @@ fn forgetting_documents_keeps_the_node() {
     assert!(forest.contains(1));
 }
 
-fn recounted_leaf_capacity(forest: &Forest) -> usize {
-    forest
-        .trees
-        .iter()
-        .map(|tree| tree.leaves.heap_capacity())
-        .sum()
-}
-
 #[test]
 fn leaf_capacity_is_tracked_through_growth_expiry_and_clone() {
     let mut forest = forest();
@@ -409,12 +401,18 @@ fn leaf_capacity_is_tracked_through_growth_expiry_and_clone() {
     }
     forest.reach_root(0, 10 * HOUR);
     forest.reach_root(1 << 3, 10 * HOUR);
-    assert_eq!(forest.leaf_capacity, recounted_leaf_capacity(&forest));
+    assert_eq!(
+        forest.trees.list_places(),
+        forest.trees.recounted_list_places()
+    );
     forest.expire(HOUR + 100, usize::MAX);
-    assert_eq!(forest.leaf_capacity, recounted_leaf_capacity(&forest));
+    assert_eq!(
+        forest.trees.list_places(),
+        forest.trees.recounted_list_places()
+    );
     assert_eq!(forest.leaf_count(0), Some(1));
     let copy = forest.clone();
-    assert_eq!(copy.leaf_capacity, recounted_leaf_capacity(&copy));
+    assert_eq!(copy.trees.list_places(), copy.trees.recounted_list_places());
     assert_eq!(copy.stats().nodes, forest.stats().nodes);
 }
 
