@@ -15,80 +15,69 @@
 //! length), in Robin Hood order, which with a scaled home is the order of
 //! the keys themselves: the table is a sorted array with vacant places
 //! spread through it. An entry stores the key's low 16 bits and the node
-//! (three 16-bit words); its high 16 bits are read from a directory of
-//! 2^16 + 1 positions, `starts[h]`, which separates the entries whose high
-//! half is below `h` (before it) from the others (at or after it). An
-//! insert or removal moves the entries up to the next vacant place by one
-//! (a few, as in any linear probing) and the directory's positions that
-//! fall among them. The table grows by an eighth past 92 % full, placing
-//! the old entries in their order; entries displaced past the last home
-//! go in a short tail of places (a run reaching its end grows the table).
+//! (three 16-bit words); its high 16 bits are its shard's (below) and
+//! the rest read from the shard's directory of positions, `starts[h]`,
+//! which separates the entries whose high bits are below `h` (before it)
+//! from the others (at or after it). An insert or removal moves the
+//! entries up to the next vacant place by one (a few, as in any linear
+//! probing) and the directory's positions that fall among them. A shard
+//! grows by an eighth past 92 % full, placing the old entries in their
+//! order; entries displaced past the last home go in a short tail of
+//! places (a run reaching its end grows the shard).
 //!
 //! Consequences: 6.5–7.3 bytes a key (82–92 % full) where the 8-byte
 //! entries took 8.7–9.8; keys are compared in full (a key is never
 //! confused with another sharing its low half), so what a lookup finds is
-//! unchanged. The directory costs 256 KiB per table from its first key
-//! and a read (a cache miss a small table did not have: `neardup stamp` of
-//! 50 000 documents is 4 % slower, of 200 000 as fast), and a small
-//! table's insert moves many of its positions (each place of a table of a
-//! few hundred covers hundreds of high halves; the run is found by doubling
-//! then halving and moved in one pass).
-//! Positions are `u32`: a table holds fewer than 2^32 places (24 GiB of
-//! entries; a forest of `u32` node numbers fills about a tenth of that).
+//! unchanged. The directories cost 256 KiB per table from its first key
+//! (a map of 512 bytes besides), and a read (a cache miss a small table
+//! did not have: `neardup stamp` of 50 000 documents is 4 % slower, of
+//! 200 000 as fast), and a small table's insert moves many of its
+//! positions (each place of a table of a few hundred covers hundreds of
+//! high halves; the run is found by doubling then halving and moved in
+//! one pass).
+//! Positions are `u32`: a shard holds fewer than 2^32 places.
+//!
+//! Shards: the table is one or more shards, each the table above for
+//! the mixed keys that share its top bits (none at first, at most 8), its
+//! directory standing for the next `16 - bits` (so the directories of all
+//! shards hold 2^16 positions among them). A shard that would grow past
+//! 4 MiB splits in two by its next bit instead; the shards a key's top 8
+//! bits name are looked up in a map of 256. Before, the table was laid
+//! out anew whole when it grew: a write held for the copy of all its
+//! entries (0.9–2.7 s at 100 M nodes) with the old and new places side by
+//! side; now a copy is at most a shard's. Shards of a megabyte or more
+//! are mappings of their own ([`crate::allocator`]): 256 fixed shards of
+//! half a megabyte each at 10 M nodes left 20 B/node of freed heap behind
+//! as they grew. Mixed keys are spread evenly, so shards of one depth
+//! fill, grow and split alike.
 
 use std::hash::BuildHasher;
 
 use crate::hashing::FingerprintBuildHasher;
 use crate::units::NodeId;
 
-/// Bits of the key the directory stands for; the entry keeps the rest.
-const HIGH_BITS: u32 = 16;
-const DIRECTORY_LEN: usize = (1 << HIGH_BITS) + 1;
+mod shard;
 
-/// Heap bytes of a table's directory: a table that holds anything has
-/// these besides its places, whatever its size.
-pub const DIRECTORY_BYTES: usize = DIRECTORY_LEN * size_of::<u32>();
+use shard::{
+    Depth, GROWTH_DIVISOR, HIGH_BITS, InOrder, MAX_DEPTH, MIN_HOMES, Shard, homes_for, max_len,
+    place_bytes,
+};
+#[cfg(test)]
+use shard::{Entry, TAIL_PLACES};
 
-/// The table fills to this fraction (percent) before it grows.
-const MAX_LOAD_PERCENT: usize = 92;
+const PREFIXES: usize = 1 << MAX_DEPTH;
 
-/// The table grows by its homes divided by this.
-const GROWTH_DIVISOR: usize = 8;
+/// A shard whose places would grow past this many bytes splits in two
+/// instead (while it has fewer than [`MAX_DEPTH`] bits): shards of 2 to
+/// 4.5 MiB, each a mapping of its own ([`crate::allocator`]), laid out
+/// anew in a few milliseconds.
+const SPLIT_BYTES: usize = 4 << 20;
 
-/// Places after the last home, for entries displaced past it.
-const TAIL_PLACES: usize = 64;
-
-/// Homes of the smallest table that holds anything.
-const MIN_HOMES: usize = 8;
-
-/// An entry: the mixed key's low half, then the node's two halves. No node
-/// has the last number (see [`crate::slots`]): it marks a vacant place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Entry([u16; 3]);
-
-impl Entry {
-    const VACANT: Entry = Entry([0, u16::MAX, u16::MAX]);
-
-    fn new(low: u16, node: NodeId) -> Self {
-        Entry([low, node as u16, (node >> 16) as u16])
-    }
-
-    fn is_vacant(&self) -> bool {
-        self.0[1] == u16::MAX && self.0[2] == u16::MAX
-    }
-
-    fn low(&self) -> u16 {
-        self.0[0]
-    }
-
-    fn node(&self) -> NodeId {
-        u32::from(self.0[1]) | (u32::from(self.0[2]) << 16)
-    }
-
-    fn set_node(&mut self, node: NodeId) {
-        *self = Entry::new(self.low(), node);
-    }
-}
+/// Heap bytes a table that holds anything has besides its places,
+/// whatever its size: its shards' directories (2^16 positions among
+/// them), the map of prefixes to shards and the shards themselves.
+pub const FIXED_BYTES: usize =
+    ((1 << HIGH_BITS) + 1) * size_of::<u32>() + PREFIXES * size_of::<u16>() + size_of::<Shard>();
 
 /// A seeded bijection of `u32` (xor, odd multiplies and xor-shifts are
 /// each invertible).
@@ -115,72 +104,44 @@ impl KeyMix {
     }
 }
 
-fn high(mixed: u32) -> usize {
-    (mixed >> (32 - HIGH_BITS)) as usize
+/// The top [`MAX_DEPTH`] bits of a mixed key: which shard takes it is
+/// looked up by them.
+fn prefix_of(mixed: u32) -> usize {
+    (mixed >> (32 - MAX_DEPTH)) as usize
 }
 
-fn low(mixed: u32) -> u16 {
-    mixed as u16
-}
-
-/// The mixed key of an entry whose high half is `high`.
-fn mixed_of(high: usize, low: u16) -> u32 {
-    ((high as u32) << (32 - HIGH_BITS)) | u32::from(low)
-}
-
-/// The place `mixed` starts from in a table of `homes` homes: the key
-/// scaled to the length (its high bits choose).
-fn home(mixed: u32, homes: usize) -> usize {
-    ((u64::from(mixed) * homes as u64) >> 32) as usize
-}
-
-/// Entries a table of `homes` holds before it grows.
-fn max_len(homes: usize) -> usize {
-    homes * MAX_LOAD_PERCENT / 100
-}
-
-/// Homes for `needed` entries: `from` (at least [`MIN_HOMES`]) grown by
-/// an eighth at a time.
-fn homes_for(needed: usize, from: usize) -> usize {
-    let mut homes = from.max(MIN_HOMES);
-    while max_len(homes) < needed {
-        homes += homes / GROWTH_DIVISOR;
-    }
-    homes
+/// `count` entries of the whole table, as a shard of `depth` bits takes
+/// them (a fraction 2^-depth, and a sixteenth more for the shards that
+/// get more than their even share).
+fn share_of(count: usize, depth: Depth) -> usize {
+    let share = count >> depth.0;
+    share + share / 16 + usize::from(count > 0)
 }
 
 /// See the module documentation.
 #[derive(Debug, Clone)]
 pub struct KeyNodeTable {
     mix: KeyMix,
-    /// `homes` places that mixed keys scale to, then [`TAIL_PLACES`].
-    places: Vec<Entry>,
-    homes: usize,
-    /// Empty while `places` is; then [`DIRECTORY_LEN`] positions (module
-    /// docs).
-    starts: Vec<u32>,
+    /// The shard of each value of the mixed key's top [`MAX_DEPTH`] bits
+    /// (a shard of `depth` bits has `2^(MAX_DEPTH - depth)` of them, side
+    /// by side).
+    shard_of_prefix: Box<[u16]>,
+    shards: Vec<Shard>,
     len: usize,
+    /// [`SPLIT_BYTES`]; smaller in tests, so that small tables split.
+    split_bytes: usize,
 }
 
 impl Default for KeyNodeTable {
     fn default() -> Self {
         KeyNodeTable {
             mix: KeyMix::seeded(),
-            places: Vec::new(),
-            homes: 0,
-            starts: Vec::new(),
+            shard_of_prefix: vec![0; PREFIXES].into_boxed_slice(),
+            shards: vec![Shard::default()],
             len: 0,
+            split_bytes: SPLIT_BYTES,
         }
     }
-}
-
-/// Where a walk for a key ended.
-enum Walk {
-    /// At an entry of the key.
-    Found(usize),
-    /// Where the key would go: a vacant place or the first entry of a
-    /// larger key (`None`: past the last place).
-    Absent(Option<usize>),
 }
 
 impl KeyNodeTable {
@@ -192,52 +153,101 @@ impl KeyNodeTable {
         self.len == 0
     }
 
-    /// Entries the table holds without growing.
+    /// Entries the table holds without growing (each shard its share).
     pub fn capacity(&self) -> usize {
-        max_len(self.homes)
+        self.shards.iter().map(|shard| max_len(shard.homes)).sum()
     }
 
-    /// Bytes of its allocations (the places and the directory).
+    /// Bytes of its allocations (the shards' places and directories, and
+    /// the map of prefixes).
     pub fn allocation_size(&self) -> usize {
-        self.places.capacity() * size_of::<Entry>() + self.starts.capacity() * size_of::<u32>()
+        self.shards
+            .iter()
+            .map(Shard::allocation_size)
+            .sum::<usize>()
+            + self.shards.capacity() * size_of::<Shard>()
+            + self.shard_of_prefix.len() * size_of::<u16>()
     }
 
-    fn home(&self, mixed: u32) -> usize {
-        home(mixed, self.homes)
+    fn shard_number(&self, mixed: u32) -> usize {
+        usize::from(self.shard_of_prefix[prefix_of(mixed)])
     }
 
-    fn start(&self, high: usize) -> usize {
-        self.starts[high] as usize
+    /// The shard of `key` and its key there.
+    fn locate(&self, key: u32) -> (usize, u32) {
+        let mixed = self.mix.mix(key);
+        let number = self.shard_number(mixed);
+        (number, self.shards[number].depth.within(mixed))
     }
 
-    /// From the key's home: past the entries of smaller keys, then each
-    /// entry of the key until `accept` takes one.
-    fn walk(&self, mixed: u32, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
-        if self.places.is_empty() {
-            return Walk::Absent(None);
-        }
-        let (key_high, key_low) = (high(mixed), low(mixed));
-        let (first, after) = (self.start(key_high), self.start(key_high + 1));
-        let mut place = self.home(mixed);
-        while place < self.places.len() {
-            let entry = self.places[place];
-            if entry.is_vacant() || place >= after || (place >= first && entry.low() > key_low) {
-                return Walk::Absent(Some(place));
+    /// Runs `change` on shard `number` with `mixed` as the shard reads it,
+    /// keeping the count.
+    fn change<R>(
+        &mut self,
+        number: usize,
+        mixed: u32,
+        change: impl FnOnce(&mut Shard, u32) -> R,
+    ) -> R {
+        let shard = &mut self.shards[number];
+        let before = shard.len;
+        let result = change(shard, shard.depth.within(mixed));
+        self.len = self.len - before + shard.len;
+        result
+    }
+
+    /// The shard `mixed` goes to, with room for one more entry there: a
+    /// shard that would grow past [`SPLIT_BYTES`] splits first.
+    fn room_for_one(&mut self, mixed: u32) -> usize {
+        loop {
+            let number = self.shard_number(mixed);
+            if !self.shards[number].splits_for(1, self.split_bytes) {
+                return number;
             }
-            if place >= first && entry.low() == key_low && accept(entry.node()) {
-                return Walk::Found(place);
-            }
-            place += 1;
+            self.split(number);
         }
-        Walk::Absent(None)
+    }
+
+    /// Shard `number` as two shards of one bit more, each taking the
+    /// half of its keys that bit chooses (and of its prefixes).
+    fn split(&mut self, number: usize) {
+        let shard = std::mem::take(&mut self.shards[number]);
+        let depth = Depth(shard.depth.0 + 1);
+        let ones = shard
+            .entries()
+            .filter(|&(within, _)| within >> 31 == 1)
+            .count();
+        let counts = [shard.len - ones, ones];
+        // Each half of the homes the shard would have grown to: as full as
+        // after a growth.
+        let half_grown = (shard.homes + shard.homes / GROWTH_DIVISOR) / 2;
+        let [mut zero, mut one] =
+            counts.map(|count| InOrder::new(homes_for(count, half_grown), depth));
+        for (within, node) in shard.entries() {
+            let half = if within >> 31 == 1 {
+                &mut one
+            } else {
+                &mut zero
+            };
+            half.push(within << 1, node);
+        }
+        zero.finish(&mut self.shards[number]);
+        let mut upper = Shard::default();
+        one.finish(&mut upper);
+        self.shards.push(upper);
+        // Fewer than 2^MAX_DEPTH shards.
+        let upper_number = u16::try_from(self.shards.len() - 1).unwrap_or(u16::MAX);
+        let upper_bit = 1 << (MAX_DEPTH - depth.0);
+        for (prefix, shard_number) in self.shard_of_prefix.iter_mut().enumerate() {
+            if usize::from(*shard_number) == number && prefix & upper_bit != 0 {
+                *shard_number = upper_number;
+            }
+        }
     }
 
     /// The node of the first entry of `key` that `accept` takes.
     pub fn find(&self, key: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
-        match self.walk(self.mix.mix(key), accept) {
-            Walk::Found(place) => Some(self.places[place].node()),
-            Walk::Absent(_) => None,
-        }
+        let (number, within) = self.locate(key);
+        self.shards[number].find(within, accept)
     }
 
     pub fn get(&self, key: u32) -> Option<NodeId> {
@@ -247,13 +257,8 @@ impl KeyNodeTable {
     /// Gives the first entry of `key` that `accept` takes the node `node`;
     /// whether there was one.
     pub fn replace(&mut self, key: u32, accept: impl FnMut(NodeId) -> bool, node: NodeId) -> bool {
-        match self.walk(self.mix.mix(key), accept) {
-            Walk::Found(place) => {
-                self.places[place].set_node(node);
-                true
-            }
-            Walk::Absent(_) => false,
-        }
+        let (number, within) = self.locate(key);
+        self.shards[number].replace(within, accept, node)
     }
 
     /// Adds an entry without looking for one of the same key (after those
@@ -262,104 +267,55 @@ impl KeyNodeTable {
         self.insert_mixed(self.mix.mix(key), node);
     }
 
-    /// The directory after an entry of high half `key_high` went to `place`
-    /// and the entries from there to `vacant` moved one place on.
-    fn moved_on(&mut self, key_high: usize, place: usize, vacant: usize) {
-        let (place, vacant) = (place as u32, vacant as u32);
-        // Entries of this high half and below start by `place` at the latest
-        // (the positions are in order: those past it are a run that ends
-        // here; in a small table, a run of many high halves).
-        let below = &mut self.starts[..=key_high];
-        let past = run_from_end(below, |start| start > place);
-        let below_len = below.len();
-        below[below_len - past..].fill(place);
-        // Those above: after the new entry, and one on where they moved.
-        let above = &mut self.starts[key_high + 1..];
-        let moved = run_from_start(above, |start| start <= vacant);
-        for start in &mut above[..moved] {
-            *start = if *start <= place {
-                place + 1
-            } else {
-                *start + 1
-            };
+    /// [`Self::insert`] of an entry whose key is mixed already.
+    fn insert_mixed(&mut self, mixed: u32, node: NodeId) {
+        if node == NodeId::MAX {
+            return;
         }
+        let number = self.room_for_one(mixed);
+        self.change(number, mixed, |shard, within| shard.insert(within, node));
     }
 
     /// Takes out the first entry of `key` that `accept` takes; its node.
     pub fn remove_if(&mut self, key: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
         let mixed = self.mix.mix(key);
-        let Walk::Found(place) = self.walk(mixed, accept) else {
-            return None;
-        };
-        let removed = self.places[place].node();
-        // The entries after it that are not at their home move one back.
-        let mut entry_high = high(mixed);
-        let mut next = place + 1;
-        while next < self.places.len() && !self.places[next].is_vacant() {
-            while self.start(entry_high + 1) <= next {
-                entry_high += 1;
-            }
-            let entry = self.places[next];
-            if self.home(mixed_of(entry_high, entry.low())) == next {
-                break;
-            }
-            next += 1;
-        }
-        self.places.copy_within(place + 1..next, place);
-        self.places[next - 1] = Entry::VACANT;
-        self.len -= 1;
-        // Positions among the entries moved back move back with them.
-        let above = &mut self.starts[high(mixed) + 1..];
-        let moved = run_from_start(above, |start| (start as usize) < next);
-        for start in &mut above[..moved] {
-            *start -= 1;
-        }
-        Some(removed)
+        let number = self.shard_number(mixed);
+        self.change(number, mixed, |shard, within| {
+            shard.remove_if(within, accept)
+        })
     }
 
     pub fn remove(&mut self, key: u32) -> Option<NodeId> {
         self.remove_if(key, |_| true)
     }
 
-    /// Makes room for `additional` more entries, growing by an eighth (or
-    /// more, when asked for more) at once.
+    /// Makes room for `additional` more entries: shards that would grow
+    /// past [`SPLIT_BYTES`] split, then each makes room for its share
+    /// (growing by an eighth, or more when asked for more).
     pub fn reserve(&mut self, additional: usize) {
-        let needed = self.len.saturating_add(additional);
-        if needed > max_len(self.homes) {
-            self.place_over(homes_for(needed, self.homes));
+        while let Some(number) = self
+            .shards
+            .iter()
+            .position(|shard| shard.splits_for(share_of(additional, shard.depth), self.split_bytes))
+        {
+            self.split(number);
+        }
+        for shard in &mut self.shards {
+            shard.reserve(share_of(additional, shard.depth));
         }
     }
 
     /// Gives back room beyond what `capacity` entries (at least those
-    /// held) need.
+    /// held) need: each shard keeps room for its share, or its own.
     pub fn shrink_to(&mut self, capacity: usize) {
-        let needed = capacity.max(self.len);
-        if needed == 0 {
-            (self.places, self.starts, self.homes) = (Vec::new(), Vec::new(), 0);
-            return;
+        for shard in &mut self.shards {
+            let share = if capacity == 0 {
+                0
+            } else {
+                share_of(capacity, shard.depth)
+            };
+            shard.shrink_to(share);
         }
-        let homes = homes_for(needed, MIN_HOMES);
-        if homes < self.homes {
-            self.place_over(homes);
-        }
-    }
-
-    /// The entries placed again over `homes` homes, in their order.
-    fn place_over(&mut self, homes: usize) {
-        let old_places = std::mem::take(&mut self.places);
-        let old_starts = std::mem::take(&mut self.starts);
-        let mut builder = InOrder::new(homes);
-        let mut entry_high = 0;
-        for (place, entry) in old_places.iter().enumerate() {
-            if entry.is_vacant() {
-                continue;
-            }
-            while old_starts[entry_high + 1] as usize <= place {
-                entry_high += 1;
-            }
-            builder.push(mixed_of(entry_high, entry.low()), entry.node());
-        }
-        builder.finish(self);
     }
 
     /// The key as this table orders it (a bijection of the key): entries
@@ -378,9 +334,9 @@ impl KeyNodeTable {
     /// the high half and the node in the low half, in ascending order (a
     /// key given more than once has its entries side by side, as inserts
     /// leave them): into an empty table they are written front to back,
-    /// without a copy or a sort (recovery's candidate keys and exact-hash
-    /// tags, sorted so already); into a table that holds entries, one at a
-    /// time.
+    /// in shards of one depth chosen for their count, without a copy or a
+    /// sort (recovery's candidate keys and exact-hash tags, sorted so
+    /// already); into a table that holds entries, one at a time.
     pub fn insert_all_in_order(&mut self, entries: impl Iterator<Item = u64> + Clone) {
         let entries = entries.filter(|&packed| packed as NodeId != NodeId::MAX);
         if !self.is_empty() {
@@ -389,14 +345,46 @@ impl KeyNodeTable {
             }
             return;
         }
-        let mut builder = InOrder::new(homes_for(entries.clone().count(), MIN_HOMES));
-        let mut last = None;
-        for packed in entries {
-            debug_assert!(last <= Some(packed >> 32), "entries in ascending order");
-            last = Some(packed >> 32);
-            builder.push((packed >> 32) as u32, packed as NodeId);
+        let count = entries.clone().count();
+        if count == 0 {
+            return;
         }
-        builder.finish(self);
+        let depth = (0..=MAX_DEPTH)
+            .map(Depth)
+            .find(|&depth| {
+                place_bytes(homes_for(share_of(count, depth), MIN_HOMES)) <= self.split_bytes
+            })
+            .unwrap_or(Depth(MAX_DEPTH));
+        let shard_of = |mixed: u32| prefix_of(mixed) >> (MAX_DEPTH - depth.0);
+        let mut counts = vec![0usize; 1 << depth.0];
+        for packed in entries.clone() {
+            counts[shard_of((packed >> 32) as u32)] += 1;
+        }
+        let mut entries = entries.peekable();
+        let mut last = None;
+        let mut shards = Vec::with_capacity(counts.len());
+        for (number, &count) in counts.iter().enumerate() {
+            let mut builder = InOrder::new(homes_for(count, MIN_HOMES), depth);
+            while let Some(&packed) = entries.peek() {
+                let mixed = (packed >> 32) as u32;
+                if shard_of(mixed) != number {
+                    break;
+                }
+                debug_assert!(last <= Some(mixed), "entries in ascending order");
+                last = Some(mixed);
+                builder.push(depth.within(mixed), packed as NodeId);
+                entries.next();
+            }
+            let mut shard = Shard::default();
+            builder.finish(&mut shard);
+            self.len += shard.len;
+            shards.push(shard);
+        }
+        self.shards = shards;
+        for (prefix, shard_number) in self.shard_of_prefix.iter_mut().enumerate() {
+            // At most 2^MAX_DEPTH shards.
+            *shard_number = u16::try_from(prefix >> (MAX_DEPTH - depth.0)).unwrap_or(u16::MAX);
+        }
     }
 
     /// Adds many entries at once: into an empty table, sorted by mixed key
@@ -407,28 +395,10 @@ impl KeyNodeTable {
     pub fn insert_all(&mut self, entries: &[(u32, NodeId)]) {
         let entries: Vec<u64> = entries
             .iter()
-            .filter(|&&(_, node)| node != NodeId::MAX)
             .map(|&(key, node)| u64::from(self.mix.mix(key)) << 32 | u64::from(node))
             .collect();
-        if !self.is_empty() {
-            for packed in entries {
-                self.insert_mixed((packed >> 32) as u32, packed as NodeId);
-            }
-            return;
-        }
         let sorted = crate::radix::sort_stably_by(vec![entries], |packed| (packed >> 32) as u32);
-        let mut builder = InOrder::new(homes_for(sorted.len(), MIN_HOMES));
-        for packed in sorted {
-            builder.push((packed >> 32) as u32, packed as NodeId);
-        }
-        builder.finish(self);
-    }
-
-    /// [`Self::insert`] of an entry whose key is mixed already.
-    fn insert_mixed(&mut self, mixed: u32, node: NodeId) {
-        if let Err(room) = self.find_or_room(mixed, |_| false) {
-            self.put(room, mixed, node);
-        }
+        self.insert_all_in_order(sorted.into_iter());
     }
 
     /// The node of the first entry of `key` that `accept` takes, or `node`
@@ -441,13 +411,10 @@ impl KeyNodeTable {
         node: NodeId,
     ) -> Option<NodeId> {
         let mixed = self.mix.mix(key);
-        match self.find_or_room(mixed, accept) {
-            Ok(place) => Some(self.places[place].node()),
-            Err(room) => {
-                self.put(room, mixed, node);
-                None
-            }
-        }
+        let number = self.room_for_one(mixed);
+        self.change(number, mixed, |shard, within| {
+            shard.find_or_insert(within, accept, node)
+        })
     }
 
     /// Gives the first entry of `key` that `accept` takes the node `node`,
@@ -459,127 +426,10 @@ impl KeyNodeTable {
         node: NodeId,
     ) {
         let mixed = self.mix.mix(key);
-        match self.find_or_room(mixed, accept) {
-            Ok(place) => self.places[place].set_node(node),
-            Err(room) => self.put(room, mixed, node),
-        }
-    }
-
-    /// With room for one more entry: the place of the first entry of
-    /// `mixed` that `accept` takes, or where one would go and the first
-    /// vacant place from there.
-    fn find_or_room(
-        &mut self,
-        mixed: u32,
-        mut accept: impl FnMut(NodeId) -> bool,
-    ) -> Result<usize, (usize, usize)> {
-        self.reserve(1);
-        loop {
-            match self.walk(mixed, &mut accept) {
-                Walk::Found(place) => return Ok(place),
-                Walk::Absent(Some(place)) => {
-                    if let Some(vacant) =
-                        (place..self.places.len()).find(|&at| self.places[at].is_vacant())
-                    {
-                        return Err((place, vacant));
-                    }
-                }
-                Walk::Absent(None) => {}
-            }
-            // The run reaches past the last place: more homes.
-            self.place_over(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
-        }
-    }
-
-    /// Adds an entry at `place`, the entries from there to `vacant` moving
-    /// one place on; `NodeId::MAX` is no node and is not added.
-    fn put(&mut self, (place, vacant): (usize, usize), mixed: u32, node: NodeId) {
-        if node == NodeId::MAX {
-            return;
-        }
-        self.places.copy_within(place..vacant, place + 1);
-        self.places[place] = Entry::new(low(mixed), node);
-        self.len += 1;
-        self.moved_on(high(mixed), place, vacant);
-    }
-}
-
-/// How many positions from the start of `starts` (in order) `inside`
-/// takes: doubling steps, then halving, so a run of a few is found in a
-/// few reads (a large table's usual case) and one of thousands in a few
-/// dozen.
-fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
-    let mut outside = 1;
-    while outside <= starts.len() && inside(starts[outside - 1]) {
-        outside *= 2;
-    }
-    let inside_len = outside / 2;
-    let end = outside.min(starts.len() + 1) - 1;
-    inside_len + starts[inside_len..end].partition_point(|&start| inside(start))
-}
-
-/// As [`run_from_start`], from the end of `starts` back.
-fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
-    let mut outside = 1;
-    while outside <= starts.len() && inside(starts[starts.len() - outside]) {
-        outside *= 2;
-    }
-    let inside_len = outside / 2;
-    let end = outside.min(starts.len() + 1) - 1;
-    let window = &starts[starts.len() - end..starts.len() - inside_len];
-    inside_len + (window.len() - window.partition_point(|&start| !inside(start)))
-}
-
-/// Places entries given in the order of their mixed keys into fresh
-/// places: each at its home or right after the one before, the directory
-/// written as the high halves go by.
-struct InOrder {
-    places: Vec<Entry>,
-    starts: Vec<u32>,
-    homes: usize,
-    /// The next place free after the last entry placed.
-    cursor: usize,
-    /// The next high half whose start is not written yet.
-    next_high: usize,
-    len: usize,
-}
-
-impl InOrder {
-    fn new(homes: usize) -> Self {
-        InOrder {
-            places: vec![Entry::VACANT; homes + TAIL_PLACES],
-            starts: vec![0; DIRECTORY_LEN],
-            homes,
-            cursor: 0,
-            next_high: 0,
-            len: 0,
-        }
-    }
-
-    fn push(&mut self, mixed: u32, node: NodeId) {
-        let place = home(mixed, self.homes).max(self.cursor);
-        if place >= self.places.len() {
-            // A run past the tail (not seen with mixed keys): room for it.
-            self.places.resize(place + TAIL_PLACES, Entry::VACANT);
-        }
-        self.places[place] = Entry::new(low(mixed), node);
-        while self.next_high <= high(mixed) {
-            self.starts[self.next_high] = place as u32;
-            self.next_high += 1;
-        }
-        self.cursor = place + 1;
-        self.len += 1;
-    }
-
-    fn finish(mut self, table: &mut KeyNodeTable) {
-        for start in &mut self.starts[self.next_high..] {
-            *start = self.cursor as u32;
-        }
-        self.places.shrink_to_fit();
-        table.places = self.places;
-        table.starts = self.starts;
-        table.homes = self.homes;
-        table.len = self.len;
+        let number = self.room_for_one(mixed);
+        self.change(number, mixed, |shard, within| {
+            shard.replace_or_insert(within, accept, node)
+        });
     }
 }
 

@@ -29,9 +29,9 @@ fn unmix(mix: KeyMix, mixed: u32) -> u32 {
     value.wrapping_mul(inverse(mix.multiplier)) ^ mix.xor
 }
 
-impl KeyNodeTable {
-    /// Every entry's mixed key, in place order.
-    fn mixed_keys(&self) -> Vec<(usize, u32)> {
+impl Shard {
+    /// Every entry's key within the shard, in place order.
+    fn within_keys(&self) -> Vec<(usize, u32)> {
         let mut high = 0;
         let mut keys = Vec::new();
         for (place, entry) in self.places.iter().enumerate() {
@@ -41,7 +41,7 @@ impl KeyNodeTable {
             while self.start(high + 1) <= place {
                 high += 1;
             }
-            keys.push((place, mixed_of(high, entry.low())));
+            keys.push((place, self.depth.within_of(high, entry.low())));
         }
         keys
     }
@@ -53,21 +53,86 @@ impl KeyNodeTable {
             return Ok(());
         }
         prop_assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
-        let keys = self.mixed_keys();
+        prop_assert_eq!(self.starts.len(), self.depth.directory_len());
+        let keys = self.within_keys();
         prop_assert_eq!(keys.len(), self.len);
         for pair in keys.windows(2) {
             prop_assert!(pair[0].1 <= pair[1].1, "out of order: {:?}", pair);
         }
-        for &(place, mixed) in &keys {
-            let home = self.home(mixed);
+        for &(place, within) in &keys {
+            let home = self.home(within);
             prop_assert!(home <= place);
             prop_assert!((home..place).all(|at| !self.places[at].is_vacant()));
-            // The directory separates this entry's high half from the others.
-            let entry_high = high(mixed);
+            // The directory separates this entry's high bits from the others.
+            let entry_high = self.depth.high(within);
             prop_assert!(self.start(entry_high) <= place);
             prop_assert!(self.start(entry_high + 1) > place);
         }
         Ok(())
+    }
+
+    /// Places of the shard's entries and tail, in bytes.
+    fn place_bytes(&self) -> usize {
+        self.places.capacity() * size_of::<Entry>()
+    }
+}
+
+impl KeyNodeTable {
+    /// The first prefix shard `number` takes.
+    fn prefix_of_shard(&self, number: usize) -> usize {
+        self.shard_of_prefix
+            .iter()
+            .position(|&shard| usize::from(shard) == number)
+            .unwrap_or(0)
+    }
+
+    /// Every entry's mixed key, shard after shard, in place order.
+    fn mixed_keys(&self) -> Vec<u32> {
+        let mut keys: Vec<u32> = Vec::new();
+        for (number, shard) in self.shards.iter().enumerate() {
+            let prefix = self.prefix_of_shard(number);
+            keys.extend(
+                shard
+                    .within_keys()
+                    .into_iter()
+                    .map(|(_, within)| shard.depth.mixed(prefix, within)),
+            );
+        }
+        keys
+    }
+
+    /// Each shard's invariants, the count, the map of prefixes (each shard
+    /// takes the prefixes of its bits, side by side) and that each key is
+    /// in the shard its prefix names.
+    fn check_invariants(&self) -> Result<(), TestCaseError> {
+        let mut prefixes = 0;
+        for (number, shard) in self.shards.iter().enumerate() {
+            shard.check_invariants()?;
+            let first = self.prefix_of_shard(number);
+            let taken = 1 << (MAX_DEPTH - shard.depth.0);
+            prop_assert_eq!(first % taken, 0);
+            for prefix in first..first + taken {
+                prop_assert_eq!(usize::from(self.shard_of_prefix[prefix]), number);
+            }
+            prefixes += taken;
+            for (_, within) in shard.within_keys() {
+                let mixed = shard.depth.mixed(first, within);
+                prop_assert_eq!(self.shard_number(mixed), number);
+            }
+        }
+        prop_assert_eq!(prefixes, PREFIXES);
+        let keys = self.mixed_keys();
+        prop_assert_eq!(keys.len(), self.len);
+        prop_assert_eq!(
+            self.len,
+            self.shards.iter().map(|shard| shard.len).sum::<usize>()
+        );
+        Ok(())
+    }
+
+    /// Bytes of the places of all shards (without directories).
+    fn place_bytes(&self) -> usize {
+        self.shards.iter().map(Shard::place_bytes).sum()
     }
 }
 
@@ -80,10 +145,19 @@ enum Step {
     ReplaceOrInsert(u32, NodeId, NodeId),
 }
 
-/// Mixed keys crowded at the edges of a few high halves, sharing low ones.
+/// Mixed keys crowded at the edges of a few high halves (and shards),
+/// sharing low ones.
 fn crowded_mixed() -> impl Strategy<Value = u32> {
     (
-        prop_oneof![Just(0u32), Just(1), Just(2), Just(0x7fff), Just(0xffff)],
+        prop_oneof![
+            Just(0u32),
+            Just(1),
+            Just(2),
+            Just(0x00ff),
+            Just(0x0100),
+            Just(0x7fff),
+            Just(0xffff)
+        ],
         prop_oneof![
             Just(0u32),
             Just(1),
@@ -105,8 +179,11 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-fn check(steps: &[Step]) -> Result<(), TestCaseError> {
-    let mut table = KeyNodeTable::default();
+fn check(steps: &[Step], split_bytes: usize) -> Result<(), TestCaseError> {
+    let mut table = KeyNodeTable {
+        split_bytes,
+        ..KeyNodeTable::default()
+    };
     let mix = table.mix;
     let key_of = |mixed: u32| unmix(mix, mixed);
     // The pairs as a list, in the order they were added.
@@ -172,7 +249,16 @@ fn check(steps: &[Step]) -> Result<(), TestCaseError> {
 proptest! {
     #[test]
     fn the_table_answers_as_a_list_of_pairs(steps in proptest::collection::vec(step(), 0..200)) {
-        check(&steps)?;
+        check(&steps, SPLIT_BYTES)?;
+    }
+
+    /// The same with shards that split past their smallest size: the
+    /// crowded keys split them down to the last bit.
+    #[test]
+    fn the_table_answers_as_a_list_of_pairs_while_its_shards_split(
+        steps in proptest::collection::vec(step(), 0..200),
+    ) {
+        check(&steps, place_bytes(MIN_HOMES))?;
     }
 
     #[test]
@@ -181,7 +267,11 @@ proptest! {
         already in proptest::collection::vec(crowded_mixed(), 0..3),
     ) {
         for start_empty in [true, false] {
-            let mut at_once = KeyNodeTable::default();
+            // Small shards: entries at once go into many.
+            let mut at_once = KeyNodeTable {
+                split_bytes: place_bytes(4 * MIN_HOMES),
+                ..KeyNodeTable::default()
+            };
             let mut one_by_one = KeyNodeTable::default();
             let mix = at_once.mix;
             let key_of = |mixed: u32| unmix(mix, mixed);
@@ -221,7 +311,10 @@ proptest! {
         already in proptest::collection::vec(proptest::num::u32::ANY, 0..3),
     ) {
         for start_empty in [true, false] {
-            let mut in_order = KeyNodeTable::default();
+            let mut in_order = KeyNodeTable {
+                split_bytes: place_bytes(4 * MIN_HOMES),
+                ..KeyNodeTable::default()
+            };
             let mut one_by_one = KeyNodeTable {
                 mix: in_order.mix,
                 ..KeyNodeTable::default()
@@ -270,27 +363,107 @@ fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
     let mut table = KeyNodeTable::default();
     let mut fills = Vec::new();
     for key in 0..200_000u32 {
-        let homes = table.homes;
+        let homes = table.shards[0].homes;
         table.insert(key.wrapping_mul(0x9e37_79b9), key);
-        if table.homes != homes && homes > 1000 {
+        if table.shards[0].homes != homes && homes > 1000 {
             // Grown from just past 92 % to an eighth more homes.
-            assert_eq!(table.homes, homes + homes / 8);
+            assert_eq!(table.shards[0].homes, homes + homes / 8);
             fills.push((key as usize) as f64 / homes as f64);
         }
     }
+    // One shard at this size.
+    assert_eq!(table.shards.len(), 1);
     assert!(fills.len() > 10);
     assert!(
         fills.iter().all(|&fill| (0.91..=0.921).contains(&fill)),
         "{fills:?}"
     );
-    let fill = table.len() as f64 / table.homes as f64;
+    let fill = table.len() as f64 / table.shards[0].homes as f64;
     assert!((0.81..=0.921).contains(&fill), "{fill}");
     for key in 0..200_000u32 {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
-    // The directory's 256 KiB aside, 6 bytes a place.
-    let place_bytes = table.allocation_size() - DIRECTORY_BYTES;
-    assert_eq!(place_bytes, (table.homes + TAIL_PLACES) * 6);
+    // The directory and the map aside, 6 bytes a place.
+    assert_eq!(
+        table.allocation_size() - FIXED_BYTES,
+        (table.shards[0].homes + TAIL_PLACES) * 6
+    );
+}
+
+#[test]
+fn a_shard_past_its_size_splits_and_grows_alone() {
+    let mut table = KeyNodeTable::default();
+    let keys = 3_000_000u32;
+    let mut shards_seen = vec![1];
+    for key in 0..keys {
+        table.insert(key.wrapping_mul(0x9e37_79b9), key);
+        if table.shards.len() != *shards_seen.last().unwrap_or(&0) {
+            shards_seen.push(table.shards.len());
+        }
+    }
+    // 3 M entries are 18 MB: split into shards of 2 to 4.5 MiB.
+    assert!(table.shards.len() >= 4, "{}", table.shards.len());
+    assert!(shards_seen.windows(2).all(|pair| pair[1] == pair[0] + 1));
+    for shard in &table.shards {
+        assert!(
+            shard.place_bytes() <= SPLIT_BYTES + SPLIT_BYTES / 8,
+            "{}",
+            shard.place_bytes()
+        );
+        assert!(
+            shard.place_bytes() >= SPLIT_BYTES / 3,
+            "{}",
+            shard.place_bytes()
+        );
+    }
+    for key in (0..keys).step_by(7) {
+        assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
+    }
+    table.check_invariants().expect("invariants after splits");
+    let homes: usize = table.shards.iter().map(|shard| shard.homes).sum();
+    let fill = table.len() as f64 / homes as f64;
+    assert!((0.81..=0.921).contains(&fill), "{fill}");
+    // One shard's keys only, until it grows: the others keep their places.
+    let before: Vec<usize> = table.shards.iter().map(|shard| shard.homes).collect();
+    let mix = table.mix;
+    let target = table.shard_number(0);
+    let mut added = 0u32;
+    while table.shards.len() == before.len() && table.shards[target].homes == before[target] {
+        table.insert(unmix(mix, added), added);
+        added += 1;
+    }
+    for (number, &homes) in before.iter().enumerate() {
+        if number != target {
+            assert_eq!(table.shards[number].homes, homes);
+        }
+    }
+    assert_eq!(table.len(), keys as usize + added as usize);
+    // Reserving for many more splits the shards before it grows them.
+    table.reserve(20_000_000);
+    assert!(table.capacity() >= table.len() + 20_000_000);
+    assert!(table.shards.len() > 32);
+    table
+        .check_invariants()
+        .expect("invariants after a reserve");
+    for key in (0..keys).step_by(7) {
+        assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
+    }
+}
+
+#[test]
+fn entries_added_at_once_go_into_shards_of_one_size() {
+    let mut table = KeyNodeTable::default();
+    let pairs: Vec<(u32, NodeId)> = (0..2_000_000u32)
+        .map(|key| (key.wrapping_mul(0x9e37_79b9), key))
+        .collect();
+    table.insert_all(&pairs);
+    assert!(table.shards.len() > 1 && table.shards.len().is_power_of_two());
+    let depth = table.shards[0].depth;
+    assert!(table.shards.iter().all(|shard| shard.depth == depth));
+    for &(key, node) in pairs.iter().step_by(5) {
+        assert_eq!(table.get(key), Some(node));
+    }
+    assert_eq!(table.len(), pairs.len());
 }
 
 #[test]
@@ -331,11 +504,9 @@ fn shrinking_keeps_every_entry_in_fewer_places() {
     for key in 1_000..20_000u32 {
         assert_eq!(table.remove(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
-    // The places (the directory is the same 256 KiB at any size).
-    let places_bytes = |table: &KeyNodeTable| table.allocation_size() - DIRECTORY_BYTES;
-    let before = places_bytes(&table);
+    let before = table.place_bytes();
     table.shrink_to(0);
-    assert!(places_bytes(&table) < before / 4);
+    assert!(table.place_bytes() < before / 4);
     assert!(table.capacity() >= 1_000);
     for key in 0..1_000u32 {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
@@ -344,7 +515,10 @@ fn shrinking_keeps_every_entry_in_fewer_places() {
         table.remove(key.wrapping_mul(0x9e37_79b9));
     }
     table.shrink_to(0);
-    assert_eq!((table.allocation_size(), table.len()), (0, 0));
+    assert_eq!(
+        (table.allocation_size(), table.len()),
+        (size_of::<Shard>() + PREFIXES * size_of::<u16>(), 0)
+    );
     table.insert(3, 4);
     assert_eq!(table.get(3), Some(4));
 }

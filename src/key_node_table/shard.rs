@@ -1,0 +1,470 @@
+//! One shard of a [`super::KeyNodeTable`]: the sorted table of (key,
+//! node) entries of the mixed keys that share its top bits, with its
+//! directory, and how entries are laid out in order (see the parent's
+//! module documentation).
+
+use crate::units::NodeId;
+
+/// Most top bits of the mixed key that choose a shard: at most 256 shards.
+pub(super) const MAX_DEPTH: u32 = 8;
+
+/// Bits of the key below a shard's own that the entry does not keep: its
+/// directory stands for them.
+pub(super) const HIGH_BITS: u32 = 16;
+
+/// The table fills to this fraction (percent) before it grows.
+pub(super) const MAX_LOAD_PERCENT: usize = 92;
+
+/// The table grows by its homes divided by this.
+pub(super) const GROWTH_DIVISOR: usize = 8;
+
+/// Places after the last home, for entries displaced past it.
+pub(super) const TAIL_PLACES: usize = 64;
+
+/// Homes of the smallest shard that holds anything.
+pub(super) const MIN_HOMES: usize = 8;
+
+/// An entry: the mixed key's low half, then the node's two halves. No node
+/// has the last number (see [`crate::slots`]): it marks a vacant place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Entry([u16; 3]);
+
+impl Entry {
+    const VACANT: Entry = Entry([0, u16::MAX, u16::MAX]);
+
+    pub(super) fn new(low: u16, node: NodeId) -> Self {
+        Entry([low, node as u16, (node >> 16) as u16])
+    }
+
+    pub(super) fn is_vacant(&self) -> bool {
+        self.0[1] == u16::MAX && self.0[2] == u16::MAX
+    }
+
+    pub(super) fn low(&self) -> u16 {
+        self.0[0]
+    }
+
+    pub(super) fn node(&self) -> NodeId {
+        u32::from(self.0[1]) | (u32::from(self.0[2]) << 16)
+    }
+
+    pub(super) fn set_node(&mut self, node: NodeId) {
+        *self = Entry::new(self.low(), node);
+    }
+}
+
+/// The place a shard's key starts from in a shard of `homes` homes: the
+/// key scaled to the length (its high bits choose).
+pub(super) fn home(within: u32, homes: usize) -> usize {
+    ((u64::from(within) * homes as u64) >> 32) as usize
+}
+
+/// How a shard of `depth` bits reads its keys: a mixed key without the
+/// shard's bits ([`Depth::within`]), its directory part ([`Depth::high`],
+/// `16 - depth` bits) and the low 16 bits the entry keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Depth(pub(super) u32);
+
+impl Depth {
+    /// The mixed key as the shard orders it: its bits below the shard's,
+    /// at the top.
+    pub(super) fn within(self, mixed: u32) -> u32 {
+        mixed << self.0
+    }
+
+    /// The mixed key of a key `within` a shard of `prefix` (its top
+    /// [`MAX_DEPTH`] bits, of which the shard's own are the first).
+    #[cfg(test)]
+    pub(super) fn mixed(self, prefix: usize, within: u32) -> u32 {
+        if self.0 == 0 {
+            return within;
+        }
+        let own = (prefix as u32) >> (MAX_DEPTH - self.0);
+        (own << (32 - self.0)) | (within >> self.0)
+    }
+
+    pub(super) fn high(self, within: u32) -> usize {
+        (within >> (32 - (HIGH_BITS - self.0))) as usize
+    }
+
+    pub(super) fn low(self, within: u32) -> u16 {
+        (within >> self.0) as u16
+    }
+
+    /// The key within the shard of an entry of directory part `high`.
+    pub(super) fn within_of(self, high: usize, low: u16) -> u32 {
+        ((high as u32) << (32 - (HIGH_BITS - self.0))) | (u32::from(low) << self.0)
+    }
+
+    /// Positions of a shard's directory.
+    pub(super) fn directory_len(self) -> usize {
+        (1 << (HIGH_BITS - self.0)) + 1
+    }
+}
+
+/// Entries a table of `homes` holds before it grows.
+pub(super) fn max_len(homes: usize) -> usize {
+    homes * MAX_LOAD_PERCENT / 100
+}
+
+/// Homes for `needed` entries: `from` (at least [`MIN_HOMES`]) grown by
+/// an eighth at a time.
+pub(super) fn homes_for(needed: usize, from: usize) -> usize {
+    let mut homes = from.max(MIN_HOMES);
+    while max_len(homes) < needed {
+        homes += homes / GROWTH_DIVISOR;
+    }
+    homes
+}
+
+/// Bytes of the places of a shard of `homes` homes.
+pub(super) fn place_bytes(homes: usize) -> usize {
+    (homes + TAIL_PLACES) * size_of::<Entry>()
+}
+
+/// One shard: the table of the mixed keys that share its top `depth`
+/// bits, ordered by the bits below ([`Depth::within`]).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Shard {
+    /// `homes` places that keys scale to, then [`TAIL_PLACES`].
+    pub(super) places: Vec<Entry>,
+    pub(super) homes: usize,
+    /// Empty while `places` is; then [`Depth::directory_len`] positions
+    /// (module docs).
+    pub(super) starts: Vec<u32>,
+    pub(super) len: usize,
+    pub(super) depth: Depth,
+}
+
+/// Where a walk for a key ended.
+pub(super) enum Walk {
+    /// At an entry of the key.
+    Found(usize),
+    /// Where the key would go: a vacant place or the first entry of a
+    /// larger key (`None`: past the last place).
+    Absent(Option<usize>),
+}
+
+impl Shard {
+    pub(super) fn allocation_size(&self) -> usize {
+        self.places.capacity() * size_of::<Entry>() + self.starts.capacity() * size_of::<u32>()
+    }
+
+    /// True when making room for `additional` more entries would grow the
+    /// shard past `split_bytes` and it can split instead.
+    pub(super) fn splits_for(&self, additional: usize, split_bytes: usize) -> bool {
+        let needed = self.len.saturating_add(additional);
+        self.depth.0 < MAX_DEPTH
+            && needed > max_len(self.homes)
+            && place_bytes(homes_for(needed, self.homes)) > split_bytes
+    }
+
+    pub(super) fn home(&self, within: u32) -> usize {
+        home(within, self.homes)
+    }
+
+    pub(super) fn start(&self, high: usize) -> usize {
+        self.starts[high] as usize
+    }
+
+    /// Every entry, as its key within the shard and its node, in order.
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u32, NodeId)> + '_ {
+        let mut high = 0;
+        self.places
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| !entry.is_vacant())
+            .map(move |(place, entry)| {
+                while self.start(high + 1) <= place {
+                    high += 1;
+                }
+                (self.depth.within_of(high, entry.low()), entry.node())
+            })
+    }
+
+    /// From the key's home: past the entries of smaller keys, then each
+    /// entry of the key until `accept` takes one.
+    pub(super) fn walk(&self, within: u32, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
+        if self.places.is_empty() {
+            return Walk::Absent(None);
+        }
+        let (key_high, key_low) = (self.depth.high(within), self.depth.low(within));
+        let (first, after) = (self.start(key_high), self.start(key_high + 1));
+        let mut place = self.home(within);
+        while place < self.places.len() {
+            let entry = self.places[place];
+            if entry.is_vacant() || place >= after || (place >= first && entry.low() > key_low) {
+                return Walk::Absent(Some(place));
+            }
+            if place >= first && entry.low() == key_low && accept(entry.node()) {
+                return Walk::Found(place);
+            }
+            place += 1;
+        }
+        Walk::Absent(None)
+    }
+
+    pub(super) fn find(&self, within: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
+        match self.walk(within, accept) {
+            Walk::Found(place) => Some(self.places[place].node()),
+            Walk::Absent(_) => None,
+        }
+    }
+
+    pub(super) fn replace(
+        &mut self,
+        within: u32,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> bool {
+        match self.walk(within, accept) {
+            Walk::Found(place) => {
+                self.places[place].set_node(node);
+                true
+            }
+            Walk::Absent(_) => false,
+        }
+    }
+
+    pub(super) fn insert(&mut self, within: u32, node: NodeId) {
+        if let Err(room) = self.find_or_room(within, |_| false) {
+            self.put(room, within, node);
+        }
+    }
+
+    /// The directory after an entry of high half `key_high` went to `place`
+    /// and the entries from there to `vacant` moved one place on.
+    pub(super) fn moved_on(&mut self, key_high: usize, place: usize, vacant: usize) {
+        let (place, vacant) = (place as u32, vacant as u32);
+        // Entries of this high half and below start by `place` at the latest
+        // (the positions are in order: those past it are a run that ends
+        // here; in a small shard, a run of many high halves).
+        let below = &mut self.starts[..=key_high];
+        let past = run_from_end(below, |start| start > place);
+        let below_len = below.len();
+        below[below_len - past..].fill(place);
+        // Those above: after the new entry, and one on where they moved.
+        let above = &mut self.starts[key_high + 1..];
+        let moved = run_from_start(above, |start| start <= vacant);
+        for start in &mut above[..moved] {
+            *start = if *start <= place {
+                place + 1
+            } else {
+                *start + 1
+            };
+        }
+    }
+
+    pub(super) fn remove_if(
+        &mut self,
+        within: u32,
+        accept: impl FnMut(NodeId) -> bool,
+    ) -> Option<NodeId> {
+        let Walk::Found(place) = self.walk(within, accept) else {
+            return None;
+        };
+        let removed = self.places[place].node();
+        // The entries after it that are not at their home move one back.
+        let mut entry_high = self.depth.high(within);
+        let mut next = place + 1;
+        while next < self.places.len() && !self.places[next].is_vacant() {
+            while self.start(entry_high + 1) <= next {
+                entry_high += 1;
+            }
+            let entry = self.places[next];
+            if self.home(self.depth.within_of(entry_high, entry.low())) == next {
+                break;
+            }
+            next += 1;
+        }
+        self.places.copy_within(place + 1..next, place);
+        self.places[next - 1] = Entry::VACANT;
+        self.len -= 1;
+        // Positions among the entries moved back move back with them.
+        let above = &mut self.starts[self.depth.high(within) + 1..];
+        let moved = run_from_start(above, |start| (start as usize) < next);
+        for start in &mut above[..moved] {
+            *start -= 1;
+        }
+        Some(removed)
+    }
+
+    /// Makes room for `additional` more entries, growing by an eighth (or
+    /// more, when asked for more) at once.
+    pub(super) fn reserve(&mut self, additional: usize) {
+        let needed = self.len.saturating_add(additional);
+        if needed > max_len(self.homes) {
+            self.place_over(homes_for(needed, self.homes));
+        }
+    }
+
+    /// Gives back room beyond what `capacity` entries (at least those
+    /// held) need.
+    pub(super) fn shrink_to(&mut self, capacity: usize) {
+        let needed = capacity.max(self.len);
+        if needed == 0 {
+            (self.places, self.starts, self.homes) = (Vec::new(), Vec::new(), 0);
+            return;
+        }
+        let homes = homes_for(needed, MIN_HOMES);
+        if homes < self.homes {
+            self.place_over(homes);
+        }
+    }
+
+    /// The entries placed again over `homes` homes, in their order.
+    pub(super) fn place_over(&mut self, homes: usize) {
+        let mut builder = InOrder::new(homes, self.depth);
+        for (within, node) in self.entries() {
+            builder.push(within, node);
+        }
+        builder.finish(self);
+    }
+
+    pub(super) fn find_or_insert(
+        &mut self,
+        within: u32,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> Option<NodeId> {
+        match self.find_or_room(within, accept) {
+            Ok(place) => Some(self.places[place].node()),
+            Err(room) => {
+                self.put(room, within, node);
+                None
+            }
+        }
+    }
+
+    pub(super) fn replace_or_insert(
+        &mut self,
+        within: u32,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) {
+        match self.find_or_room(within, accept) {
+            Ok(place) => self.places[place].set_node(node),
+            Err(room) => self.put(room, within, node),
+        }
+    }
+
+    /// With room for one more entry: the place of the first entry of
+    /// `within` that `accept` takes, or where one would go and the first
+    /// vacant place from there.
+    pub(super) fn find_or_room(
+        &mut self,
+        within: u32,
+        mut accept: impl FnMut(NodeId) -> bool,
+    ) -> Result<usize, (usize, usize)> {
+        self.reserve(1);
+        loop {
+            match self.walk(within, &mut accept) {
+                Walk::Found(place) => return Ok(place),
+                Walk::Absent(Some(place)) => {
+                    if let Some(vacant) =
+                        (place..self.places.len()).find(|&at| self.places[at].is_vacant())
+                    {
+                        return Err((place, vacant));
+                    }
+                }
+                Walk::Absent(None) => {}
+            }
+            // The run reaches past the last place: more homes.
+            self.place_over(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
+        }
+    }
+
+    /// Adds an entry at `place`, the entries from there to `vacant` moving
+    /// one place on; `NodeId::MAX` is no node and is not added.
+    pub(super) fn put(&mut self, (place, vacant): (usize, usize), within: u32, node: NodeId) {
+        if node == NodeId::MAX {
+            return;
+        }
+        self.places.copy_within(place..vacant, place + 1);
+        self.places[place] = Entry::new(self.depth.low(within), node);
+        self.len += 1;
+        self.moved_on(self.depth.high(within), place, vacant);
+    }
+}
+
+/// How many positions from the start of `starts` (in order) `inside`
+/// takes: doubling steps, then halving, so a run of a few is found in a
+/// few reads (a large table's usual case) and one of thousands in a few
+/// dozen.
+pub(super) fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+    let mut outside = 1;
+    while outside <= starts.len() && inside(starts[outside - 1]) {
+        outside *= 2;
+    }
+    let inside_len = outside / 2;
+    let end = outside.min(starts.len() + 1) - 1;
+    inside_len + starts[inside_len..end].partition_point(|&start| inside(start))
+}
+
+/// As [`run_from_start`], from the end of `starts` back.
+pub(super) fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+    let mut outside = 1;
+    while outside <= starts.len() && inside(starts[starts.len() - outside]) {
+        outside *= 2;
+    }
+    let inside_len = outside / 2;
+    let end = outside.min(starts.len() + 1) - 1;
+    let window = &starts[starts.len() - end..starts.len() - inside_len];
+    inside_len + (window.len() - window.partition_point(|&start| !inside(start)))
+}
+
+/// Places entries given in the order of their keys (within a shard) into
+/// fresh places: each at its home or right after the one before, the directory
+/// written as the high halves go by.
+pub(super) struct InOrder {
+    places: Vec<Entry>,
+    starts: Vec<u32>,
+    homes: usize,
+    depth: Depth,
+    /// The next place free after the last entry placed.
+    cursor: usize,
+    /// The next high half whose start is not written yet.
+    next_high: usize,
+    len: usize,
+}
+
+impl InOrder {
+    pub(super) fn new(homes: usize, depth: Depth) -> Self {
+        InOrder {
+            places: vec![Entry::VACANT; homes + TAIL_PLACES],
+            starts: vec![0; depth.directory_len()],
+            homes,
+            depth,
+            cursor: 0,
+            next_high: 0,
+            len: 0,
+        }
+    }
+
+    pub(super) fn push(&mut self, within: u32, node: NodeId) {
+        let place = home(within, self.homes).max(self.cursor);
+        if place >= self.places.len() {
+            // A run past the tail (not seen with mixed keys): room for it.
+            self.places.resize(place + TAIL_PLACES, Entry::VACANT);
+        }
+        self.places[place] = Entry::new(self.depth.low(within), node);
+        while self.next_high <= self.depth.high(within) {
+            self.starts[self.next_high] = place as u32;
+            self.next_high += 1;
+        }
+        self.cursor = place + 1;
+        self.len += 1;
+    }
+
+    pub(super) fn finish(mut self, shard: &mut Shard) {
+        for start in &mut self.starts[self.next_high..] {
+            *start = self.cursor as u32;
+        }
+        self.places.shrink_to_fit();
+        shard.places = self.places;
+        shard.starts = self.starts;
+        shard.homes = self.homes;
+        shard.len = self.len;
+        shard.depth = self.depth;
+    }
+}
