@@ -137,7 +137,7 @@ pub(super) struct Shard {
 }
 
 /// Where a walk for a key ended.
-pub(super) enum Walk {
+enum Walk {
     /// At an entry of the key.
     Found(usize),
     /// Where the key would go: a vacant place or the first entry of a
@@ -184,7 +184,7 @@ impl Shard {
 
     /// From the key's home: past the entries of smaller keys, then each
     /// entry of the key until `accept` takes one.
-    pub(super) fn walk(&self, within: u32, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
+    fn walk(&self, within: u32, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
         if self.places.is_empty() {
             return Walk::Absent(None);
         }
@@ -234,7 +234,7 @@ impl Shard {
 
     /// The directory after an entry of high half `key_high` went to `place`
     /// and the entries from there to `vacant` moved one place on.
-    pub(super) fn moved_on(&mut self, key_high: usize, place: usize, vacant: usize) {
+    fn moved_on(&mut self, key_high: usize, place: usize, vacant: usize) {
         let (place, vacant) = (place as u32, vacant as u32);
         // Entries of this high half and below start by `place` at the latest
         // (the positions are in order: those past it are a run that ends
@@ -313,7 +313,7 @@ impl Shard {
     }
 
     /// The entries placed again over `homes` homes, in their order.
-    pub(super) fn place_over(&mut self, homes: usize) {
+    fn place_over(&mut self, homes: usize) {
         let mut builder = InOrder::new(homes, self.depth);
         for (within, node) in self.entries() {
             builder.push(within, node);
@@ -351,7 +351,7 @@ impl Shard {
     /// With room for one more entry: the place of the first entry of
     /// `within` that `accept` takes, or where one would go and the first
     /// vacant place from there.
-    pub(super) fn find_or_room(
+    fn find_or_room(
         &mut self,
         within: u32,
         mut accept: impl FnMut(NodeId) -> bool,
@@ -376,7 +376,7 @@ impl Shard {
 
     /// Adds an entry at `place`, the entries from there to `vacant` moving
     /// one place on; `NodeId::MAX` is no node and is not added.
-    pub(super) fn put(&mut self, (place, vacant): (usize, usize), within: u32, node: NodeId) {
+    fn put(&mut self, (place, vacant): (usize, usize), within: u32, node: NodeId) {
         if node == NodeId::MAX {
             return;
         }
@@ -391,7 +391,7 @@ impl Shard {
 /// takes: doubling steps, then halving, so a run of a few is found in a
 /// few reads (a large table's usual case) and one of thousands in a few
 /// dozen.
-pub(super) fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
     let mut outside = 1;
     while outside <= starts.len() && inside(starts[outside - 1]) {
         outside *= 2;
@@ -402,7 +402,7 @@ pub(super) fn run_from_start(starts: &[u32], inside: impl Fn(u32) -> bool) -> us
 }
 
 /// As [`run_from_start`], from the end of `starts` back.
-pub(super) fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
+fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
     let mut outside = 1;
     while outside <= starts.len() && inside(starts[starts.len() - outside]) {
         outside *= 2;
