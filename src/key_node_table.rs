@@ -345,7 +345,13 @@ impl KeyNodeTable {
             }
             return;
         }
-        let count = entries.clone().count();
+        // One pass counts the entries of each prefix: the total chooses
+        // the shards' depth, and a shard's count is its prefixes'.
+        let mut prefix_counts = vec![0usize; PREFIXES];
+        for packed in entries.clone() {
+            prefix_counts[prefix_of((packed >> 32) as u32)] += 1;
+        }
+        let count: usize = prefix_counts.iter().sum();
         if count == 0 {
             return;
         }
@@ -356,10 +362,10 @@ impl KeyNodeTable {
             })
             .unwrap_or(Depth(MAX_DEPTH));
         let shard_of = |mixed: u32| prefix_of(mixed) >> (MAX_DEPTH - depth.0);
-        let mut counts = vec![0usize; 1 << depth.0];
-        for packed in entries.clone() {
-            counts[shard_of((packed >> 32) as u32)] += 1;
-        }
+        let counts: Vec<usize> = prefix_counts
+            .chunks(1 << (MAX_DEPTH - depth.0))
+            .map(|prefixes| prefixes.iter().sum())
+            .collect();
         let mut entries = entries.peekable();
         let mut last = None;
         let mut shards = Vec::with_capacity(counts.len());
