@@ -1,4 +1,4 @@
-//! A table of (32-bit key, node number) entries in 6 bytes each: the
+//! A table of (32-bit key, node number) entries in 5 bytes each: the
 //! candidate keys that hold one node (most keys of the short-text LSH and
 //! the long-text sketch index), the exact fast path's hash tags, and the
 //! forest's node numbers under a tag of their fingerprint ([`crate::slots`]).
@@ -15,17 +15,24 @@
 //! length), in Robin Hood order, which with a scaled home is the order of
 //! the keys themselves: the table is a sorted array with vacant places
 //! spread through it. An entry stores the key's low 16 bits and the node
-//! (three 16-bit words); its high 16 bits are its shard's (below) and
+//! in 24 bits (five bytes); its high 16 bits are its shard's (below) and
 //! the rest read from the shard's directory of positions, `starts[h]`,
 //! which separates the entries whose high bits are below `h` (before it)
-//! from the others (at or after it). An insert or removal moves the
+//! from the others (at or after it). Past 2^24 − 1 nodes the node field
+//! widens a bit at a time, each shard when it is first given such a
+//! number (laid out again: a shard's copy), and the entry keeps a bit of
+//! the key fewer, its directory standing for one more (twice its
+//! positions): 2 MiB of directories per table at 100 M nodes, against 1
+//! byte an entry that a node field of 32 bits from the first key would
+//! cost. An insert or removal moves the
 //! entries up to the next vacant place by one (a few, as in any linear
 //! probing) and the directory's positions that fall among them. A shard
 //! grows by an eighth past 92 % full, placing the old entries in their
 //! order; entries displaced past the last home go in a short tail of
 //! places (a run reaching its end grows the shard).
 //!
-//! Consequences: 6.5–7.3 bytes a key (82–92 % full) where the 8-byte
+//! Consequences: 5.4–6.1 bytes a key (82–92 % full; 6.5–7.3 with the
+//! node in 32 bits until issue 49's eighteenth part) where the 8-byte
 //! entries took 8.7–9.8; keys are compared in full (a key is never
 //! confused with another sharing its low half), so what a lookup finds is
 //! unchanged. The directories cost 256 KiB per table from its first key
@@ -58,12 +65,12 @@ use crate::units::NodeId;
 
 mod shard;
 
-use shard::{
-    Depth, GROWTH_DIVISOR, HIGH_BITS, InOrder, MAX_DEPTH, MIN_HOMES, Shard, homes_for, max_len,
-    place_bytes,
-};
 #[cfg(test)]
 use shard::{Entry, TAIL_PLACES};
+use shard::{
+    GROWTH_DIVISOR, HIGH_BITS, InOrder, Layout, MAX_DEPTH, MIN_HOMES, Shard, homes_for, max_len,
+    place_bytes, wide_for,
+};
 
 const PREFIXES: usize = 1 << MAX_DEPTH;
 
@@ -74,8 +81,10 @@ const PREFIXES: usize = 1 << MAX_DEPTH;
 const SPLIT_BYTES: usize = 4 << 20;
 
 /// Heap bytes a table that holds anything has besides its places,
-/// whatever its size: its shards' directories (2^16 positions among
-/// them), the map of prefixes to shards and the shards themselves.
+/// whatever its size while its node numbers fit 24 bits: its shards'
+/// directories (2^16 positions among them, twice as many for each bit
+/// the node field widens by), the map of prefixes to shards and the
+/// shards themselves.
 pub const FIXED_BYTES: usize =
     ((1 << HIGH_BITS) + 1) * size_of::<u32>() + PREFIXES * size_of::<u16>() + size_of::<Shard>();
 
@@ -113,8 +122,8 @@ fn prefix_of(mixed: u32) -> usize {
 /// `count` entries of the whole table, as a shard of `depth` bits takes
 /// them (a fraction 2^-depth, and a sixteenth more for the shards that
 /// get more than their even share).
-fn share_of(count: usize, depth: Depth) -> usize {
-    let share = count >> depth.0;
+fn share_of(count: usize, depth: u32) -> usize {
+    let share = count >> depth;
     share + share / 16 + usize::from(count > 0)
 }
 
@@ -177,7 +186,7 @@ impl KeyNodeTable {
     fn locate(&self, key: u32) -> (usize, u32) {
         let mixed = self.mix.mix(key);
         let number = self.shard_number(mixed);
-        (number, self.shards[number].depth.within(mixed))
+        (number, self.shards[number].layout.within(mixed))
     }
 
     /// Runs `change` on shard `number` with `mixed` as the shard reads it,
@@ -190,7 +199,7 @@ impl KeyNodeTable {
     ) -> R {
         let shard = &mut self.shards[number];
         let before = shard.len;
-        let result = change(shard, shard.depth.within(mixed));
+        let result = change(shard, shard.layout.within(mixed));
         self.len = self.len - before + shard.len;
         result
     }
@@ -211,7 +220,10 @@ impl KeyNodeTable {
     /// half of its keys that bit chooses (and of its prefixes).
     fn split(&mut self, number: usize) {
         let shard = std::mem::take(&mut self.shards[number]);
-        let depth = Depth(shard.depth.0 + 1);
+        let layout = Layout {
+            depth: shard.layout.depth + 1,
+            ..shard.layout
+        };
         let ones = shard
             .entries()
             .filter(|&(within, _)| within >> 31 == 1)
@@ -221,7 +233,7 @@ impl KeyNodeTable {
         // after a growth.
         let half_grown = (shard.homes + shard.homes / GROWTH_DIVISOR) / 2;
         let [mut zero, mut one] =
-            counts.map(|count| InOrder::new(homes_for(count, half_grown), depth));
+            counts.map(|count| InOrder::new(homes_for(count, half_grown), layout));
         for (within, node) in shard.entries() {
             let half = if within >> 31 == 1 {
                 &mut one
@@ -236,7 +248,7 @@ impl KeyNodeTable {
         self.shards.push(upper);
         // Fewer than 2^MAX_DEPTH shards.
         let upper_number = u16::try_from(self.shards.len() - 1).unwrap_or(u16::MAX);
-        let upper_bit = 1 << (MAX_DEPTH - depth.0);
+        let upper_bit = 1 << (MAX_DEPTH - layout.depth);
         for (prefix, shard_number) in self.shard_of_prefix.iter_mut().enumerate() {
             if usize::from(*shard_number) == number && prefix & upper_bit != 0 {
                 *shard_number = upper_number;
@@ -293,15 +305,13 @@ impl KeyNodeTable {
     /// past [`SPLIT_BYTES`] split, then each makes room for its share
     /// (growing by an eighth, or more when asked for more).
     pub fn reserve(&mut self, additional: usize) {
-        while let Some(number) = self
-            .shards
-            .iter()
-            .position(|shard| shard.splits_for(share_of(additional, shard.depth), self.split_bytes))
-        {
+        while let Some(number) = self.shards.iter().position(|shard| {
+            shard.splits_for(share_of(additional, shard.layout.depth), self.split_bytes)
+        }) {
             self.split(number);
         }
         for shard in &mut self.shards {
-            shard.reserve(share_of(additional, shard.depth));
+            shard.reserve(share_of(additional, shard.layout.depth));
         }
     }
 
@@ -312,7 +322,7 @@ impl KeyNodeTable {
             let share = if capacity == 0 {
                 0
             } else {
-                share_of(capacity, shard.depth)
+                share_of(capacity, shard.layout.depth)
             };
             shard.shrink_to(share);
         }
@@ -348,29 +358,34 @@ impl KeyNodeTable {
         // One pass counts the entries of each prefix: the total chooses
         // the shards' depth, and a shard's count is its prefixes'.
         let mut prefix_counts = vec![0usize; PREFIXES];
+        let mut last_node = 0;
         for packed in entries.clone() {
             prefix_counts[prefix_of((packed >> 32) as u32)] += 1;
+            last_node = last_node.max(packed as NodeId);
         }
         let count: usize = prefix_counts.iter().sum();
         if count == 0 {
             return;
         }
         let depth = (0..=MAX_DEPTH)
-            .map(Depth)
             .find(|&depth| {
                 place_bytes(homes_for(share_of(count, depth), MIN_HOMES)) <= self.split_bytes
             })
-            .unwrap_or(Depth(MAX_DEPTH));
-        let shard_of = |mixed: u32| prefix_of(mixed) >> (MAX_DEPTH - depth.0);
+            .unwrap_or(MAX_DEPTH);
+        let layout = Layout {
+            depth,
+            wide: wide_for(last_node),
+        };
+        let shard_of = |mixed: u32| prefix_of(mixed) >> (MAX_DEPTH - depth);
         let counts: Vec<usize> = prefix_counts
-            .chunks(1 << (MAX_DEPTH - depth.0))
+            .chunks(1 << (MAX_DEPTH - depth))
             .map(|prefixes| prefixes.iter().sum())
             .collect();
         let mut entries = entries.peekable();
         let mut last = None;
         let mut shards = Vec::with_capacity(counts.len());
         for (number, &count) in counts.iter().enumerate() {
-            let mut builder = InOrder::new(homes_for(count, MIN_HOMES), depth);
+            let mut builder = InOrder::new(homes_for(count, MIN_HOMES), layout);
             while let Some(&packed) = entries.peek() {
                 let mixed = (packed >> 32) as u32;
                 if shard_of(mixed) != number {
@@ -378,7 +393,7 @@ impl KeyNodeTable {
                 }
                 debug_assert!(last <= Some(mixed), "entries in ascending order");
                 last = Some(mixed);
-                builder.push(depth.within(mixed), packed as NodeId);
+                builder.push(layout.within(mixed), packed as NodeId);
                 entries.next();
             }
             let mut shard = Shard::default();
@@ -389,7 +404,7 @@ impl KeyNodeTable {
         self.shards = shards;
         for (prefix, shard_number) in self.shard_of_prefix.iter_mut().enumerate() {
             // At most 2^MAX_DEPTH shards.
-            *shard_number = u16::try_from(prefix >> (MAX_DEPTH - depth.0)).unwrap_or(u16::MAX);
+            *shard_number = u16::try_from(prefix >> (MAX_DEPTH - depth)).unwrap_or(u16::MAX);
         }
     }
 

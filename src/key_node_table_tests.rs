@@ -41,7 +41,7 @@ impl Shard {
             while self.start(high + 1) <= place {
                 high += 1;
             }
-            keys.push((place, self.depth.within_of(high, entry.low())));
+            keys.push((place, self.layout.within_of(high, entry.low(self.layout))));
         }
         keys
     }
@@ -52,8 +52,10 @@ impl Shard {
             prop_assert_eq!(self.len, 0);
             return Ok(());
         }
-        prop_assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
-        prop_assert_eq!(self.starts.len(), self.depth.directory_len());
+        prop_assert_eq!(self.starts.len(), self.layout.directory_len());
+        // In order: the positions of the entries' high parts are checked
+        // below; all of them (up to 2^18 when the entries are wide) once
+        // per run ([`Self::check_directory_order`]).
         let keys = self.within_keys();
         prop_assert_eq!(keys.len(), self.len);
         for pair in keys.windows(2) {
@@ -64,10 +66,16 @@ impl Shard {
             prop_assert!(home <= place);
             prop_assert!((home..place).all(|at| !self.places[at].is_vacant()));
             // The directory separates this entry's high bits from the others.
-            let entry_high = self.depth.high(within);
+            let entry_high = self.layout.high(within);
             prop_assert!(self.start(entry_high) <= place);
             prop_assert!(self.start(entry_high + 1) > place);
         }
+        Ok(())
+    }
+
+    /// The whole directory is in order.
+    fn check_directory_order(&self) -> Result<(), TestCaseError> {
+        prop_assert!(self.starts.windows(2).all(|pair| pair[0] <= pair[1]));
         Ok(())
     }
 
@@ -95,7 +103,7 @@ impl KeyNodeTable {
                 shard
                     .within_keys()
                     .into_iter()
-                    .map(|(_, within)| shard.depth.mixed(prefix, within)),
+                    .map(|(_, within)| shard.layout.mixed(prefix, within)),
             );
         }
         keys
@@ -109,14 +117,14 @@ impl KeyNodeTable {
         for (number, shard) in self.shards.iter().enumerate() {
             shard.check_invariants()?;
             let first = self.prefix_of_shard(number);
-            let taken = 1 << (MAX_DEPTH - shard.depth.0);
+            let taken = 1 << (MAX_DEPTH - shard.layout.depth);
             prop_assert_eq!(first % taken, 0);
             for prefix in first..first + taken {
                 prop_assert_eq!(usize::from(self.shard_of_prefix[prefix]), number);
             }
             prefixes += taken;
             for (_, within) in shard.within_keys() {
-                let mixed = shard.depth.mixed(first, within);
+                let mixed = shard.layout.mixed(first, within);
                 prop_assert_eq!(self.shard_number(mixed), number);
             }
         }
@@ -127,6 +135,15 @@ impl KeyNodeTable {
             self.len,
             self.shards.iter().map(|shard| shard.len).sum::<usize>()
         );
+        Ok(())
+    }
+
+    /// [`Self::check_invariants`], and every directory in order.
+    fn check_all(&self) -> Result<(), TestCaseError> {
+        self.check_invariants()?;
+        for shard in &self.shards {
+            shard.check_directory_order()?;
+        }
         Ok(())
     }
 
@@ -169,13 +186,26 @@ fn crowded_mixed() -> impl Strategy<Value = u32> {
         .prop_map(|(high, low)| high << 16 | low)
 }
 
+/// Node numbers the tests use: small ones, mostly, and some at and past
+/// the node field's first widths (24 bits, 25, 26), so that shards widen
+/// while they hold entries (a test below widens to all 32 bits, whose
+/// directory is 64 MiB).
+const NODES: [NodeId; 7] = [0, 1, 2, 3, (1 << 24) - 2, (1 << 24) - 1, (1 << 25) + 5];
+
+fn node() -> impl Strategy<Value = NodeId> {
+    prop_oneof![
+        8 => 0..4u32,
+        1 => proptest::sample::select(&NODES[4..]),
+    ]
+}
+
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        6 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Insert(key, node)),
-        3 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::Remove(key, node)),
-        1 => (crowded_mixed(), 0..6u32, 0..6u32).prop_map(|(key, old, new)| Step::Replace(key, old, new)),
-        2 => (crowded_mixed(), 0..6u32).prop_map(|(key, node)| Step::GetOrInsert(key, node)),
-        2 => (crowded_mixed(), 0..6u32, 0..6u32).prop_map(|(key, old, new)| Step::ReplaceOrInsert(key, old, new)),
+        6 => (crowded_mixed(), node()).prop_map(|(key, node)| Step::Insert(key, node)),
+        3 => (crowded_mixed(), node()).prop_map(|(key, node)| Step::Remove(key, node)),
+        1 => (crowded_mixed(), node(), node()).prop_map(|(key, old, new)| Step::Replace(key, old, new)),
+        2 => (crowded_mixed(), node()).prop_map(|(key, node)| Step::GetOrInsert(key, node)),
+        2 => (crowded_mixed(), node(), node()).prop_map(|(key, old, new)| Step::ReplaceOrInsert(key, old, new)),
     ]
 }
 
@@ -237,12 +267,13 @@ fn check(steps: &[Step], split_bytes: usize) -> Result<(), TestCaseError> {
                 .map(|pair| pair.1)
                 .collect();
             held.sort_unstable();
-            for node in 0..6 {
+            for node in NODES {
                 let found = table.find(key_of(mixed), |kept| kept == node);
                 prop_assert_eq!(found.is_some(), held.binary_search(&node).is_ok());
             }
         }
     }
+    table.check_all()?;
     Ok(())
 }
 
@@ -291,7 +322,7 @@ proptest! {
             for &(key, node) in &pairs {
                 one_by_one.insert(key, node);
             }
-            at_once.check_invariants()?;
+            at_once.check_all()?;
             prop_assert_eq!(at_once.len(), one_by_one.len());
             for &(key, node) in &pairs {
                 prop_assert_eq!(at_once.get(key), one_by_one.get(key));
@@ -335,7 +366,7 @@ proptest! {
             for (&key, node) in keys.iter().zip(0u32..) {
                 one_by_one.insert(key, node);
             }
-            in_order.check_invariants()?;
+            in_order.check_all()?;
             prop_assert_eq!(in_order.len(), one_by_one.len());
             for &key in &keys {
                 prop_assert_eq!(in_order.get(key), one_by_one.get(key));
@@ -345,8 +376,49 @@ proptest! {
 }
 
 #[test]
-fn an_entry_is_six_bytes() {
-    assert_eq!(size_of::<Entry>(), 6);
+fn an_entry_is_five_bytes() {
+    assert_eq!(size_of::<Entry>(), 5);
+}
+
+#[test]
+fn a_node_number_past_the_fields_width_widens_its_shard_alone() {
+    let mut table = KeyNodeTable::default();
+    for key in 0..3_000_000u32 {
+        table.insert(key.wrapping_mul(0x9e37_79b9), key);
+    }
+    assert!(table.shards.len() > 1);
+    assert!(table.shards.iter().all(|shard| shard.layout.wide == 0));
+    let (target, _) = table.locate(7);
+    let directory = table.shards[target].starts.len();
+    table.insert(7, 1 << 24);
+    assert_eq!(table.shards[target].layout.wide, 1);
+    assert_eq!(table.shards[target].starts.len(), 2 * directory - 1);
+    for (number, shard) in table.shards.iter().enumerate() {
+        assert_eq!(shard.layout.wide, u32::from(number == target));
+    }
+    table.insert(8, NodeId::MAX - 1);
+    table.replace(7, |node| node == 1 << 24, (1 << 30) + 3);
+    table.check_all().expect("invariants after widening");
+    for key in (0..3_000_000u32).step_by(3) {
+        assert_eq!(
+            table.find(key.wrapping_mul(0x9e37_79b9), |node| node == key),
+            Some(key)
+        );
+    }
+    assert_eq!(
+        table.find(7, |node| node == (1 << 30) + 3),
+        Some((1 << 30) + 3)
+    );
+    assert_eq!(
+        table.find(8, |node| node == NodeId::MAX - 1),
+        Some(NodeId::MAX - 1)
+    );
+    // Entries given at once take the width their largest node needs.
+    let mut at_once = KeyNodeTable::default();
+    at_once.insert_all(&[(1, 5), (2, 1 << 27), (3, 9)]);
+    assert!(at_once.shards.iter().all(|shard| shard.layout.wide == 4));
+    assert_eq!(at_once.get(2), Some(1 << 27));
+    assert_eq!(at_once.get(3), Some(9));
 }
 
 #[test]
@@ -383,10 +455,10 @@ fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
     for key in 0..200_000u32 {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
-    // The directory and the map aside, 6 bytes a place.
+    // The directory and the map aside, 5 bytes a place.
     assert_eq!(
         table.allocation_size() - FIXED_BYTES,
-        (table.shards[0].homes + TAIL_PLACES) * 6
+        (table.shards[0].homes + TAIL_PLACES) * 5
     );
 }
 
@@ -419,7 +491,7 @@ fn a_shard_past_its_size_splits_and_grows_alone() {
     for key in (0..keys).step_by(7) {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
-    table.check_invariants().expect("invariants after splits");
+    table.check_all().expect("invariants after splits");
     let homes: usize = table.shards.iter().map(|shard| shard.homes).sum();
     let fill = table.len() as f64 / homes as f64;
     assert!((0.81..=0.921).contains(&fill), "{fill}");
@@ -442,9 +514,7 @@ fn a_shard_past_its_size_splits_and_grows_alone() {
     table.reserve(20_000_000);
     assert!(table.capacity() >= table.len() + 20_000_000);
     assert!(table.shards.len() > 32);
-    table
-        .check_invariants()
-        .expect("invariants after a reserve");
+    table.check_all().expect("invariants after a reserve");
     for key in (0..keys).step_by(7) {
         assert_eq!(table.get(key.wrapping_mul(0x9e37_79b9)), Some(key));
     }
@@ -458,8 +528,8 @@ fn entries_added_at_once_go_into_shards_of_one_size() {
         .collect();
     table.insert_all(&pairs);
     assert!(table.shards.len() > 1 && table.shards.len().is_power_of_two());
-    let depth = table.shards[0].depth;
-    assert!(table.shards.iter().all(|shard| shard.depth == depth));
+    let layout = table.shards[0].layout;
+    assert!(table.shards.iter().all(|shard| shard.layout == layout));
     for &(key, node) in pairs.iter().step_by(5) {
         assert_eq!(table.get(key), Some(node));
     }

@@ -41,7 +41,7 @@ pub mod encoding;
 
 // Hashing and tables the core shares: the seeded hasher, numbered slots
 // (forest nodes, side records), a compact hash table (document keys,
-// candidate keys' lists), (key, node) pairs in 6 bytes (candidate keys of
+// candidate keys' lists), (key, node) pairs in 5 bytes (candidate keys of
 // one node, exact hashes), a radix sort (recovery's bulk builds), and the
 // capture of a table as of one moment while it changes (snapshots).
 pub mod capture;

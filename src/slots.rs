@@ -11,7 +11,7 @@
 //!
 //! Design: the values with their fingerprints in one vector of slots, found
 //! through a [`KeyNodeTable`] of slot numbers under a 32-bit tag of the
-//! fingerprint's seeded hash (6 bytes a number, 82–92 % full; a
+//! fingerprint's seeded hash (5 bytes a number, 82–92 % full; a
 //! `hashbrown` table of 4-byte numbers was 5 bytes a place, 44–88 % full,
 //! until issue 49's eighth part; a tag two fingerprints share costs a slot
 //! read). The vector grows by

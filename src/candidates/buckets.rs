@@ -8,7 +8,7 @@
 //! Design: keys are folded to 32 bits (they are hashes already; two keys
 //! that fold alike share a list, which costs a candidate, never a wrong
 //! join: every candidate is confirmed). A key holding one node is a
-//! 6-byte entry of a [`KeyNodeTable`] (half the key and the node number);
+//! 5-byte entry of a [`KeyNodeTable`] (half the key and the node number);
 //! a key holding more has a list, oldest first, of at most `capacity`, in
 //! blocks of a shared arena found through a
 //! [`crate::compact_table::CompactTable`] (fewer keys have one). What a
@@ -16,7 +16,7 @@
 //! the caller decides whether a full key still answers lookups
 //! ([`BoundedBuckets::get`] reports it).
 //!
-//! Consequences: 6.5 to 7.3 bytes of heap per single key (82–92 % full;
+//! Consequences: 5.4 to 6.1 bytes of heap per single key (82–92 % full;
 //! 8.7 to 9.8 with 8-byte entries, 57–85 % full before issue 49; a
 //! `hashbrown` map was 9 bytes a place at 44–88 %, 26 when it held 8-byte
 //! fingerprints, 62 with 64-bit keys and an inline enum of list or

@@ -6,8 +6,8 @@
 //! fingerprint costs 16 bytes an entry before its slack.
 //!
 //! Design: an entry is the hash's high 32 bits (its tag) and the node's
-//! number ([`NodeId`]), kept in 6 bytes by a
-//! [`crate::key_node_table::KeyNodeTable`] (82–92 % full, 6.5–7.3 bytes an
+//! number ([`NodeId`]), kept in 5 bytes by a
+//! [`crate::key_node_table::KeyNodeTable`] (82–92 % full, 5.4–6.1 bytes an
 //! entry; 8.7–9.8 as 8-byte entries before). The table places an entry by
 //! its tag (mixed with a per-instance seed), so it can grow without the
 //! full hash. A
@@ -22,7 +22,7 @@
 use crate::key_node_table::KeyNodeTable;
 use crate::units::NodeId;
 
-/// Exact-text hash → node number, 6 bytes an entry: the hash's high half
+/// Exact-text hash → node number, 5 bytes an entry: the hash's high half
 /// (its tag) as the key.
 #[derive(Debug, Default)]
 pub(super) struct ExactHashes {

@@ -8,9 +8,21 @@ use crate::units::NodeId;
 /// Most top bits of the mixed key that choose a shard: at most 256 shards.
 pub(super) const MAX_DEPTH: u32 = 8;
 
-/// Bits of the key below a shard's own that the entry does not keep: its
-/// directory stands for them.
+/// Bits of the key below a shard's own that its directory stands for
+/// (summed over the shards) while node numbers fit [`NARROW_NODE_BITS`];
+/// one more for each bit an entry's node takes beyond those.
 pub(super) const HIGH_BITS: u32 = 16;
+
+/// Bits of the key an entry keeps while node numbers fit
+/// [`NARROW_NODE_BITS`]; one fewer for each bit its node takes beyond.
+const LOW_BITS: u32 = 16;
+
+/// Bits of an entry's node while the numbers are below 2^24 − 1 (16.7 M
+/// nodes): with [`LOW_BITS`], 40 bits, five bytes.
+const NARROW_NODE_BITS: u32 = 24;
+
+/// Bits the node field widens by at most: to all 32 bits of a number.
+const MAX_WIDE: u32 = 32 - NARROW_NODE_BITS;
 
 /// The table fills to this fraction (percent) before it grows.
 pub(super) const MAX_LOAD_PERCENT: usize = 92;
@@ -24,32 +36,50 @@ pub(super) const TAIL_PLACES: usize = 64;
 /// Homes of the smallest shard that holds anything.
 pub(super) const MIN_HOMES: usize = 8;
 
-/// An entry: the mixed key's low half, then the node's two halves. No node
-/// has the last number (see [`crate::slots`]): it marks a vacant place.
+/// Bits beyond [`NARROW_NODE_BITS`] an entry's node field needs to hold
+/// `node` (as `node + 1`, 0 marking a vacant place).
+pub(super) fn wide_for(node: NodeId) -> u32 {
+    let stored = u64::from(node) + 1;
+    (64 - stored.leading_zeros())
+        .saturating_sub(NARROW_NODE_BITS)
+        .min(MAX_WIDE)
+}
+
+/// An entry in five bytes, little-endian: the node plus one in its low
+/// [`Layout::node_bits`], the kept bits of the key above them. A vacant
+/// place is all zeros (no entry's node field is 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Entry([u16; 3]);
+pub(super) struct Entry([u8; 5]);
 
 impl Entry {
-    const VACANT: Entry = Entry([0, u16::MAX, u16::MAX]);
+    const VACANT: Entry = Entry([0; 5]);
 
-    pub(super) fn new(low: u16, node: NodeId) -> Self {
-        Entry([low, node as u16, (node >> 16) as u16])
+    pub(super) fn new(low: u32, node: NodeId, layout: Layout) -> Self {
+        let value = (u64::from(low) << layout.node_bits()) | (u64::from(node) + 1);
+        let bytes = value.to_le_bytes();
+        Entry([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
+    }
+
+    fn value(self) -> u64 {
+        let [a, b, c, d, e] = self.0;
+        u64::from(u32::from_le_bytes([a, b, c, d])) | (u64::from(e) << 32)
     }
 
     pub(super) fn is_vacant(&self) -> bool {
-        self.0[1] == u16::MAX && self.0[2] == u16::MAX
+        self.0 == [0; 5]
     }
 
-    pub(super) fn low(&self) -> u16 {
-        self.0[0]
+    pub(super) fn low(&self, layout: Layout) -> u32 {
+        (self.value() >> layout.node_bits()) as u32
     }
 
-    pub(super) fn node(&self) -> NodeId {
-        u32::from(self.0[1]) | (u32::from(self.0[2]) << 16)
+    pub(super) fn node(&self, layout: Layout) -> NodeId {
+        let stored = self.value() & ((1 << layout.node_bits()) - 1);
+        (stored as NodeId).wrapping_sub(1)
     }
 
-    pub(super) fn set_node(&mut self, node: NodeId) {
-        *self = Entry::new(self.low(), node);
+    pub(super) fn set_node(&mut self, node: NodeId, layout: Layout) {
+        *self = Entry::new(self.low(layout), node, layout);
     }
 }
 
@@ -59,46 +89,66 @@ pub(super) fn home(within: u32, homes: usize) -> usize {
     ((u64::from(within) * homes as u64) >> 32) as usize
 }
 
-/// How a shard of `depth` bits reads its keys: a mixed key without the
-/// shard's bits ([`Depth::within`]), its directory part ([`Depth::high`],
-/// `16 - depth` bits) and the low 16 bits the entry keeps.
+/// How a shard reads its keys and entries: the top `depth` bits of a
+/// mixed key name the shard; of the bits below them, its directory stands
+/// for the next [`Layout::high_bits`] and each entry keeps the rest
+/// ([`Layout::low_bits`]) beside its node, in [`Layout::node_bits`]
+/// (`wide` more than [`NARROW_NODE_BITS`]: the node field widens as the
+/// numbers grow, and the directory takes the bits the entry gives up).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Depth(pub(super) u32);
+pub(super) struct Layout {
+    pub(super) depth: u32,
+    pub(super) wide: u32,
+}
 
-impl Depth {
+impl Layout {
     /// The mixed key as the shard orders it: its bits below the shard's,
     /// at the top.
     pub(super) fn within(self, mixed: u32) -> u32 {
-        mixed << self.0
+        mixed << self.depth
     }
 
     /// The mixed key of a key `within` a shard of `prefix` (its top
     /// [`MAX_DEPTH`] bits, of which the shard's own are the first).
     #[cfg(test)]
     pub(super) fn mixed(self, prefix: usize, within: u32) -> u32 {
-        if self.0 == 0 {
+        if self.depth == 0 {
             return within;
         }
-        let own = (prefix as u32) >> (MAX_DEPTH - self.0);
-        (own << (32 - self.0)) | (within >> self.0)
+        let own = (prefix as u32) >> (MAX_DEPTH - self.depth);
+        (own << (32 - self.depth)) | (within >> self.depth)
+    }
+
+    /// Bits of the key the directory stands for.
+    fn high_bits(self) -> u32 {
+        HIGH_BITS + self.wide - self.depth
+    }
+
+    /// Bits of the key an entry keeps.
+    fn low_bits(self) -> u32 {
+        LOW_BITS - self.wide
+    }
+
+    pub(super) fn node_bits(self) -> u32 {
+        NARROW_NODE_BITS + self.wide
     }
 
     pub(super) fn high(self, within: u32) -> usize {
-        (within >> (32 - (HIGH_BITS - self.0))) as usize
+        (within >> (32 - self.high_bits())) as usize
     }
 
-    pub(super) fn low(self, within: u32) -> u16 {
-        (within >> self.0) as u16
+    pub(super) fn low(self, within: u32) -> u32 {
+        (within >> self.depth) & ((1 << self.low_bits()) - 1)
     }
 
     /// The key within the shard of an entry of directory part `high`.
-    pub(super) fn within_of(self, high: usize, low: u16) -> u32 {
-        ((high as u32) << (32 - (HIGH_BITS - self.0))) | (u32::from(low) << self.0)
+    pub(super) fn within_of(self, high: usize, low: u32) -> u32 {
+        ((high as u32) << (32 - self.high_bits())) | (low << self.depth)
     }
 
     /// Positions of a shard's directory.
     pub(super) fn directory_len(self) -> usize {
-        (1 << (HIGH_BITS - self.0)) + 1
+        (1 << self.high_bits()) + 1
     }
 }
 
@@ -123,17 +173,17 @@ pub(super) fn place_bytes(homes: usize) -> usize {
 }
 
 /// One shard: the table of the mixed keys that share its top `depth`
-/// bits, ordered by the bits below ([`Depth::within`]).
+/// bits, ordered by the bits below ([`Layout::within`]).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Shard {
     /// `homes` places that keys scale to, then [`TAIL_PLACES`].
     pub(super) places: Vec<Entry>,
     pub(super) homes: usize,
-    /// Empty while `places` is; then [`Depth::directory_len`] positions
+    /// Empty while `places` is; then [`Layout::directory_len`] positions
     /// (module docs).
     pub(super) starts: Vec<u32>,
     pub(super) len: usize,
-    pub(super) depth: Depth,
+    pub(super) layout: Layout,
 }
 
 /// Where a walk for a key ended.
@@ -154,7 +204,7 @@ impl Shard {
     /// shard past `split_bytes` and it can split instead.
     pub(super) fn splits_for(&self, additional: usize, split_bytes: usize) -> bool {
         let needed = self.len.saturating_add(additional);
-        self.depth.0 < MAX_DEPTH
+        self.layout.depth < MAX_DEPTH
             && needed > max_len(self.homes)
             && place_bytes(homes_for(needed, self.homes)) > split_bytes
     }
@@ -178,7 +228,10 @@ impl Shard {
                 while self.start(high + 1) <= place {
                     high += 1;
                 }
-                (self.depth.within_of(high, entry.low()), entry.node())
+                (
+                    self.layout.within_of(high, entry.low(self.layout)),
+                    entry.node(self.layout),
+                )
             })
     }
 
@@ -188,16 +241,23 @@ impl Shard {
         if self.places.is_empty() {
             return Walk::Absent(None);
         }
-        let (key_high, key_low) = (self.depth.high(within), self.depth.low(within));
+        let layout = self.layout;
+        let (key_high, key_low) = (layout.high(within), layout.low(within));
         let (first, after) = (self.start(key_high), self.start(key_high + 1));
         let mut place = self.home(within);
         while place < self.places.len() {
             let entry = self.places[place];
-            if entry.is_vacant() || place >= after || (place >= first && entry.low() > key_low) {
+            if entry.is_vacant() || place >= after {
                 return Walk::Absent(Some(place));
             }
-            if place >= first && entry.low() == key_low && accept(entry.node()) {
-                return Walk::Found(place);
+            if place >= first {
+                let low = entry.low(layout);
+                if low > key_low {
+                    return Walk::Absent(Some(place));
+                }
+                if low == key_low && accept(entry.node(layout)) {
+                    return Walk::Found(place);
+                }
             }
             place += 1;
         }
@@ -206,7 +266,7 @@ impl Shard {
 
     pub(super) fn find(&self, within: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
         match self.walk(within, accept) {
-            Walk::Found(place) => Some(self.places[place].node()),
+            Walk::Found(place) => Some(self.places[place].node(self.layout)),
             Walk::Absent(_) => None,
         }
     }
@@ -217,9 +277,10 @@ impl Shard {
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
     ) -> bool {
+        self.widen_for(node);
         match self.walk(within, accept) {
             Walk::Found(place) => {
-                self.places[place].set_node(node);
+                self.places[place].set_node(node, self.layout);
                 true
             }
             Walk::Absent(_) => false,
@@ -227,6 +288,7 @@ impl Shard {
     }
 
     pub(super) fn insert(&mut self, within: u32, node: NodeId) {
+        self.widen_for(node);
         if let Err(room) = self.find_or_room(within, |_| false) {
             self.put(room, within, node);
         }
@@ -263,16 +325,16 @@ impl Shard {
         let Walk::Found(place) = self.walk(within, accept) else {
             return None;
         };
-        let removed = self.places[place].node();
+        let removed = self.places[place].node(self.layout);
         // The entries after it that are not at their home move one back.
-        let mut entry_high = self.depth.high(within);
+        let mut entry_high = self.layout.high(within);
         let mut next = place + 1;
         while next < self.places.len() && !self.places[next].is_vacant() {
             while self.start(entry_high + 1) <= next {
                 entry_high += 1;
             }
             let entry = self.places[next];
-            if self.home(self.depth.within_of(entry_high, entry.low())) == next {
+            if self.home(self.layout.within_of(entry_high, entry.low(self.layout))) == next {
                 break;
             }
             next += 1;
@@ -281,7 +343,7 @@ impl Shard {
         self.places[next - 1] = Entry::VACANT;
         self.len -= 1;
         // Positions among the entries moved back move back with them.
-        let above = &mut self.starts[self.depth.high(within) + 1..];
+        let above = &mut self.starts[self.layout.high(within) + 1..];
         let moved = run_from_start(above, |start| (start as usize) < next);
         for start in &mut above[..moved] {
             *start -= 1;
@@ -314,11 +376,36 @@ impl Shard {
 
     /// The entries placed again over `homes` homes, in their order.
     fn place_over(&mut self, homes: usize) {
-        let mut builder = InOrder::new(homes, self.depth);
+        self.place_over_as(homes, self.layout);
+    }
+
+    /// [`Self::place_over`], the entries written in `layout`.
+    fn place_over_as(&mut self, homes: usize, layout: Layout) {
+        let mut builder = InOrder::new(homes, layout);
         for (within, node) in self.entries() {
             builder.push(within, node);
         }
         builder.finish(self);
+    }
+
+    /// Entries wide enough for `node`: when its number needs more bits
+    /// than the node field has, the shard is laid out again with a wider
+    /// one, its directory standing for the bits each entry gives up (a
+    /// shard's copy, once per bit, from 2^24 nodes on).
+    fn widen_for(&mut self, node: NodeId) {
+        let wide = wide_for(node);
+        if wide <= self.layout.wide || node == NodeId::MAX {
+            return;
+        }
+        let layout = Layout {
+            wide,
+            ..self.layout
+        };
+        if self.places.is_empty() {
+            self.layout = layout;
+        } else {
+            self.place_over_as(self.homes, layout);
+        }
     }
 
     pub(super) fn find_or_insert(
@@ -327,8 +414,9 @@ impl Shard {
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
     ) -> Option<NodeId> {
+        self.widen_for(node);
         match self.find_or_room(within, accept) {
-            Ok(place) => Some(self.places[place].node()),
+            Ok(place) => Some(self.places[place].node(self.layout)),
             Err(room) => {
                 self.put(room, within, node);
                 None
@@ -342,8 +430,9 @@ impl Shard {
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
     ) {
+        self.widen_for(node);
         match self.find_or_room(within, accept) {
-            Ok(place) => self.places[place].set_node(node),
+            Ok(place) => self.places[place].set_node(node, self.layout),
             Err(room) => self.put(room, within, node),
         }
     }
@@ -381,9 +470,9 @@ impl Shard {
             return;
         }
         self.places.copy_within(place..vacant, place + 1);
-        self.places[place] = Entry::new(self.depth.low(within), node);
+        self.places[place] = Entry::new(self.layout.low(within), node, self.layout);
         self.len += 1;
-        self.moved_on(self.depth.high(within), place, vacant);
+        self.moved_on(self.layout.high(within), place, vacant);
     }
 }
 
@@ -420,7 +509,7 @@ pub(super) struct InOrder {
     places: Vec<Entry>,
     starts: Vec<u32>,
     homes: usize,
-    depth: Depth,
+    layout: Layout,
     /// The next place free after the last entry placed.
     cursor: usize,
     /// The next high half whose start is not written yet.
@@ -429,12 +518,12 @@ pub(super) struct InOrder {
 }
 
 impl InOrder {
-    pub(super) fn new(homes: usize, depth: Depth) -> Self {
+    pub(super) fn new(homes: usize, layout: Layout) -> Self {
         InOrder {
             places: vec![Entry::VACANT; homes + TAIL_PLACES],
-            starts: vec![0; depth.directory_len()],
+            starts: vec![0; layout.directory_len()],
             homes,
-            depth,
+            layout,
             cursor: 0,
             next_high: 0,
             len: 0,
@@ -447,8 +536,8 @@ impl InOrder {
             // A run past the tail (not seen with mixed keys): room for it.
             self.places.resize(place + TAIL_PLACES, Entry::VACANT);
         }
-        self.places[place] = Entry::new(self.depth.low(within), node);
-        while self.next_high <= self.depth.high(within) {
+        self.places[place] = Entry::new(self.layout.low(within), node, self.layout);
+        while self.next_high <= self.layout.high(within) {
             self.starts[self.next_high] = place as u32;
             self.next_high += 1;
         }
@@ -465,6 +554,6 @@ impl InOrder {
         shard.starts = self.starts;
         shard.homes = self.homes;
         shard.len = self.len;
-        shard.depth = self.depth;
+        shard.layout = self.layout;
     }
 }
