@@ -288,6 +288,17 @@ impl KeyNodeTable {
         self.change(number, mixed, |shard, within| shard.insert(within, node));
     }
 
+    /// Drops the first (oldest) entry of `key` and adds `node` after its
+    /// last, without moving any other entry; whether `key` had an entry
+    /// (nothing is added when it had none). `NodeId::MAX` is no node.
+    pub fn shift_in(&mut self, key: u32, node: NodeId) -> bool {
+        if node == NodeId::MAX {
+            return false;
+        }
+        let (number, within) = self.locate(key);
+        self.shards[number].shift_in(within, node)
+    }
+
     /// Takes out the first entry of `key` that `accept` takes; its node.
     pub fn remove_if(&mut self, key: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
         let mixed = self.mix.mix(key);

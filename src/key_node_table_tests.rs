@@ -160,6 +160,7 @@ enum Step {
     Replace(u32, NodeId, NodeId),
     GetOrInsert(u32, NodeId),
     ReplaceOrInsert(u32, NodeId, NodeId),
+    ShiftIn(u32, NodeId),
 }
 
 /// Mixed keys crowded at the edges of a few high halves (and shards),
@@ -206,6 +207,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (crowded_mixed(), node(), node()).prop_map(|(key, old, new)| Step::Replace(key, old, new)),
         2 => (crowded_mixed(), node()).prop_map(|(key, node)| Step::GetOrInsert(key, node)),
         2 => (crowded_mixed(), node(), node()).prop_map(|(key, old, new)| Step::ReplaceOrInsert(key, old, new)),
+        2 => (crowded_mixed(), node()).prop_map(|(key, node)| Step::ShiftIn(key, node)),
     ]
 }
 
@@ -248,6 +250,15 @@ fn check(steps: &[Step], split_bytes: usize) -> Result<(), TestCaseError> {
                     model.push((mixed, node));
                 }
             }
+            Step::ShiftIn(mixed, node) => {
+                let shifted = table.shift_in(key_of(mixed), node);
+                let first = model.iter().position(|pair| pair.0 == mixed);
+                prop_assert_eq!(shifted, first.is_some());
+                if let Some(first) = first {
+                    model.remove(first);
+                    model.push((mixed, node));
+                }
+            }
             Step::ReplaceOrInsert(mixed, old, new) => {
                 table.replace_or_insert(key_of(mixed), |held| held == old, new);
                 match model.iter().position(|&pair| pair == (mixed, old)) {
@@ -261,15 +272,21 @@ fn check(steps: &[Step], split_bytes: usize) -> Result<(), TestCaseError> {
         for &(mixed, _) in &model {
             let first = model.iter().find(|pair| pair.0 == mixed).map(|pair| pair.1);
             prop_assert_eq!(table.get(key_of(mixed)), first);
-            let mut held: Vec<NodeId> = model
+            // A key's entries, in the order they were added.
+            let held: Vec<NodeId> = model
                 .iter()
                 .filter(|pair| pair.0 == mixed)
                 .map(|pair| pair.1)
                 .collect();
-            held.sort_unstable();
+            let mut walked = Vec::new();
+            table.find(key_of(mixed), |kept| {
+                walked.push(kept);
+                false
+            });
+            prop_assert_eq!(&walked, &held);
             for node in NODES {
                 let found = table.find(key_of(mixed), |kept| kept == node);
-                prop_assert_eq!(found.is_some(), held.binary_search(&node).is_ok());
+                prop_assert_eq!(found.is_some(), held.contains(&node));
             }
         }
     }

@@ -43,16 +43,22 @@ use crate::units::NodeId;
 /// bounded number of tries): nodes are sorted by keys and age at once, and
 /// each run of equal keys and age is ordered by `order_key` only when the
 /// reader gets to it.
-fn rank_by_hits_then_age<'a, F: Fn(NodeId) -> u64>(
-    buckets: impl IntoIterator<Item = buckets::Held<'a>>,
+///
+/// Each of `buckets` appends its bucket's nodes, oldest first, to the
+/// empty vector it is given (read out of the table's entries, into one
+/// vector reused for all of them).
+fn rank_by_hits_then_age<F: Fn(NodeId) -> u64, B: FnOnce(&mut Vec<NodeId>)>(
+    buckets: impl IntoIterator<Item = B>,
     order_key: F,
 ) -> Ranked<F> {
     // (node, keys, age)
     let mut found: Vec<(NodeId, u32, usize)> = Vec::new();
-    for stored in buckets {
+    let mut stored = Vec::new();
+    for bucket in buckets {
+        stored.clear();
+        bucket(&mut stored);
         found.extend(
             stored
-                .nodes()
                 .iter()
                 .rev()
                 .enumerate()
@@ -122,13 +128,18 @@ impl<F: Fn(NodeId) -> u64> Iterator for Ranked<F> {
 
 #[cfg(test)]
 mod tests {
-    use super::buckets::Held;
+    use crate::units::NodeId;
+
+    /// Buckets as the ranking reads them.
+    fn read(nodes: &[u32]) -> impl FnOnce(&mut Vec<NodeId>) + '_ {
+        move |stored: &mut Vec<NodeId>| stored.extend_from_slice(nodes)
+    }
 
     #[test]
     fn candidates_found_under_more_keys_come_first_then_the_newest() {
         let buckets: [&[u32]; 3] = [&[7, 5], &[9, 7], &[3, 9]];
         let ranked = |buckets: &[&[u32]]| -> Vec<u32> {
-            super::rank_by_hits_then_age(buckets.iter().map(|&nodes| Held::List(nodes)), u64::from)
+            super::rank_by_hits_then_age(buckets.iter().map(|&nodes| read(nodes)), u64::from)
                 .collect()
         };
         assert_eq!(ranked(&buckets), vec![7, 9, 5, 3]);
@@ -137,8 +148,7 @@ mod tests {
         // Ties of keys and age go by the order key, not the node number.
         let by_key: [&[u32]; 3] = [&[1], &[2], &[3]];
         let reversed: Vec<u32> =
-            super::rank_by_hits_then_age(by_key.map(Held::List), |node| u64::from(10 - node))
-                .collect();
+            super::rank_by_hits_then_age(by_key.map(read), |node| u64::from(10 - node)).collect();
         assert_eq!(reversed, vec![3, 2, 1]);
     }
 }

@@ -96,12 +96,14 @@ impl SketchIndex {
     /// [`SketchIndex::candidates`], ranked as they are read.
     pub fn ranked<F: Fn(NodeId) -> u64>(&self, sketch: &[u32], order_key: F) -> Ranked<F> {
         super::rank_by_hits_then_age(
-            sketch
-                .iter()
-                .take(PROBES)
-                .map(|&hash| self.buckets.get(hash))
-                .filter(|&(_, full)| !full)
-                .map(|(stored, _)| stored),
+            sketch.iter().take(PROBES).map(|&hash| {
+                move |nodes: &mut Vec<NodeId>| {
+                    // A full bucket is boilerplate: it answers nothing.
+                    if self.buckets.nodes_into(hash, nodes) {
+                        nodes.clear();
+                    }
+                }
+            }),
             order_key,
         )
     }

@@ -287,6 +287,30 @@ impl Shard {
         }
     }
 
+    /// Drops the first entry of `within` and adds `node` after its last,
+    /// in the places the key's entries hold (side by side): the entries
+    /// after them do not move. Whether the key had an entry.
+    pub(super) fn shift_in(&mut self, within: u32, node: NodeId) -> bool {
+        self.widen_for(node);
+        let Walk::Found(first) = self.walk(within, |_| true) else {
+            return false;
+        };
+        let layout = self.layout;
+        let low = self.places[first].low(layout);
+        let after = self.start(layout.high(within) + 1);
+        let mut last = first;
+        while last + 1 < after.min(self.places.len()) {
+            let next = self.places[last + 1];
+            if next.is_vacant() || next.low(layout) != low {
+                break;
+            }
+            self.places[last] = next;
+            last += 1;
+        }
+        self.places[last] = Entry::new(low, node, layout);
+        true
+    }
+
     pub(super) fn insert(&mut self, within: u32, node: NodeId) {
         self.widen_for(node);
         if let Err(room) = self.find_or_room(within, |_| false) {
