@@ -1,8 +1,8 @@
 //! An open-addressing hash table of small `Copy` entries that fills to
-//! 92 % and grows by an eighth: the ledger's document keys, and the keys of
-//! the candidate indexes that hold a list of nodes. (Keys that hold one
-//! node, and the exact fast path's hash tags, are in
-//! [`crate::key_node_table`], which keeps only half of each key.)
+//! 92 % and grows by an eighth: the ledger's document keys. (The candidate
+//! indexes' keys, the exact fast path's hash tags and the forest's node
+//! numbers are in [`crate::key_node_table`], which keeps only half of each
+//! key.)
 //!
 //! Motivation: a `hashbrown` table doubles when it is 7/8 full, so right
 //! after growing it is under half full, and it spends a control byte per
