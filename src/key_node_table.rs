@@ -29,7 +29,7 @@
 //! probing) and the directory's positions that fall among them. A shard
 //! grows by an eighth past 92 % full, placing the old entries in their
 //! order; entries displaced past the last home go in a short tail of
-//! places (a run reaching its end grows the shard).
+//! places (a run reaching its end lengthens the tail).
 //!
 //! Consequences: 5.4–6.1 bytes a key (82–92 % full; 6.5–7.3 with the
 //! node in 32 bits until issue 49's eighteenth part) where the 8-byte
@@ -435,7 +435,9 @@ impl KeyNodeTable {
 
     /// The node of the first entry of `key` that `accept` takes, or `node`
     /// added under `key` when none does (one walk where a lookup and then
-    /// an insert took two).
+    /// an insert took two). `accept` sees each of the key's entries at
+    /// most once, in the order they were added, even when the shard grows
+    /// during the walk: it may count them.
     pub fn find_or_insert(
         &mut self,
         key: u32,

@@ -393,6 +393,32 @@ proptest! {
 }
 
 #[test]
+fn a_walk_that_grows_its_shard_shows_each_entry_to_accept_once() {
+    // Entries of the largest key go at the last home: from the 66th, its
+    // run reaches past the tail and the insert grows the shard mid-walk.
+    let mut table = KeyNodeTable::default();
+    let key = unmix(table.mix, u32::MAX);
+    for added in 0..200u32 {
+        let mut seen = 0;
+        let held = table.find_or_insert(
+            key,
+            |_| {
+                seen += 1;
+                false
+            },
+            added,
+        );
+        assert_eq!((held, seen), (None, added));
+    }
+    let mut order = Vec::new();
+    table.find(key, |node| {
+        order.push(node);
+        false
+    });
+    assert_eq!(order, (0..200).collect::<Vec<_>>());
+}
+
+#[test]
 fn an_entry_is_five_bytes() {
     assert_eq!(size_of::<Entry>(), 5);
 }

@@ -83,20 +83,20 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Add `node` under `key` unless it is there or the key is full.
     pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
+        let capacity = self.capacity;
         let mut held = 0;
-        // Counted in a walk of its own: an insert's walk may be walked
-        // again after the shard grows, and would count twice.
-        let there = self
-            .pairs
-            .find(key, |kept| {
+        // One walk: it stops at `node`, or at the last entry of a full
+        // key (a key holds at most `capacity`), or adds `node` after them
+        // (the table shows each entry to the count once).
+        let stopped_at = self.pairs.find_or_insert(
+            key,
+            |kept| {
                 held += 1;
-                kept == node
-            })
-            .is_some();
-        if there {
-        } else if held < self.capacity {
-            self.pairs.insert(key, node);
-        } else if self.overflow == Overflow::DropOldest {
+                kept == node || held >= capacity
+            },
+            node,
+        );
+        if stopped_at.is_some_and(|kept| kept != node) && self.overflow == Overflow::DropOldest {
             // Full: the first of a key's entries is its oldest.
             self.pairs.shift_in(key, node);
         }

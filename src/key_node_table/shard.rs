@@ -463,15 +463,22 @@ impl Shard {
 
     /// With room for one more entry: the place of the first entry of
     /// `within` that `accept` takes, or where one would go and the first
-    /// vacant place from there.
+    /// vacant place from there. `accept` sees each entry of the key at
+    /// most once, in order (a caller may count with it): when the run
+    /// reaches past the last place, the tail gets more places and the walk
+    /// is made again with nothing taken, as the first one took nothing.
+    /// (More homes would not help: the entries of the last home, up to a
+    /// key's 64 nodes of the sketch index, all start there whatever the
+    /// homes, as [`InOrder::push`] knows.)
     fn find_or_room(
         &mut self,
         within: u32,
-        mut accept: impl FnMut(NodeId) -> bool,
+        accept: impl FnMut(NodeId) -> bool,
     ) -> Result<usize, (usize, usize)> {
         self.reserve(1);
+        let mut walk = self.walk(within, accept);
         loop {
-            match self.walk(within, &mut accept) {
+            match walk {
                 Walk::Found(place) => return Ok(place),
                 Walk::Absent(Some(place)) => {
                     if let Some(vacant) =
@@ -482,8 +489,11 @@ impl Shard {
                 }
                 Walk::Absent(None) => {}
             }
-            // The run reaches past the last place: more homes.
-            self.place_over(self.homes + self.homes / GROWTH_DIVISOR + TAIL_PLACES);
+            // The run reaches past the last place: a longer tail. No
+            // position of the directory moves.
+            self.places
+                .resize(self.places.len() + TAIL_PLACES, Entry::VACANT);
+            walk = self.walk(within, |_| false);
         }
     }
 
