@@ -50,7 +50,7 @@ const COMPACTION_BYTES_PER_STEP: usize = 16 << 10;
 /// (it cannot happen while every live record has its location here).
 const COMPACTION_BACKOFF_STEPS: u32 = 1024;
 
-/// Every node's side record: its location (6 bytes in RAM, by the forest's
+/// Every node's side record: its location (5 bytes in RAM, by the forest's
 /// node number), the record in the [`SideFile`].
 #[derive(Debug, Default)]
 pub(super) struct SideStore {

@@ -11,7 +11,7 @@
 //! configured directory and unlinked at once, so nothing is left behind
 //! after a crash (persistence keeps its own copy of every record in its
 //! log and snapshots; this file is a cache of the heap, not state). A
-//! record is found by a [`SideLocation`] (segment, offset): 6 bytes in
+//! record is found by a [`SideLocation`] (segment, offset): 5 bytes in
 //! RAM. Records never change once written; a record that is no longer
 //! needed is released, and a segment whose records are all released is
 //! unmapped, which gives its disk space back (and its id to the next
@@ -97,37 +97,67 @@ impl Default for SideStorage {
     }
 }
 
+/// Bits of a [`SideLocation`]'s offset: every record starts within the
+/// first 2^26 bytes (64 MiB, [`MAX_SEGMENT_BYTES`]) of its segment (a
+/// larger record has a segment of its own, at offset 0).
+const OFFSET_BITS: u32 = 26;
+
+/// Bits of a [`SideLocation`]'s segment number: 16 383 segments alive at
+/// once (the last number marks no record), 1 TiB of 64 MiB segments, or
+/// 128 GiB of the 8 MiB frames a recovered snapshot's records are adopted
+/// in (about 400 M nodes' records).
+const SEGMENT_BITS: u32 = 40 - OFFSET_BITS;
+
+/// The segment number no segment has.
+const NO_SEGMENT: usize = (1 << SEGMENT_BITS) - 1;
+
 /// Where one record is: its segment's number (segment numbers are reused,
-/// so they stay below the count of segments alive at once: 65 535 of them
-/// is 4 TB of 64 MB segments) and its offset, in three 16-bit words. The
-/// table of locations has a place per node number: 6 bytes, not 8.
+/// so they stay below the count of segments alive at once) and its
+/// offset, in five bytes: the table of locations has a place per node
+/// number (6 bytes in three 16-bit words until issue 49's nineteenth
+/// part, 8 as two `u32`s before). A record whose location does not fit
+/// stays in memory ([`SideLocation::new`] refuses it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SideLocation {
-    words: [u16; 3],
+    bytes: [u8; 5],
 }
 
 impl SideLocation {
     /// No record: no segment has this number, so reading it finds nothing.
     pub const NOWHERE: SideLocation = SideLocation {
-        words: [u16::MAX; 3],
+        bytes: [u8::MAX; 5],
     };
 
     /// Offset `offset` of segment `segment`; `None` past the numbers a
     /// location holds (the record then stays in memory).
     pub fn new(segment: usize, offset: usize) -> Option<Self> {
-        let segment = u16::try_from(segment).ok().filter(|&id| id != u16::MAX)?;
-        let offset = u32::try_from(offset).ok()?;
+        if segment >= NO_SEGMENT || offset >= 1 << OFFSET_BITS {
+            return None;
+        }
+        let value = ((segment as u64) << OFFSET_BITS) | offset as u64;
+        let [a, b, c, d, e, ..] = value.to_le_bytes();
         Some(SideLocation {
-            words: [offset as u16, (offset >> 16) as u16, segment],
+            bytes: [a, b, c, d, e],
         })
     }
 
+    fn value(&self) -> u64 {
+        let [a, b, c, d, e] = self.bytes;
+        u64::from_le_bytes([a, b, c, d, e, 0, 0, 0])
+    }
+
+    /// Its segment's number; for [`Self::NOWHERE`] one past any number a
+    /// segment may have, though the segments outnumber what a location
+    /// holds (reading or releasing nowhere finds no segment).
     fn segment(&self) -> usize {
-        usize::from(self.words[2])
+        match (self.value() >> OFFSET_BITS) as usize {
+            NO_SEGMENT => usize::MAX,
+            segment => segment,
+        }
     }
 
     fn offset(&self) -> usize {
-        usize::from(self.words[0]) | (usize::from(self.words[1]) << 16)
+        (self.value() & ((1 << OFFSET_BITS) - 1)) as usize
     }
 }
 
@@ -353,7 +383,7 @@ impl SideFile {
     }
 
     /// Appends one record; `None` only when no memory at all could be had
-    /// for it (or 65 535 segments are alive at once).
+    /// for it (or 16 383 segments are alive at once).
     pub fn append(&mut self, record: &[u8]) -> Option<SideLocation> {
         let needed = record.len().checked_add(LENGTH_BYTES)?;
         let length = u32::try_from(record.len()).ok()?;

@@ -318,15 +318,19 @@ fn segments_are_sized_by_what_is_live() {
 }
 
 #[test]
-fn a_location_is_six_bytes_and_holds_what_a_file_has() {
-    assert_eq!(size_of::<SideLocation>(), 6);
-    let far = SideLocation::new(65_534, u32::MAX as usize).expect("the last of each");
-    assert_eq!((far.segment(), far.offset()), (65_534, u32::MAX as usize));
+fn a_location_is_five_bytes_and_holds_what_a_file_has() {
+    assert_eq!(size_of::<SideLocation>(), 5);
+    let last_offset = MAX_SEGMENT_BYTES - 1;
+    let far = SideLocation::new(16_382, last_offset).expect("the last of each");
+    assert_eq!((far.segment(), far.offset()), (16_382, last_offset));
     assert_ne!(far, SideLocation::NOWHERE);
-    assert_eq!(SideLocation::new(65_535, 0), None);
-    assert_eq!(SideLocation::new(0, 1 << 32), None);
+    assert_eq!(SideLocation::new(16_383, 0), None);
+    assert_eq!(SideLocation::new(0, MAX_SEGMENT_BYTES), None);
+    assert_eq!(SideLocation::NOWHERE.segment(), usize::MAX);
     let near = SideLocation::new(3, 70_000).expect("a location");
     assert_eq!((near.segment(), near.offset()), (3, 70_000));
+    let first = SideLocation::new(0, 0).expect("a location");
+    assert_eq!((first.segment(), first.offset()), (0, 0));
 }
 
 /// The kernel's flags of the mapping that holds `address` (its `VmFlags`

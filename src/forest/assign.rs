@@ -8,8 +8,8 @@ use std::cmp::Reverse;
 
 use super::numbers::NodeNumbers;
 use super::{
-    Assignment, Forest, Indexing, NO_PARENT, NO_TREE, Node, Placement, UNKNOWN_LEAF_SLOT, Word48,
-    kept_time,
+    Arrival, Assignment, Forest, Indexing, NO_PARENT, NO_TREE, Node, Placement, UNKNOWN_LEAF_SLOT,
+    Word48, kept_time,
 };
 use crate::units::{Fingerprint, Millis, NodeId};
 
@@ -266,11 +266,10 @@ impl Forest {
             Node {
                 parent: NO_PARENT,
                 born: Word48::time(now),
-                arrival: Word48::count(arrival),
+                arrival: Arrival::new(arrival, indexing),
                 touched: Word48::time(now),
                 documents: 1,
                 place: NO_TREE,
-                indexing,
             },
         );
         self.root_count += 1;
@@ -308,11 +307,10 @@ impl Forest {
         let node = Node {
             parent,
             born: Word48::time(now),
-            arrival: Word48::count(arrival),
+            arrival: Arrival::new(arrival, indexing),
             touched: Word48::time(now),
             documents: 1,
             place: leaf_slot,
-            indexing,
         };
         let Some(number) = self.put_node(fingerprint, node) else {
             return Assignment {

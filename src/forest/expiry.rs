@@ -207,7 +207,7 @@ impl Forest {
             Some(recorded_slot)
         } else {
             // Only a tree of more than u32::MAX leaves loses track of slots.
-            debug_assert_eq!(node.place, UNKNOWN_LEAF_SLOT, "stale leaf slot");
+            debug_assert_eq!({ node.place }, UNKNOWN_LEAF_SLOT, "stale leaf slot");
             leaves.iter().position(|&member| member == leaf_id)
         };
         let Some(slot) = slot else {
@@ -235,7 +235,7 @@ impl Forest {
 
     /// Takes a removed node out of the "within `k`" index, if it was in.
     fn leave_index(&mut self, fingerprint: Fingerprint, node: &Node) {
-        if node.indexing == Indexing::WithinK {
+        if node.indexing() == Indexing::WithinK {
             self.index.remove(fingerprint);
         }
     }

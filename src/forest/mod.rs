@@ -239,11 +239,15 @@ pub struct ForestCounters {
     pub expired_nodes: u64,
 }
 
-/// A node's slot value: 32 bytes, so that a slot with its fingerprint is
-/// 40 (it was 48 with the root's fingerprint and three 64-bit fields; the
-/// node table is the forest's largest structure, and 8 bytes a node is
-/// 800 MB at 100 M nodes).
+/// A node's slot value: 30 bytes of alignment 2, so that a slot with its
+/// fingerprint is 38 (it was 48 with the root's fingerprint and three
+/// 64-bit fields, 40 with `u32` alignment and the indexing in a byte of
+/// its own until issue 49's nineteenth part; the node table is the
+/// forest's largest structure, and 2 bytes a node is 200 MB at 100 M
+/// nodes). The `u32` fields are read and written by value (a packed
+/// field lends no reference).
 #[derive(Debug, Clone, Copy)]
+#[repr(C, packed(2))]
 struct Node {
     /// The number of the root's node; [`NO_PARENT`] for a root. A root
     /// leaves only with its whole tree, so a leaf's number never dangles.
@@ -254,11 +258,39 @@ struct Node {
     place: u32,
     born: Word48,
     touched: Word48,
-    /// Arrival order among all nodes ever added: "added earliest" when two
-    /// roots were born in the same millisecond.
-    arrival: Word48,
-    /// In the slot's padding (30 bytes of fields above).
-    indexing: Indexing,
+    arrival: Arrival,
+}
+
+/// A node's arrival order among all nodes ever added ("added earliest"
+/// when two roots were born in the same millisecond) in the low 47 bits
+/// of a [`Word48`], and its [`Indexing`] in the top bit: both are set
+/// when the node is made. Past 2^47 − 1 arrivals (4.4 years at a million
+/// nodes a second) the count stays there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Arrival(Word48);
+
+impl Arrival {
+    const TEXT_ONLY_BIT: u64 = 1 << 47;
+
+    fn new(arrival: u64, indexing: Indexing) -> Self {
+        let flag = match indexing {
+            Indexing::WithinK => 0,
+            Indexing::TextOnly => Self::TEXT_ONLY_BIT,
+        };
+        Arrival(Word48::bits(arrival.min(Self::TEXT_ONLY_BIT - 1) | flag))
+    }
+
+    fn count(self) -> u64 {
+        self.0.raw() & (Self::TEXT_ONLY_BIT - 1)
+    }
+
+    fn indexing(self) -> Indexing {
+        if self.0.raw() & Self::TEXT_ONLY_BIT == 0 {
+            Indexing::WithinK
+        } else {
+            Indexing::TextOnly
+        }
+    }
 }
 
 /// `parent` of a root (no node has the last number: see [`crate::slots`]).
@@ -286,12 +318,6 @@ impl Word48 {
         Self::bits(kept_time(time) as u64)
     }
 
-    /// A count; past 2^48 − 1 it stays there (2^48 arrivals is 9 years at
-    /// a million nodes a second).
-    fn count(count: u64) -> Self {
-        Self::bits(count.min((1 << 48) - 1))
-    }
-
     fn bits(bits: u64) -> Self {
         Word48([bits as u16, (bits >> 16) as u16, (bits >> 32) as u16])
     }
@@ -303,10 +329,6 @@ impl Word48 {
     /// The time it holds (sign-extended from 48 bits).
     fn as_time(self) -> Millis {
         ((self.raw() << 16) as i64) >> 16
-    }
-
-    fn as_count(self) -> u64 {
-        self.raw()
     }
 }
 
@@ -385,7 +407,11 @@ impl Node {
     }
 
     fn arrival(&self) -> u64 {
-        self.arrival.as_count()
+        self.arrival.count()
+    }
+
+    fn indexing(&self) -> Indexing {
+        self.arrival.indexing()
     }
 
     /// The node as a snapshot stores it, `root` being its root's
@@ -398,7 +424,7 @@ impl Node {
             arrival: self.arrival(),
             touched: self.touched(),
             documents: self.documents,
-            indexing: self.indexing,
+            indexing: self.indexing(),
         }
     }
 

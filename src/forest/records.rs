@@ -3,14 +3,14 @@
 //! go on ([`crate::capture`]).
 
 use super::{
-    Forest, ForestConfig, ForestCounters, ForestError, Indexing, NO_PARENT, NO_TREE, Node,
+    Arrival, Forest, ForestConfig, ForestCounters, ForestError, Indexing, NO_PARENT, NO_TREE, Node,
     NodeRecord, UNKNOWN_LEAF_SLOT, Word48,
 };
 use std::path::Path;
 
 use crate::capture::CaptureSink;
 use crate::radix::sort_stably_by;
-use crate::slots::SlotsImage;
+use crate::slots::{Slot, SlotsImage};
 use crate::units::{Fingerprint, NodeId};
 
 /// A capture of the forest's nodes under way ([`Forest::start_capture`]).
@@ -19,7 +19,7 @@ pub struct NodesCapture {
     /// Which slots were in use at the capture's moment.
     used: Vec<u64>,
     counters: ForestCounters,
-    sink: CaptureSink<(Fingerprint, Node)>,
+    sink: CaptureSink<Slot<Node>>,
 }
 
 impl NodesCapture {
@@ -190,13 +190,12 @@ impl Forest {
             let node = Node {
                 parent: NO_PARENT,
                 born: Word48::time(record.born),
-                arrival: Word48::count(record.arrival),
+                arrival: Arrival::new(record.arrival, record.indexing),
                 touched: Word48::time(record.touched),
                 documents: record.documents,
                 place: NO_TREE,
-                indexing: record.indexing,
             };
-            nodes.push((record.fingerprint, node));
+            nodes.push(Slot::new(record.fingerprint, node));
             forest.document_count += u64::from(record.documents);
             if forest.config.retention.is_some() {
                 forest.queue_expiry(record.touched, record.fingerprint);

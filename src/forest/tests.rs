@@ -569,12 +569,6 @@ fn a_node_placed_text_only_is_not_found_within_k() {
 }
 
 #[test]
-fn a_node_slot_is_forty_bytes() {
-    assert_eq!(size_of::<Node>(), 32);
-    assert_eq!(size_of::<(Fingerprint, Node)>(), 40);
-}
-
-#[test]
 fn times_and_arrivals_keep_their_values_in_48_bits() {
     for time in [
         0,
@@ -590,10 +584,9 @@ fn times_and_arrivals_keep_their_values_in_48_bits() {
     assert_eq!(Word48::time(Millis::MAX).as_time(), LATEST_TIME);
     assert_eq!(Word48::time(Millis::MIN).as_time(), EARLIEST_TIME);
     assert_eq!(Word48::time(LATEST_TIME + 1).as_time(), LATEST_TIME);
-    for count in [0, 1, 65_535, 65_536, (1 << 48) - 1] {
-        assert_eq!(Word48::count(count).as_count(), count);
+    for count in [0, 1, 65_535, 65_536, (1 << 47) - 1] {
+        assert_eq!(Arrival::new(count, Indexing::WithinK).count(), count);
     }
-    assert_eq!(Word48::count(u64::MAX).as_count(), (1 << 48) - 1);
 }
 
 /// More than `k` bits from every other fingerprint of these tests.
@@ -724,5 +717,20 @@ fn a_capture_lists_its_nodes_in_arrival_order_whatever_their_numbers() {
             .collect();
         assert_eq!(arrivals, [2, latest_restored, newest.arrival]);
         assert!(newest.arrival > latest_restored);
+    }
+}
+
+#[test]
+fn a_node_slot_is_38_bytes_and_its_arrival_keeps_the_indexing() {
+    assert_eq!(size_of::<Node>(), 30);
+    assert_eq!(size_of::<crate::slots::Slot<Node>>(), 38);
+    for indexing in [Indexing::WithinK, Indexing::TextOnly] {
+        for arrival in [0, 1, 12_345, (1 << 47) - 1] {
+            let word = Arrival::new(arrival, indexing);
+            assert_eq!((word.count(), word.indexing()), (arrival, indexing));
+        }
+        // Past 2^47 − 1 the count stays there, the indexing kept.
+        let word = Arrival::new(u64::MAX, indexing);
+        assert_eq!((word.count(), word.indexing()), ((1 << 47) - 1, indexing));
     }
 }
