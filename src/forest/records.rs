@@ -8,24 +8,21 @@ use super::{
 };
 use std::path::Path;
 
-use crate::capture::CaptureSink;
 use crate::radix::sort_stably_by;
-use crate::slots::{Slot, SlotsImage};
+use crate::slots::{Slot, SlotsImage, SlotsSinks};
 use crate::units::{Fingerprint, NodeId};
 
 /// A capture of the forest's nodes under way ([`Forest::start_capture`]).
 #[derive(Debug)]
 pub struct NodesCapture {
-    /// Which slots were in use at the capture's moment.
-    used: Vec<u64>,
     counters: ForestCounters,
-    sink: CaptureSink<Slot<Node>>,
+    sinks: SlotsSinks<Node>,
 }
 
 impl NodesCapture {
     /// Moves the slots copied so far into the image (outside the lock).
     pub fn flush(&self) {
-        self.sink.flush();
+        self.sinks.flush();
     }
 }
 
@@ -114,11 +111,9 @@ impl Forest {
     /// out): the counters and which slots are in use are taken at once,
     /// the nodes by [`Forest::capture_some`].
     pub fn start_capture(&self, directory: Option<&Path>) -> NodesCapture {
-        let (used, sink) = self.nodes.start_capture(directory);
         NodesCapture {
-            used,
             counters: self.counters(),
-            sink,
+            sinks: self.nodes.start_capture(directory),
         }
     }
 
@@ -129,8 +124,8 @@ impl Forest {
 
     /// The captured nodes, once all are copied (the capture ends).
     pub fn take_capture(&self, capture: NodesCapture) -> Option<CapturedNodes> {
-        let NodesCapture { used, counters, .. } = capture;
-        let image = self.nodes.take_capture(used)?;
+        let image = self.nodes.take_capture()?;
+        let counters = capture.counters;
         Some(CapturedNodes { image, counters })
     }
 
