@@ -736,12 +736,15 @@ mod tests {
     #[test]
     fn a_capture_keeps_which_slots_were_in_use_at_its_start() {
         let fingerprint = |index: u64| index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let add = |slots: &mut FingerprintSlots<u64>, indexes: std::ops::Range<u64>| {
+            for index in indexes {
+                slots
+                    .number_or_insert(fingerprint(index), || index)
+                    .expect("numbers");
+            }
+        };
         let mut slots = FingerprintSlots::default();
-        for index in 0..1000u64 {
-            slots
-                .number_or_insert(fingerprint(index), || index)
-                .expect("numbers");
-        }
+        add(&mut slots, 0..1000);
         let sinks = slots.start_capture(None);
         // Before anything is copied: 500 numbers freed, 300 of them taken
         // again by new values, 200 left free; then a slice copied, and
@@ -749,20 +752,12 @@ mod tests {
         for index in (0..1000u64).step_by(2) {
             slots.remove(fingerprint(index));
         }
-        for index in 1000..1300u64 {
-            slots
-                .number_or_insert(fingerprint(index), || index)
-                .expect("numbers");
-        }
+        add(&mut slots, 1000..1300);
         assert!(!slots.capture_some(100));
         for index in (1..1000u64).step_by(4) {
             slots.remove(fingerprint(index));
         }
-        for index in 1300..2000u64 {
-            slots
-                .number_or_insert(fingerprint(index), || index)
-                .expect("numbers");
-        }
+        add(&mut slots, 1300..2000);
         while !slots.capture_some(100) {
             sinks.flush();
         }
