@@ -35,7 +35,7 @@ use std::path::Path;
 use crate::capture::{Capture, CaptureSink, Image};
 use crate::hashing::FingerprintBuildHasher;
 use crate::key_node_table::KeyNodeTable;
-use crate::units::Fingerprint;
+use crate::units::{Fingerprint, FingerprintWords};
 
 /// All 2^32 − 1 numbers are in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -95,27 +95,21 @@ struct HeldNumbers {
 /// the forest's slots are 3.8 GB.
 #[derive(Debug, Clone, Copy)]
 pub struct Slot<T> {
-    fingerprint: [u16; 4],
+    fingerprint: FingerprintWords,
     pub value: T,
 }
 
 impl<T> Slot<T> {
     pub fn new(fingerprint: Fingerprint, value: T) -> Self {
         Slot {
-            fingerprint: [
-                fingerprint as u16,
-                (fingerprint >> 16) as u16,
-                (fingerprint >> 32) as u16,
-                (fingerprint >> 48) as u16,
-            ],
+            fingerprint: FingerprintWords::new(fingerprint),
             value,
         }
     }
 
     #[inline]
     pub fn fingerprint(&self) -> Fingerprint {
-        let [a, b, c, d] = self.fingerprint;
-        u64::from(a) | u64::from(b) << 16 | u64::from(c) << 32 | u64::from(d) << 48
+        self.fingerprint.get()
     }
 }
 
@@ -545,6 +539,8 @@ impl<T: Copy> FingerprintSlots<T> {
 
     /// The captured slots in use, once all are copied (the capture ends).
     pub fn take_capture(&self) -> Option<SlotsImage<T>> {
+        // Both images or neither: the bits are known copied (a copy of
+        // nothing says whether all is) before the slots' image is taken.
         if !self.used_capture.copy_some(&self.used, 0) {
             return None;
         }

@@ -79,7 +79,7 @@ use thiserror::Error;
 
 use crate::candidates::multi_index::{DEFAULT_MAX_DISTANCE, IndexError, MultiIndex};
 use crate::slots::FingerprintSlots;
-use crate::units::{Fingerprint, Millis, NodeId};
+use crate::units::{Fingerprint, FingerprintWords, Millis, NodeId};
 use trees::{NO_TREE, Trees};
 
 /// Default retention: 48 hours.
@@ -339,19 +339,14 @@ impl Word48 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Due {
     time: Word48,
-    fingerprint: [u16; 4],
+    fingerprint: FingerprintWords,
 }
 
 impl Due {
     fn new(time: Millis, fingerprint: Fingerprint) -> Self {
         Due {
             time: Word48::time(time),
-            fingerprint: [
-                fingerprint as u16,
-                (fingerprint >> 16) as u16,
-                (fingerprint >> 32) as u16,
-                (fingerprint >> 48) as u16,
-            ],
+            fingerprint: FingerprintWords::new(fingerprint),
         }
     }
 
@@ -360,10 +355,7 @@ impl Due {
     }
 
     fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
-            .iter()
-            .rev()
-            .fold(0, |bits, &word| (bits << 16) | u64::from(word))
+        self.fingerprint.get()
     }
 }
 
