@@ -76,11 +76,17 @@ impl<T> Clone for CaptureSink<T> {
 }
 
 impl<T: Copy> CaptureSink<T> {
-    fn new(capacity: usize, directory: Option<&Path>) -> Self {
+    /// A sink for `capacity` values (in a file of `directory` when large).
+    pub fn new(capacity: usize, directory: Option<&Path>) -> Self {
         CaptureSink(Arc::new(Mutex::new(Sink {
             staged: Vec::new(),
             image: Image::with_capacity(capacity, directory),
         })))
+    }
+
+    /// Stages `values` (under the owner's lock: a copy into the heap).
+    pub fn stage(&self, values: &[T]) {
+        self.0.lock().staged.extend_from_slice(values);
     }
 
     /// Moves the slices staged so far into the image. Call without the
@@ -92,7 +98,8 @@ impl<T: Copy> CaptureSink<T> {
         staged.clear();
     }
 
-    fn take_image(&self) -> Image<T> {
+    /// Everything staged and flushed, as one image (the sink is left empty).
+    pub fn take_image(&self) -> Image<T> {
         self.flush();
         std::mem::take(&mut self.0.lock().image)
     }

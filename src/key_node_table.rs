@@ -58,19 +58,20 @@
 //! as they grew. Mixed keys are spread evenly, so shards of one depth
 //! fill, grow and split alike.
 
-use std::hash::BuildHasher;
-
-use crate::hashing::FingerprintBuildHasher;
 use crate::units::NodeId;
 
+mod format;
 mod shard;
 
 #[cfg(test)]
-use shard::{Entry, TAIL_PLACES};
+use format::{Entry, KeyMix};
+pub use format::{KeyFormat, ShortKeys};
 use shard::{
     GROWTH_DIVISOR, HIGH_BITS, InOrder, Layout, MAX_DEPTH, MIN_HOMES, Shard, homes_for, max_len,
     place_bytes, wide_for,
 };
+#[cfg(test)]
+use shard::{TAIL_PLACES, is_vacant};
 
 const PREFIXES: usize = 1 << MAX_DEPTH;
 
@@ -81,42 +82,18 @@ const PREFIXES: usize = 1 << MAX_DEPTH;
 const SPLIT_BYTES: usize = 4 << 20;
 
 /// Heap bytes a table that holds anything has besides its places,
-/// whatever its size while its node numbers fit 24 bits: its shards'
-/// directories (2^16 positions among them, twice as many for each bit
-/// the node field widens by), the map of prefixes to shards and the
-/// shards themselves.
-pub const FIXED_BYTES: usize =
-    ((1 << HIGH_BITS) + 1) * size_of::<u32>() + PREFIXES * size_of::<u16>() + size_of::<Shard>();
-
-/// A seeded bijection of `u32` (xor, odd multiplies and xor-shifts are
-/// each invertible).
-#[derive(Debug, Clone, Copy)]
-struct KeyMix {
-    xor: u32,
-    multiplier: u32,
-}
-
-impl KeyMix {
-    fn seeded() -> Self {
-        let seed = FingerprintBuildHasher::default().hash_one(0x006b_6579_5f6d_6978_u64);
-        KeyMix {
-            xor: seed as u32,
-            multiplier: ((seed >> 32) as u32) | 1,
-        }
-    }
-
-    fn mix(self, key: u32) -> u32 {
-        let mut mixed = (key ^ self.xor).wrapping_mul(self.multiplier);
-        mixed ^= mixed >> 16;
-        mixed = mixed.wrapping_mul(0x7feb_352d);
-        mixed ^ (mixed >> 15)
-    }
-}
+/// whatever its size while its node numbers fit the narrow node field:
+/// its shards' directories (2^16 positions among them, twice as many for
+/// each bit the node field widens by), the map of prefixes to shards and
+/// the shards themselves.
+pub const FIXED_BYTES: usize = ((1 << HIGH_BITS) + 1) * size_of::<u32>()
+    + PREFIXES * size_of::<u16>()
+    + size_of::<Shard<ShortKeys>>();
 
 /// The top [`MAX_DEPTH`] bits of a mixed key: which shard takes it is
 /// looked up by them.
-fn prefix_of(mixed: u32) -> usize {
-    (mixed >> (32 - MAX_DEPTH)) as usize
+fn prefix_of(mixed: u64) -> usize {
+    (mixed >> (64 - MAX_DEPTH)) as usize
 }
 
 /// `count` entries of the whole table, as a shard of `depth` bits takes
@@ -129,22 +106,22 @@ fn share_of(count: usize, depth: u32) -> usize {
 
 /// See the module documentation.
 #[derive(Debug, Clone)]
-pub struct KeyNodeTable {
-    mix: KeyMix,
+pub struct KeyNodeTable<F: KeyFormat = ShortKeys> {
+    mix: F::Mix,
     /// The shard of each value of the mixed key's top [`MAX_DEPTH`] bits
     /// (a shard of `depth` bits has `2^(MAX_DEPTH - depth)` of them, side
     /// by side).
     shard_of_prefix: Box<[u16]>,
-    shards: Vec<Shard>,
+    shards: Vec<Shard<F>>,
     len: usize,
     /// [`SPLIT_BYTES`]; smaller in tests, so that small tables split.
     split_bytes: usize,
 }
 
-impl Default for KeyNodeTable {
+impl<F: KeyFormat> Default for KeyNodeTable<F> {
     fn default() -> Self {
         KeyNodeTable {
-            mix: KeyMix::seeded(),
+            mix: F::seeded(),
             shard_of_prefix: vec![0; PREFIXES].into_boxed_slice(),
             shards: vec![Shard::default()],
             len: 0,
@@ -153,7 +130,17 @@ impl Default for KeyNodeTable {
     }
 }
 
-impl KeyNodeTable {
+impl<F: KeyFormat> KeyNodeTable<F> {
+    /// A table whose shards split past `split_bytes` (tests of tables
+    /// that hold many shards with few entries).
+    #[cfg(test)]
+    pub(crate) fn splitting_at(split_bytes: usize) -> Self {
+        KeyNodeTable {
+            split_bytes,
+            ..KeyNodeTable::default()
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }
@@ -174,17 +161,17 @@ impl KeyNodeTable {
             .iter()
             .map(Shard::allocation_size)
             .sum::<usize>()
-            + self.shards.capacity() * size_of::<Shard>()
+            + self.shards.capacity() * size_of::<Shard<F>>()
             + self.shard_of_prefix.len() * size_of::<u16>()
     }
 
-    fn shard_number(&self, mixed: u32) -> usize {
+    fn shard_number(&self, mixed: u64) -> usize {
         usize::from(self.shard_of_prefix[prefix_of(mixed)])
     }
 
     /// The shard of `key` and its key there.
-    fn locate(&self, key: u32) -> (usize, u32) {
-        let mixed = self.mix.mix(key);
+    fn locate(&self, key: F::Key) -> (usize, u64) {
+        let mixed = F::mix(self.mix, key);
         let number = self.shard_number(mixed);
         (number, self.shards[number].layout.within(mixed))
     }
@@ -194,8 +181,8 @@ impl KeyNodeTable {
     fn change<R>(
         &mut self,
         number: usize,
-        mixed: u32,
-        change: impl FnOnce(&mut Shard, u32) -> R,
+        mixed: u64,
+        change: impl FnOnce(&mut Shard<F>, u64) -> R,
     ) -> R {
         let shard = &mut self.shards[number];
         let before = shard.len;
@@ -206,7 +193,7 @@ impl KeyNodeTable {
 
     /// The shard `mixed` goes to, with room for one more entry there: a
     /// shard that would grow past [`SPLIT_BYTES`] splits first.
-    fn room_for_one(&mut self, mixed: u32) -> usize {
+    fn room_for_one(&mut self, mixed: u64) -> usize {
         loop {
             let number = self.shard_number(mixed);
             if !self.shards[number].splits_for(1, self.split_bytes) {
@@ -220,13 +207,10 @@ impl KeyNodeTable {
     /// half of its keys that bit chooses (and of its prefixes).
     fn split(&mut self, number: usize) {
         let shard = std::mem::take(&mut self.shards[number]);
-        let layout = Layout {
-            depth: shard.layout.depth + 1,
-            ..shard.layout
-        };
+        let layout = Layout::new(shard.layout.depth + 1, shard.layout.wide);
         let ones = shard
             .entries()
-            .filter(|&(within, _)| within >> 31 == 1)
+            .filter(|&(within, _)| within >> 63 == 1)
             .count();
         let counts = [shard.len - ones, ones];
         // Each half of the homes the shard would have grown to: as full as
@@ -235,7 +219,7 @@ impl KeyNodeTable {
         let [mut zero, mut one] =
             counts.map(|count| InOrder::new(homes_for(count, half_grown), layout));
         for (within, node) in shard.entries() {
-            let half = if within >> 31 == 1 {
+            let half = if within >> 63 == 1 {
                 &mut one
             } else {
                 &mut zero
@@ -257,30 +241,35 @@ impl KeyNodeTable {
     }
 
     /// The node of the first entry of `key` that `accept` takes.
-    pub fn find(&self, key: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
+    pub fn find(&self, key: F::Key, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
         let (number, within) = self.locate(key);
         self.shards[number].find(within, accept)
     }
 
-    pub fn get(&self, key: u32) -> Option<NodeId> {
+    pub fn get(&self, key: F::Key) -> Option<NodeId> {
         self.find(key, |_| true)
     }
 
     /// Gives the first entry of `key` that `accept` takes the node `node`;
     /// whether there was one.
-    pub fn replace(&mut self, key: u32, accept: impl FnMut(NodeId) -> bool, node: NodeId) -> bool {
+    pub fn replace(
+        &mut self,
+        key: F::Key,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> bool {
         let (number, within) = self.locate(key);
         self.shards[number].replace(within, accept, node)
     }
 
     /// Adds an entry without looking for one of the same key (after those
     /// there are). `NodeId::MAX` is no node and is not added.
-    pub fn insert(&mut self, key: u32, node: NodeId) {
-        self.insert_mixed(self.mix.mix(key), node);
+    pub fn insert(&mut self, key: F::Key, node: NodeId) {
+        self.insert_mixed(F::mix(self.mix, key), node);
     }
 
     /// [`Self::insert`] of an entry whose key is mixed already.
-    fn insert_mixed(&mut self, mixed: u32, node: NodeId) {
+    fn insert_mixed(&mut self, mixed: u64, node: NodeId) {
         if node == NodeId::MAX {
             return;
         }
@@ -291,7 +280,7 @@ impl KeyNodeTable {
     /// Drops the first (oldest) entry of `key` and adds `node` after its
     /// last, without moving any other entry; whether `key` had an entry
     /// (nothing is added when it had none). `NodeId::MAX` is no node.
-    pub fn shift_in(&mut self, key: u32, node: NodeId) -> bool {
+    pub fn shift_in(&mut self, key: F::Key, node: NodeId) -> bool {
         if node == NodeId::MAX {
             return false;
         }
@@ -300,15 +289,15 @@ impl KeyNodeTable {
     }
 
     /// Takes out the first entry of `key` that `accept` takes; its node.
-    pub fn remove_if(&mut self, key: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
-        let mixed = self.mix.mix(key);
+    pub fn remove_if(&mut self, key: F::Key, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
+        let mixed = F::mix(self.mix, key);
         let number = self.shard_number(mixed);
         self.change(number, mixed, |shard, within| {
             shard.remove_if(within, accept)
         })
     }
 
-    pub fn remove(&mut self, key: u32) -> Option<NodeId> {
+    pub fn remove(&mut self, key: F::Key) -> Option<NodeId> {
         self.remove_if(key, |_| true)
     }
 
@@ -339,30 +328,101 @@ impl KeyNodeTable {
         }
     }
 
-    /// The key as this table orders it (a bijection of the key): entries
-    /// given in this order ([`Self::insert_all_in_order`]) need no sort.
-    pub fn order_of(&self, key: u32) -> u32 {
-        self.mix.mix(key)
+    /// The table's bijection of keys ([`KeyFormat::mix`]).
+    pub fn mix(&self) -> F::Mix {
+        self.mix
     }
 
-    /// [`Self::order_of`] as a function that does not borrow the table.
-    pub fn orderer(&self) -> impl Fn(u32) -> u32 + Copy + use<> {
-        let mix = self.mix;
-        move |key| mix.mix(key)
+    /// Shards, numbered from 0: a shard that splits keeps its number for
+    /// one half, and the other half takes the next number.
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
     }
 
-    /// Adds many entries at once, given as [`Self::order_of`] their key in
-    /// the high half and the node in the low half, in ascending order (a
-    /// key given more than once has its entries side by side, as inserts
-    /// leave them): into an empty table they are written front to back,
-    /// in shards of one depth chosen for their count, without a copy or a
-    /// sort (recovery's candidate keys and exact-hash tags, sorted so
-    /// already); into a table that holds entries, one at a time.
-    pub fn insert_all_in_order(&mut self, entries: impl Iterator<Item = u64> + Clone) {
-        let entries = entries.filter(|&packed| packed as NodeId != NodeId::MAX);
+    /// The number of the shard that holds `key` (a change to the table
+    /// for `key` changes that shard alone, or splits it).
+    pub fn shard_of(&self, key: F::Key) -> usize {
+        self.shard_number(F::mix(self.mix, key))
+    }
+
+    /// The number of the shard that holds mixed key `mixed`.
+    pub fn shard_of_mixed(&self, mixed: u64) -> usize {
+        self.shard_number(mixed)
+    }
+
+    /// The entries of shard `number`, as mixed key and node, in order.
+    pub fn shard_entries(&self, number: usize) -> impl Iterator<Item = (u64, NodeId)> + '_ {
+        let prefix = self
+            .shard_of_prefix
+            .iter()
+            .position(|&shard| usize::from(shard) == number)
+            .unwrap_or(0);
+        let shard = &self.shards[number];
+        shard
+            .entries()
+            .map(move |(within, node)| (shard.layout.mixed(prefix, within), node))
+    }
+
+    /// Every entry, as mixed key and node, in order of the mixed key.
+    pub fn entries(&self) -> impl Iterator<Item = (u64, NodeId)> + '_ {
+        (0..PREFIXES)
+            .filter(|&prefix| {
+                prefix == 0 || self.shard_of_prefix[prefix - 1] != self.shard_of_prefix[prefix]
+            })
+            .flat_map(|prefix| self.shard_entries(usize::from(self.shard_of_prefix[prefix])))
+    }
+
+    /// Keeps the entries whose node `keep` takes.
+    pub fn retain(&mut self, mut keep: impl FnMut(NodeId) -> bool) {
+        for shard in &mut self.shards {
+            shard.retain(&mut keep);
+        }
+        self.len = self.shards.iter().map(|shard| shard.len).sum();
+    }
+
+    /// A pass over the table a piece at a time: from mixed key `mixed` on
+    /// (0 starts a pass), looks at about `budget` places and takes out the
+    /// entries whose node `keep` refuses. Gives the places looked at and
+    /// the mixed key the pass goes on from (`None`: it ended). By key, so
+    /// that growths and splits between pieces do not make it skip any.
+    pub fn sweep_from(
+        &mut self,
+        mixed: u64,
+        budget: usize,
+        keep: impl FnMut(NodeId) -> bool,
+    ) -> (usize, Option<u64>) {
+        let number = self.shard_number(mixed);
+        let layout = self.shards[number].layout;
+        let (looked, next) = self.change(number, mixed, |shard, within| {
+            shard.sweep_from(within, budget, keep)
+        });
+        if let Some(within) = next {
+            return (looked, Some(layout.mixed(prefix_of(mixed), within)));
+        }
+        // On from the first key of the next shard, if any.
+        let depth = layout.depth;
+        if depth == 0 {
+            return (looked, None);
+        }
+        let next_own = (mixed >> (64 - depth)) + 1;
+        let next = (next_own < 1 << depth).then(|| next_own << (64 - depth));
+        (looked, next)
+    }
+
+    /// Adds many entries at once, given as their mixed key
+    /// ([`KeyFormat::mix`]) and node, in ascending order of the mixed key
+    /// (a key given more than once has its entries side by side, as
+    /// inserts leave them): into an empty table they are written front to
+    /// back, in shards of one depth chosen for their count, without a copy
+    /// or a sort; into a table that holds entries, one at a time.
+    pub fn insert_all_mixed_in_order(
+        &mut self,
+        entries: impl Iterator<Item = (u64, NodeId)> + Clone,
+    ) {
+        let entries = entries.filter(|&(_, node)| node != NodeId::MAX);
         if !self.is_empty() {
-            for packed in entries {
-                self.insert_mixed((packed >> 32) as u32, packed as NodeId);
+            for (mixed, node) in entries {
+                self.insert_mixed(mixed, node);
             }
             return;
         }
@@ -370,9 +430,9 @@ impl KeyNodeTable {
         // the shards' depth, and a shard's count is its prefixes'.
         let mut prefix_counts = vec![0usize; PREFIXES];
         let mut last_node = 0;
-        for packed in entries.clone() {
-            prefix_counts[prefix_of((packed >> 32) as u32)] += 1;
-            last_node = last_node.max(packed as NodeId);
+        for (mixed, node) in entries.clone() {
+            prefix_counts[prefix_of(mixed)] += 1;
+            last_node = last_node.max(node);
         }
         let count: usize = prefix_counts.iter().sum();
         if count == 0 {
@@ -380,14 +440,11 @@ impl KeyNodeTable {
         }
         let depth = (0..=MAX_DEPTH)
             .find(|&depth| {
-                place_bytes(homes_for(share_of(count, depth), MIN_HOMES)) <= self.split_bytes
+                place_bytes::<F>(homes_for(share_of(count, depth), MIN_HOMES)) <= self.split_bytes
             })
             .unwrap_or(MAX_DEPTH);
-        let layout = Layout {
-            depth,
-            wide: wide_for(last_node),
-        };
-        let shard_of = |mixed: u32| prefix_of(mixed) >> (MAX_DEPTH - depth);
+        let layout = Layout::new(depth, wide_for::<F>(last_node));
+        let shard_of = |mixed: u64| prefix_of(mixed) >> (MAX_DEPTH - depth);
         let counts: Vec<usize> = prefix_counts
             .chunks(1 << (MAX_DEPTH - depth))
             .map(|prefixes| prefixes.iter().sum())
@@ -397,14 +454,13 @@ impl KeyNodeTable {
         let mut shards = Vec::with_capacity(counts.len());
         for (number, &count) in counts.iter().enumerate() {
             let mut builder = InOrder::new(homes_for(count, MIN_HOMES), layout);
-            while let Some(&packed) = entries.peek() {
-                let mixed = (packed >> 32) as u32;
+            while let Some(&(mixed, node)) = entries.peek() {
                 if shard_of(mixed) != number {
                     break;
                 }
                 debug_assert!(last <= Some(mixed), "entries in ascending order");
                 last = Some(mixed);
-                builder.push(layout.within(mixed), packed as NodeId);
+                builder.push(layout.within(mixed), node);
                 entries.next();
             }
             let mut shard = Shard::default();
@@ -419,6 +475,66 @@ impl KeyNodeTable {
         }
     }
 
+    /// The node of the first entry of `key` that `accept` takes, or `node`
+    /// added under `key` when none does (one walk where a lookup and then
+    /// an insert took two). `accept` sees each of the key's entries at
+    /// most once, in the order they were added, even when the shard grows
+    /// during the walk: it may count them.
+    pub fn find_or_insert(
+        &mut self,
+        key: F::Key,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> Option<NodeId> {
+        let mixed = F::mix(self.mix, key);
+        let number = self.room_for_one(mixed);
+        self.change(number, mixed, |shard, within| {
+            shard.find_or_insert(within, accept, node)
+        })
+    }
+
+    /// Gives the first entry of `key` that `accept` takes the node `node`
+    /// (its node before is given back), or adds `node` under `key` when
+    /// none does (one walk).
+    pub fn replace_or_insert(
+        &mut self,
+        key: F::Key,
+        accept: impl FnMut(NodeId) -> bool,
+        node: NodeId,
+    ) -> Option<NodeId> {
+        let mixed = F::mix(self.mix, key);
+        let number = self.room_for_one(mixed);
+        self.change(number, mixed, |shard, within| {
+            shard.replace_or_insert(within, accept, node)
+        })
+    }
+}
+
+/// The 32-bit keys' own ways in: the order recovery sorts its entries
+/// by, and entries packed in a `u64`.
+impl KeyNodeTable<ShortKeys> {
+    /// The key as this table orders it (a bijection of the key): entries
+    /// given in this order ([`Self::insert_all_in_order`]) need no sort.
+    pub fn order_of(&self, key: u32) -> u32 {
+        self.mix.mix(key)
+    }
+
+    /// [`Self::order_of`] as a function that does not borrow the table.
+    pub fn orderer(&self) -> impl Fn(u32) -> u32 + Copy + use<> {
+        let mix = self.mix;
+        move |key| mix.mix(key)
+    }
+
+    /// [`Self::insert_all_mixed_in_order`] of entries given as
+    /// [`Self::order_of`] their key in the high half and the node in the
+    /// low half (recovery's candidate keys and exact-hash tags, sorted so
+    /// already).
+    pub fn insert_all_in_order(&mut self, entries: impl Iterator<Item = u64> + Clone) {
+        self.insert_all_mixed_in_order(
+            entries.map(|packed| ((packed >> 32) << 32, packed as NodeId)),
+        );
+    }
+
     /// Adds many entries at once: into an empty table, sorted by mixed key
     /// and written front to back; otherwise one at a time. Recovery gives
     /// its entries sorted already ([`Self::insert_all_in_order`]); the
@@ -431,39 +547,6 @@ impl KeyNodeTable {
             .collect();
         let sorted = crate::radix::sort_stably_by(vec![entries], |packed| (packed >> 32) as u32);
         self.insert_all_in_order(sorted.into_iter());
-    }
-
-    /// The node of the first entry of `key` that `accept` takes, or `node`
-    /// added under `key` when none does (one walk where a lookup and then
-    /// an insert took two). `accept` sees each of the key's entries at
-    /// most once, in the order they were added, even when the shard grows
-    /// during the walk: it may count them.
-    pub fn find_or_insert(
-        &mut self,
-        key: u32,
-        accept: impl FnMut(NodeId) -> bool,
-        node: NodeId,
-    ) -> Option<NodeId> {
-        let mixed = self.mix.mix(key);
-        let number = self.room_for_one(mixed);
-        self.change(number, mixed, |shard, within| {
-            shard.find_or_insert(within, accept, node)
-        })
-    }
-
-    /// Gives the first entry of `key` that `accept` takes the node `node`,
-    /// or adds `node` under `key` when none does (one walk).
-    pub fn replace_or_insert(
-        &mut self,
-        key: u32,
-        accept: impl FnMut(NodeId) -> bool,
-        node: NodeId,
-    ) {
-        let mixed = self.mix.mix(key);
-        let number = self.room_for_one(mixed);
-        self.change(number, mixed, |shard, within| {
-            shard.replace_or_insert(within, accept, node)
-        });
     }
 }
 

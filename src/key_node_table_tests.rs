@@ -29,19 +29,22 @@ fn unmix(mix: KeyMix, mixed: u32) -> u32 {
     value.wrapping_mul(inverse(mix.multiplier)) ^ mix.xor
 }
 
-impl Shard {
+impl Shard<ShortKeys> {
     /// Every entry's key within the shard, in place order.
-    fn within_keys(&self) -> Vec<(usize, u32)> {
+    fn within_keys(&self) -> Vec<(usize, u64)> {
         let mut high = 0;
         let mut keys = Vec::new();
         for (place, entry) in self.places.iter().enumerate() {
-            if entry.is_vacant() {
+            if is_vacant::<ShortKeys>(entry) {
                 continue;
             }
             while self.start(high + 1) <= place {
                 high += 1;
             }
-            keys.push((place, self.layout.within_of(high, entry.low(self.layout))));
+            keys.push((
+                place,
+                self.layout.within_of(high, self.layout.low_of(*entry)),
+            ));
         }
         keys
     }
@@ -64,7 +67,7 @@ impl Shard {
         for &(place, within) in &keys {
             let home = self.home(within);
             prop_assert!(home <= place);
-            prop_assert!((home..place).all(|at| !self.places[at].is_vacant()));
+            prop_assert!((home..place).all(|at| !is_vacant::<ShortKeys>(&self.places[at])));
             // The directory separates this entry's high bits from the others.
             let entry_high = self.layout.high(within);
             prop_assert!(self.start(entry_high) <= place);
@@ -103,7 +106,7 @@ impl KeyNodeTable {
                 shard
                     .within_keys()
                     .into_iter()
-                    .map(|(_, within)| shard.layout.mixed(prefix, within)),
+                    .map(|(_, within)| (shard.layout.mixed(prefix, within) >> 32) as u32),
             );
         }
         keys
@@ -214,7 +217,7 @@ fn step() -> impl Strategy<Value = Step> {
 fn check(steps: &[Step], split_bytes: usize) -> Result<(), TestCaseError> {
     let mut table = KeyNodeTable {
         split_bytes,
-        ..KeyNodeTable::default()
+        ..KeyNodeTable::<ShortKeys>::default()
     };
     let mix = table.mix;
     let key_of = |mixed: u32| unmix(mix, mixed);
@@ -306,7 +309,7 @@ proptest! {
     fn the_table_answers_as_a_list_of_pairs_while_its_shards_split(
         steps in proptest::collection::vec(step(), 0..200),
     ) {
-        check(&steps, place_bytes(MIN_HOMES))?;
+        check(&steps, place_bytes::<ShortKeys>(MIN_HOMES))?;
     }
 
     #[test]
@@ -317,10 +320,10 @@ proptest! {
         for start_empty in [true, false] {
             // Small shards: entries at once go into many.
             let mut at_once = KeyNodeTable {
-                split_bytes: place_bytes(4 * MIN_HOMES),
-                ..KeyNodeTable::default()
+                split_bytes: place_bytes::<ShortKeys>(4 * MIN_HOMES),
+                ..KeyNodeTable::<ShortKeys>::default()
             };
-            let mut one_by_one = KeyNodeTable::default();
+            let mut one_by_one = KeyNodeTable::<ShortKeys>::default();
             let mix = at_once.mix;
             let key_of = |mixed: u32| unmix(mix, mixed);
             one_by_one.mix = at_once.mix;
@@ -360,12 +363,12 @@ proptest! {
     ) {
         for start_empty in [true, false] {
             let mut in_order = KeyNodeTable {
-                split_bytes: place_bytes(4 * MIN_HOMES),
-                ..KeyNodeTable::default()
+                split_bytes: place_bytes::<ShortKeys>(4 * MIN_HOMES),
+                ..KeyNodeTable::<ShortKeys>::default()
             };
             let mut one_by_one = KeyNodeTable {
                 mix: in_order.mix,
-                ..KeyNodeTable::default()
+                ..KeyNodeTable::<ShortKeys>::default()
             };
             if !start_empty {
                 for &key in &already {
@@ -396,7 +399,7 @@ proptest! {
 fn a_walk_that_grows_its_shard_shows_each_entry_to_accept_once() {
     // Entries of the largest key go at the last home: from the 66th, its
     // run reaches past the tail and the insert grows the shard mid-walk.
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     let key = unmix(table.mix, u32::MAX);
     for added in 0..200u32 {
         let mut seen = 0;
@@ -425,7 +428,7 @@ fn an_entry_is_five_bytes() {
 
 #[test]
 fn a_node_number_past_the_fields_width_widens_its_shard_alone() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     for key in 0..3_000_000u32 {
         table.insert(key.wrapping_mul(0x9e37_79b9), key);
     }
@@ -457,7 +460,7 @@ fn a_node_number_past_the_fields_width_widens_its_shard_alone() {
         Some(NodeId::MAX - 1)
     );
     // Entries given at once take the width their largest node needs.
-    let mut at_once = KeyNodeTable::default();
+    let mut at_once = KeyNodeTable::<ShortKeys>::default();
     at_once.insert_all(&[(1, 5), (2, 1 << 27), (3, 9)]);
     assert!(at_once.shards.iter().all(|shard| shard.layout.wide == 4));
     assert_eq!(at_once.get(2), Some(1 << 27));
@@ -466,7 +469,7 @@ fn a_node_number_past_the_fields_width_widens_its_shard_alone() {
 
 #[test]
 fn the_last_node_number_is_no_node() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     table.insert(5, NodeId::MAX);
     table.insert_all(&[(6, NodeId::MAX)]);
     assert!(table.is_empty());
@@ -475,7 +478,7 @@ fn the_last_node_number_is_no_node() {
 
 #[test]
 fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     let mut fills = Vec::new();
     for key in 0..200_000u32 {
         let homes = table.shards[0].homes;
@@ -507,7 +510,7 @@ fn it_grows_by_an_eighth_and_stays_between_82_and_92_percent_full() {
 
 #[test]
 fn a_shard_past_its_size_splits_and_grows_alone() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     let keys = 3_000_000u32;
     let mut shards_seen = vec![1];
     for key in 0..keys {
@@ -565,7 +568,7 @@ fn a_shard_past_its_size_splits_and_grows_alone() {
 
 #[test]
 fn entries_added_at_once_go_into_shards_of_one_size() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     let pairs: Vec<(u32, NodeId)> = (0..2_000_000u32)
         .map(|key| (key.wrapping_mul(0x9e37_79b9), key))
         .collect();
@@ -581,7 +584,7 @@ fn entries_added_at_once_go_into_shards_of_one_size() {
 
 #[test]
 fn keys_that_share_a_low_half_or_a_high_half_stay_apart() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     let mix = table.mix;
     let key_of = |mixed: u32| unmix(mix, mixed);
     for (node, mixed) in [0x0001_0005u32, 0x0002_0005, 0x0001_0006, 0xffff_0005]
@@ -602,7 +605,7 @@ fn keys_that_share_a_low_half_or_a_high_half_stay_apart() {
 
 #[test]
 fn unmix_undoes_the_mix() {
-    let mix = KeyMix::seeded();
+    let mix = ShortKeys::seeded();
     for key in [0u32, 1, 0xdead_beef, u32::MAX] {
         assert_eq!(unmix(mix, mix.mix(key)), key);
     }
@@ -610,7 +613,7 @@ fn unmix_undoes_the_mix() {
 
 #[test]
 fn shrinking_keeps_every_entry_in_fewer_places() {
-    let mut table = KeyNodeTable::default();
+    let mut table = KeyNodeTable::<ShortKeys>::default();
     for key in 0..20_000u32 {
         table.insert(key.wrapping_mul(0x9e37_79b9), key);
     }
@@ -630,7 +633,10 @@ fn shrinking_keeps_every_entry_in_fewer_places() {
     table.shrink_to(0);
     assert_eq!(
         (table.allocation_size(), table.len()),
-        (size_of::<Shard>() + PREFIXES * size_of::<u16>(), 0)
+        (
+            size_of::<Shard<ShortKeys>>() + PREFIXES * size_of::<u16>(),
+            0
+        )
     );
     table.insert(3, 4);
     assert_eq!(table.get(3), Some(4));

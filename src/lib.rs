@@ -45,7 +45,6 @@ pub mod encoding;
 // one node, exact hashes), a radix sort (recovery's bulk builds), and the
 // capture of a table as of one moment while it changes (snapshots).
 pub mod capture;
-pub mod compact_table;
 pub mod compact_text;
 pub mod hashing;
 pub mod key_node_table;

@@ -3,26 +3,18 @@
 //! directory, and how entries are laid out in order (see the parent's
 //! module documentation).
 
+use std::marker::PhantomData;
+
+use super::format::KeyFormat;
 use crate::units::NodeId;
 
 /// Most top bits of the mixed key that choose a shard: at most 256 shards.
 pub(super) const MAX_DEPTH: u32 = 8;
 
 /// Bits of the key below a shard's own that its directory stands for
-/// (summed over the shards) while node numbers fit [`NARROW_NODE_BITS`];
-/// one more for each bit an entry's node takes beyond those.
+/// (summed over the shards) while node numbers fit the format's narrow
+/// node field; one more for each bit an entry's node takes beyond those.
 pub(super) const HIGH_BITS: u32 = 16;
-
-/// Bits of the key an entry keeps while node numbers fit
-/// [`NARROW_NODE_BITS`]; one fewer for each bit its node takes beyond.
-const LOW_BITS: u32 = 16;
-
-/// Bits of an entry's node while the numbers are below 2^24 − 1 (16.7 M
-/// nodes): with [`LOW_BITS`], 40 bits, five bytes.
-const NARROW_NODE_BITS: u32 = 24;
-
-/// Bits the node field widens by at most: to all 32 bits of a number.
-const MAX_WIDE: u32 = 32 - NARROW_NODE_BITS;
 
 /// The table fills to this fraction (percent) before it grows.
 pub(super) const MAX_LOAD_PERCENT: usize = 92;
@@ -36,87 +28,57 @@ pub(super) const TAIL_PLACES: usize = 64;
 /// Homes of the smallest shard that holds anything.
 pub(super) const MIN_HOMES: usize = 8;
 
-/// Bits beyond [`NARROW_NODE_BITS`] an entry's node field needs to hold
-/// `node` (as `node + 1`, 0 marking a vacant place).
-pub(super) fn wide_for(node: NodeId) -> u32 {
+/// Bits beyond `F`'s narrow node field an entry's node field needs to
+/// hold `node` (as `node + 1`, 0 marking a vacant place).
+pub(super) fn wide_for<F: KeyFormat>(node: NodeId) -> u32 {
     let stored = u64::from(node) + 1;
     (64 - stored.leading_zeros())
-        .saturating_sub(NARROW_NODE_BITS)
-        .min(MAX_WIDE)
-}
-
-/// An entry in five bytes, little-endian: the node plus one in its low
-/// [`Layout::node_bits`], the kept bits of the key above them. A vacant
-/// place is all zeros (no entry's node field is 0).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Entry([u8; 5]);
-
-impl Entry {
-    const VACANT: Entry = Entry([0; 5]);
-
-    pub(super) fn new(low: u32, node: NodeId, layout: Layout) -> Self {
-        let value = (u64::from(low) << layout.node_bits()) | (u64::from(node) + 1);
-        let bytes = value.to_le_bytes();
-        Entry([bytes[0], bytes[1], bytes[2], bytes[3], bytes[4]])
-    }
-
-    fn value(self) -> u64 {
-        let [a, b, c, d, e] = self.0;
-        u64::from(u32::from_le_bytes([a, b, c, d])) | (u64::from(e) << 32)
-    }
-
-    pub(super) fn is_vacant(&self) -> bool {
-        self.0 == [0; 5]
-    }
-
-    pub(super) fn low(&self, layout: Layout) -> u32 {
-        (self.value() >> layout.node_bits()) as u32
-    }
-
-    pub(super) fn node(&self, layout: Layout) -> NodeId {
-        let stored = self.value() & ((1 << layout.node_bits()) - 1);
-        (stored as NodeId).wrapping_sub(1)
-    }
-
-    pub(super) fn set_node(&mut self, node: NodeId, layout: Layout) {
-        *self = Entry::new(self.low(layout), node, layout);
-    }
+        .saturating_sub(F::NARROW_NODE_BITS)
+        .min(32 - F::NARROW_NODE_BITS)
 }
 
 /// The place a shard's key starts from in a shard of `homes` homes: the
-/// key scaled to the length (its high bits choose).
-pub(super) fn home(within: u32, homes: usize) -> usize {
-    ((u64::from(within) * homes as u64) >> 32) as usize
+/// key scaled to the length (its high 32 bits choose).
+pub(super) fn home(within: u64, homes: usize) -> usize {
+    (((within >> 32) * homes as u64) >> 32) as usize
 }
 
 /// How a shard reads its keys and entries: the top `depth` bits of a
 /// mixed key name the shard; of the bits below them, its directory stands
 /// for the next [`Layout::high_bits`] and each entry keeps the rest
 /// ([`Layout::low_bits`]) beside its node, in [`Layout::node_bits`]
-/// (`wide` more than [`NARROW_NODE_BITS`]: the node field widens as the
-/// numbers grow, and the directory takes the bits the entry gives up).
+/// (`wide` more than the format's narrow field: the node field widens as
+/// the numbers grow, and the directory takes the bits the entry gives up).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct Layout {
+pub(super) struct Layout<F> {
     pub(super) depth: u32,
     pub(super) wide: u32,
+    format: PhantomData<F>,
 }
 
-impl Layout {
+impl<F: KeyFormat> Layout<F> {
+    pub(super) fn new(depth: u32, wide: u32) -> Self {
+        Layout {
+            depth,
+            wide,
+            format: PhantomData,
+        }
+    }
+
     /// The mixed key as the shard orders it: its bits below the shard's,
     /// at the top.
-    pub(super) fn within(self, mixed: u32) -> u32 {
+    pub(super) fn within(self, mixed: u64) -> u64 {
         mixed << self.depth
     }
 
     /// The mixed key of a key `within` a shard of `prefix` (its top
     /// [`MAX_DEPTH`] bits, of which the shard's own are the first).
-    #[cfg(test)]
-    pub(super) fn mixed(self, prefix: usize, within: u32) -> u32 {
+    pub(super) fn mixed(self, prefix: usize, within: u64) -> u64 {
         if self.depth == 0 {
             return within;
         }
-        let own = (prefix as u32) >> (MAX_DEPTH - self.depth);
-        (own << (32 - self.depth)) | (within >> self.depth)
+        let own = (prefix as u64) >> (MAX_DEPTH - self.depth);
+        (own << (64 - self.depth)) | (within >> self.depth)
     }
 
     /// Bits of the key the directory stands for.
@@ -126,30 +88,52 @@ impl Layout {
 
     /// Bits of the key an entry keeps.
     fn low_bits(self) -> u32 {
-        LOW_BITS - self.wide
+        F::KEY_BITS - HIGH_BITS - self.wide
+    }
+
+    /// Bits of `within` below the key's last kept bit.
+    fn below_low(self) -> u32 {
+        64 - F::KEY_BITS + self.depth
     }
 
     pub(super) fn node_bits(self) -> u32 {
-        NARROW_NODE_BITS + self.wide
+        F::NARROW_NODE_BITS + self.wide
     }
 
-    pub(super) fn high(self, within: u32) -> usize {
-        (within >> (32 - self.high_bits())) as usize
+    pub(super) fn high(self, within: u64) -> usize {
+        (within >> (64 - self.high_bits())) as usize
     }
 
-    pub(super) fn low(self, within: u32) -> u32 {
-        (within >> self.depth) & ((1 << self.low_bits()) - 1)
+    pub(super) fn low(self, within: u64) -> u64 {
+        (within >> self.below_low()) & ((1 << self.low_bits()) - 1)
     }
 
     /// The key within the shard of an entry of directory part `high`.
-    pub(super) fn within_of(self, high: usize, low: u32) -> u32 {
-        ((high as u32) << (32 - self.high_bits())) | (low << self.depth)
+    pub(super) fn within_of(self, high: usize, low: u64) -> u64 {
+        ((high as u64) << (64 - self.high_bits())) | (low << self.below_low())
     }
 
     /// Positions of a shard's directory.
     pub(super) fn directory_len(self) -> usize {
         (1 << self.high_bits()) + 1
     }
+
+    pub(super) fn entry(self, low: u64, node: NodeId) -> F::Entry {
+        F::entry(low, node, self.node_bits())
+    }
+
+    pub(super) fn low_of(self, entry: F::Entry) -> u64 {
+        F::low(entry, self.node_bits())
+    }
+
+    pub(super) fn node_of(self, entry: F::Entry) -> NodeId {
+        F::node(entry, self.node_bits())
+    }
+}
+
+/// Whether a place holds no entry.
+pub(super) fn is_vacant<F: KeyFormat>(entry: &F::Entry) -> bool {
+    *entry == F::VACANT
 }
 
 /// Entries a table of `homes` holds before it grows.
@@ -168,22 +152,34 @@ pub(super) fn homes_for(needed: usize, from: usize) -> usize {
 }
 
 /// Bytes of the places of a shard of `homes` homes.
-pub(super) fn place_bytes(homes: usize) -> usize {
-    (homes + TAIL_PLACES) * size_of::<Entry>()
+pub(super) fn place_bytes<F: KeyFormat>(homes: usize) -> usize {
+    (homes + TAIL_PLACES) * size_of::<F::Entry>()
 }
 
 /// One shard: the table of the mixed keys that share its top `depth`
 /// bits, ordered by the bits below ([`Layout::within`]).
-#[derive(Debug, Clone, Default)]
-pub(super) struct Shard {
+#[derive(Debug, Clone)]
+pub(super) struct Shard<F: KeyFormat> {
     /// `homes` places that keys scale to, then [`TAIL_PLACES`].
-    pub(super) places: Vec<Entry>,
+    pub(super) places: Vec<F::Entry>,
     pub(super) homes: usize,
     /// Empty while `places` is; then [`Layout::directory_len`] positions
     /// (module docs).
     pub(super) starts: Vec<u32>,
     pub(super) len: usize,
-    pub(super) layout: Layout,
+    pub(super) layout: Layout<F>,
+}
+
+impl<F: KeyFormat> Default for Shard<F> {
+    fn default() -> Self {
+        Shard {
+            places: Vec::new(),
+            homes: 0,
+            starts: Vec::new(),
+            len: 0,
+            layout: Layout::default(),
+        }
+    }
 }
 
 /// Where a walk for a key ended.
@@ -195,9 +191,15 @@ enum Walk {
     Absent(Option<usize>),
 }
 
-impl Shard {
+impl<F: KeyFormat> Shard<F> {
+    /// Gives the entry at `place` the node `node`.
+    fn set_node(&mut self, place: usize, node: NodeId) {
+        let layout = self.layout;
+        self.places[place] = layout.entry(layout.low_of(self.places[place]), node);
+    }
+
     pub(super) fn allocation_size(&self) -> usize {
-        self.places.capacity() * size_of::<Entry>() + self.starts.capacity() * size_of::<u32>()
+        self.places.capacity() * size_of::<F::Entry>() + self.starts.capacity() * size_of::<u32>()
     }
 
     /// True when making room for `additional` more entries would grow the
@@ -206,10 +208,10 @@ impl Shard {
         let needed = self.len.saturating_add(additional);
         self.layout.depth < MAX_DEPTH
             && needed > max_len(self.homes)
-            && place_bytes(homes_for(needed, self.homes)) > split_bytes
+            && place_bytes::<F>(homes_for(needed, self.homes)) > split_bytes
     }
 
-    pub(super) fn home(&self, within: u32) -> usize {
+    pub(super) fn home(&self, within: u64) -> usize {
         home(within, self.homes)
     }
 
@@ -218,26 +220,26 @@ impl Shard {
     }
 
     /// Every entry, as its key within the shard and its node, in order.
-    pub(super) fn entries(&self) -> impl Iterator<Item = (u32, NodeId)> + '_ {
+    pub(super) fn entries(&self) -> impl Iterator<Item = (u64, NodeId)> + '_ {
         let mut high = 0;
         self.places
             .iter()
             .enumerate()
-            .filter(|(_, entry)| !entry.is_vacant())
-            .map(move |(place, entry)| {
+            .filter(|(_, entry)| !is_vacant::<F>(entry))
+            .map(move |(place, &entry)| {
                 while self.start(high + 1) <= place {
                     high += 1;
                 }
                 (
-                    self.layout.within_of(high, entry.low(self.layout)),
-                    entry.node(self.layout),
+                    self.layout.within_of(high, self.layout.low_of(entry)),
+                    self.layout.node_of(entry),
                 )
             })
     }
 
     /// From the key's home: past the entries of smaller keys, then each
     /// entry of the key until `accept` takes one.
-    fn walk(&self, within: u32, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
+    fn walk(&self, within: u64, mut accept: impl FnMut(NodeId) -> bool) -> Walk {
         if self.places.is_empty() {
             return Walk::Absent(None);
         }
@@ -247,15 +249,15 @@ impl Shard {
         let mut place = self.home(within);
         while place < self.places.len() {
             let entry = self.places[place];
-            if entry.is_vacant() || place >= after {
+            if is_vacant::<F>(&entry) || place >= after {
                 return Walk::Absent(Some(place));
             }
             if place >= first {
-                let low = entry.low(layout);
+                let low = layout.low_of(entry);
                 if low > key_low {
                     return Walk::Absent(Some(place));
                 }
-                if low == key_low && accept(entry.node(layout)) {
+                if low == key_low && accept(layout.node_of(entry)) {
                     return Walk::Found(place);
                 }
             }
@@ -264,23 +266,23 @@ impl Shard {
         Walk::Absent(None)
     }
 
-    pub(super) fn find(&self, within: u32, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
+    pub(super) fn find(&self, within: u64, accept: impl FnMut(NodeId) -> bool) -> Option<NodeId> {
         match self.walk(within, accept) {
-            Walk::Found(place) => Some(self.places[place].node(self.layout)),
+            Walk::Found(place) => Some(self.layout.node_of(self.places[place])),
             Walk::Absent(_) => None,
         }
     }
 
     pub(super) fn replace(
         &mut self,
-        within: u32,
+        within: u64,
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
     ) -> bool {
         self.widen_for(node);
         match self.walk(within, accept) {
             Walk::Found(place) => {
-                self.places[place].set_node(node, self.layout);
+                self.set_node(place, node);
                 true
             }
             Walk::Absent(_) => false,
@@ -290,28 +292,28 @@ impl Shard {
     /// Drops the first entry of `within` and adds `node` after its last,
     /// in the places the key's entries hold (side by side): the entries
     /// after them do not move. Whether the key had an entry.
-    pub(super) fn shift_in(&mut self, within: u32, node: NodeId) -> bool {
+    pub(super) fn shift_in(&mut self, within: u64, node: NodeId) -> bool {
         self.widen_for(node);
         let Walk::Found(first) = self.walk(within, |_| true) else {
             return false;
         };
         let layout = self.layout;
-        let low = self.places[first].low(layout);
+        let low = layout.low_of(self.places[first]);
         let after = self.start(layout.high(within) + 1);
         let mut last = first;
         while last + 1 < after.min(self.places.len()) {
             let next = self.places[last + 1];
-            if next.is_vacant() || next.low(layout) != low {
+            if is_vacant::<F>(&next) || layout.low_of(next) != low {
                 break;
             }
             self.places[last] = next;
             last += 1;
         }
-        self.places[last] = Entry::new(low, node, layout);
+        self.places[last] = layout.entry(low, node);
         true
     }
 
-    pub(super) fn insert(&mut self, within: u32, node: NodeId) {
+    pub(super) fn insert(&mut self, within: u64, node: NodeId) {
         self.widen_for(node);
         if let Err(room) = self.find_or_room(within, |_| false) {
             self.put(room, within, node);
@@ -343,28 +345,28 @@ impl Shard {
 
     pub(super) fn remove_if(
         &mut self,
-        within: u32,
+        within: u64,
         accept: impl FnMut(NodeId) -> bool,
     ) -> Option<NodeId> {
         let Walk::Found(place) = self.walk(within, accept) else {
             return None;
         };
-        let removed = self.places[place].node(self.layout);
+        let removed = self.layout.node_of(self.places[place]);
         // The entries after it that are not at their home move one back.
         let mut entry_high = self.layout.high(within);
         let mut next = place + 1;
-        while next < self.places.len() && !self.places[next].is_vacant() {
+        while next < self.places.len() && !is_vacant::<F>(&self.places[next]) {
             while self.start(entry_high + 1) <= next {
                 entry_high += 1;
             }
             let entry = self.places[next];
-            if self.home(self.layout.within_of(entry_high, entry.low(self.layout))) == next {
+            if self.home(self.layout.within_of(entry_high, self.layout.low_of(entry))) == next {
                 break;
             }
             next += 1;
         }
         self.places.copy_within(place + 1..next, place);
-        self.places[next - 1] = Entry::VACANT;
+        self.places[next - 1] = F::VACANT;
         self.len -= 1;
         // Positions among the entries moved back move back with them.
         let above = &mut self.starts[self.layout.high(within) + 1..];
@@ -404,7 +406,7 @@ impl Shard {
     }
 
     /// [`Self::place_over`], the entries written in `layout`.
-    fn place_over_as(&mut self, homes: usize, layout: Layout) {
+    fn place_over_as(&mut self, homes: usize, layout: Layout<F>) {
         let mut builder = InOrder::new(homes, layout);
         for (within, node) in self.entries() {
             builder.push(within, node);
@@ -417,14 +419,11 @@ impl Shard {
     /// one, its directory standing for the bits each entry gives up (a
     /// shard's copy, once per bit, from 2^24 nodes on).
     fn widen_for(&mut self, node: NodeId) {
-        let wide = wide_for(node);
+        let wide = wide_for::<F>(node);
         if wide <= self.layout.wide || node == NodeId::MAX {
             return;
         }
-        let layout = Layout {
-            wide,
-            ..self.layout
-        };
+        let layout = Layout::new(self.layout.depth, wide);
         if self.places.is_empty() {
             self.layout = layout;
         } else {
@@ -434,13 +433,13 @@ impl Shard {
 
     pub(super) fn find_or_insert(
         &mut self,
-        within: u32,
+        within: u64,
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
     ) -> Option<NodeId> {
         self.widen_for(node);
         match self.find_or_room(within, accept) {
-            Ok(place) => Some(self.places[place].node(self.layout)),
+            Ok(place) => Some(self.layout.node_of(self.places[place])),
             Err(room) => {
                 self.put(room, within, node);
                 None
@@ -450,15 +449,88 @@ impl Shard {
 
     pub(super) fn replace_or_insert(
         &mut self,
-        within: u32,
+        within: u64,
         accept: impl FnMut(NodeId) -> bool,
         node: NodeId,
-    ) {
+    ) -> Option<NodeId> {
         self.widen_for(node);
         match self.find_or_room(within, accept) {
-            Ok(place) => self.places[place].set_node(node, self.layout),
-            Err(room) => self.put(room, within, node),
+            Ok(place) => {
+                let replaced = self.layout.node_of(self.places[place]);
+                self.set_node(place, node);
+                Some(replaced)
+            }
+            Err(room) => {
+                self.put(room, within, node);
+                None
+            }
         }
+    }
+
+    /// Keeps the entries whose node `keep` takes, laid out again over the
+    /// same homes.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(NodeId) -> bool) {
+        if self.places.is_empty() {
+            return;
+        }
+        let mut builder = InOrder::new(self.homes, self.layout);
+        for (within, node) in self.entries() {
+            if keep(node) {
+                builder.push(within, node);
+            }
+        }
+        builder.finish(self);
+    }
+
+    /// Looks at the entries from key `within` on, about `budget` places
+    /// (on to the end of the last key's entries, and past vacant places
+    /// to an entry), and takes out those whose node `keep` refuses. Gives
+    /// the places looked at, and the key to go on from (`None`: the
+    /// shard's end was reached). A key, not a place, because the removals
+    /// move entries back.
+    pub(super) fn sweep_from(
+        &mut self,
+        within: u64,
+        budget: usize,
+        mut keep: impl FnMut(NodeId) -> bool,
+    ) -> (usize, Option<u64>) {
+        let mut place = match self.walk(within, |_| true) {
+            Walk::Found(place) | Walk::Absent(Some(place)) => place,
+            Walk::Absent(None) => return (0, None),
+        };
+        let layout = self.layout;
+        let first = place;
+        let mut high = self
+            .starts
+            .partition_point(|&start| start as usize <= place);
+        high = high.saturating_sub(1);
+        let mut refused = Vec::new();
+        let mut last = None;
+        let mut stop = None;
+        while place < self.places.len() {
+            let entry = self.places[place];
+            if !is_vacant::<F>(&entry) {
+                while self.start(high + 1) <= place {
+                    high += 1;
+                }
+                let key = layout.within_of(high, layout.low_of(entry));
+                // Past the budget, at the first entry of another key.
+                if place - first >= budget && last.is_some_and(|last| last != key) {
+                    stop = Some(key);
+                    break;
+                }
+                let node = layout.node_of(entry);
+                if !keep(node) {
+                    refused.push((key, node));
+                }
+                last = Some(key);
+            }
+            place += 1;
+        }
+        for (key, node) in refused {
+            self.remove_if(key, |held| held == node);
+        }
+        ((place - first).max(1), stop)
     }
 
     /// With room for one more entry: the place of the first entry of
@@ -472,7 +544,7 @@ impl Shard {
     /// homes, as [`InOrder::push`] knows.)
     fn find_or_room(
         &mut self,
-        within: u32,
+        within: u64,
         accept: impl FnMut(NodeId) -> bool,
     ) -> Result<usize, (usize, usize)> {
         self.reserve(1);
@@ -482,7 +554,7 @@ impl Shard {
                 Walk::Found(place) => return Ok(place),
                 Walk::Absent(Some(place)) => {
                     if let Some(vacant) =
-                        (place..self.places.len()).find(|&at| self.places[at].is_vacant())
+                        (place..self.places.len()).find(|&at| is_vacant::<F>(&self.places[at]))
                     {
                         return Err((place, vacant));
                     }
@@ -492,19 +564,19 @@ impl Shard {
             // The run reaches past the last place: a longer tail. No
             // position of the directory moves.
             self.places
-                .resize(self.places.len() + TAIL_PLACES, Entry::VACANT);
+                .resize(self.places.len() + TAIL_PLACES, F::VACANT);
             walk = self.walk(within, |_| false);
         }
     }
 
     /// Adds an entry at `place`, the entries from there to `vacant` moving
     /// one place on; `NodeId::MAX` is no node and is not added.
-    fn put(&mut self, (place, vacant): (usize, usize), within: u32, node: NodeId) {
+    fn put(&mut self, (place, vacant): (usize, usize), within: u64, node: NodeId) {
         if node == NodeId::MAX {
             return;
         }
         self.places.copy_within(place..vacant, place + 1);
-        self.places[place] = Entry::new(self.layout.low(within), node, self.layout);
+        self.places[place] = self.layout.entry(self.layout.low(within), node);
         self.len += 1;
         self.moved_on(self.layout.high(within), place, vacant);
     }
@@ -539,11 +611,11 @@ fn run_from_end(starts: &[u32], inside: impl Fn(u32) -> bool) -> usize {
 /// Places entries given in the order of their keys (within a shard) into
 /// fresh places: each at its home or right after the one before, the directory
 /// written as the high halves go by.
-pub(super) struct InOrder {
-    places: Vec<Entry>,
+pub(super) struct InOrder<F: KeyFormat> {
+    places: Vec<F::Entry>,
     starts: Vec<u32>,
     homes: usize,
-    layout: Layout,
+    layout: Layout<F>,
     /// The next place free after the last entry placed.
     cursor: usize,
     /// The next high half whose start is not written yet.
@@ -551,10 +623,10 @@ pub(super) struct InOrder {
     len: usize,
 }
 
-impl InOrder {
-    pub(super) fn new(homes: usize, layout: Layout) -> Self {
+impl<F: KeyFormat> InOrder<F> {
+    pub(super) fn new(homes: usize, layout: Layout<F>) -> Self {
         InOrder {
-            places: vec![Entry::VACANT; homes + TAIL_PLACES],
+            places: vec![F::VACANT; homes + TAIL_PLACES],
             starts: vec![0; layout.directory_len()],
             homes,
             layout,
@@ -564,13 +636,13 @@ impl InOrder {
         }
     }
 
-    pub(super) fn push(&mut self, within: u32, node: NodeId) {
+    pub(super) fn push(&mut self, within: u64, node: NodeId) {
         let place = home(within, self.homes).max(self.cursor);
         if place >= self.places.len() {
             // A run past the tail (not seen with mixed keys): room for it.
-            self.places.resize(place + TAIL_PLACES, Entry::VACANT);
+            self.places.resize(place + TAIL_PLACES, F::VACANT);
         }
-        self.places[place] = Entry::new(self.layout.low(within), node, self.layout);
+        self.places[place] = self.layout.entry(self.layout.low(within), node);
         while self.next_high <= self.layout.high(within) {
             self.starts[self.next_high] = place as u32;
             self.next_high += 1;
@@ -579,7 +651,7 @@ impl InOrder {
         self.len += 1;
     }
 
-    pub(super) fn finish(mut self, shard: &mut Shard) {
+    pub(super) fn finish(mut self, shard: &mut Shard<F>) {
         for start in &mut self.starts[self.next_high..] {
             *start = self.cursor as u32;
         }

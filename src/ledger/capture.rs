@@ -15,7 +15,6 @@
 
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
 use crate::capture::{CaptureSink, Image};
-use crate::compact_table::{KeyedEntry, TableEntry};
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
 use crate::engine::commonness::CommonSentenceRecord;
 use crate::forest::{ForestCounters, NodeRecord};
@@ -35,7 +34,7 @@ pub struct LedgerCapture {
 #[derive(Debug)]
 pub struct CapturedLedger {
     engine: CapturedEngine,
-    /// The key table's places, vacant ones too.
+    /// The keys with their nodes' numbers, in no order.
     keys: Image<KeyEntry>,
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
@@ -52,8 +51,8 @@ impl CapturedLedger {
         // A key whose node was gone at the capture's moment (no position
         // among the nodes) is left out.
         let mut keys = self.keys;
-        keys.retain(|entry| !entry.is_vacant() && position_of(&positions, entry).is_some());
-        keys.sort_unstable_by_key(KeyedEntry::key);
+        keys.retain(|entry| position_of(&positions, entry).is_some());
+        keys.sort_unstable_by_key(KeyEntry::key);
         SnapshotImage {
             engine,
             positions,
@@ -161,7 +160,6 @@ impl Ledger {
         // Beside the side records: a file the kernel may write out.
         let keys = self
             .node_of_key
-            .table
             .start_capture(self.engine.capture_directory());
         LedgerCapture {
             engine,
@@ -181,14 +179,13 @@ impl Ledger {
         self.engine.capture_some(budget_bytes)
             && self
                 .node_of_key
-                .table
                 .capture_some(budget_bytes / size_of::<KeyEntry>())
     }
 
     /// The captured state once [`Ledger::capture_some`] said all is copied
     /// (the capture ends); `None`, the capture dropped, before.
     pub fn take_capture(&self, capture: LedgerCapture) -> Option<CapturedLedger> {
-        let keys = self.node_of_key.table.take_capture();
+        let keys = self.node_of_key.take_capture();
         let engine = self.engine.take_capture(capture.engine);
         let (Some(engine), Some(keys)) = (engine, keys) else {
             self.stop_capture();
@@ -206,6 +203,6 @@ impl Ledger {
     /// Ends a capture without its image (a snapshot given up).
     pub fn stop_capture(&self) {
         self.engine.stop_capture();
-        self.node_of_key.table.stop_capture();
+        self.node_of_key.stop_capture();
     }
 }

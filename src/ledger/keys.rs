@@ -1,16 +1,30 @@
 //! The ledger's document keys: which node each stored document was
 //! placed at, by the node's number ([`DocumentKeys`]).
 //!
-//! Why by number: an entry is 12 bytes where the node's fingerprint made
-//! it 16 (a key per document: the ledger's largest table), and a key whose
-//! node is gone reads as absent at once, so forgetting such keys needs no
-//! walk of the whole table under the write lock, and no log of which ones
-//! a walk forgot (see `docs/decisions.md`).
+//! Why by number: an entry names its node in 4 bytes where the node's
+//! fingerprint took 8 (a key per document: the ledger's largest table),
+//! and a key whose node is gone reads as absent at once, so forgetting
+//! such keys needs no walk of the whole table under the write lock, and
+//! no log of which ones a walk forgot (see `docs/decisions.md`).
+//!
+//! Why in a key-node table ([`crate::key_node_table`]): the keys pass
+//! through a seeded bijection of `u64`, and the table's shards and their
+//! directories stand for the mixed key's top 16 bits, so an entry keeps
+//! the other 48 and the node: 10 bytes, where a table of whole keys took
+//! 12. And the table grows a shard (a few megabytes) at a time, each a
+//! mapping of its own, where a whole table's growth held writes for up
+//! to 2.8 s at 100 M keys. A snapshot copies each shard whole before its
+//! first change after the capture's start ([`DocumentKeys::start_capture`]).
 
+use std::path::Path;
+
+use parking_lot::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::compact_table::{KeyedEntry, KeyedTable, SweepPass, TableEntry};
+use crate::capture::{CaptureSink, Image};
 use crate::forest::Forest;
+use crate::hashing::FingerprintBuildHasher;
+use crate::key_node_table::{KeyFormat, KeyNodeTable};
 use crate::units::{Fingerprint, NodeId};
 
 /// A stored document's identity: a hash of its concrete index and id.
@@ -27,11 +41,10 @@ impl DocumentKey {
     }
 }
 
-/// A key and the number of the node its document was placed at: 12
-/// bytes in a [`KeyedTable`] (82–92 % full; 16 with the node's
-/// fingerprint, until issue 49's sixteenth part), the key in two halves so
-/// that the entry is aligned to 4.
-#[derive(Debug, Clone, Copy)]
+/// A whole key and the number of its node, 12 bytes: what a snapshot's
+/// capture copies ([`DocumentKeys::start_capture`]), the key in two halves
+/// so that the entry is aligned to 4.
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct KeyEntry {
     key: [u32; 2],
     pub(super) node: NodeId,
@@ -44,35 +57,108 @@ impl KeyEntry {
             node,
         }
     }
-}
 
-impl TableEntry for KeyEntry {
-    const VACANT: Self = KeyEntry {
-        key: [u32::MAX, u32::MAX],
-        node: 0,
-    };
-    fn is_vacant(&self) -> bool {
-        self.key == [u32::MAX, u32::MAX]
-    }
-}
-
-/// The key value that marks an empty place; a document key with this hash
-/// is kept as the one below it (one more 64-bit collision, as unlikely as
-/// any other).
-const VACANT_KEY: u64 = u64::MAX;
-
-fn kept_key(key: DocumentKey) -> u64 {
-    if key.0 == VACANT_KEY {
-        VACANT_KEY - 1
-    } else {
-        key.0
-    }
-}
-
-impl KeyedEntry for KeyEntry {
-    type Key = u64;
-    fn key(&self) -> u64 {
+    pub(super) fn key(&self) -> u64 {
         u64::from(self.key[0]) | u64::from(self.key[1]) << 32
+    }
+}
+
+/// The document keys' format in a [`KeyNodeTable`]: 64-bit keys, entries
+/// of the 48 bits below the mixed key's top 16 and the node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DocumentKeyFormat;
+
+/// The kept 48 bits and the node plus one, in 10 bytes (alignment 2). A
+/// vacant place is all zeros (no entry's node field is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocumentKeyEntry([u16; 5]);
+
+impl KeyFormat for DocumentKeyFormat {
+    type Key = DocumentKey;
+    type Entry = DocumentKeyEntry;
+    type Mix = KeyMix;
+    const KEY_BITS: u32 = 64;
+    const NARROW_NODE_BITS: u32 = 32;
+    const VACANT: DocumentKeyEntry = DocumentKeyEntry([0; 5]);
+
+    fn seeded() -> KeyMix {
+        KeyMix::seeded()
+    }
+
+    fn mix(mix: KeyMix, key: DocumentKey) -> u64 {
+        mix.mix(key.0)
+    }
+
+    fn entry(low: u64, node: NodeId, _node_bits: u32) -> DocumentKeyEntry {
+        let stored = node.wrapping_add(1);
+        DocumentKeyEntry([
+            low as u16,
+            (low >> 16) as u16,
+            (low >> 32) as u16,
+            stored as u16,
+            (stored >> 16) as u16,
+        ])
+    }
+
+    fn low(entry: DocumentKeyEntry, _node_bits: u32) -> u64 {
+        let [a, b, c, _, _] = entry.0;
+        u64::from(a) | u64::from(b) << 16 | u64::from(c) << 32
+    }
+
+    fn node(entry: DocumentKeyEntry, _node_bits: u32) -> NodeId {
+        let [_, _, _, low, high] = entry.0;
+        (NodeId::from(low) | NodeId::from(high) << 16).wrapping_sub(1)
+    }
+}
+
+/// A seeded bijection of `u64` (xor, odd multiplies and xor-shifts are
+/// each invertible): a snapshot gives back the keys themselves, and
+/// crafted document ids cannot aim at one shard.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyMix {
+    seed: u64,
+}
+
+const MIX_FIRST: u64 = 0xbf58_476d_1ce4_e5b9;
+const MIX_SECOND: u64 = 0x94d0_49bb_1331_11eb;
+
+/// The inverse of an odd `u64` modulo 2^64 (Newton's iteration doubles
+/// the correct low bits each step: 3, 6, 12, 24, 48, 96).
+const fn inverse_of(odd: u64) -> u64 {
+    let mut inverse = odd;
+    let mut step = 0;
+    while step < 5 {
+        inverse = inverse.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inverse)));
+        step += 1;
+    }
+    inverse
+}
+
+const MIX_FIRST_INVERSE: u64 = inverse_of(MIX_FIRST);
+const MIX_SECOND_INVERSE: u64 = inverse_of(MIX_SECOND);
+
+impl KeyMix {
+    fn seeded() -> Self {
+        use std::hash::BuildHasher;
+        KeyMix {
+            seed: FingerprintBuildHasher::default().hash_one(0x646f_635f_6b65_7973_u64),
+        }
+    }
+
+    fn mix(self, key: u64) -> u64 {
+        let mut mixed = key ^ self.seed;
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(MIX_FIRST);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(MIX_SECOND);
+        mixed ^ (mixed >> 31)
+    }
+
+    fn unmix(self, mixed: u64) -> u64 {
+        let mut key = mixed ^ (mixed >> 31) ^ (mixed >> 62);
+        key = key.wrapping_mul(MIX_SECOND_INVERSE);
+        key ^= (key >> 27) ^ (key >> 54);
+        key = key.wrapping_mul(MIX_FIRST_INVERSE);
+        key ^= (key >> 30) ^ (key >> 60);
+        key ^ self.seed
     }
 }
 
@@ -80,6 +166,49 @@ impl KeyedEntry for KeyEntry {
 /// call): a pass ends after about a 64th of the keys' count in removals,
 /// so the numbers held for it are a few percent of the nodes.
 pub const KEY_SWEEP_PLACES_PER_REMOVAL: usize = 64;
+
+/// A snapshot's copy of the keys under way: each shard is copied whole,
+/// by the copier in order or by the first change to it, whichever comes
+/// first. A shard split off one after the start holds only keys of one
+/// copied before it split.
+#[derive(Debug)]
+struct KeysCapture {
+    /// Shards at the start.
+    shards: usize,
+    /// One bit a shard: copied.
+    copied: Vec<u64>,
+    /// The copier's next shard.
+    next: usize,
+    sink: CaptureSink<KeyEntry>,
+}
+
+impl KeysCapture {
+    fn is_copied(&self, shard: usize) -> bool {
+        shard >= self.shards || self.copied[shard / 64] & (1 << (shard % 64)) != 0
+    }
+
+    /// Copies `shard` (as it is: not changed since the start) unless it
+    /// was; the entries copied.
+    fn copy(&mut self, shard: usize, table: &KeyNodeTable<DocumentKeyFormat>) -> usize {
+        if self.is_copied(shard) {
+            return 0;
+        }
+        self.copied[shard / 64] |= 1 << (shard % 64);
+        let mix = table.mix();
+        let entries: Vec<KeyEntry> = table
+            .shard_entries(shard)
+            .map(|(mixed, node)| KeyEntry::new(mix.unmix(mixed), node))
+            .collect();
+        self.sink.stage(&entries);
+        entries.len()
+    }
+
+    fn copy_all(&mut self, table: &KeyNodeTable<DocumentKeyFormat>) {
+        for shard in 0..self.shards {
+            self.copy(shard, table);
+        }
+    }
+}
 
 /// Document key → the node its document was placed at, by number.
 ///
@@ -91,16 +220,43 @@ pub const KEY_SWEEP_PLACES_PER_REMOVAL: usize = 64;
 /// where forgetting such keys was one walk of the whole table under the
 /// write lock, and which keys it forgot had to be logged: a node
 /// expired and made again from the same text took back the old keys.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct DocumentKeys {
-    pub(super) table: KeyedTable<KeyEntry>,
-    pass: SweepPass,
+    table: KeyNodeTable<DocumentKeyFormat>,
+    /// The mixed key the pass over the keys goes on from.
+    pass: u64,
+    /// While a snapshot is taken (writers reach it through `&mut`).
+    capture: Mutex<Option<KeysCapture>>,
+}
+
+impl Default for DocumentKeys {
+    fn default() -> Self {
+        DocumentKeys {
+            table: KeyNodeTable::default(),
+            pass: 0,
+            capture: Mutex::new(None),
+        }
+    }
 }
 
 impl DocumentKeys {
+    /// Before a change to the shard of `key`: copied first if a capture
+    /// runs and has not copied it yet.
+    fn before_change(&mut self, key: DocumentKey) {
+        if let Some(capture) = self.capture.get_mut() {
+            capture.copy(self.table.shard_of(key), &self.table);
+        }
+    }
+
+    /// Before a change to any shard.
+    fn before_changes(&mut self) {
+        if let Some(capture) = self.capture.get_mut() {
+            capture.copy_all(&self.table);
+        }
+    }
+
     pub(super) fn get(&self, key: DocumentKey, forest: &Forest) -> Option<Fingerprint> {
-        let entry = self.table.get(kept_key(key))?;
-        forest.fingerprint_at(entry.node)
+        forest.fingerprint_at(self.table.get(key)?)
     }
 
     /// Sets `key`'s node to `fingerprint`'s (none when it has no node);
@@ -114,38 +270,71 @@ impl DocumentKeys {
         let Some(node) = forest.number(fingerprint) else {
             return self.remove(key, forest).flatten();
         };
-        let key = kept_key(key);
-        if let Some(entry) = self.table.get_mut(key) {
-            let previous = std::mem::replace(&mut entry.node, node);
-            return forest.fingerprint_at(previous);
+        forest.fingerprint_at(self.set(key, node)?)
+    }
+
+    /// Sets `key`'s node to `node`; the node it had.
+    fn set(&mut self, key: DocumentKey, node: NodeId) -> Option<NodeId> {
+        self.before_change(key);
+        self.table.replace_or_insert(key, |_| true, node)
+    }
+
+    /// Takes `key` out; the node it had.
+    fn take(&mut self, key: DocumentKey) -> Option<NodeId> {
+        self.table.get(key)?;
+        self.before_change(key);
+        self.table.remove(key)
+    }
+
+    /// Adds `(key, node)` pairs all at once; of keys given twice, or
+    /// given again, the later stays. Into an empty table, sorted by mixed
+    /// key and written front to back (recovery: a radix sort, then each
+    /// shard in one pass).
+    fn add_all(&mut self, pairs: impl Iterator<Item = (DocumentKey, NodeId)>) {
+        self.before_changes();
+        if !self.table.is_empty() {
+            for (key, node) in pairs {
+                self.table.replace_or_insert(key, |_| true, node);
+            }
+            return;
         }
-        self.table.insert(KeyEntry::new(key, node));
-        None
+        let mix = self.table.mix();
+        let mixed: Vec<KeyEntry> = pairs
+            .map(|(key, node)| KeyEntry::new(mix.mix(key.0), node))
+            .collect();
+        let mut sorted = crate::radix::sort_stably_by(vec![mixed], |entry| entry.key[1]);
+        // Keys that share their high half are rare: each such run sorted
+        // by the low half, keeping the order of equal keys.
+        for run in sorted.chunk_by_mut(|one, other| one.key[1] == other.key[1]) {
+            if run.len() > 1 {
+                run.sort_by_key(KeyEntry::key);
+            }
+        }
+        // Of equal keys, the last given.
+        let last_of_each = sorted.iter().enumerate().filter_map(|(at, entry)| {
+            let later = sorted.get(at + 1);
+            (later.is_none_or(|later| later.key() != entry.key()))
+                .then_some((entry.key(), entry.node))
+        });
+        self.table.insert_all_mixed_in_order(last_of_each);
     }
 
     /// Adds keys given with their node's fingerprint, all at once: each
     /// fingerprint looked up in `forest` (a key whose node is not there is
     /// left out); of keys given twice, or given again, the later stays.
     pub fn add_by_fingerprint(&mut self, keys: Vec<(DocumentKey, Fingerprint)>, forest: &Forest) {
-        let entries: Vec<KeyEntry> = keys
-            .into_iter()
-            .filter_map(|(key, fingerprint)| {
-                Some(KeyEntry::new(kept_key(key), forest.number(fingerprint)?))
-            })
-            .collect();
-        self.table.insert_all(entries);
+        self.add_all(
+            keys.into_iter()
+                .filter_map(|(key, fingerprint)| Some((key, forest.number(fingerprint)?))),
+        );
     }
 
     /// A snapshot's keys, all at once, each naming its node by number; a
     /// key given twice keeps the later node.
     pub fn from_numbered(keys: Vec<(DocumentKey, NodeId)>) -> Self {
-        let entries: Vec<KeyEntry> = keys
-            .into_iter()
-            .map(|(key, node)| KeyEntry::new(kept_key(key), node))
-            .collect();
-        let mut keys = DocumentKeys::default();
-        keys.table.insert_all(entries);
-        keys
+        let mut document_keys = DocumentKeys::default();
+        document_keys.add_all(keys.into_iter());
+        document_keys
     }
 
     /// Takes `key` out: `None` when it was not there, `Some(None)` when
@@ -155,22 +344,41 @@ impl DocumentKeys {
         key: DocumentKey,
         forest: &Forest,
     ) -> Option<Option<Fingerprint>> {
-        let entry = self.table.remove(kept_key(key))?;
-        Some(forest.fingerprint_at(entry.node))
+        Some(forest.fingerprint_at(self.take(key)?))
     }
 
     /// Forgets every key whose node is gone, at once.
     pub(super) fn sweep_all(&mut self, forest: &Forest) {
-        self.table.retain(|entry| forest.holds_number(entry.node));
-        self.pass = SweepPass::default();
+        self.before_changes();
+        self.table.retain(|node| forest.holds_number(node));
+        self.pass = 0;
     }
 
-    /// Goes on with the pass over the keys for `budget` places, forgetting
-    /// the keys whose node is gone; whether a pass ended.
+    /// Goes on with the pass over the keys for about `budget` places,
+    /// forgetting the keys whose node is gone; whether a pass ended.
     pub(super) fn sweep_some(&mut self, budget: usize, forest: &Forest) -> bool {
-        self.table.sweep_some(&mut self.pass, budget, |entry| {
-            forest.holds_number(entry.node)
-        })
+        self.sweep_some_keeping(budget, |node| forest.holds_number(node))
+    }
+
+    /// [`Self::sweep_some`], forgetting the keys whose node `keep` refuses.
+    fn sweep_some_keeping(&mut self, budget: usize, mut keep: impl FnMut(NodeId) -> bool) -> bool {
+        let mut budget = budget.max(1);
+        loop {
+            if let Some(capture) = self.capture.get_mut() {
+                let shard = self.table.shard_of_mixed(self.pass);
+                capture.copy(shard, &self.table);
+            }
+            let (looked, next) = self.table.sweep_from(self.pass, budget, &mut keep);
+            let Some(next) = next else {
+                self.pass = 0;
+                return true;
+            };
+            self.pass = next;
+            budget = budget.saturating_sub(looked);
+            if budget == 0 {
+                return false;
+            }
+        }
     }
 
     /// Every key and the fingerprint of its node, keys whose node is gone
@@ -179,9 +387,9 @@ impl DocumentKeys {
         &'a self,
         forest: &'a Forest,
     ) -> impl Iterator<Item = (DocumentKey, Fingerprint)> + 'a {
-        self.table.iter().filter_map(|entry| {
-            let fingerprint = forest.fingerprint_at(entry.node)?;
-            Some((DocumentKey(entry.key()), fingerprint))
+        let mix = self.table.mix();
+        self.table.entries().filter_map(move |(mixed, node)| {
+            Some((DocumentKey(mix.unmix(mixed)), forest.fingerprint_at(node)?))
         })
     }
 
@@ -189,7 +397,63 @@ impl DocumentKeys {
         self.table.len()
     }
 
+    /// Bytes of the table's places, directories and shards.
     pub(super) fn allocation_size(&self) -> usize {
         self.table.allocation_size()
     }
+
+    /// Starts capturing the keys as they are now: call with writes locked
+    /// out. The copies go to the sink, whole keys with their nodes (in a
+    /// file of `directory` when large); [`Self::capture_some`] copies the
+    /// shards in order, and a change to a shard not yet copied copies it
+    /// first. A capture already running is dropped.
+    pub(super) fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyEntry> {
+        let sink = CaptureSink::new(self.table.len(), directory);
+        let shards = self.table.shard_count();
+        *self.capture.lock() = Some(KeysCapture {
+            shards,
+            copied: vec![0; shards.div_ceil(64)],
+            next: 0,
+            sink: sink.clone(),
+        });
+        sink
+    }
+
+    /// Copies shards until about `budget` keys are copied; `true` once all
+    /// are (or no capture runs). Writes must be locked out meanwhile.
+    pub(super) fn capture_some(&self, budget: usize) -> bool {
+        let mut capture = self.capture.lock();
+        let Some(capture) = capture.as_mut() else {
+            return true;
+        };
+        let mut copied = 0;
+        while capture.next < capture.shards && copied < budget {
+            let shard = capture.next;
+            copied += capture.copy(shard, &self.table).max(1);
+            capture.next += 1;
+        }
+        capture.next >= capture.shards
+    }
+
+    /// The keys as of the capture's start, in no order, once all are
+    /// copied (the capture ends).
+    pub(super) fn take_capture(&self) -> Option<Image<KeyEntry>> {
+        let mut capture = self.capture.lock();
+        if capture
+            .as_ref()
+            .is_none_or(|capture| capture.next < capture.shards)
+        {
+            return None;
+        }
+        capture.take().map(|capture| capture.sink.take_image())
+    }
+
+    /// Ends a capture without its image.
+    pub(super) fn stop_capture(&self) {
+        *self.capture.lock() = None;
+    }
 }
+
+#[cfg(test)]
+#[path = "keys_tests.rs"]
+mod tests;
