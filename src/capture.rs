@@ -84,9 +84,13 @@ impl<T: Copy> CaptureSink<T> {
         })))
     }
 
-    /// Stages `values` (under the owner's lock: a copy into the heap).
-    pub fn stage(&self, values: &[T]) {
-        self.0.lock().staged.extend_from_slice(values);
+    /// Stages `values` (under the owner's lock: a copy into the heap);
+    /// how many.
+    pub fn stage(&self, values: impl IntoIterator<Item = T>) -> usize {
+        let staged = &mut self.0.lock().staged;
+        let before = staged.len();
+        staged.extend(values);
+        staged.len() - before
     }
 
     /// Moves the slices staged so far into the image. Call without the

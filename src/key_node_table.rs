@@ -2,9 +2,12 @@
 //! candidate keys that hold one node (most keys of the short-text LSH and
 //! the long-text sketch index), the exact fast path's hash tags, and the
 //! forest's node numbers under a tag of their fingerprint ([`crate::slots`]).
+//! The same layout keeps the ledger's 64-bit document keys in 10-byte
+//! entries: the table is generic over the key's format ([`KeyFormat`]);
+//! what follows describes the 32-bit keys.
 //!
-//! Motivation: these were 8-byte entries of a [`crate::compact_table`]
-//! table, 8.7–9.8 bytes a key at its 82–92 % fill, and at 10 M nodes they
+//! Motivation: these were 8-byte entries of an open-addressing table of
+//! whole keys, 8.7–9.8 bytes a key at its 82–92 % fill, and at 10 M nodes they
 //! were the largest structure after the forest's own slots (about 60 bytes
 //! a node together). The key's high half need not be stored: the
 //! multi-index's buckets stand for a block of the fingerprint the same way.
@@ -352,15 +355,27 @@ impl<F: KeyFormat> KeyNodeTable<F> {
 
     /// The entries of shard `number`, as mixed key and node, in order.
     pub fn shard_entries(&self, number: usize) -> impl Iterator<Item = (u64, NodeId)> + '_ {
+        self.shard_entries_from(number, 0)
+    }
+
+    /// The entries of shard `number` whose mixed key's bits below the
+    /// shard's are those of `from` or more, as mixed key and node, in
+    /// order (all of them from 0).
+    pub fn shard_entries_from(
+        &self,
+        number: usize,
+        from: u64,
+    ) -> impl Iterator<Item = (u64, NodeId)> + '_ {
         let prefix = self
             .shard_of_prefix
             .iter()
             .position(|&shard| usize::from(shard) == number)
             .unwrap_or(0);
         let shard = &self.shards[number];
+        let layout = shard.layout;
         shard
-            .entries()
-            .map(move |(within, node)| (shard.layout.mixed(prefix, within), node))
+            .entries_from(layout.within(from))
+            .map(move |(within, node)| (layout.mixed(prefix, within), node))
     }
 
     /// Every entry, as mixed key and node, in order of the mixed key.

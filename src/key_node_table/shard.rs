@@ -221,10 +221,25 @@ impl<F: KeyFormat> Shard<F> {
 
     /// Every entry, as its key within the shard and its node, in order.
     pub(super) fn entries(&self) -> impl Iterator<Item = (u64, NodeId)> + '_ {
-        let mut high = 0;
+        self.entries_from_place(0)
+    }
+
+    /// The entries of key `within` and after, as [`Self::entries`].
+    pub(super) fn entries_from(&self, within: u64) -> impl Iterator<Item = (u64, NodeId)> + '_ {
+        let place = match self.walk(within, |_| true) {
+            Walk::Found(place) | Walk::Absent(Some(place)) => place,
+            Walk::Absent(None) => self.places.len(),
+        };
+        self.entries_from_place(place)
+    }
+
+    /// The entries from `place` on, as [`Self::entries`].
+    fn entries_from_place(&self, place: usize) -> impl Iterator<Item = (u64, NodeId)> + '_ {
+        let mut high = self.high_at(place);
         self.places
             .iter()
             .enumerate()
+            .skip(place)
             .filter(|(_, entry)| !is_vacant::<F>(entry))
             .map(move |(place, &entry)| {
                 while self.start(high + 1) <= place {
@@ -235,6 +250,14 @@ impl<F: KeyFormat> Shard<F> {
                     self.layout.node_of(entry),
                 )
             })
+    }
+
+    /// The directory's part of an entry at `place` (the last whose start
+    /// is at or before it).
+    fn high_at(&self, place: usize) -> usize {
+        self.starts
+            .partition_point(|&start| start as usize <= place)
+            .saturating_sub(1)
     }
 
     /// From the key's home: past the entries of smaller keys, then each

@@ -13,6 +13,7 @@
 //! it is copied. [`Ledger::take_capture`] ends it; the snapshot is written
 //! from the image without any lock ([`CapturedLedger::into_image`]).
 
+use super::keys::KEY_COPY_WEIGHT;
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
 use crate::capture::{CaptureSink, Image};
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
@@ -179,7 +180,7 @@ impl Ledger {
         self.engine.capture_some(budget_bytes)
             && self
                 .node_of_key
-                .capture_some(budget_bytes / size_of::<KeyEntry>())
+                .capture_some(budget_bytes / size_of::<KeyEntry>() / KEY_COPY_WEIGHT)
     }
 
     /// The captured state once [`Ledger::capture_some`] said all is copied

@@ -167,10 +167,15 @@ impl KeyMix {
 /// so the numbers held for it are a few percent of the nodes.
 pub const KEY_SWEEP_PLACES_PER_REMOVAL: usize = 64;
 
-/// A snapshot's copy of the keys under way: each shard is copied whole,
-/// by the copier in order or by the first change to it, whichever comes
-/// first. A shard split off one after the start holds only keys of one
-/// copied before it split.
+/// A key costs a snapshot's slice about this many times the bytes of its
+/// copy: each is read from its shard, its mix undone and written whole
+/// (about 9 ns a key; the other tables' slices are copies of memory).
+pub(super) const KEY_COPY_WEIGHT: usize = 4;
+
+/// A snapshot's copy of the keys under way: each shard is copied by the
+/// copier in order, a piece at a time, and a change to a shard copies
+/// what the copier has not of it first. A shard split off one after the
+/// start holds only keys of one copied whole before it split.
 #[derive(Debug)]
 struct KeysCapture {
     /// Shards at the start.
@@ -179,6 +184,9 @@ struct KeysCapture {
     copied: Vec<u64>,
     /// The copier's next shard.
     next: usize,
+    /// The mixed key the copier goes on from in shard `next` (0: its
+    /// start).
+    next_from: u64,
     sink: CaptureSink<KeyEntry>,
 }
 
@@ -187,25 +195,51 @@ impl KeysCapture {
         shard >= self.shards || self.copied[shard / 64] & (1 << (shard % 64)) != 0
     }
 
-    /// Copies `shard` (as it is: not changed since the start) unless it
-    /// was; the entries copied.
-    fn copy(&mut self, shard: usize, table: &KeyNodeTable<DocumentKeyFormat>) -> usize {
+    /// Copies what is left of `shard` to copy (as it is: not changed since
+    /// the start), before a change to it.
+    fn copy_rest(&mut self, shard: usize, table: &KeyNodeTable<DocumentKeyFormat>) {
         if self.is_copied(shard) {
-            return 0;
+            return;
         }
-        self.copied[shard / 64] |= 1 << (shard % 64);
+        let from = if shard == self.next {
+            self.next_from
+        } else {
+            0
+        };
+        self.copy_piece(shard, from, usize::MAX, table);
+    }
+
+    /// Copies up to `budget` entries of `shard` from mixed key `from`;
+    /// the entries copied. The shard is marked copied when its last is.
+    fn copy_piece(
+        &mut self,
+        shard: usize,
+        from: u64,
+        budget: usize,
+        table: &KeyNodeTable<DocumentKeyFormat>,
+    ) -> usize {
         let mix = table.mix();
-        let entries: Vec<KeyEntry> = table
-            .shard_entries(shard)
-            .map(|(mixed, node)| KeyEntry::new(mix.unmix(mixed), node))
-            .collect();
-        self.sink.stage(&entries);
-        entries.len()
+        let mut entries = table.shard_entries_from(shard, from).peekable();
+        let copied = self.sink.stage(
+            entries
+                .by_ref()
+                .take(budget)
+                .map(|(mixed, node)| KeyEntry::new(mix.unmix(mixed), node)),
+        );
+        match entries.peek() {
+            Some(&(mixed, _)) => {
+                (self.next, self.next_from) = (shard, mixed);
+            }
+            None => {
+                self.copied[shard / 64] |= 1 << (shard % 64);
+            }
+        }
+        copied
     }
 
     fn copy_all(&mut self, table: &KeyNodeTable<DocumentKeyFormat>) {
         for shard in 0..self.shards {
-            self.copy(shard, table);
+            self.copy_rest(shard, table);
         }
     }
 }
@@ -244,7 +278,7 @@ impl DocumentKeys {
     /// runs and has not copied it yet.
     fn before_change(&mut self, key: DocumentKey) {
         if let Some(capture) = self.capture.get_mut() {
-            capture.copy(self.table.shard_of(key), &self.table);
+            capture.copy_rest(self.table.shard_of(key), &self.table);
         }
     }
 
@@ -366,7 +400,7 @@ impl DocumentKeys {
         loop {
             if let Some(capture) = self.capture.get_mut() {
                 let shard = self.table.shard_of_mixed(self.pass);
-                capture.copy(shard, &self.table);
+                capture.copy_rest(shard, &self.table);
             }
             let (looked, next) = self.table.sweep_from(self.pass, budget, &mut keep);
             let Some(next) = next else {
@@ -414,13 +448,15 @@ impl DocumentKeys {
             shards,
             copied: vec![0; shards.div_ceil(64)],
             next: 0,
+            next_from: 0,
             sink: sink.clone(),
         });
         sink
     }
 
-    /// Copies shards until about `budget` keys are copied; `true` once all
-    /// are (or no capture runs). Writes must be locked out meanwhile.
+    /// Copies shards, a piece of one at a time, until about `budget` keys
+    /// are copied; `true` once all are (or no capture runs). Writes must
+    /// be locked out meanwhile.
     pub(super) fn capture_some(&self, budget: usize) -> bool {
         let mut capture = self.capture.lock();
         let Some(capture) = capture.as_mut() else {
@@ -429,8 +465,14 @@ impl DocumentKeys {
         let mut copied = 0;
         while capture.next < capture.shards && copied < budget {
             let shard = capture.next;
-            copied += capture.copy(shard, &self.table).max(1);
-            capture.next += 1;
+            if capture.is_copied(shard) {
+                (capture.next, capture.next_from) = (shard + 1, 0);
+                continue;
+            }
+            let from = capture.next_from;
+            copied += capture
+                .copy_piece(shard, from, budget - copied, &self.table)
+                .max(1);
         }
         capture.next >= capture.shards
     }
