@@ -313,9 +313,10 @@ impl DocumentKeys {
         self.table.replace_or_insert(key, |_| true, node)
     }
 
-    /// Takes `key` out; the node it had.
+    /// Takes `key` out; the node it had. (During a capture its shard is
+    /// copied first even when `key` is absent: the copier would copy it
+    /// anyway, and the common case walks once.)
     fn take(&mut self, key: DocumentKey) -> Option<NodeId> {
-        self.table.get(key)?;
         self.before_change(key);
         self.table.remove(key)
     }
@@ -333,6 +334,7 @@ impl DocumentKeys {
             return;
         }
         let mix = self.table.mix();
+        // Entries of the mixed key here, not the key: 12 bytes to sort.
         let mixed: Vec<KeyEntry> = pairs
             .map(|(key, node)| KeyEntry::new(mix.mix(key.0), node))
             .collect();
