@@ -7,6 +7,8 @@
 //! Motivation: a node's side record has one layout wherever it is written
 //! (the side file, the snapshot), so a snapshot copies records as bytes.
 
+pub use crate::record_text::Packing;
+
 /// A malformed payload inside a valid frame (a format error, not a torn write).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed record: {0}")]
@@ -75,22 +77,21 @@ impl Encoder {
         self.bytes.push(value as u8);
         self
     }
-    /// `text` as UTF-8 or, when `compact` and it is shorter, in its compact
-    /// form ([`crate::compact_text`]: smaller, slower to read); a varint of
-    /// the length in bytes, doubled, plus one for the compact form, comes
-    /// first.
-    pub fn text(&mut self, text: &str, compact: bool) -> &mut Self {
-        let compact_len = if compact {
-            crate::compact_text::encoded_len(text)
-        } else {
-            usize::MAX
-        };
-        if compact_len < text.len() {
-            self.varint(((compact_len as u64) << 1) | 1);
-            crate::compact_text::encode(text, &mut self.bytes);
-        } else {
-            self.varint((text.len() as u64) << 1);
-            self.bytes.extend_from_slice(text.as_bytes());
+    /// `text` as UTF-8 or, when `packing` is given and its form is
+    /// shorter, in that form (smaller, slower to read); a varint of the
+    /// length in bytes, doubled, plus one for the packed form, comes first.
+    /// The reader is told the packing by what it reads (a record's tags).
+    pub fn text(&mut self, text: &str, packing: Option<Packing>) -> &mut Self {
+        let packed_len = packing.map_or(usize::MAX, |packing| packing.encoded_len(text));
+        match packing {
+            Some(packing) if packed_len < text.len() => {
+                self.varint(((packed_len as u64) << 1) | 1);
+                packing.encode(text, &mut self.bytes);
+            }
+            _ => {
+                self.varint((text.len() as u64) << 1);
+                self.bytes.extend_from_slice(text.as_bytes());
+            }
         }
         self
     }
@@ -305,29 +306,36 @@ impl<'a> Decoder<'a> {
         }
         Ok(length)
     }
-    /// Reads a text written by [`Encoder::text`].
-    pub fn text(&mut self) -> Result<String, DecodeError> {
-        let (bytes, compact) = self.text_bytes()?;
-        if compact {
-            crate::compact_text::decode(bytes).map_err(DecodeError)
+    /// Reads a text written by [`Encoder::text`] with `packing`.
+    pub fn text(&mut self, packing: Packing) -> Result<String, DecodeError> {
+        let (bytes, packed) = self.text_bytes()?;
+        if packed {
+            packing.decode(bytes).map_err(DecodeError)
         } else {
             simdutf8::basic::from_utf8(bytes)
                 .map(str::to_owned)
                 .map_err(|_| DecodeError("text is not UTF-8"))
         }
     }
-    /// A text written by [`Encoder::text`], its bytes kept to be decoded
-    /// at its first read ([`crate::record_text`]: most are never read).
-    pub fn record_text(&mut self) -> Result<crate::record_text::RecordText, DecodeError> {
-        let (bytes, compact) = self.text_bytes()?;
-        Ok(crate::record_text::RecordText::encoded(bytes, compact))
+    /// A text written by [`Encoder::text`] with `packing`, its bytes kept
+    /// to be decoded at its first read ([`crate::record_text`]: most are
+    /// never read).
+    pub fn record_text(
+        &mut self,
+        packing: Packing,
+    ) -> Result<crate::record_text::RecordText, DecodeError> {
+        let (bytes, packed) = self.text_bytes()?;
+        Ok(crate::record_text::RecordText::encoded(
+            bytes,
+            packed.then_some(packing),
+        ))
     }
     /// Skips a text written by [`Encoder::text`] (not checked).
     pub fn skip_text(&mut self) -> Result<(), DecodeError> {
         self.text_bytes().map(|_| ())
     }
     /// The bytes of a text written by [`Encoder::text`], and whether they
-    /// are its compact form ([`crate::compact_text`]) rather than UTF-8.
+    /// are packed rather than UTF-8.
     pub(crate) fn text_bytes(&mut self) -> Result<(&'a [u8], bool), DecodeError> {
         let header = self.varint()?;
         let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
@@ -484,20 +492,34 @@ mod tests {
 
     #[test]
     fn text_is_kept_in_its_shorter_form() {
-        for (text, bytes) in [
+        for (text, compact) in [
             ("秋景美", 1 + 6),
             ("autumn", 1 + 6),
             ("한국어", 1 + 9),
             ("", 1),
         ] {
-            let mut encoder = Encoder::default();
-            encoder.text(text, true).text(text, true).text(text, false);
-            assert_eq!(encoder.bytes.len(), 2 * bytes + 1 + text.len(), "{text}");
-            let mut decoder = Decoder::new(&encoder.bytes);
-            assert_eq!(decoder.text().as_deref(), Ok(text));
-            decoder.skip_text().expect("skips");
-            assert_eq!(decoder.text().as_deref(), Ok(text));
-            assert!(decoder.is_done());
+            for packing in [Packing::Compact, Packing::Coded] {
+                let mut encoder = Encoder::default();
+                encoder
+                    .text(text, Some(packing))
+                    .text(text, Some(packing))
+                    .text(text, None);
+                let packed = 1 + packing.encoded_len(text).min(text.len());
+                if packing == Packing::Compact {
+                    assert_eq!(packed, compact, "{text}");
+                }
+                assert_eq!(encoder.bytes.len(), 2 * packed + 1 + text.len(), "{text}");
+                let mut decoder = Decoder::new(&encoder.bytes);
+                assert_eq!(decoder.text(packing).as_deref(), Ok(text));
+                decoder.skip_text().expect("skips");
+                assert_eq!(decoder.text(packing).as_deref(), Ok(text));
+                assert!(decoder.is_done());
+            }
         }
+        // The code keeps common letters in less than the compact form.
+        let letters = "国家统计局今天发布数据显示经济平稳增长";
+        assert!(
+            Packing::Coded.encoded_len(letters) * 3 < Packing::Compact.encoded_len(letters) * 2
+        );
     }
 }

@@ -21,6 +21,41 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::OnceLock;
 
+/// A form of text smaller than UTF-8 for the letters side records keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packing {
+    /// Two bytes a Han character, one an ASCII one
+    /// ([`crate::compact_text`]; records of tags 3 and 4).
+    Compact,
+    /// A static prefix code, about a byte a letter ([`crate::text_code`];
+    /// records of tags 5 and 6).
+    Coded,
+}
+
+impl Packing {
+    /// How many bytes `text` takes in this form.
+    pub fn encoded_len(self, text: &str) -> usize {
+        match self {
+            Packing::Compact => crate::compact_text::encoded_len(text),
+            Packing::Coded => crate::text_code::encoded_len(text),
+        }
+    }
+    /// Appends `text` in this form to `out`.
+    pub fn encode(self, text: &str, out: &mut Vec<u8>) {
+        match self {
+            Packing::Compact => crate::compact_text::encode(text, out),
+            Packing::Coded => crate::text_code::encode(text, out),
+        }
+    }
+    /// The text whose form is `bytes`, or what is wrong with them.
+    pub fn decode(self, bytes: &[u8]) -> Result<String, &'static str> {
+        match self {
+            Packing::Compact => crate::compact_text::decode(bytes),
+            Packing::Coded => crate::text_code::decode(bytes),
+        }
+    }
+}
+
 /// A text a node keeps: known, or its record's bytes decoded at first
 /// read.
 #[derive(Clone)]
@@ -31,18 +66,19 @@ enum Form {
     Known(Box<str>),
     Encoded {
         bytes: Box<[u8]>,
-        compact: bool,
+        /// `None`: UTF-8.
+        packing: Option<Packing>,
         decoded: OnceLock<Box<str>>,
     },
 }
 
 impl RecordText {
-    /// The text whose record bytes are `bytes`: UTF-8, or the compact form
-    /// when `compact`.
-    pub fn encoded(bytes: &[u8], compact: bool) -> RecordText {
+    /// The text whose record bytes are `bytes`: UTF-8, or packed in
+    /// `packing`'s form.
+    pub fn encoded(bytes: &[u8], packing: Option<Packing>) -> RecordText {
         RecordText(Form::Encoded {
             bytes: bytes.into(),
-            compact,
+            packing,
             decoded: OnceLock::new(),
         })
     }
@@ -53,23 +89,23 @@ impl RecordText {
             Form::Known(text) => text,
             Form::Encoded {
                 bytes,
-                compact,
+                packing,
                 decoded,
-            } => decoded.get_or_init(|| decode(bytes, *compact)),
+            } => decoded.get_or_init(|| decode(bytes, *packing)),
         }
     }
 }
 
-fn decode(bytes: &[u8], compact: bool) -> Box<str> {
-    if compact {
-        crate::compact_text::decode(bytes)
+fn decode(bytes: &[u8], packing: Option<Packing>) -> Box<str> {
+    match packing {
+        Some(packing) => packing
+            .decode(bytes)
             .unwrap_or_else(|_| char::REPLACEMENT_CHARACTER.to_string())
-            .into_boxed_str()
-    } else {
-        match simdutf8::basic::from_utf8(bytes) {
+            .into_boxed_str(),
+        None => match simdutf8::basic::from_utf8(bytes) {
             Ok(text) => text.into(),
             Err(_) => String::from_utf8_lossy(bytes).into(),
-        }
+        },
     }
 }
 
@@ -124,22 +160,32 @@ mod tests {
 
     #[test]
     fn an_encoded_text_reads_as_the_text_it_encodes() {
-        let mut compact = Vec::new();
-        crate::compact_text::encode("新闻 news", &mut compact);
-        assert_eq!(&*RecordText::encoded(&compact, true), "新闻 news");
+        for packing in [Packing::Compact, Packing::Coded] {
+            let mut packed = Vec::new();
+            packing.encode("新闻 news", &mut packed);
+            assert_eq!(&*RecordText::encoded(&packed, Some(packing)), "新闻 news");
+            assert_eq!(
+                RecordText::encoded(&packed, Some(packing)),
+                RecordText::from("新闻 news")
+            );
+        }
         assert_eq!(
-            &*RecordText::encoded("新闻 news".as_bytes(), false),
+            &*RecordText::encoded("新闻 news".as_bytes(), None),
             "新闻 news"
-        );
-        assert_eq!(
-            RecordText::encoded(&compact, true),
-            RecordText::from("新闻 news")
         );
     }
 
     #[test]
     fn bytes_that_are_not_a_text_read_without_panic() {
-        assert_eq!(&*RecordText::encoded(&[0xC3], false), "\u{FFFD}");
-        assert_eq!(&*RecordText::encoded(&[0x80], true), "\u{FFFD}");
+        assert_eq!(&*RecordText::encoded(&[0xC3], None), "\u{FFFD}");
+        assert_eq!(
+            &*RecordText::encoded(&[0x80], Some(Packing::Compact)),
+            "\u{FFFD}"
+        );
+        // A Han escape cut short.
+        assert_eq!(
+            &*RecordText::encoded(&[0x00], Some(Packing::Coded)),
+            "\u{FFFD}"
+        );
     }
 }

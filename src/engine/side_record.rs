@@ -34,7 +34,7 @@
 
 use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
-use crate::encoding::{DecodeError, Decoder, Encoder};
+use crate::encoding::{DecodeError, Decoder, Encoder, Packing};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::{shingle_hashes_of_chars, shingle_hashes_of_letters};
@@ -143,9 +143,9 @@ impl RecordKeys {
         decoder.u64()?;
         decoder.u64s_into(&mut self.exact_hashes)?;
         let short_tag = decoder.u8()?;
-        if short_tag == SHORT_COMPACT {
+        if let Some(packing) = short_packing(short_tag) {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
-            read_compact_short_shingles(&mut decoder, &mut shingles)?;
+            read_compact_short_shingles(&mut decoder, &mut shingles, packing)?;
             self.shingles = Some(shingles);
         } else if short_tag != 0 {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
@@ -159,7 +159,7 @@ impl RecordKeys {
         }
         match decoder.u8()? {
             0 => {}
-            LONG_COMPACT => {
+            LONG_COMPACT | LONG_CODED => {
                 decoder.u8()?;
                 let mut sketch = std::mem::take(&mut self.buffer_sketch);
                 decoder.ascending_u32s_into(&mut sketch)?;
@@ -181,6 +181,7 @@ impl RecordKeys {
 fn read_compact_short_shingles(
     decoder: &mut Decoder<'_>,
     shingles: &mut Vec<u32>,
+    packing: Packing,
 ) -> Result<(), DecodeError> {
     let flags = decoder.u8()?;
     if flags & SHORT_KEEPS_SHINGLES != 0 {
@@ -191,7 +192,7 @@ fn read_compact_short_shingles(
         if width == 0 {
             return Err(DecodeError("short text without shingles or width"));
         }
-        *shingles = shingle_hashes_of_text(decoder, width)?;
+        *shingles = shingle_hashes_of_text(decoder, width, packing)?;
     }
     skip_compact_short_tail(decoder, flags)
 }
@@ -202,20 +203,38 @@ fn read_compact_short_shingles(
 fn shingle_hashes_of_text(
     decoder: &mut Decoder<'_>,
     width: usize,
+    packing: Packing,
 ) -> Result<Vec<u32>, DecodeError> {
-    let (bytes, compact) = decoder.text_bytes()?;
-    if !compact {
+    let (bytes, packed) = decoder.text_bytes()?;
+    if !packed {
         let letters =
             simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError("text is not UTF-8"))?;
         return Ok(shingle_hashes_of_letters(letters, width));
     }
+    match packing {
+        Packing::Compact => hashes_of_chars(
+            crate::compact_text::chars(bytes),
+            bytes.len() * 3 / 2,
+            width,
+        ),
+        Packing::Coded => hashes_of_chars(crate::text_code::chars(bytes), bytes.len() * 2, width),
+    }
+}
+
+/// The shingle hashes of `letters` as they are decoded; the first error
+/// if there is one.
+fn hashes_of_chars(
+    letters: impl Iterator<Item = Result<char, &'static str>>,
+    expected: usize,
+    width: usize,
+) -> Result<Vec<u32>, DecodeError> {
     let mut error = None;
-    let letters = crate::compact_text::chars(bytes).map_while(|letter| {
+    let letters = letters.map_while(|letter| {
         letter
             .map_err(|message| error = Some(DecodeError(message)))
             .ok()
     });
-    let hashes = shingle_hashes_of_chars(letters, bytes.len() * 3 / 2, width);
+    let hashes = shingle_hashes_of_chars(letters, expected, width);
     match error {
         Some(error) => Err(error),
         None => Ok(hashes),
@@ -269,11 +288,26 @@ impl SideRecord {
     }
 }
 
-/// Short-text tag of the compact layout (tags 1 and 2, the fixed-width
-/// layouts before it, are still read).
+/// Short-text tag of the compact layout with compact letters (tags 1 and
+/// 2, the fixed-width layouts before it, are still read).
 const SHORT_COMPACT: u8 = 3;
-/// Long-text tag of the compact layout (tags 1 to 3 are still read).
+/// Long-text tag of the compact layout with compact letters (tags 1 to 3
+/// are still read).
 const LONG_COMPACT: u8 = 4;
+/// The compact layouts with their letters coded ([`crate::text_code`]):
+/// what is written.
+const SHORT_CODED: u8 = 5;
+const LONG_CODED: u8 = 6;
+
+/// The packing of a short text's letters by its tag, if it has the
+/// compact layout.
+fn short_packing(tag: u8) -> Option<Packing> {
+    match tag {
+        SHORT_COMPACT => Some(Packing::Compact),
+        SHORT_CODED => Some(Packing::Coded),
+        _ => None,
+    }
+}
 
 /// Flags of a compact short text: which optional parts follow.
 const SHORT_HAS_HEADLINE: u8 = 1;
@@ -312,11 +346,11 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
         (short.number_signature != 0, SHORT_HAS_NUMBERS),
         (short.place_signature != 0, SHORT_HAS_PLACES),
     ]);
-    encoder.u8(SHORT_COMPACT).u8(flags);
+    encoder.u8(SHORT_CODED).u8(flags);
     if derived_width.is_none() {
         encoder.short_u32s(short.shingles());
     }
-    encoder.text(&short.letters, true);
+    encoder.text(&short.letters, Some(Packing::Coded));
     if short.number_signature != 0 {
         encoder.u64(short.number_signature);
     }
@@ -330,9 +364,9 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
 
 pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
     let tag = decoder.u8()?;
-    match tag {
-        0 => Ok(None),
-        SHORT_COMPACT => get_compact_short(decoder).map(Some),
+    match (tag, short_packing(tag)) {
+        (0, _) => Ok(None),
+        (_, Some(packing)) => get_compact_short(decoder, packing).map(Some),
         _ => {
             // Arguments are read in order: the record's layout.
             let short = ShortText::new(
@@ -350,7 +384,10 @@ pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeE
     }
 }
 
-fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError> {
+fn get_compact_short(
+    decoder: &mut Decoder<'_>,
+    packing: Packing,
+) -> Result<ShortText, DecodeError> {
     let flags = decoder.u8()?;
     let stored = if flags & SHORT_KEEPS_SHINGLES != 0 {
         Some(decoder.short_u32s()?)
@@ -358,7 +395,7 @@ fn get_compact_short(decoder: &mut Decoder<'_>) -> Result<ShortText, DecodeError
         None
     };
     // Most candidates' letters are never read: decoded at the first read.
-    let letters = decoder.record_text()?;
+    let letters = decoder.record_text(packing)?;
     let width = flags >> SHORT_WIDTH_SHIFT;
     let number_signature = optional_u64(decoder, flags & SHORT_HAS_NUMBERS != 0)?;
     let place_signature = optional_u64(decoder, flags & SHORT_HAS_PLACES != 0)?;
@@ -410,7 +447,7 @@ fn skip_short(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     let tag = decoder.u8()?;
     match tag {
         0 => {}
-        SHORT_COMPACT => {
+        SHORT_COMPACT | SHORT_CODED => {
             let flags = decoder.u8()?;
             if flags & SHORT_KEEPS_SHINGLES != 0 {
                 decoder.skip_short_u32s()?;
@@ -457,14 +494,14 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
             (lead_from_letters, LONG_LEAD_FROM_LETTERS),
         ]);
     encoder
-        .u8(LONG_COMPACT)
+        .u8(LONG_CODED)
         .u8(flags)
         .ascending_u32s(&long.sketch);
     if let Some(headline) = &long.headline {
-        encoder.text(headline, true);
+        encoder.text(headline, Some(Packing::Coded));
     }
     if !lead_from_letters {
-        encoder.text(&long.lead, true);
+        encoder.text(&long.lead, Some(Packing::Coded));
     }
     if !long.numbers.is_empty() {
         encoder.short_u32s(&long.numbers);
@@ -523,7 +560,8 @@ pub fn get_long(
     let tag = decoder.u8()?;
     match tag {
         0 => Ok(None),
-        LONG_COMPACT => get_compact_long(decoder, short).map(Some),
+        LONG_COMPACT => get_compact_long(decoder, short, Packing::Compact).map(Some),
+        LONG_CODED => get_compact_long(decoder, short, Packing::Coded).map(Some),
         _ => get_fixed_long(decoder, tag).map(Some),
     }
 }
@@ -531,16 +569,17 @@ pub fn get_long(
 fn get_compact_long(
     decoder: &mut Decoder<'_>,
     short: Option<&ShortText>,
+    packing: Packing,
 ) -> Result<LongText, DecodeError> {
     let flags = decoder.u8()?;
     let mut sketch = Vec::new();
     decoder.ascending_u32s_into(&mut sketch)?;
     let headline = match flags & LONG_HAS_HEADLINE {
         0 => None,
-        _ => Some(decoder.record_text()?),
+        _ => Some(decoder.record_text(packing)?),
     };
     let lead = match (flags & LONG_LEAD_FROM_LETTERS, short) {
-        (0, _) => decoder.record_text()?,
+        (0, _) => decoder.record_text(packing)?,
         (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT).into(),
         (_, None) => return Err(DecodeError("lead from letters without a short text")),
     };
@@ -596,7 +635,7 @@ fn skip_long(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     let tag = decoder.u8()?;
     match tag {
         0 => {}
-        LONG_COMPACT => {
+        LONG_COMPACT | LONG_CODED => {
             let flags = decoder.u8()?;
             decoder.skip_ascending_u32s()?;
             if flags & LONG_HAS_HEADLINE != 0 {
@@ -660,26 +699,31 @@ mod tests {
     use super::*;
     use crate::encoding::Encoder;
 
-    /// A lean record's letters, compact or UTF-8, hashed as they are
-    /// decoded: the hashes the decoded text gives; damaged compact letters
+    /// A lean record's letters, packed or UTF-8, hashed as they are
+    /// decoded: the hashes the decoded text gives; damaged packed letters
     /// are an error.
     #[test]
     fn letters_are_hashed_as_they_are_decoded() {
         let text = "周末去哪儿玩 Parks in AUTUMN\u{1e}秋景";
-        for compact in [true, false] {
-            let mut encoder = Encoder::default();
-            encoder.text(text, compact);
-            let mut decoder = Decoder::new(&encoder.bytes);
-            assert_eq!(
-                shingle_hashes_of_text(&mut decoder, 2),
-                Ok(shingle_hashes_of_letters(text, 2)),
-                "compact: {compact}"
-            );
-            assert!(decoder.is_done());
+        for packing in [Packing::Compact, Packing::Coded] {
+            for packed in [Some(packing), None] {
+                let mut encoder = Encoder::default();
+                encoder.text(text, packed);
+                let mut decoder = Decoder::new(&encoder.bytes);
+                assert_eq!(
+                    shingle_hashes_of_text(&mut decoder, 2, packing),
+                    Ok(shingle_hashes_of_letters(text, 2)),
+                    "{packed:?}"
+                );
+                assert!(decoder.is_done());
+            }
         }
         // Four bytes of compact text (the length is doubled, plus one):
         // a Han letter, then a code point cut short.
         let damaged = [4 << 1 | 1, 0x80, 0x00, 0xFF, 0x00];
-        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2).is_err());
+        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, Packing::Compact).is_err());
+        // One byte of coded text: an escape cut short.
+        let damaged = [1 << 1 | 1, 0x00];
+        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, Packing::Coded).is_err());
     }
 }

@@ -309,10 +309,15 @@ fn a_lean_record_leaves_out_the_shingles_its_letters_give_back() {
     let short = side.short_text.clone().expect("a short text");
     assert!(short.shingles().len() > 20);
     let record = encoded(&side);
-    // Fingerprint, root, one exact hash, tags and flags, two bytes a Han
-    // letter, one an ASCII one, the number signature: no shingles.
-    let letters = short.letters.chars();
-    let letter_bytes: usize = letters.map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+    // Fingerprint, root, one exact hash, tags and flags, the letters
+    // coded (about a byte each, less than the compact form's two a Han
+    // letter), the number signature: no shingles.
+    let letter_bytes = crate::encoding::Packing::Coded.encoded_len(&short.letters);
+    let compact_bytes = crate::encoding::Packing::Compact.encoded_len(&short.letters);
+    assert!(
+        letter_bytes * 5 < compact_bytes * 4,
+        "{letter_bytes} of {compact_bytes}"
+    );
     assert!(
         record.len() <= 16 + 12 + 4 + 2 + letter_bytes + 8,
         "{} bytes",
@@ -444,7 +449,9 @@ fn a_lean_text_of_middle_length_keeps_its_lead_once() {
     let mut beside = crate::encoding::Encoder::default();
     side_record::put_long(&mut beside, Some(long), Some(short));
     assert!(long.lead.chars().count() > 100, "{long:?}");
-    assert!(alone.bytes.len() >= beside.bytes.len() + 2 * long.lead.chars().count());
+    let lead_bytes = crate::encoding::Packing::Coded.encoded_len(&long.lead);
+    assert!(lead_bytes > long.lead.chars().count() / 2);
+    assert!(alone.bytes.len() >= beside.bytes.len() + lead_bytes);
     let mut decoder = crate::encoding::Decoder::new(&record);
     side_record::skip_side(&mut decoder).expect("skips");
     assert!(decoder.is_done());

@@ -47,8 +47,11 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// Version 7 writes each document key with its node's position among the
 /// snapshot's nodes (frames `J`), not its fingerprint (frames `K`):
 /// recovery numbers the nodes in that order, so a key's node number is
-/// read where a lookup per key would cost seconds at 100 M keys.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 7;
+/// read where a lookup per key would cost seconds at 100 M keys. Version 8
+/// holds side records whose letters are coded (`crate::text_code`:
+/// short-text tag 5, long-text tag 6), which a build that reads up to 7
+/// would refuse record by record.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 8;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 /// Nodes before version 6 (each within `k`).

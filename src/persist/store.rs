@@ -21,8 +21,8 @@ const LOG_MAGIC: &[u8; 16] = b"NEARDUP\0LOG\0\0\0\0\0";
 /// Version of the log format; a reader refuses newer ones. Version 2
 /// writes long texts with their identifying weight (side record tag 2),
 /// version 3 side records in their compact layout (short-text tag 3,
-/// long-text tag 4).
-pub const FORMAT_VERSION: u32 = 3;
+/// long-text tag 4), version 4 with their letters coded (tags 5 and 6).
+pub const FORMAT_VERSION: u32 = 4;
 const LOG_HEADER_LEN: usize = 16 + 4 + 8;
 
 /// Where and how state is kept.

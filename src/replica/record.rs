@@ -36,8 +36,9 @@ use crate::persist::codec::{self, Frame};
 
 /// Record format written; this and [`OLDEST_RECORD_FORMAT_READ`] and every
 /// one between are read. Format 3 carries side records in their compact
-/// layout, which a format-2 reader would misread: it refuses them instead.
-pub const RECORD_FORMAT: u64 = 3;
+/// layout, which a format-2 reader would misread: it refuses them instead;
+/// format 4 side records with their letters coded (tags 5 and 6).
+pub const RECORD_FORMAT: u64 = 4;
 /// The oldest record format read (format 2: keyed digests; format 1 had
 /// none and is not read).
 pub const OLDEST_RECORD_FORMAT_READ: u64 = 2;
