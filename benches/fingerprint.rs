@@ -1,6 +1,7 @@
 //! Fingerprint throughput (bytes/s and documents/s) on Chinese and English
-//! articles, per feature mode, and the whole engine path (fingerprint +
-//! exact fast path + forest) per document.
+//! articles, per feature mode, the whole engine path (fingerprint +
+//! exact fast path + forest) per document, and reading a side record's
+//! letters in each of their packed forms.
 //!
 //! `cargo bench --bench fingerprint`. The texts are written for this bench
 //! (no benchmark-set text); each measured document is a distinct variant so
@@ -10,6 +11,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use neardup::config::EngineSettings;
+use neardup::encoding::Packing;
 use neardup::fingerprint::{FeatureMode, FingerprintConfig, Fingerprinter, Weighting};
 
 const CHINESE_PARAGRAPHS: &[&str] = &[
@@ -150,9 +152,65 @@ fn engine_per_document(c: &mut Criterion) {
     group.finish();
 }
 
+/// A sum of `letters`' code points (what a reader of them must decode).
+fn letter_sum<'a>(letters: impl Iterator<Item = Result<char, &'a str>>) -> u32 {
+    letters.fold(0u32, |sum, letter| {
+        sum.wrapping_add(u32::from(letter.unwrap_or('?')))
+    })
+}
+
+/// Reading the letters a side record keeps, per letter: the compact form
+/// (two bytes a Han letter, records of tags 3 and 4) against the prefix
+/// code records are written in now (`neardup::text_code`).
+fn side_record_letters(c: &mut Criterion) {
+    let mut group = c.benchmark_group("side_record_letters");
+    for (language, source) in [
+        ("chinese", CHINESE_PARAGRAPHS),
+        ("english", ENGLISH_PARAGRAPHS),
+    ] {
+        // The lead a long text keeps: its first 128 letters and digits.
+        let leads: Vec<String> = (0..64)
+            .map(|variant| {
+                article(source, 2, variant)
+                    .chars()
+                    .filter(|c| c.is_alphanumeric())
+                    .flat_map(char::to_lowercase)
+                    .take(128)
+                    .collect()
+            })
+            .collect();
+        let letters: usize = leads.iter().map(|lead| lead.chars().count()).sum();
+        group.throughput(Throughput::Elements(letters as u64));
+        for packing in [Packing::Compact, Packing::Coded] {
+            let packed: Vec<Vec<u8>> = leads
+                .iter()
+                .map(|lead| {
+                    let mut out = Vec::new();
+                    packing.encode(lead, &mut out);
+                    out
+                })
+                .collect();
+            let name = format!("{packing:?}").to_lowercase();
+            group.bench_function(BenchmarkId::new(name, language), |b| {
+                b.iter(|| {
+                    let mut sum = 0u32;
+                    for bytes in &packed {
+                        sum = sum.wrapping_add(match packing {
+                            Packing::Compact => letter_sum(neardup::compact_text::chars(bytes)),
+                            Packing::Coded => letter_sum(neardup::text_code::chars(bytes)),
+                        });
+                    }
+                    black_box(sum)
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(std::time::Duration::from_secs(3));
-    targets = fingerprint_throughput, engine_per_document
+    targets = fingerprint_throughput, engine_per_document, side_record_letters
 }
 criterion_main!(benches);

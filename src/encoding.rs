@@ -9,6 +9,26 @@
 
 pub use crate::record_text::Packing;
 
+/// The forms a text may be in, by the layout that holds it; its header
+/// names which.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextForms {
+    /// UTF-8 or compact, one bit (side records of tags 3 and 4).
+    CompactOrUtf8,
+    /// UTF-8, compact or coded, two bits (tags 5 and 6): a text no code
+    /// keeps short (rare characters, traditional script) stays compact.
+    Any,
+}
+
+impl TextForms {
+    fn header_bits(self) -> u32 {
+        match self {
+            TextForms::CompactOrUtf8 => 1,
+            TextForms::Any => 2,
+        }
+    }
+}
+
 /// A malformed payload inside a valid frame (a format error, not a torn write).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("malformed record: {0}")]
@@ -77,21 +97,35 @@ impl Encoder {
         self.bytes.push(value as u8);
         self
     }
-    /// `text` as UTF-8 or, when `packing` is given and its form is
-    /// shorter, in that form (smaller, slower to read); a varint of the
-    /// length in bytes, doubled, plus one for the packed form, comes first.
-    /// The reader is told the packing by what it reads (a record's tags).
-    pub fn text(&mut self, text: &str, packing: Option<Packing>) -> &mut Self {
-        let packed_len = packing.map_or(usize::MAX, |packing| packing.encoded_len(text));
-        match packing {
-            Some(packing) if packed_len < text.len() => {
-                self.varint(((packed_len as u64) << 1) | 1);
-                packing.encode(text, &mut self.bytes);
-            }
-            _ => {
-                self.varint((text.len() as u64) << 1);
-                self.bytes.extend_from_slice(text.as_bytes());
-            }
+    /// `text` in the shortest of the `forms` (a packed form is smaller
+    /// than UTF-8 and slower to read; on a tie the quicker to read): a
+    /// varint of the length in bytes, with the form in its low bits, comes
+    /// first. The reader is told the forms by what it reads (a record's
+    /// tags).
+    pub fn text(&mut self, text: &str, forms: TextForms) -> &mut Self {
+        let compact = Packing::Compact.encoded_len(text);
+        let (length, form) = match forms {
+            TextForms::CompactOrUtf8 => [(text.len(), None), (compact, Some(Packing::Compact))]
+                .into_iter()
+                .min_by_key(|&(length, _)| length),
+            TextForms::Any => [
+                (text.len(), None),
+                (compact, Some(Packing::Compact)),
+                (Packing::Coded.encoded_len(text), Some(Packing::Coded)),
+            ]
+            .into_iter()
+            .min_by_key(|&(length, _)| length),
+        }
+        .unwrap_or((text.len(), None));
+        let form_number = match form {
+            None => 0,
+            Some(Packing::Compact) => 1,
+            Some(Packing::Coded) => 2,
+        };
+        self.varint(((length as u64) << forms.header_bits()) | form_number);
+        match form {
+            Some(packing) => packing.encode(text, &mut self.bytes),
+            None => self.bytes.extend_from_slice(text.as_bytes()),
         }
         self
     }
@@ -306,40 +340,46 @@ impl<'a> Decoder<'a> {
         }
         Ok(length)
     }
-    /// Reads a text written by [`Encoder::text`] with `packing`.
-    pub fn text(&mut self, packing: Packing) -> Result<String, DecodeError> {
-        let (bytes, packed) = self.text_bytes()?;
-        if packed {
-            packing.decode(bytes).map_err(DecodeError)
-        } else {
-            simdutf8::basic::from_utf8(bytes)
+    /// Reads a text written by [`Encoder::text`] with `forms`.
+    pub fn text(&mut self, forms: TextForms) -> Result<String, DecodeError> {
+        match self.text_bytes(forms)? {
+            (bytes, Some(packing)) => packing.decode(bytes).map_err(DecodeError),
+            (bytes, None) => simdutf8::basic::from_utf8(bytes)
                 .map(str::to_owned)
-                .map_err(|_| DecodeError("text is not UTF-8"))
+                .map_err(|_| DecodeError("text is not UTF-8")),
         }
     }
-    /// A text written by [`Encoder::text`] with `packing`, its bytes kept
+    /// A text written by [`Encoder::text`] with `forms`, its bytes kept
     /// to be decoded at its first read ([`crate::record_text`]: most are
     /// never read).
     pub fn record_text(
         &mut self,
-        packing: Packing,
+        forms: TextForms,
     ) -> Result<crate::record_text::RecordText, DecodeError> {
-        let (bytes, packed) = self.text_bytes()?;
-        Ok(crate::record_text::RecordText::encoded(
-            bytes,
-            packed.then_some(packing),
-        ))
+        let (bytes, packing) = self.text_bytes(forms)?;
+        Ok(crate::record_text::RecordText::encoded(bytes, packing))
     }
-    /// Skips a text written by [`Encoder::text`] (not checked).
-    pub fn skip_text(&mut self) -> Result<(), DecodeError> {
-        self.text_bytes().map(|_| ())
+    /// Skips a text written by [`Encoder::text`] with `forms` (not
+    /// checked).
+    pub fn skip_text(&mut self, forms: TextForms) -> Result<(), DecodeError> {
+        self.text_bytes(forms).map(|_| ())
     }
-    /// The bytes of a text written by [`Encoder::text`], and whether they
-    /// are packed rather than UTF-8.
-    pub(crate) fn text_bytes(&mut self) -> Result<(&'a [u8], bool), DecodeError> {
+    /// The bytes of a text written by [`Encoder::text`] with `forms`, and
+    /// their packing (`None`: UTF-8).
+    pub(crate) fn text_bytes(
+        &mut self,
+        forms: TextForms,
+    ) -> Result<(&'a [u8], Option<Packing>), DecodeError> {
         let header = self.varint()?;
-        let length = usize::try_from(header >> 1).map_err(|_| DecodeError("length overflow"))?;
-        Ok((self.take(length)?, header & 1 == 1))
+        let bits = forms.header_bits();
+        let length = usize::try_from(header >> bits).map_err(|_| DecodeError("length overflow"))?;
+        let packing = match header & ((1 << bits) - 1) {
+            0 => None,
+            1 => Some(Packing::Compact),
+            2 => Some(Packing::Coded),
+            _ => return Err(DecodeError("unknown text form")),
+        };
+        Ok((self.take(length)?, packing))
     }
     /// Reads a list written by [`Encoder::short_u32s`] into `values`
     /// (cleared first), reusing its allocation.
@@ -491,35 +531,42 @@ mod tests {
     }
 
     #[test]
-    fn text_is_kept_in_its_shorter_form() {
+    fn text_is_kept_in_its_shortest_form() {
         for (text, compact) in [
             ("秋景美", 1 + 6),
             ("autumn", 1 + 6),
             ("한국어", 1 + 9),
             ("", 1),
         ] {
-            for packing in [Packing::Compact, Packing::Coded] {
+            for forms in [TextForms::CompactOrUtf8, TextForms::Any] {
                 let mut encoder = Encoder::default();
-                encoder
-                    .text(text, Some(packing))
-                    .text(text, Some(packing))
-                    .text(text, None);
-                let packed = 1 + packing.encoded_len(text).min(text.len());
-                if packing == Packing::Compact {
-                    assert_eq!(packed, compact, "{text}");
-                }
-                assert_eq!(encoder.bytes.len(), 2 * packed + 1 + text.len(), "{text}");
+                encoder.text(text, forms).text(text, forms);
+                let shortest = match forms {
+                    TextForms::CompactOrUtf8 => compact,
+                    TextForms::Any => 1 + Packing::Coded.encoded_len(text).min(compact - 1),
+                };
+                assert_eq!(encoder.bytes.len(), 2 * shortest, "{text}");
                 let mut decoder = Decoder::new(&encoder.bytes);
-                assert_eq!(decoder.text(packing).as_deref(), Ok(text));
-                decoder.skip_text().expect("skips");
-                assert_eq!(decoder.text(packing).as_deref(), Ok(text));
+                assert_eq!(decoder.text(forms).as_deref(), Ok(text));
+                decoder.skip_text(forms).expect("skips");
                 assert!(decoder.is_done());
             }
         }
-        // The code keeps common letters in less than the compact form.
+        // The code keeps common letters in less than the compact form; rare
+        // ones stay compact.
         let letters = "国家统计局今天发布数据显示经济平稳增长";
         assert!(
             Packing::Coded.encoded_len(letters) * 3 < Packing::Compact.encoded_len(letters) * 2
         );
+        let rare = "龘靐齉爩";
+        let mut encoder = Encoder::default();
+        encoder.text(rare, TextForms::Any);
+        assert_eq!(encoder.bytes[0] & 3, 1, "compact");
+        assert_eq!(
+            Decoder::new(&encoder.bytes).text(TextForms::Any).as_deref(),
+            Ok(rare)
+        );
+        // A fourth form is damage.
+        assert!(Decoder::new(&[3, 0]).text(TextForms::Any).is_err());
     }
 }

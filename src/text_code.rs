@@ -37,14 +37,18 @@ const HAN_ESCAPE: char = '\u{E000}';
 /// Any other character follows this symbol as its code point in
 /// [`CODE_POINT_BITS`] bits.
 const ANY_ESCAPE: char = '\u{E001}';
+const HAN_ESCAPE_SYMBOL: u32 = HAN_ESCAPE as u32;
+const ANY_ESCAPE_SYMBOL: u32 = ANY_ESCAPE as u32;
 const HAN_START: u32 = 0x4E00;
 const HAN_END: u32 = 0x9FFF;
 const HAN_OFFSET_BITS: u32 = 15;
 const CODE_POINT_BITS: u32 = 21;
 /// The longest code the table may have.
 const MAX_BITS: u32 = 16;
+/// The most bits one symbol takes: the longest code and a code point.
+const SYMBOL_BITS: u32 = MAX_BITS + CODE_POINT_BITS;
 /// Codes this short are found by one lookup.
-const PRIMARY_BITS: u32 = 11;
+const PRIMARY_BITS: u32 = 12;
 
 /// A symbol's code and length, packed: code above, length in the low
 /// byte (0: no code).
@@ -54,28 +58,22 @@ fn pack(code: u32, length: u32) -> PackedCode {
     code << 8 | length
 }
 
-/// What a symbol of the table stands for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Symbol {
-    Char(char),
-    HanEscape,
-    AnyEscape,
-}
-
 struct Code {
     ascii: [PackedCode; 128],
     han: Box<[PackedCode]>,
     han_escape: PackedCode,
     any_escape: PackedCode,
-    /// By a code's first [`PRIMARY_BITS`] bits: its symbol's index and
-    /// length (`index << 8 | length`), or 0 for a longer code.
-    primary: Box<[u32]>,
+    /// By a code's first [`PRIMARY_BITS`] bits: its symbol and length
+    /// (`symbol << 8 | length`, a symbol being its character or an
+    /// escape), or 0 for a longer code.
+    primary: Box<[u32; 1 << PRIMARY_BITS]>,
     /// Per length: the first code of that length and the index of its
     /// symbol, and how many there are.
     first_code: [u32; MAX_BITS as usize + 1],
     first_index: [u32; MAX_BITS as usize + 1],
     count: [u32; MAX_BITS as usize + 1],
-    symbols: Box<[Symbol]>,
+    /// Characters, and [`HAN_ESCAPE`] and [`ANY_ESCAPE`] for the escapes.
+    symbols: Box<[char]>,
 }
 
 static CODE: LazyLock<Code> = LazyLock::new(|| Code::new(table::SYMBOLS_OF_LENGTH, table::SYMBOLS));
@@ -84,20 +82,13 @@ impl Code {
     /// The canonical code of `symbols`, `symbols_of_length[n]` of them of
     /// length `n` in turn.
     fn new(symbols_of_length: [u16; MAX_BITS as usize + 1], symbols: &str) -> Code {
-        let symbols: Box<[Symbol]> = symbols
-            .chars()
-            .map(|c| match c {
-                HAN_ESCAPE => Symbol::HanEscape,
-                ANY_ESCAPE => Symbol::AnyEscape,
-                c => Symbol::Char(c),
-            })
-            .collect();
+        let symbols: Box<[char]> = symbols.chars().collect();
         let mut code = Code {
             ascii: [0; 128],
             han: vec![0; (HAN_END - HAN_START + 1) as usize].into_boxed_slice(),
             han_escape: 0,
             any_escape: 0,
-            primary: vec![0; 1 << PRIMARY_BITS].into_boxed_slice(),
+            primary: Box::new([0; 1 << PRIMARY_BITS]),
             first_code: [0; MAX_BITS as usize + 1],
             first_index: [0; MAX_BITS as usize + 1],
             count: [0; MAX_BITS as usize + 1],
@@ -124,11 +115,12 @@ impl Code {
     /// Enters symbol `index`, of code `value` and `length`, in the tables.
     fn place(&mut self, index: u32, value: u32, length: u32) {
         let packed = pack(value, length);
-        match self.symbols[index as usize] {
-            Symbol::HanEscape => self.han_escape = packed,
-            Symbol::AnyEscape => self.any_escape = packed,
-            Symbol::Char(c) if c.is_ascii() => self.ascii[c as usize] = packed,
-            Symbol::Char(c) => {
+        let symbol = self.symbols[index as usize];
+        match symbol {
+            HAN_ESCAPE => self.han_escape = packed,
+            ANY_ESCAPE => self.any_escape = packed,
+            c if c.is_ascii() => self.ascii[c as usize] = packed,
+            c => {
                 if let Some(slot) = (u32::from(c))
                     .checked_sub(HAN_START)
                     .and_then(|offset| self.han.get_mut(offset as usize))
@@ -141,7 +133,7 @@ impl Code {
             let spread = PRIMARY_BITS - length;
             let first = (value << spread) as usize;
             for slot in &mut self.primary[first..first + (1 << spread)] {
-                *slot = index << 8 | length;
+                *slot = u32::from(symbol) << 8 | length;
             }
         }
     }
@@ -165,22 +157,23 @@ impl Code {
         (self.any_escape, Some((value, CODE_POINT_BITS)))
     }
 
-    /// The symbol whose code begins the 16 bits `window` (high bit first),
-    /// and its length; `None` if no code does.
-    fn symbol_at(&self, window: u32) -> Option<(Symbol, u32)> {
-        let entry = self.primary[(window >> (MAX_BITS - PRIMARY_BITS)) as usize];
-        if entry & 0xFF != 0 {
-            return Some((self.symbols[(entry >> 8) as usize], entry & 0xFF));
+    /// The symbol whose code begins the 16 bits `window` (high bit first)
+    /// and its length, packed (`symbol << 8 | length`); 0 if no code does.
+    fn symbol_at(&self, window: u32) -> u32 {
+        let entry = self.primary
+            [(window >> (MAX_BITS - PRIMARY_BITS)) as usize & ((1 << PRIMARY_BITS) - 1)];
+        if entry != 0 {
+            return entry;
         }
         for length in PRIMARY_BITS + 1..=MAX_BITS {
             let value = window >> (MAX_BITS - length);
             let offset = value.wrapping_sub(self.first_code[length as usize]);
             if offset < self.count[length as usize] {
                 let index = self.first_index[length as usize] + offset;
-                return Some((self.symbols[index as usize], length));
+                return u32::from(self.symbols[index as usize]) << 8 | length;
             }
         }
-        None
+        0
     }
 }
 
@@ -260,35 +253,60 @@ pub fn chars(bytes: &[u8]) -> Chars<'_> {
     Chars {
         code: &CODE,
         bytes,
-        position: 0,
+        next_byte: 0,
+        buffer: 0,
+        buffered: 0,
     }
 }
 
-/// See [`chars`].
+/// See [`chars`]. Reads the text through a 64-bit buffer: eight bytes at
+/// a time while eight remain (this runs for every letter of every record
+/// read), then byte by byte.
 #[derive(Clone)]
 pub struct Chars<'a> {
     code: &'a Code,
     bytes: &'a [u8],
-    /// In bits.
-    position: usize,
+    /// The next byte not yet counted in `buffered`.
+    next_byte: usize,
+    /// The bits not yet read, from the high bit down; the bits below the
+    /// `buffered` high ones are zero or the next bytes' own bits.
+    buffer: u64,
+    buffered: u32,
 }
 
 impl Chars<'_> {
-    /// The 32 bits from `position` on (one bits past the end).
-    fn peek(&self) -> u32 {
-        let start = self.position / 8;
-        let mut word = [0xFF; 8];
-        let available = self.bytes.len().saturating_sub(start).min(8);
-        word[..available].copy_from_slice(&self.bytes[start..start + available]);
-        (u64::from_be_bytes(word) << (self.position % 8) >> 32) as u32
-    }
-
-    fn remaining_bits(&self) -> usize {
-        self.bytes.len() * 8 - self.position
+    /// Fills the buffer to at least 57 bits, or with every byte left,
+    /// when it holds fewer than a symbol may take.
+    fn refill(&mut self) {
+        if self.buffered >= SYMBOL_BITS {
+            return;
+        }
+        if let Some(word) = self
+            .bytes
+            .get(self.next_byte..self.next_byte + 8)
+            .and_then(|word| <[u8; 8]>::try_from(word).ok())
+        {
+            // The bytes past the whole ones taken land in the low bits:
+            // they are the bits the next refill puts there again.
+            self.buffer |= u64::from_be_bytes(word) >> self.buffered;
+            let taken = (63 - self.buffered) / 8;
+            self.next_byte += taken as usize;
+            self.buffered += taken * 8;
+            return;
+        }
+        while self.buffered <= 56 {
+            let Some(&byte) = self.bytes.get(self.next_byte) else {
+                return;
+            };
+            self.buffer |= u64::from(byte) << (56 - self.buffered);
+            self.buffered += 8;
+            self.next_byte += 1;
+        }
     }
 
     fn fail(&mut self, error: &'static str) -> Option<Result<char, &'static str>> {
-        self.position = self.bytes.len() * 8;
+        self.next_byte = self.bytes.len();
+        self.buffered = 0;
         Some(Err(error))
     }
 }
@@ -297,40 +315,46 @@ impl Iterator for Chars<'_> {
     type Item = Result<char, &'static str>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let remaining = self.remaining_bits();
-        if remaining == 0 {
+        self.refill();
+        let buffered = self.buffered;
+        if buffered == 0 {
             return None;
         }
-        let window = self.peek();
+        // Under SYMBOL_BITS buffered, every byte is in: ones past the
+        // text. Over, only bits buffered are read.
+        let window = self.buffer | u64::MAX.checked_shr(buffered).unwrap_or(0);
         // The last byte's fill: ones, fewer than the shortest code that
         // is all ones (the longest).
-        if remaining < 8 && window >> (32 - remaining) == (1 << remaining) - 1 {
-            self.position = self.bytes.len() * 8;
+        if buffered < 8 && window >> (64 - buffered) == (1 << buffered) - 1 {
+            self.buffered = 0;
             return None;
         }
-        let Some((symbol, length)) = self.code.symbol_at(window >> (32 - MAX_BITS)) else {
+        let entry = self.code.symbol_at((window >> (64 - MAX_BITS)) as u32);
+        if entry == 0 {
             return self.fail("text is not in the letter code");
-        };
+        }
+        let (symbol, length) = (entry >> 8, entry & 0xFF);
         let payload_bits = match symbol {
-            Symbol::Char(_) => 0,
-            Symbol::HanEscape => HAN_OFFSET_BITS,
-            Symbol::AnyEscape => CODE_POINT_BITS,
+            HAN_ESCAPE_SYMBOL => HAN_OFFSET_BITS,
+            ANY_ESCAPE_SYMBOL => CODE_POINT_BITS,
+            _ => 0,
         };
-        if (length + payload_bits) as usize > remaining {
+        let width = length + payload_bits;
+        if width > buffered {
             return self.fail("text cut short");
         }
-        self.position += length as usize;
+        self.buffer <<= width;
+        self.buffered -= width;
         let payload = match payload_bits {
             0 => 0,
-            bits => self.peek() >> (32 - bits),
+            bits => (window << length >> (64 - bits)) as u32,
         };
-        self.position += payload_bits as usize;
         let c = match symbol {
-            Symbol::Char(c) => Some(c),
-            Symbol::HanEscape => {
+            HAN_ESCAPE_SYMBOL => {
                 char::from_u32(HAN_START + payload).filter(|_| payload <= HAN_END - HAN_START)
             }
-            Symbol::AnyEscape => char::from_u32(payload),
+            ANY_ESCAPE_SYMBOL => char::from_u32(payload),
+            _ => char::from_u32(symbol),
         };
         match c {
             Some(c) => Some(Ok(c)),

@@ -34,7 +34,7 @@
 
 use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
-use crate::encoding::{DecodeError, Decoder, Encoder, Packing};
+use crate::encoding::{DecodeError, Decoder, Encoder, Packing, TextForms};
 use crate::fingerprint::FIELD_SEPARATOR;
 use crate::fingerprint::normalize::is_letter_or_digit;
 use crate::fingerprint::{shingle_hashes_of_chars, shingle_hashes_of_letters};
@@ -143,9 +143,9 @@ impl RecordKeys {
         decoder.u64()?;
         decoder.u64s_into(&mut self.exact_hashes)?;
         let short_tag = decoder.u8()?;
-        if let Some(packing) = short_packing(short_tag) {
+        if let Some(forms) = short_text_forms(short_tag) {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
-            read_compact_short_shingles(&mut decoder, &mut shingles, packing)?;
+            read_compact_short_shingles(&mut decoder, &mut shingles, forms)?;
             self.shingles = Some(shingles);
         } else if short_tag != 0 {
             let mut shingles = std::mem::take(&mut self.buffer_shingles);
@@ -181,18 +181,18 @@ impl RecordKeys {
 fn read_compact_short_shingles(
     decoder: &mut Decoder<'_>,
     shingles: &mut Vec<u32>,
-    packing: Packing,
+    forms: TextForms,
 ) -> Result<(), DecodeError> {
     let flags = decoder.u8()?;
     if flags & SHORT_KEEPS_SHINGLES != 0 {
         decoder.short_u32s_into(shingles)?;
-        decoder.skip_text()?;
+        decoder.skip_text(forms)?;
     } else {
         let width = usize::from(flags >> SHORT_WIDTH_SHIFT);
         if width == 0 {
             return Err(DecodeError("short text without shingles or width"));
         }
-        *shingles = shingle_hashes_of_text(decoder, width, packing)?;
+        *shingles = shingle_hashes_of_text(decoder, width, forms)?;
     }
     skip_compact_short_tail(decoder, flags)
 }
@@ -203,21 +203,22 @@ fn read_compact_short_shingles(
 fn shingle_hashes_of_text(
     decoder: &mut Decoder<'_>,
     width: usize,
-    packing: Packing,
+    forms: TextForms,
 ) -> Result<Vec<u32>, DecodeError> {
-    let (bytes, packed) = decoder.text_bytes()?;
-    if !packed {
-        let letters =
-            simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError("text is not UTF-8"))?;
-        return Ok(shingle_hashes_of_letters(letters, width));
-    }
-    match packing {
-        Packing::Compact => hashes_of_chars(
+    match decoder.text_bytes(forms)? {
+        (bytes, None) => {
+            let letters =
+                simdutf8::basic::from_utf8(bytes).map_err(|_| DecodeError("text is not UTF-8"))?;
+            Ok(shingle_hashes_of_letters(letters, width))
+        }
+        (bytes, Some(Packing::Compact)) => hashes_of_chars(
             crate::compact_text::chars(bytes),
             bytes.len() * 3 / 2,
             width,
         ),
-        Packing::Coded => hashes_of_chars(crate::text_code::chars(bytes), bytes.len() * 2, width),
+        (bytes, Some(Packing::Coded)) => {
+            hashes_of_chars(crate::text_code::chars(bytes), bytes.len() * 2, width)
+        }
     }
 }
 
@@ -294,17 +295,17 @@ const SHORT_COMPACT: u8 = 3;
 /// Long-text tag of the compact layout with compact letters (tags 1 to 3
 /// are still read).
 const LONG_COMPACT: u8 = 4;
-/// The compact layouts with their letters coded ([`crate::text_code`]):
-/// what is written.
+/// The compact layouts with each text in the shortest of its forms, coded
+/// ([`crate::text_code`]) for most: what is written.
 const SHORT_CODED: u8 = 5;
 const LONG_CODED: u8 = 6;
 
-/// The packing of a short text's letters by its tag, if it has the
+/// The forms a short text's letters may be in by its tag, if it has the
 /// compact layout.
-fn short_packing(tag: u8) -> Option<Packing> {
+fn short_text_forms(tag: u8) -> Option<TextForms> {
     match tag {
-        SHORT_COMPACT => Some(Packing::Compact),
-        SHORT_CODED => Some(Packing::Coded),
+        SHORT_COMPACT => Some(TextForms::CompactOrUtf8),
+        SHORT_CODED => Some(TextForms::Any),
         _ => None,
     }
 }
@@ -350,7 +351,7 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
     if derived_width.is_none() {
         encoder.short_u32s(short.shingles());
     }
-    encoder.text(&short.letters, Some(Packing::Coded));
+    encoder.text(&short.letters, TextForms::Any);
     if short.number_signature != 0 {
         encoder.u64(short.number_signature);
     }
@@ -364,9 +365,9 @@ pub fn put_short(encoder: &mut Encoder, short: Option<&ShortText>) {
 
 pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeError> {
     let tag = decoder.u8()?;
-    match (tag, short_packing(tag)) {
+    match (tag, short_text_forms(tag)) {
         (0, _) => Ok(None),
-        (_, Some(packing)) => get_compact_short(decoder, packing).map(Some),
+        (_, Some(forms)) => get_compact_short(decoder, forms).map(Some),
         _ => {
             // Arguments are read in order: the record's layout.
             let short = ShortText::new(
@@ -386,7 +387,7 @@ pub fn get_short(decoder: &mut Decoder<'_>) -> Result<Option<ShortText>, DecodeE
 
 fn get_compact_short(
     decoder: &mut Decoder<'_>,
-    packing: Packing,
+    forms: TextForms,
 ) -> Result<ShortText, DecodeError> {
     let flags = decoder.u8()?;
     let stored = if flags & SHORT_KEEPS_SHINGLES != 0 {
@@ -395,7 +396,7 @@ fn get_compact_short(
         None
     };
     // Most candidates' letters are never read: decoded at the first read.
-    let letters = decoder.record_text(packing)?;
+    let letters = decoder.record_text(forms)?;
     let width = flags >> SHORT_WIDTH_SHIFT;
     let number_signature = optional_u64(decoder, flags & SHORT_HAS_NUMBERS != 0)?;
     let place_signature = optional_u64(decoder, flags & SHORT_HAS_PLACES != 0)?;
@@ -445,14 +446,14 @@ fn optional_u64(decoder: &mut Decoder<'_>, present: bool) -> Result<u64, DecodeE
 /// Skips a short text written by [`put_short`] (any tag).
 fn skip_short(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     let tag = decoder.u8()?;
-    match tag {
-        0 => {}
-        SHORT_COMPACT | SHORT_CODED => {
+    match (tag, short_text_forms(tag)) {
+        (0, _) => {}
+        (_, Some(forms)) => {
             let flags = decoder.u8()?;
             if flags & SHORT_KEEPS_SHINGLES != 0 {
                 decoder.skip_short_u32s()?;
             }
-            decoder.skip_text()?;
+            decoder.skip_text(forms)?;
             skip_compact_short_tail(decoder, flags)?;
         }
         _ => {
@@ -498,10 +499,10 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
         .u8(flags)
         .ascending_u32s(&long.sketch);
     if let Some(headline) = &long.headline {
-        encoder.text(headline, Some(Packing::Coded));
+        encoder.text(headline, TextForms::Any);
     }
     if !lead_from_letters {
-        encoder.text(&long.lead, Some(Packing::Coded));
+        encoder.text(&long.lead, TextForms::Any);
     }
     if !long.numbers.is_empty() {
         encoder.short_u32s(&long.numbers);
@@ -560,8 +561,8 @@ pub fn get_long(
     let tag = decoder.u8()?;
     match tag {
         0 => Ok(None),
-        LONG_COMPACT => get_compact_long(decoder, short, Packing::Compact).map(Some),
-        LONG_CODED => get_compact_long(decoder, short, Packing::Coded).map(Some),
+        LONG_COMPACT => get_compact_long(decoder, short, TextForms::CompactOrUtf8).map(Some),
+        LONG_CODED => get_compact_long(decoder, short, TextForms::Any).map(Some),
         _ => get_fixed_long(decoder, tag).map(Some),
     }
 }
@@ -569,17 +570,17 @@ pub fn get_long(
 fn get_compact_long(
     decoder: &mut Decoder<'_>,
     short: Option<&ShortText>,
-    packing: Packing,
+    forms: TextForms,
 ) -> Result<LongText, DecodeError> {
     let flags = decoder.u8()?;
     let mut sketch = Vec::new();
     decoder.ascending_u32s_into(&mut sketch)?;
     let headline = match flags & LONG_HAS_HEADLINE {
         0 => None,
-        _ => Some(decoder.record_text(packing)?),
+        _ => Some(decoder.record_text(forms)?),
     };
     let lead = match (flags & LONG_LEAD_FROM_LETTERS, short) {
-        (0, _) => decoder.record_text(packing)?,
+        (0, _) => decoder.record_text(forms)?,
         (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT).into(),
         (_, None) => return Err(DecodeError("lead from letters without a short text")),
     };
@@ -636,13 +637,17 @@ fn skip_long(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     match tag {
         0 => {}
         LONG_COMPACT | LONG_CODED => {
+            let forms = match tag {
+                LONG_COMPACT => TextForms::CompactOrUtf8,
+                _ => TextForms::Any,
+            };
             let flags = decoder.u8()?;
             decoder.skip_ascending_u32s()?;
             if flags & LONG_HAS_HEADLINE != 0 {
-                decoder.skip_text()?;
+                decoder.skip_text(forms)?;
             }
             if flags & LONG_LEAD_FROM_LETTERS == 0 {
-                decoder.skip_text()?;
+                decoder.skip_text(forms)?;
             }
             if flags & LONG_HAS_NUMBERS != 0 {
                 decoder.skip_short_u32s()?;
@@ -704,16 +709,21 @@ mod tests {
     /// are an error.
     #[test]
     fn letters_are_hashed_as_they_are_decoded() {
-        let text = "周末去哪儿玩 Parks in AUTUMN\u{1e}秋景";
-        for packing in [Packing::Compact, Packing::Coded] {
-            for packed in [Some(packing), None] {
+        // Common letters (coded), rare ones (compact), another script
+        // (UTF-8).
+        for text in [
+            "周末去哪儿玩 Parks in AUTUMN\u{1e}秋景",
+            "龘靐齉爩",
+            "한국어 글자",
+        ] {
+            for forms in [TextForms::CompactOrUtf8, TextForms::Any] {
                 let mut encoder = Encoder::default();
-                encoder.text(text, packed);
+                encoder.text(text, forms);
                 let mut decoder = Decoder::new(&encoder.bytes);
                 assert_eq!(
-                    shingle_hashes_of_text(&mut decoder, 2, packing),
+                    shingle_hashes_of_text(&mut decoder, 2, forms),
                     Ok(shingle_hashes_of_letters(text, 2)),
-                    "{packed:?}"
+                    "{text} {forms:?}"
                 );
                 assert!(decoder.is_done());
             }
@@ -721,9 +731,11 @@ mod tests {
         // Four bytes of compact text (the length is doubled, plus one):
         // a Han letter, then a code point cut short.
         let damaged = [4 << 1 | 1, 0x80, 0x00, 0xFF, 0x00];
-        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, Packing::Compact).is_err());
-        // One byte of coded text: an escape cut short.
-        let damaged = [1 << 1 | 1, 0x00];
-        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, Packing::Coded).is_err());
+        let forms = TextForms::CompactOrUtf8;
+        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, forms).is_err());
+        // One byte of coded text (the length times four, plus two): an
+        // escape cut short.
+        let damaged = [1 << 2 | 2, 0x00];
+        assert!(shingle_hashes_of_text(&mut Decoder::new(&damaged), 2, TextForms::Any).is_err());
     }
 }
