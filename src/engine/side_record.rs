@@ -12,18 +12,21 @@
 //! ([`record_has_exact_hash`], no allocation), or what the candidate
 //! indexes need ([`RecordKeys`], into reused buffers).
 //!
-//! The texts are written compact (short-text tag 3, long-text tag 4):
+//! The texts are written compact (short-text tag 5, long-text tag 6):
 //! counts as varints, parts that are empty or zero left out behind flags,
 //! a long text's sketch as its gaps in the bits the largest needs, and the
-//! letters, headline and lead two bytes a Han letter
-//! ([`crate::compact_text`]) when that is shorter than their UTF-8. They
-//! are decoded at their first read ([`crate::record_text`]): most
-//! candidates are turned away by their shingles or sketch first. With
+//! letters, headline and lead each in the shortest of UTF-8, two bytes a
+//! Han letter ([`crate::compact_text`]) and a prefix code of about a byte
+//! a letter ([`crate::text_code`]). They are decoded at their first read
+//! ([`crate::record_text`]): most candidates are turned away by their
+//! shingles or sketch first. Tags 3 and 4 (UTF-8 or two bytes a Han
+//! letter) are the same layout as written before the code. With
 //! `--lean-side-records`, a short text's shingles are left out too when
 //! its letters give them back (nearly always: they are the letters'
 //! bigrams), and the lead of a text of middle length is left out when it
 //! is the opening of those letters (the writer checks both). The
-//! fixed-width layouts before (tags 1 and 2, 1 to 3) are still read.
+//! layouts before (short-text tags 1 to 3, long-text tags 1 to 4) are
+//! still read.
 //!
 //! Consequences: the layout is part of the state format (snapshots and the
 //! log); changing it is a format change (`crate::persist`). A reader of a
