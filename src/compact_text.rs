@@ -158,7 +158,6 @@ impl Chars<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     #[test]
     fn han_takes_two_bytes_and_ascii_one() {
@@ -205,35 +204,6 @@ mod tests {
                     Ok(char::from_u32(code).expect("char").to_string())
                 );
             }
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn any_text_comes_back(text in "\\PC{0,40}") {
-            let mut out = Vec::new();
-            encode(&text, &mut out);
-            prop_assert_eq!(out.len(), encoded_len(&text));
-            prop_assert_eq!(decode(&out), Ok(text));
-        }
-
-        #[test]
-        fn any_bytes_decode_or_fail_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
-            let _ = decode(&bytes);
-        }
-
-        /// One character at a time gives what the whole text does, and
-        /// nothing after its first error.
-        #[test]
-        fn chars_are_the_decoded_text_up_to_the_first_error(
-            bytes in proptest::collection::vec(any::<u8>(), 0..40),
-        ) {
-            let read: Vec<Result<char, &str>> = chars(&bytes).collect();
-            let errors = read.iter().filter(|c| c.is_err()).count();
-            prop_assert!(errors <= 1);
-            prop_assert!(errors == 0 || read.last().is_some_and(Result::is_err));
-            let text: Result<String, &str> = read.into_iter().collect();
-            prop_assert_eq!(text, decode(&bytes));
         }
     }
 }

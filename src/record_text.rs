@@ -188,4 +188,43 @@ mod tests {
             "\u{FFFD}"
         );
     }
+
+    /// `bytes` read one character at a time in `packing`'s form.
+    fn read_chars(packing: Packing, bytes: &[u8]) -> Vec<Result<char, &'static str>> {
+        match packing {
+            Packing::Compact => crate::compact_text::chars(bytes).collect(),
+            Packing::Coded => crate::text_code::chars(bytes).collect(),
+        }
+    }
+
+    const PACKINGS: [Packing; 2] = [Packing::Compact, Packing::Coded];
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_comes_back_in_each_form(text in "\\PC{0,40}") {
+            for packing in PACKINGS {
+                let mut out = Vec::new();
+                packing.encode(&text, &mut out);
+                proptest::prop_assert_eq!(out.len(), packing.encoded_len(&text));
+                proptest::prop_assert_eq!(packing.decode(&out), Ok(text.clone()));
+            }
+        }
+
+        /// Any bytes decode or fail without panic, and one character at a
+        /// time gives what the whole text does, nothing after its first
+        /// error.
+        #[test]
+        fn chars_are_the_decoded_text_up_to_the_first_error(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+        ) {
+            for packing in PACKINGS {
+                let read = read_chars(packing, &bytes);
+                let errors = read.iter().filter(|c| c.is_err()).count();
+                proptest::prop_assert!(errors <= 1);
+                proptest::prop_assert!(errors == 0 || read.last().is_some_and(Result::is_err));
+                let text: Result<String, &str> = read.into_iter().collect();
+                proptest::prop_assert_eq!(text, packing.decode(&bytes));
+            }
+        }
+    }
 }
