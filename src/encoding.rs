@@ -103,19 +103,17 @@ impl Encoder {
     /// first. The reader is told the forms by what it reads (a record's
     /// tags).
     pub fn text(&mut self, text: &str, forms: TextForms) -> &mut Self {
-        let compact = Packing::Compact.encoded_len(text);
-        let (length, form) = match forms {
-            TextForms::CompactOrUtf8 => [(text.len(), None), (compact, Some(Packing::Compact))]
-                .into_iter()
-                .min_by_key(|&(length, _)| length),
-            TextForms::Any => [
-                (text.len(), None),
-                (compact, Some(Packing::Compact)),
-                (Packing::Coded.encoded_len(text), Some(Packing::Coded)),
-            ]
-            .into_iter()
-            .min_by_key(|&(length, _)| length),
-        }
+        let coded = match forms {
+            TextForms::CompactOrUtf8 => usize::MAX,
+            TextForms::Any => Packing::Coded.encoded_len(text),
+        };
+        let (length, form) = [
+            (text.len(), None),
+            (Packing::Compact.encoded_len(text), Some(Packing::Compact)),
+            (coded, Some(Packing::Coded)),
+        ]
+        .into_iter()
+        .min_by_key(|&(length, _)| length)
         .unwrap_or((text.len(), None));
         let form_number = match form {
             None => 0,

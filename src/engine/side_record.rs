@@ -313,6 +313,16 @@ fn short_text_forms(tag: u8) -> Option<TextForms> {
     }
 }
 
+/// The forms a long text's headline and lead may be in by its tag, if it
+/// has the compact layout.
+fn long_text_forms(tag: u8) -> Option<TextForms> {
+    match tag {
+        LONG_COMPACT => Some(TextForms::CompactOrUtf8),
+        LONG_CODED => Some(TextForms::Any),
+        _ => None,
+    }
+}
+
 /// Flags of a compact short text: which optional parts follow.
 const SHORT_HAS_HEADLINE: u8 = 1;
 const SHORT_HAS_NUMBERS: u8 = 1 << 1;
@@ -562,10 +572,9 @@ pub fn get_long(
     short: Option<&ShortText>,
 ) -> Result<Option<LongText>, DecodeError> {
     let tag = decoder.u8()?;
-    match tag {
-        0 => Ok(None),
-        LONG_COMPACT => get_compact_long(decoder, short, TextForms::CompactOrUtf8).map(Some),
-        LONG_CODED => get_compact_long(decoder, short, TextForms::Any).map(Some),
+    match (tag, long_text_forms(tag)) {
+        (0, _) => Ok(None),
+        (_, Some(forms)) => get_compact_long(decoder, short, forms).map(Some),
         _ => get_fixed_long(decoder, tag).map(Some),
     }
 }
@@ -637,13 +646,9 @@ fn get_fixed_long(decoder: &mut Decoder<'_>, tag: u8) -> Result<LongText, Decode
 /// Skips a long text written by [`put_long`] (any tag).
 fn skip_long(decoder: &mut Decoder<'_>) -> Result<(), DecodeError> {
     let tag = decoder.u8()?;
-    match tag {
-        0 => {}
-        LONG_COMPACT | LONG_CODED => {
-            let forms = match tag {
-                LONG_COMPACT => TextForms::CompactOrUtf8,
-                _ => TextForms::Any,
-            };
+    match (tag, long_text_forms(tag)) {
+        (0, _) => {}
+        (_, Some(forms)) => {
             let flags = decoder.u8()?;
             decoder.skip_ascending_u32s()?;
             if flags & LONG_HAS_HEADLINE != 0 {
