@@ -70,6 +70,15 @@ enum Form {
         packing: Option<Packing>,
         decoded: OnceLock<Box<str>>,
     },
+    /// A text a record leaves out because another of its texts gives it
+    /// back (a lean record's lead, from its letters): `derive(source,
+    /// argument)`, at the first read.
+    Derived {
+        source: Box<RecordText>,
+        derive: fn(&RecordText, u8) -> String,
+        argument: u8,
+        decoded: OnceLock<Box<str>>,
+    },
 }
 
 impl RecordText {
@@ -83,6 +92,21 @@ impl RecordText {
         })
     }
 
+    /// The text `derive(&source, argument)` gives, computed at its first
+    /// read: a text a record need not keep.
+    pub fn derived(
+        source: RecordText,
+        derive: fn(&RecordText, u8) -> String,
+        argument: u8,
+    ) -> RecordText {
+        RecordText(Form::Derived {
+            source: Box::new(source),
+            derive,
+            argument,
+            decoded: OnceLock::new(),
+        })
+    }
+
     /// The text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
@@ -92,20 +116,82 @@ impl RecordText {
                 packing,
                 decoded,
             } => decoded.get_or_init(|| decode(bytes, *packing)),
+            Form::Derived {
+                source,
+                derive,
+                argument,
+                decoded,
+            } => decoded.get_or_init(|| derive(source, *argument).into_boxed_str()),
+        }
+    }
+
+    /// The text's characters, as [`RecordText::as_str`] has them; packed
+    /// letters not yet decoded are read from their bytes as they come, so
+    /// a reader that looks at each letter once (hashing a lean record's
+    /// shingles, taking its lead) builds no text.
+    pub fn chars(&self) -> TextChars<'_> {
+        match &self.0 {
+            Form::Encoded {
+                bytes,
+                packing: Some(packing),
+                decoded,
+            } if decoded.get().is_none() => match packing {
+                Packing::Compact => TextChars::Compact(crate::compact_text::chars(bytes)),
+                Packing::Coded => TextChars::Coded(crate::text_code::chars(bytes)),
+            },
+            _ => TextChars::Decoded(self.as_str().chars()),
+        }
+    }
+
+    /// About how many bytes of UTF-8 the text takes, without decoding it.
+    pub fn estimated_len(&self) -> usize {
+        match &self.0 {
+            Form::Known(text) => text.len(),
+            Form::Encoded { bytes, packing, .. } => match packing {
+                None => bytes.len(),
+                Some(Packing::Compact) => bytes.len() * 3 / 2,
+                Some(Packing::Coded) => bytes.len() * 2,
+            },
+            Form::Derived { source, .. } => source.estimated_len(),
         }
     }
 }
 
+/// A packed text's letters up to the first damage, then U+FFFD: as lossy
+/// UTF-8 reads.
 fn decode(bytes: &[u8], packing: Option<Packing>) -> Box<str> {
-    match packing {
-        Some(packing) => packing
-            .decode(bytes)
-            .unwrap_or_else(|_| char::REPLACEMENT_CHARACTER.to_string())
-            .into_boxed_str(),
-        None => match simdutf8::basic::from_utf8(bytes) {
-            Ok(text) => text.into(),
-            Err(_) => String::from_utf8_lossy(bytes).into(),
-        },
+    let packed = match packing {
+        Some(Packing::Compact) => TextChars::Compact(crate::compact_text::chars(bytes)),
+        Some(Packing::Coded) => TextChars::Coded(crate::text_code::chars(bytes)),
+        None => {
+            return match simdutf8::basic::from_utf8(bytes) {
+                Ok(text) => text.into(),
+                Err(_) => String::from_utf8_lossy(bytes).into(),
+            };
+        }
+    };
+    let mut text = String::with_capacity(bytes.len() * 2);
+    text.extend(packed);
+    text.into_boxed_str()
+}
+
+/// See [`RecordText::chars`].
+pub enum TextChars<'a> {
+    Decoded(std::str::Chars<'a>),
+    Compact(crate::compact_text::Chars<'a>),
+    Coded(crate::text_code::Chars<'a>),
+}
+
+impl Iterator for TextChars<'_> {
+    type Item = char;
+
+    fn next(&mut self) -> Option<char> {
+        let packed = match self {
+            TextChars::Decoded(chars) => return chars.next(),
+            TextChars::Compact(chars) => chars.next(),
+            TextChars::Coded(chars) => chars.next(),
+        };
+        packed.map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
     }
 }
 
@@ -189,6 +275,29 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_derived_text_is_taken_once_at_its_first_read() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static TAKEN: AtomicUsize = AtomicUsize::new(0);
+        fn first_letters(source: &RecordText, count: u8) -> String {
+            TAKEN.fetch_add(1, Ordering::Relaxed);
+            source.chars().take(usize::from(count)).collect()
+        }
+        let mut packed = Vec::new();
+        Packing::Coded.encode("新闻报道", &mut packed);
+        let derived = RecordText::derived(
+            RecordText::encoded(&packed, Some(Packing::Coded)),
+            first_letters,
+            2,
+        );
+        assert_eq!(TAKEN.load(Ordering::Relaxed), 0);
+        assert_eq!(derived.estimated_len(), packed.len() * 2);
+        assert_eq!(&*derived, "新闻");
+        assert_eq!(&*derived.clone(), "新闻");
+        assert_eq!(derived.chars().collect::<String>(), "新闻");
+        assert_eq!(TAKEN.load(Ordering::Relaxed), 1);
+    }
+
     /// `bytes` read one character at a time in `packing`'s form.
     fn read_chars(packing: Packing, bytes: &[u8]) -> Vec<Result<char, &'static str>> {
         match packing {
@@ -225,6 +334,31 @@ mod tests {
                 let text: Result<String, &str> = read.into_iter().collect();
                 proptest::prop_assert_eq!(text, packing.decode(&bytes));
             }
+        }
+
+        /// A record's text read a character at a time from its bytes is
+        /// the text decoded whole: its letters up to any damage, then
+        /// U+FFFD.
+        #[test]
+        fn a_texts_chars_are_its_decoded_letters(
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+            text in "\\PC{0,40}",
+        ) {
+            for packing in PACKINGS {
+                let mut packed = Vec::new();
+                packing.encode(&text, &mut packed);
+                for bytes in [&bytes, &packed] {
+                    let read: String = RecordText::encoded(bytes, Some(packing)).chars().collect();
+                    let whole = RecordText::encoded(bytes, Some(packing));
+                    proptest::prop_assert_eq!(&read, &*whole);
+                    proptest::prop_assert_eq!(whole.chars().collect::<String>(), read.clone());
+                    let good: String = read_chars(packing, bytes).into_iter().map_while(Result::ok).collect();
+                    let damaged = read_chars(packing, bytes).iter().any(Result::is_err);
+                    proptest::prop_assert_eq!(read, good + if damaged { "\u{FFFD}" } else { "" });
+                }
+            }
+            let utf8 = RecordText::encoded(&bytes, None);
+            proptest::prop_assert_eq!(utf8.chars().collect::<String>(), String::from_utf8_lossy(&bytes));
         }
     }
 }

@@ -317,6 +317,20 @@ impl Iterator for Chars<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         self.refill();
         let buffered = self.buffered;
+        // Most letters: a character (not an escape) whose code is found by
+        // one lookup in bits all buffered.
+        if buffered >= PRIMARY_BITS {
+            let entry = self.code.primary[(self.buffer >> (64 - PRIMARY_BITS)) as usize];
+            let (symbol, length) = (entry >> 8, entry & 0xFF);
+            if length != 0
+                && symbol < HAN_ESCAPE_SYMBOL
+                && let Some(c) = char::from_u32(symbol)
+            {
+                self.buffer <<= length;
+                self.buffered -= length;
+                return Some(Ok(c));
+            }
+        }
         if buffered == 0 {
             return None;
         }

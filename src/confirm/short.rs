@@ -115,7 +115,12 @@ impl ShortText {
             if width == 0 {
                 return Box::default();
             }
-            crate::fingerprint::shingle_set_of_letters(&self.letters, width).into_boxed_slice()
+            crate::fingerprint::shingle_set_of_chars(
+                self.letters.chars(),
+                self.letters.estimated_len(),
+                width,
+            )
+            .into_boxed_slice()
         })
     }
 

@@ -497,7 +497,7 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
     let lean_short = short.filter(|short| lean_width(short).is_some());
     let skipped_field = lean_short.and_then(|short| {
         let fields = short.letters.split(FIELD_SEPARATOR).count().min(15);
-        (0..=fields as u8).find(|&skipped| *lead_of_letters(short, skipped) == *long.lead)
+        (0..=fields as u8).find(|&skipped| *lead_of_letters(&short.letters, skipped) == *long.lead)
     });
     let lead_from_letters = skipped_field.is_some();
     let flags = skipped_field.map_or(0, |skipped| skipped << LONG_SKIPPED_FIELD_SHIFT)
@@ -529,35 +529,39 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
 /// The lead a long text takes from its body (`Fingerprinter::body_lead`),
 /// read from a short text's letters: every field but the `skipped`-th
 /// (counted from 1; 0 skips none), lowercased, letters and digits only,
-/// the first [`KEPT_LEAD_CHARS`].
-fn lead_of_letters(short: &ShortText, skipped: u8) -> String {
-    // Read for each candidate of middle length: ASCII and the Han block,
+/// the first [`KEPT_LEAD_CHARS`]. A record's reader takes it at the
+/// lead's first read ([`RecordText::derived`]), from the letters' bytes.
+fn lead_of_letters(letters: &RecordText, skipped: u8) -> String {
+    // Read for candidates of middle length: ASCII and the Han block,
     // nearly every letter, take the quick paths.
     let headline = usize::from(skipped).checked_sub(1);
     let mut lead = String::with_capacity(KEPT_LEAD_CHARS * 3);
     let mut kept = 0;
-    for (position, field) in short.letters.split(FIELD_SEPARATOR).enumerate() {
+    let mut position = 0;
+    for c in letters.chars() {
+        if kept == KEPT_LEAD_CHARS {
+            break;
+        }
+        if c == FIELD_SEPARATOR {
+            position += 1;
+            continue;
+        }
         if Some(position) == headline {
             continue;
         }
-        for c in field.chars() {
-            if kept == KEPT_LEAD_CHARS {
-                return lead;
-            }
-            if c.is_ascii() {
-                if c.is_ascii_alphanumeric() {
-                    lead.push(c.to_ascii_lowercase());
-                    kept += 1;
-                }
-            } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
-                lead.push(c);
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                lead.push(c.to_ascii_lowercase());
                 kept += 1;
-            } else {
-                for lower in c.to_lowercase() {
-                    if kept < KEPT_LEAD_CHARS && is_letter_or_digit(lower) {
-                        lead.push(lower);
-                        kept += 1;
-                    }
+            }
+        } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
+            lead.push(c);
+            kept += 1;
+        } else {
+            for lower in c.to_lowercase() {
+                if kept < KEPT_LEAD_CHARS && is_letter_or_digit(lower) {
+                    lead.push(lower);
+                    kept += 1;
                 }
             }
         }
@@ -593,7 +597,11 @@ fn get_compact_long(
     };
     let lead = match (flags & LONG_LEAD_FROM_LETTERS, short) {
         (0, _) => decoder.record_text(forms)?,
-        (_, Some(short)) => lead_of_letters(short, flags >> LONG_SKIPPED_FIELD_SHIFT).into(),
+        (_, Some(short)) => RecordText::derived(
+            short.letters.clone(),
+            lead_of_letters,
+            flags >> LONG_SKIPPED_FIELD_SHIFT,
+        ),
         (_, None) => return Err(DecodeError("lead from letters without a short text")),
     };
     let numbers = match flags & LONG_HAS_NUMBERS {

@@ -48,7 +48,8 @@ use numbers::numbers_in;
 use places::place_signature_of;
 use shingles::for_each_shingle;
 pub use shingles::{
-    shingle_hashes_of_chars, shingle_hashes_of_letters, shingle_set, shingle_set_of_letters,
+    shingle_hashes_of_chars, shingle_hashes_of_letters, shingle_set, shingle_set_of_chars,
+    shingle_set_of_letters,
 };
 
 /// Text of one document, extracted and normalised, with its exact hash.

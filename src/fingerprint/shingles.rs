@@ -30,7 +30,17 @@ pub fn shingle_set(normalized: &str, width: usize) -> Vec<u32> {
 /// time a lean record's shingles are, so it is written for speed: one pass
 /// over each field's lowercased letters, each window hashed where it lies.
 pub fn shingle_set_of_letters(letters: &str, width: usize) -> Vec<u32> {
-    let mut hashes = shingle_hashes_of_letters(letters, width);
+    shingle_set_of_chars(letters.chars(), letters.len(), width)
+}
+
+/// [`shingle_set_of_letters`] of letters given one at a time (a lean
+/// record's, decoded as they are hashed), about `bytes` bytes of UTF-8.
+pub fn shingle_set_of_chars(
+    letters: impl Iterator<Item = char>,
+    bytes: usize,
+    width: usize,
+) -> Vec<u32> {
+    let mut hashes = shingle_hashes_of_chars(letters, bytes, width);
     hashes.sort_unstable();
     hashes.dedup();
     hashes
