@@ -9,7 +9,11 @@
 //! Fills a ledger by replaying synthetic placements (those of the `persist`
 //! bench: 60% short texts, 40% long, one node in five a leaf, one document
 //! key per node, each placement settled by the cluster's answer), then
-//! reports:
+//! reports (texts: uniformly drawn letters, which no letter code shortens;
+//! with `NEARDUP_CAPACITY_STREAM=FILE`, an `overlap.py` stream, each node
+//! takes a stream document's texts with its letters drawn again from the
+//! stream's, so the side records have real text's statistics; see
+//! `support::StreamTexts`):
 //!
 //! - memory: `RssAnon` (heap and stacks) per node, every 10 M nodes of the
 //!   fill too (with its growth per node since the last: the slope, without

@@ -22,6 +22,7 @@ mod abuse;
 mod adoption;
 mod backfill;
 mod batch_props;
+mod bench_texts;
 mod capture_props;
 mod cli;
 mod client_gives_up;
