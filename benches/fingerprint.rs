@@ -1,7 +1,8 @@
 //! Fingerprint throughput (bytes/s and documents/s) on Chinese and English
 //! articles, per feature mode, the whole engine path (fingerprint +
 //! exact fast path + forest) per document, and reading a side record's
-//! letters in each of their packed forms.
+//! letters in each of their packed forms (and taking a lean record's
+//! shingles back from them).
 //!
 //! `cargo bench --bench fingerprint`. The texts are written for this bench
 //! (no benchmark-set text); each measured document is a distinct variant so
@@ -191,6 +192,35 @@ fn side_record_letters(c: &mut Criterion) {
                 })
                 .collect();
             let name = format!("{packing:?}").to_lowercase();
+            // A lean record's shingles taken back from its letters as they
+            // are decoded (what recovery and a candidate's read do).
+            let width = Fingerprinter::new(FingerprintConfig::default())
+                .expect("default settings")
+                .shingle_width();
+            group.bench_function(
+                BenchmarkId::new(format!("{name}-shingles"), language),
+                |b| {
+                    b.iter(|| {
+                        let mut sum = 0u32;
+                        for bytes in &packed {
+                            let hashes = match packing {
+                                Packing::Compact => neardup::fingerprint::shingle_hashes_of_chars(
+                                    neardup::compact_text::chars(bytes).map_while(Result::ok),
+                                    bytes.len() * 3 / 2,
+                                    width,
+                                ),
+                                Packing::Coded => neardup::fingerprint::shingle_hashes_of_chars(
+                                    neardup::text_code::chars(bytes).map_while(Result::ok),
+                                    bytes.len() * 2,
+                                    width,
+                                ),
+                            };
+                            sum = sum.wrapping_add(hashes.iter().fold(0, |sum, hash| sum ^ hash));
+                        }
+                        black_box(sum)
+                    })
+                },
+            );
             group.bench_function(BenchmarkId::new(name, language), |b| {
                 b.iter(|| {
                     let mut sum = 0u32;
