@@ -44,6 +44,7 @@ fn stream_texts_keep_the_streams_shapes_with_letters_drawn_again() {
     let reference = StreamTexts::read(&path, 10_000, false);
     let fingerprinter =
         neardup::fingerprint::Fingerprinter::new(Default::default()).expect("default settings");
+    let width = fingerprinter.shingle_width();
     let analyzer = neardup::engine::Analyzer::new(fingerprinter, &Default::default());
     let mut stream_shapes = std::collections::HashSet::new();
     for line in std::fs::read_to_string(&path).expect("stream").lines() {
@@ -74,9 +75,6 @@ fn stream_texts_keep_the_streams_shapes_with_letters_drawn_again() {
             assert!(seen.insert(short.letters.to_string()), "a text drawn twice");
             // Shingles are those of the drawn letters, taken back from them
             // in a lean record.
-            let width = neardup::fingerprint::Fingerprinter::new(Default::default())
-                .expect("default settings")
-                .shingle_width();
             assert_eq!(
                 neardup::fingerprint::shingle_set_of_letters(&short.letters, width),
                 short.shingles()
