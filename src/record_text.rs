@@ -7,13 +7,16 @@
 //! anyway (checking UTF-8, or widening the compact form of
 //! [`crate::compact_text`]) was most of the cost of keeping them compact.
 //!
-//! Design: [`RecordText`] holds either text already known (a document's
-//! own, analysed) or the bytes of its record, copied as they are, and
-//! decodes those once, at the first read ([`std::ops::Deref`] to `str`).
+//! Design: [`RecordText`] holds text already known (a document's own,
+//! analysed), the bytes of its record, copied as they are, or a text the
+//! record leaves out because another gives it back (a lean record's lead,
+//! from its letters); it decodes or derives once, at the first read
+//! ([`std::ops::Deref`] to `str`). A reader that looks at each letter once
+//! takes them from the bytes as they are decoded ([`RecordText::chars`]).
 //!
 //! Consequences: a text is checked when it is read, not when its record
-//! is: bytes that are not a text (a damaged record) read as the text with
-//! each bad sequence replaced by U+FFFD, never a panic. Records are
+//! is: bytes that are not a text (a damaged record) read as the text up
+//! to the damage, each bad sequence replaced by U+FFFD, never a panic. Records are
 //! checked as structures when they enter the engine (snapshots and the log
 //! carry checksums), so this is a guard, not a path.
 
