@@ -138,10 +138,7 @@ impl RecordText {
                 bytes,
                 packing: Some(packing),
                 decoded,
-            } if decoded.get().is_none() => match packing {
-                Packing::Compact => TextChars::Compact(crate::compact_text::chars(bytes)),
-                Packing::Coded => TextChars::Coded(crate::text_code::chars(bytes)),
-            },
+            } if decoded.get().is_none() => packed_chars(bytes, *packing),
             _ => TextChars::Decoded(self.as_str().chars()),
         }
     }
@@ -163,19 +160,23 @@ impl RecordText {
 /// A packed text's letters up to the first damage, then U+FFFD: as lossy
 /// UTF-8 reads.
 fn decode(bytes: &[u8], packing: Option<Packing>) -> Box<str> {
-    let packed = match packing {
-        Some(Packing::Compact) => TextChars::Compact(crate::compact_text::chars(bytes)),
-        Some(Packing::Coded) => TextChars::Coded(crate::text_code::chars(bytes)),
-        None => {
-            return match simdutf8::basic::from_utf8(bytes) {
-                Ok(text) => text.into(),
-                Err(_) => String::from_utf8_lossy(bytes).into(),
-            };
-        }
+    let Some(packing) = packing else {
+        return match simdutf8::basic::from_utf8(bytes) {
+            Ok(text) => text.into(),
+            Err(_) => String::from_utf8_lossy(bytes).into(),
+        };
     };
     let mut text = String::with_capacity(bytes.len() * 2);
-    text.extend(packed);
+    text.extend(packed_chars(bytes, packing));
     text.into_boxed_str()
+}
+
+/// The characters of `bytes` in `packing`'s form, read as they come.
+fn packed_chars(bytes: &[u8], packing: Packing) -> TextChars<'_> {
+    match packing {
+        Packing::Compact => TextChars::Compact(crate::compact_text::chars(bytes)),
+        Packing::Coded => TextChars::Coded(crate::text_code::chars(bytes)),
+    }
 }
 
 /// See [`RecordText::chars`].

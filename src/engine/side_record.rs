@@ -39,7 +39,7 @@ use crate::confirm::spans::KEPT_LEAD_CHARS;
 use crate::confirm::{LongText, ShortText, UNKNOWN_WEIGHT};
 use crate::encoding::{DecodeError, Decoder, Encoder, Packing, TextForms};
 use crate::fingerprint::FIELD_SEPARATOR;
-use crate::fingerprint::normalize::is_letter_or_digit;
+use crate::fingerprint::normalize::for_each_lowercase_letter;
 use crate::fingerprint::{shingle_hashes_of_chars, shingle_hashes_of_letters};
 use crate::record_text::RecordText;
 use crate::units::Fingerprint;
@@ -532,8 +532,6 @@ pub fn put_long(encoder: &mut Encoder, long: Option<&LongText>, short: Option<&S
 /// the first [`KEPT_LEAD_CHARS`]. A record's reader takes it at the
 /// lead's first read ([`RecordText::derived`]), from the letters' bytes.
 fn lead_of_letters(letters: &RecordText, skipped: u8) -> String {
-    // Read for candidates of middle length: ASCII and the Han block,
-    // nearly every letter, take the quick paths.
     let headline = usize::from(skipped).checked_sub(1);
     let mut lead = String::with_capacity(KEPT_LEAD_CHARS * 3);
     let mut kept = 0;
@@ -549,22 +547,12 @@ fn lead_of_letters(letters: &RecordText, skipped: u8) -> String {
         if Some(position) == headline {
             continue;
         }
-        if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                lead.push(c.to_ascii_lowercase());
+        for_each_lowercase_letter(c, |letter| {
+            if kept < KEPT_LEAD_CHARS {
+                lead.push(letter);
                 kept += 1;
             }
-        } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
-            lead.push(c);
-            kept += 1;
-        } else {
-            for lower in c.to_lowercase() {
-                if kept < KEPT_LEAD_CHARS && is_letter_or_digit(lower) {
-                    lead.push(lower);
-                    kept += 1;
-                }
-            }
-        }
+        });
     }
     lead
 }

@@ -211,6 +211,27 @@ fn boundary_mapping(c: char) -> Option<char> {
     }
 }
 
+/// Calls `keep` with each letter or digit of `c` lowercased (a
+/// character may lowercase to more than one): what a short text's
+/// shingles and a long text's lead are taken from. ASCII and the main CJK
+/// block, nearly every letter, take the quick paths.
+#[inline(always)]
+pub fn for_each_lowercase_letter(c: char, mut keep: impl FnMut(char)) {
+    if c.is_ascii() {
+        if c.is_ascii_alphanumeric() {
+            keep(c.to_ascii_lowercase());
+        }
+    } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
+        keep(c);
+    } else {
+        for lower in c.to_lowercase() {
+            if is_letter_or_digit(lower) {
+                keep(lower);
+            }
+        }
+    }
+}
+
 /// `char::is_alphanumeric`, answered without the Unicode tables for ASCII
 /// and the main CJK block (all letters), the bulk of the text.
 pub fn is_letter_or_digit(c: char) -> bool {

@@ -84,22 +84,8 @@ fn bigram_hashes_of_chars(letters: impl Iterator<Item = char>, bytes: usize) -> 
         if c == FIELD_SEPARATOR {
             hash_field_bigrams(&field, &mut hashes);
             field.clear();
-        } else if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                field.push(c.to_ascii_lowercase());
-            }
-        } else if matches!(c, '\u{4e00}'..='\u{9fff}') {
-            field.push(c);
-        } else if matches!(c, '\u{3000}'..='\u{4dff}') {
-            // CJK punctuation and kana: no case.
-            if normalize::is_letter_or_digit(c) {
-                field.push(c);
-            }
         } else {
-            field.extend(
-                c.to_lowercase()
-                    .filter(|&lower| normalize::is_letter_or_digit(lower)),
-            );
+            normalize::for_each_lowercase_letter(c, |letter| field.push(letter));
         }
     }
     hash_field_bigrams(&field, &mut hashes);
@@ -147,21 +133,11 @@ fn window_hashes_of_chars(
             hash_field_windows(&field, &mut starts, width, &mut hashes);
             field.clear();
             starts.clear();
-            continue;
-        }
-        let mut keep = |c: char| {
-            if normalize::is_letter_or_digit(c) {
-                starts.push(field.len());
-                field.push(c);
-            }
-        };
-        if c.is_ascii() {
-            keep(c.to_ascii_lowercase());
-        } else if matches!(c, '\u{3000}'..='\u{9fff}') {
-            // CJK punctuation, kana and Han: no case.
-            keep(c);
         } else {
-            c.to_lowercase().for_each(keep);
+            normalize::for_each_lowercase_letter(c, |letter| {
+                starts.push(field.len());
+                field.push(letter);
+            });
         }
     }
     hash_field_windows(&field, &mut starts, width, &mut hashes);
@@ -260,7 +236,7 @@ mod tests {
 
         #[test]
         fn shingles_of_any_letters_are_those_of_the_lowercased_text(
-            text in "[a-zA-Z0-9 |#,\u{1e}\u{4e00}-\u{4e20}\u{c0}-\u{17f}\u{391}-\u{3c9}]{0,30}",
+            text in "[a-zA-Z0-9 |#,\u{1e}\u{4e00}-\u{4e20}\u{3000}-\u{3010}\u{3040}-\u{3050}\u{c0}-\u{17f}\u{391}-\u{3c9}\u{130}]{0,30}",
             width in 1usize..5,
         ) {
             let lowered: String = text.chars().flat_map(char::to_lowercase).collect();
