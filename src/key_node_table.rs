@@ -63,9 +63,11 @@
 
 use crate::units::NodeId;
 
+mod capture;
 mod format;
 mod shard;
 
+pub use capture::TableCapture;
 #[cfg(test)]
 use format::{Entry, KeyMix};
 pub use format::{KeyFormat, ShortKeys};

@@ -8,25 +8,7 @@ use super::*;
 /// The key whose mixed value is `mixed`: so tests can put keys where they
 /// want them (next to a high half's edge, sharing a low half).
 fn unmix(mix: KeyMix, mixed: u32) -> u32 {
-    let undo_shift = |value: u32, shift: u32| {
-        let mut result = value;
-        for _ in 0..(32 / shift) {
-            result = value ^ (result >> shift);
-        }
-        result
-    };
-    let inverse = |odd: u32| {
-        // Newton's iteration for the inverse modulo 2^32.
-        let mut inverse = odd;
-        for _ in 0..5 {
-            inverse = inverse.wrapping_mul(2u32.wrapping_sub(odd.wrapping_mul(inverse)));
-        }
-        inverse
-    };
-    let mut value = undo_shift(mixed, 15);
-    value = value.wrapping_mul(inverse(0x7feb_352d));
-    value = undo_shift(value, 16);
-    value.wrapping_mul(inverse(mix.multiplier)) ^ mix.xor
+    mix.unmix(mixed)
 }
 
 impl Shard<ShortKeys> {

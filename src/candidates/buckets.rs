@@ -27,8 +27,10 @@
 //! walked entry by entry (at most the capacity: 16 or 64).
 
 use std::marker::PhantomData;
+use std::path::Path;
 
-use crate::key_node_table::KeyNodeTable;
+use crate::capture::{CaptureSink, Image};
+use crate::key_node_table::{KeyNodeTable, ShortKeys, TableCapture};
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
@@ -59,6 +61,14 @@ impl BucketKey for u64 {
     }
 }
 
+/// One (folded key, node) pair as a snapshot's capture copies it
+/// ([`BoundedBuckets::start_capture`]): 8 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyedNode {
+    pub key: u32,
+    pub node: NodeId,
+}
+
 /// Key → up to `capacity` nodes, each at most once per key.
 #[derive(Debug)]
 pub struct BoundedBuckets<K> {
@@ -66,6 +76,8 @@ pub struct BoundedBuckets<K> {
     pairs: KeyNodeTable,
     capacity: usize,
     overflow: Overflow,
+    /// While a snapshot is taken (writers reach it through `&mut`).
+    capture: TableCapture<ShortKeys, KeyedNode>,
     key: PhantomData<K>,
 }
 
@@ -76,6 +88,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
             pairs: KeyNodeTable::default(),
             capacity: capacity.clamp(1, usize::from(u16::MAX)),
             overflow,
+            capture: TableCapture::default(),
             key: PhantomData,
         }
     }
@@ -83,6 +96,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Add `node` under `key` unless it is there or the key is full.
     pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
+        self.capture.before_change(&self.pairs, key);
         let capacity = self.capacity;
         let mut held = 0;
         // One walk: it stops at `node`, or at the last entry of a full
@@ -104,7 +118,9 @@ impl<K: BucketKey> BoundedBuckets<K> {
 
     /// Take `node` out of `key`.
     pub fn remove(&mut self, key: K, node: NodeId) {
-        self.pairs.remove_if(key.folded(), |kept| kept == node);
+        let key = key.folded();
+        self.capture.before_change(&self.pairs, key);
+        self.pairs.remove_if(key, |kept| kept == node);
     }
 
     /// Appends the nodes under `key` to `nodes`, oldest first; whether
@@ -178,10 +194,36 @@ impl<K: BucketKey> BoundedBuckets<K> {
     pub fn approx_heap_bytes(&self) -> usize {
         self.pairs.allocation_size()
     }
+
+    /// Starts capturing the pairs as they are now: call with writes
+    /// locked out ([`crate::key_node_table::TableCapture`]). The copies go
+    /// to the sink (a file of `directory` when large).
+    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyedNode> {
+        self.capture
+            .start(&self.pairs, directory, |key, node| KeyedNode { key, node })
+    }
+
+    /// Copies about `budget` more pairs; `true` once all are copied (or
+    /// no capture runs). Writes must be locked out meanwhile.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.capture.copy_some(&self.pairs, budget)
+    }
+
+    /// The pairs as of the capture's start, a key's side by side and
+    /// oldest first (keys in no order), once all are copied (the capture
+    /// ends); `None` before.
+    pub fn take_capture(&self) -> Option<Image<KeyedNode>> {
+        self.capture.take()
+    }
+
+    /// Ends a capture without its image.
+    pub fn stop_capture(&self) {
+        self.capture.stop();
+    }
 }
 
 /// Entries for [`BoundedBuckets::from_entries`], in insertion order.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BucketEntries<K> {
     /// Folded key in the high half, node in the low half; in parts, one
     /// after another (entries collected apart are joined without a copy).
@@ -200,8 +242,27 @@ impl<K> Default for BucketEntries<K> {
 
 impl<K: BucketKey> BucketEntries<K> {
     pub fn push(&mut self, key: K, node: NodeId) {
+        self.push_folded(key.folded(), node);
+    }
+
+    /// [`Self::push`] of a key folded already (a snapshot's pairs).
+    pub fn push_folded(&mut self, folded: u32, node: NodeId) {
         self.last_part()
-            .push(u64::from(key.folded()) << 32 | u64::from(node));
+            .push(u64::from(folded) << 32 | u64::from(node));
+    }
+
+    /// Entries of another part after these: pushes go to it from now on.
+    pub fn start_part(&mut self, capacity: usize) {
+        self.parts.push(Vec::with_capacity(capacity));
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.parts.iter().map(Vec::len).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// Room for `additional` more entries in the part being filled, so
@@ -291,7 +352,7 @@ mod tests {
     }
 
     /// The lists as a plain map of vectors would keep them.
-    #[derive(Default)]
+    #[derive(Default, Clone)]
     struct Model {
         lists: HashMap<u32, Vec<NodeId>>,
     }
@@ -340,6 +401,54 @@ mod tests {
                 proptest::prop_assert_eq!(held(&at_once, key), held(&one_by_one, key));
             }
             proptest::prop_assert_eq!(at_once.len(), one_by_one.len());
+        }
+
+        /// Whatever is inserted and removed while a capture's slices are
+        /// copied, the copy holds each key's nodes as they were at its
+        /// start, in their order, and buckets built from it answer as the
+        /// buckets did then (a key's pairs never copied twice).
+        #[test]
+        fn a_capture_holds_the_buckets_as_they_were_at_its_start(
+            capacity in 1usize..20,
+            drop_oldest in proptest::bool::ANY,
+            before in proptest::collection::vec((0u32..40, 0u32..60), 0..400),
+            during in proptest::collection::vec((0u8..3, 0u32..40, 0u32..60), 0..200),
+        ) {
+            let overflow = if drop_oldest { Overflow::DropOldest } else { Overflow::Refuse };
+            let mut buckets = BoundedBuckets::new(capacity, overflow);
+            let mut model = Model::default();
+            // Keys spread over the mixed order, a few of them crowded.
+            let key_of = |key: u32| key.wrapping_mul(0x9e37_79b9) >> (key % 3);
+            for &(key, node) in &before {
+                buckets.insert(key_of(key), node);
+                model.insert(key_of(key), node, capacity, overflow);
+            }
+            let at_start = model.lists.clone();
+            let _sink = buckets.start_capture(None);
+            let mut done = false;
+            for (operation, key, node) in during {
+                match operation {
+                    0 => buckets.insert(key_of(key), node),
+                    1 => buckets.remove(key_of(key), node),
+                    _ => done = buckets.capture_some(1 + node as usize % 7),
+                }
+            }
+            while !done {
+                done = buckets.capture_some(5);
+            }
+            let image = buckets.take_capture().expect("all copied");
+            let mut captured: HashMap<u32, Vec<NodeId>> = HashMap::new();
+            let mut entries = BucketEntries::<u32>::default();
+            for pair in image.iter() {
+                captured.entry(pair.key).or_default().push(pair.node);
+                entries.push_folded(pair.key, pair.node);
+            }
+            proptest::prop_assert_eq!(&captured, &at_start);
+            let rebuilt = BoundedBuckets::<u32>::from_entries(capacity, overflow, entries);
+            for (&key, nodes) in &at_start {
+                proptest::prop_assert_eq!(held(&rebuilt, key), (nodes.clone(), nodes.len() >= capacity));
+            }
+            proptest::prop_assert!(buckets.take_capture().is_none(), "the capture ended");
         }
 
         #[test]

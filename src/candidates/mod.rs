@@ -25,6 +25,7 @@
 //! time, never precision.
 
 pub mod buckets;
+pub mod captured;
 pub mod multi_index;
 mod packed_buckets;
 pub mod shingle_index;

@@ -28,8 +28,11 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
+use std::path::Path;
+
 use crate::candidates::Ranked;
-use crate::candidates::buckets::{BoundedBuckets, BucketEntries, Overflow};
+use crate::candidates::buckets::{BoundedBuckets, BucketEntries, KeyedNode, Overflow};
+use crate::capture::{CaptureSink, Image};
 use crate::units::NodeId;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
@@ -120,6 +123,44 @@ impl ShingleIndex {
 
     pub fn is_empty(&self) -> bool {
         self.texts == 0
+    }
+
+    /// An index to be built from a snapshot's pairs of each half
+    /// ([`crate::candidates::captured`]), `texts` texts.
+    pub fn builder_of_pairs(
+        shape: LshShape,
+        halves: [BucketEntries<u64>; 2],
+        texts: usize,
+    ) -> ShingleIndexBuilder {
+        let mut builder = ShingleIndex::builder(shape);
+        builder.halves = halves.map(ShingleBucketsBuilder);
+        builder.index.texts = texts;
+        builder
+    }
+
+    /// Starts copying both halves as they are now (a snapshot's capture:
+    /// [`BoundedBuckets::start_capture`]).
+    pub fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyedNode>; 2] {
+        [0, 1].map(|half| self.buckets[half].start_capture(directory))
+    }
+
+    /// Copies about `budget` more pairs; `true` once all are copied.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        let [low, high] = &self.buckets;
+        low.capture_some(budget) && high.capture_some(budget)
+    }
+
+    /// Both halves' copies once all is copied; `None` before.
+    pub fn take_capture(&self) -> Option<[Image<KeyedNode>; 2]> {
+        let [low, high] = &self.buckets;
+        Some([low.take_capture()?, high.take_capture()?])
+    }
+
+    /// Ends a capture without its copies.
+    pub fn stop_capture(&self) {
+        for half in &self.buckets {
+            half.stop_capture();
+        }
     }
 
     /// Store `node` under the band keys of `shingles` (sorted,

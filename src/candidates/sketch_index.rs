@@ -14,8 +14,11 @@
 //! Consequences: `probes` index entries per long node. Candidates are
 //! confirmed by the engine, never trusted as found.
 
+use std::path::Path;
+
 use super::Ranked;
-use super::buckets::{BoundedBuckets, BucketEntries, Overflow};
+use super::buckets::{BoundedBuckets, BucketEntries, KeyedNode, Overflow};
+use crate::capture::{CaptureSink, Image};
 use crate::units::NodeId;
 
 /// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
@@ -74,6 +77,33 @@ impl SketchIndex {
     /// inserting them in the order [`SketchIndexBuilder::add`] is called.
     pub fn builder() -> SketchIndexBuilder {
         SketchIndexBuilder::default()
+    }
+
+    /// An index to be built from a snapshot's pairs
+    /// ([`crate::candidates::captured`]), `texts` texts.
+    pub fn builder_of_pairs(entries: BucketEntries<u32>, texts: usize) -> SketchIndexBuilder {
+        SketchIndexBuilder { entries, texts }
+    }
+
+    /// Starts copying the pairs as they are now (a snapshot's capture:
+    /// [`BoundedBuckets::start_capture`]).
+    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyedNode> {
+        self.buckets.start_capture(directory)
+    }
+
+    /// Copies about `budget` more pairs; `true` once all are copied.
+    pub fn capture_some(&self, budget: usize) -> bool {
+        self.buckets.capture_some(budget)
+    }
+
+    /// The copy once all is copied; `None` before.
+    pub fn take_capture(&self) -> Option<Image<KeyedNode>> {
+        self.buckets.take_capture()
+    }
+
+    /// Ends a capture without its copy.
+    pub fn stop_capture(&self) {
+        self.buckets.stop_capture();
     }
 
     pub fn remove(&mut self, node: NodeId, sketch: &[u32]) {

@@ -5,6 +5,10 @@
 use super::Engine;
 use super::side_data::SideSnapshot;
 use super::side_file::{SideFileReader, SideLocation};
+use crate::candidates::buckets::KeyedNode;
+use crate::candidates::captured::{
+    CandidateTable, CandidateTexts, CandidatesCapture, CapturedCandidates,
+};
 use crate::capture::{CaptureSink, Image};
 use crate::forest::records::{CapturedNodes, NodesCapture};
 use crate::forest::{ForestCounters, NodeRecord};
@@ -18,6 +22,7 @@ pub struct EngineCapture {
     /// The side file's segments at the capture's moment: every captured
     /// location's record stays readable, whatever is released meanwhile.
     file: SideFileReader,
+    candidates: CandidatesCapture,
 }
 
 impl EngineCapture {
@@ -26,8 +31,14 @@ impl EngineCapture {
     pub fn flush(&self) {
         self.nodes.flush();
         self.locations.flush();
+        self.candidates.flush();
     }
 }
+
+/// A candidate pair costs a snapshot's slice about this many times the
+/// bytes of its copy: each is read from its shard and its key's mix
+/// undone (the nodes' and locations' slices are copies of memory).
+const CANDIDATE_COPY_WEIGHT: usize = 3;
 
 /// The engine's nodes and their side records as of a capture's moment.
 #[derive(Debug)]
@@ -35,6 +46,7 @@ pub struct CapturedEngine {
     nodes: CapturedNodes,
     locations: Image<SideLocation>,
     file: SideFileReader,
+    candidates: CapturedCandidates,
 }
 
 impl CapturedEngine {
@@ -117,6 +129,18 @@ impl EngineImage {
         positions
     }
 
+    /// How many texts the candidate indexes held, and whether short texts
+    /// were searched by their shingles.
+    pub fn candidate_texts(&self) -> CandidateTexts {
+        self.captured.candidates.texts
+    }
+
+    /// The pairs of one candidate table: a key's side by side, oldest
+    /// first; nodes by number.
+    pub fn candidate_pairs(&self, table: CandidateTable) -> &[KeyedNode] {
+        &self.captured.candidates.tables[table as usize]
+    }
+
     /// The fingerprint of node `number`, if it was in use.
     pub fn fingerprint_at(&self, number: NodeId) -> Option<Fingerprint> {
         self.captured.nodes.fingerprint_at(number)
@@ -160,10 +184,17 @@ impl Engine {
     pub fn start_capture(&self) -> EngineCapture {
         let nodes = self.forest.start_capture(self.side_data.directory());
         let (file, locations) = self.side_data.start_capture();
+        let candidates = CandidatesCapture::start(
+            &self.short_texts,
+            &self.long_texts,
+            self.confirmation.short_text_search,
+            self.side_data.directory(),
+        );
         EngineCapture {
             nodes,
             locations,
             file,
+            candidates,
         }
     }
 
@@ -172,19 +203,32 @@ impl Engine {
     /// meanwhile; readers may run.
     pub fn capture_some(&self, budget_bytes: usize) -> bool {
         let slot_bytes = size_of::<NodeRecord>();
+        let pairs = budget_bytes / size_of::<KeyedNode>() / CANDIDATE_COPY_WEIGHT;
         self.forest.capture_some(budget_bytes / slot_bytes)
             && self
                 .side_data
                 .capture_some(budget_bytes / size_of::<SideLocation>())
+            && self.short_texts.capture_some(pairs)
+            && self.long_texts.capture_some(pairs)
     }
 
     /// The capture's image, once [`Engine::capture_some`] said all is
     /// copied (the capture ends); `None` (and the capture dropped) before.
     pub fn take_capture(&self, capture: EngineCapture) -> Option<CapturedEngine> {
-        let EngineCapture { nodes, file, .. } = capture;
-        let (Some(nodes), Some(locations)) = (
+        let EngineCapture {
+            nodes,
+            file,
+            candidates,
+            ..
+        } = capture;
+        let candidates = candidates.finish(
+            self.short_texts.take_capture(),
+            self.long_texts.take_capture(),
+        );
+        let (Some(nodes), Some(locations), Some(candidates)) = (
             self.forest.take_capture(nodes),
             self.side_data.take_capture(),
+            candidates,
         ) else {
             self.stop_capture();
             return None;
@@ -193,6 +237,7 @@ impl Engine {
             nodes,
             locations,
             file,
+            candidates,
         })
     }
 
@@ -207,5 +252,7 @@ impl Engine {
     pub fn stop_capture(&self) {
         self.forest.stop_capture();
         self.side_data.stop_capture();
+        self.short_texts.stop_capture();
+        self.long_texts.stop_capture();
     }
 }

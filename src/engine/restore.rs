@@ -37,13 +37,14 @@ use super::side_data::{EncodedSides, RecordRun, SideStore, SidesChunk};
 use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets_with};
 use super::side_record::{RecordKeys, record_fingerprint};
 use super::{Engine, ForestState};
+use crate::candidates::captured::CandidatePairs;
 use crate::candidates::shingle_index::{
     LshShape, ShingleBucketsBuilder, ShingleIndex, ShingleIndexBuilder,
 };
 use crate::candidates::sketch_index::{SketchIndex, SketchIndexBuilder};
 use crate::confirm::ConfirmationConfig;
 use crate::fingerprint::Fingerprinter;
-use crate::forest::{Forest, ForestError, Indexing, NodeRecord};
+use crate::forest::{Forest, ForestConfig, ForestCounters, ForestError, Indexing, NodeRecord};
 use crate::radix::sort_stably_by;
 use crate::units::{Fingerprint, NodeId};
 
@@ -74,6 +75,7 @@ impl Engine {
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
+        candidates: Option<CandidatePairs>,
     ) -> Result<Self, ForestError> {
         Self::restore_in_runs(
             fingerprinter,
@@ -81,6 +83,7 @@ impl Engine {
             confirmation,
             side_storage,
             sides,
+            candidates,
             RECORDS_PER_RUN,
         )
     }
@@ -92,32 +95,13 @@ impl Engine {
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
+        candidates: Option<CandidatePairs>,
         records_per_run: usize,
     ) -> Result<Self, ForestError> {
         let records_per_run = records_per_run.max(1);
         let mut side_data = SideStore::new(side_storage);
         let mut exact_hashes = ExactHashes::default();
         let short_text_search = confirmation.short_text_search;
-        let indexing = RunIndexing::new(sides.len().div_ceil(records_per_run));
-        // Runs cut by the walk and not yet taken: a few, so that their
-        // pages are still in memory when they are indexed.
-        let (run_sender, run_receiver) = mpsc::sync_channel::<NumberedRun<'_>>(RUNS_AHEAD);
-        let run_receiver = Mutex::new(Some(run_receiver));
-        // Ends when the walk is done and every run it sent is taken. A
-        // thread that panics here closes the queue, so that the walk does
-        // not wait on it for room.
-        let index_runs = || {
-            let _closing = CloseOnPanic(&run_receiver);
-            loop {
-                let run = run_receiver.lock().as_ref().map(mpsc::Receiver::recv);
-                let Some(Ok(run)) = run else { break };
-                indexing.finish(run.number, index_run(&run, short_text_search));
-            }
-        };
-        let (walker_indexed, walker_done_indexing) = mpsc::channel::<()>();
-        let (second_half_sender, second_half_receiver) = mpsc::channel::<ShingleBucketsBuilder>();
-        // The walk and the forest read the node records; the last of the
-        // two lets them go.
         let ForestState {
             config,
             mut nodes,
@@ -130,74 +114,31 @@ impl Engine {
                 node.indexing = Indexing::WithinK;
             }
         }
-        let nodes = Arc::new(nodes);
-        let walking_nodes = Arc::clone(&nodes);
-        let (forest, walked, short_texts, long_texts) = std::thread::scope(|scope| {
-            let (side_data, exact_hashes, indexing, index_runs) =
-                (&mut side_data, &mut exact_hashes, &indexing, &index_runs);
-            // Dropped if this thread panics, so that the walking thread,
-            // waiting for its half, does not wait for ever.
-            let second_half_sender = second_half_sender;
-            let helper = scope.spawn(index_runs);
-            let walking = scope.spawn(move || {
-                let walked = walk_records(
-                    sides,
-                    &walking_nodes,
-                    side_data,
-                    run_sender,
-                    records_per_run,
-                );
-                drop(walking_nodes);
-                let walked = walked.map(|walked| {
-                    walked.listed.insert_into(exact_hashes, &walked.unstored);
-                    walked.unstored
-                });
-                index_runs();
-                drop(walker_indexed);
-                // Comes once every run is indexed.
-                let second_half = second_half_receiver.recv().ok();
-                (walked, second_half.map(ShingleBucketsBuilder::build))
-            });
-            let forest = Forest::restore(config, &nodes, counters);
-            drop(nodes);
-            index_runs();
-            // Every run is indexed once the helper and the walking thread
-            // are done with them (the walker sends nothing: its sender is
-            // dropped).
-            if let Err(panic) = helper.join() {
-                std::panic::resume_unwind(panic);
-            }
-            let _ = walker_done_indexing.recv();
-            let mut short_texts = Vec::new();
-            let mut long_texts = Vec::new();
-            for run in indexing.take() {
-                short_texts.push(run.short_texts);
-                long_texts.push(run.long_texts);
-            }
-            let mut short_texts = ShingleIndexBuilder::concat(short_texts)
-                .unwrap_or_else(|| ShingleIndex::builder(LshShape::default()));
-            // The LSH's two halves and the sketch index are built at once,
-            // on the walking thread, this one and a third: at 100 M nodes
-            // the sketch index took 12 s, and built after one half it left
-            // a core idle that long.
-            let [first_half, second_half] = short_texts.take_halves();
-            let _ = second_half_sender.send(second_half);
-            let long_texts = scope.spawn(move || SketchIndexBuilder::concat(long_texts).build());
-            let first_half = first_half.build();
-            let long_texts = match long_texts.join() {
-                Ok(built) => built,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            let (walked, second_half) = match walking.join() {
-                Ok(joined) => joined,
-                Err(panic) => std::panic::resume_unwind(panic),
-            };
-            let short_texts = match second_half {
-                Some(second_half) => short_texts.assemble([first_half, second_half]),
-                None => ShingleIndex::new(LshShape::default()),
-            };
-            (forest, walked, short_texts, long_texts)
-        });
+        // The snapshot's pairs serve when short texts were searched then
+        // as they are now; else the records are indexed again.
+        let candidates =
+            candidates.filter(|pairs| pairs.texts.short_text_search == short_text_search);
+        let (forest, walked, short_texts, long_texts) = match candidates {
+            Some(pairs) => restore_from_pairs(
+                config,
+                nodes,
+                counters,
+                &mut side_data,
+                &mut exact_hashes,
+                sides,
+                pairs,
+            ),
+            None => restore_from_records(
+                config,
+                nodes,
+                counters,
+                &mut side_data,
+                &mut exact_hashes,
+                sides,
+                short_text_search,
+                records_per_run,
+            ),
+        };
         let (mut short_texts, mut long_texts) = (short_texts, long_texts);
         let unstored = walked?;
         let forest = forest?;
@@ -235,6 +176,162 @@ impl Engine {
     }
 }
 
+/// What the restore's threads give back: the forest, the numbers of the
+/// nodes whose record could not be stored (or the damage the walk found),
+/// and the two candidate indexes.
+type Restored = (
+    Result<Forest, ForestError>,
+    Result<Vec<NodeId>, ForestError>,
+    ShingleIndex,
+    SketchIndex,
+);
+
+/// [`Engine::restore`] with the candidate indexes built from a
+/// snapshot's pairs: the walk over the side records (checksums, numbers,
+/// storing, exact hashes) beside the forest, then the LSH's halves and
+/// the sketch index sorted and written, one on the walking thread, two
+/// on this one (no record is read for them).
+fn restore_from_pairs(
+    config: ForestConfig,
+    nodes: Vec<NodeRecord>,
+    counters: ForestCounters,
+    side_data: &mut SideStore,
+    exact_hashes: &mut ExactHashes,
+    sides: &EncodedSides,
+    pairs: CandidatePairs,
+) -> Restored {
+    let (mut short_texts, long_texts) = pairs.into_builders(LshShape::default());
+    let [first_half, second_half] = short_texts.take_halves();
+    // The walk and the forest read the node records; the last of the two
+    // lets them go, before the sorts need the room.
+    let nodes = Arc::new(nodes);
+    let walking_nodes = Arc::clone(&nodes);
+    std::thread::scope(|scope| {
+        let walking = scope.spawn(move || {
+            let walked = walk_records(sides, &walking_nodes, side_data, None, RECORDS_PER_RUN);
+            drop(walking_nodes);
+            let walked = walked.map(|walked| {
+                walked.listed.insert_into(exact_hashes, &walked.unstored);
+                walked.unstored
+            });
+            (walked, second_half.build())
+        });
+        let forest = Forest::restore(config, &nodes, counters);
+        drop(nodes);
+        let long_texts = long_texts.build();
+        let first_half = first_half.build();
+        let (walked, second_half) = match walking.join() {
+            Ok(joined) => joined,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let short_texts = short_texts.assemble([first_half, second_half]);
+        (forest, walked, short_texts, long_texts)
+    })
+}
+
+/// [`Engine::restore`] with the candidate indexes built from the side
+/// records (a snapshot before version 9, or one written while short texts
+/// were searched otherwise).
+#[allow(clippy::too_many_arguments)]
+fn restore_from_records(
+    config: ForestConfig,
+    nodes: Vec<NodeRecord>,
+    counters: ForestCounters,
+    side_data: &mut SideStore,
+    exact_hashes: &mut ExactHashes,
+    sides: &EncodedSides,
+    short_text_search: bool,
+    records_per_run: usize,
+) -> Restored {
+    let indexing = RunIndexing::new(sides.len().div_ceil(records_per_run));
+    // Runs cut by the walk and not yet taken: a few, so that their
+    // pages are still in memory when they are indexed.
+    let (run_sender, run_receiver) = mpsc::sync_channel::<NumberedRun<'_>>(RUNS_AHEAD);
+    let run_receiver = Mutex::new(Some(run_receiver));
+    // Ends when the walk is done and every run it sent is taken. A
+    // thread that panics here closes the queue, so that the walk does
+    // not wait on it for room.
+    let index_runs = || {
+        let _closing = CloseOnPanic(&run_receiver);
+        loop {
+            let run = run_receiver.lock().as_ref().map(mpsc::Receiver::recv);
+            let Some(Ok(run)) = run else { break };
+            indexing.finish(run.number, index_run(&run, short_text_search));
+        }
+    };
+    let (walker_indexed, walker_done_indexing) = mpsc::channel::<()>();
+    let (second_half_sender, second_half_receiver) = mpsc::channel::<ShingleBucketsBuilder>();
+    // The walk and the forest read the node records; the last of the
+    // two lets them go.
+    let nodes = Arc::new(nodes);
+    let walking_nodes = Arc::clone(&nodes);
+    std::thread::scope(|scope| {
+        let (indexing, index_runs) = (&indexing, &index_runs);
+        // Dropped if this thread panics, so that the walking thread,
+        // waiting for its half, does not wait for ever.
+        let second_half_sender = second_half_sender;
+        let helper = scope.spawn(index_runs);
+        let walking = scope.spawn(move || {
+            let walked = walk_records(
+                sides,
+                &walking_nodes,
+                side_data,
+                Some(run_sender),
+                records_per_run,
+            );
+            drop(walking_nodes);
+            let walked = walked.map(|walked| {
+                walked.listed.insert_into(exact_hashes, &walked.unstored);
+                walked.unstored
+            });
+            index_runs();
+            drop(walker_indexed);
+            // Comes once every run is indexed.
+            let second_half = second_half_receiver.recv().ok();
+            (walked, second_half.map(ShingleBucketsBuilder::build))
+        });
+        let forest = Forest::restore(config, &nodes, counters);
+        drop(nodes);
+        index_runs();
+        // Every run is indexed once the helper and the walking thread
+        // are done with them (the walker sends nothing: its sender is
+        // dropped).
+        if let Err(panic) = helper.join() {
+            std::panic::resume_unwind(panic);
+        }
+        let _ = walker_done_indexing.recv();
+        let mut short_texts = Vec::new();
+        let mut long_texts = Vec::new();
+        for run in indexing.take() {
+            short_texts.push(run.short_texts);
+            long_texts.push(run.long_texts);
+        }
+        let mut short_texts = ShingleIndexBuilder::concat(short_texts)
+            .unwrap_or_else(|| ShingleIndex::builder(LshShape::default()));
+        // The LSH's two halves and the sketch index are built at once,
+        // on the walking thread, this one and a third: at 100 M nodes
+        // the sketch index took 12 s, and built after one half it left
+        // a core idle that long.
+        let [first_half, second_half] = short_texts.take_halves();
+        let _ = second_half_sender.send(second_half);
+        let long_texts = scope.spawn(move || SketchIndexBuilder::concat(long_texts).build());
+        let first_half = first_half.build();
+        let long_texts = match long_texts.join() {
+            Ok(built) => built,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let (walked, second_half) = match walking.join() {
+            Ok(joined) => joined,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        let short_texts = match second_half {
+            Some(second_half) => short_texts.assemble([first_half, second_half]),
+            None => ShingleIndex::new(LshShape::default()),
+        };
+        (forest, walked, short_texts, long_texts)
+    })
+}
+
 /// Closes the queue of runs when the thread holding it panics.
 struct CloseOnPanic<'a, T>(&'a Mutex<Option<mpsc::Receiver<T>>>);
 
@@ -267,7 +364,7 @@ fn walk_records<'a>(
     sides: &'a EncodedSides,
     nodes: &[NodeRecord],
     side_data: &mut SideStore,
-    runs: mpsc::SyncSender<NumberedRun<'a>>,
+    runs: Option<mpsc::SyncSender<NumberedRun<'a>>>,
     records_per_run: usize,
 ) -> Result<Walked, ForestError> {
     let mut numbering = Numbering::new(nodes);
@@ -298,10 +395,14 @@ fn walk_records<'a>(
         })
         .filter(|offsets| offsets.len() == chunk.records)
         .ok_or_else(|| ForestError::Damaged("side records do not match their count".to_string()))?;
-        run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, &runs);
+        if let Some(runs) = &runs {
+            run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, runs);
+        }
         side_data.put_chunk_at(&chunk, offsets, &ids, &mut unstored);
     }
-    if run.records.records > 0 {
+    if let Some(runs) = runs
+        && run.records.records > 0
+    {
         let _ = runs.send(run);
     }
     unstored.sort_unstable();

@@ -23,6 +23,7 @@ fn restored_from_records(engine: &Engine, confirmation: ConfirmationConfig) -> E
         confirmation,
         side_file::SideStorage::Memory,
         &sides,
+        None,
     )
     .expect("the forest is given")
 }
@@ -172,6 +173,7 @@ fn a_restored_engine_finds_what_it_held_and_drops_records_of_unknown_nodes() {
             ConfirmationConfig::default(),
             side_file::SideStorage::Memory,
             &sides,
+            None,
         )
         .expect("the forest is given")
     };
@@ -221,36 +223,11 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
             ConfirmationConfig::default(),
             side_file::SideStorage::Memory,
             &sides,
+            None,
             records_per_run,
         )
         .expect("the forest is given");
-        // A node's candidates, named by fingerprint (numbers are the
-        // engines' own), from the short-text and the long-text index.
-        let found = |engine: &Engine, record: &SideRecord| -> [Vec<Fingerprint>; 2] {
-            let named = |ids: Vec<NodeId>| -> Vec<Fingerprint> {
-                ids.into_iter()
-                    .map(|id| engine.forest.fingerprint_at(id).unwrap_or(u64::MAX))
-                    .collect()
-            };
-            [
-                record
-                    .short_text
-                    .as_ref()
-                    .map_or_else(Vec::new, |short_text| {
-                        named(
-                            engine
-                                .short_texts
-                                .candidates(short_text.shingles(), u64::from),
-                        )
-                    }),
-                record
-                    .long_text
-                    .as_ref()
-                    .map_or_else(Vec::new, |long_text| {
-                        named(engine.long_texts.candidates(&long_text.sketch, u64::from))
-                    }),
-            ]
-        };
+        let found = candidates_by_fingerprint;
         let mut full_buckets = 0;
         for record in &records {
             let expected = found(&engine, record);
@@ -267,6 +244,127 @@ fn indexes_restored_in_runs_are_those_built_one_text_at_a_time() {
             restored.stats().side_data_nodes,
             engine.stats().side_data_nodes
         );
+    }
+}
+
+/// A node's candidates, named by fingerprint (numbers are the engines'
+/// own), from the short-text and the long-text index.
+fn candidates_by_fingerprint(engine: &Engine, record: &SideRecord) -> [Vec<Fingerprint>; 2] {
+    let named = |ids: Vec<NodeId>| -> Vec<Fingerprint> {
+        ids.into_iter()
+            .map(|id| engine.forest.fingerprint_at(id).unwrap_or(u64::MAX))
+            .collect()
+    };
+    [
+        record
+            .short_text
+            .as_ref()
+            .map_or_else(Vec::new, |short_text| {
+                named(
+                    engine
+                        .short_texts
+                        .candidates(short_text.shingles(), u64::from),
+                )
+            }),
+        record
+            .long_text
+            .as_ref()
+            .map_or_else(Vec::new, |long_text| {
+                named(engine.long_texts.candidates(&long_text.sketch, u64::from))
+            }),
+    ]
+}
+
+/// `engine` captured as a snapshot captures it and restored from the
+/// capture: its nodes, side records and candidate pairs (`pairs`:
+/// recovery builds the indexes from those; else from the records).
+fn restored_from_capture(engine: &Engine, pairs: bool) -> Engine {
+    use crate::candidates::captured::{CandidatePairs, CandidateTable};
+    let capture = engine.start_capture();
+    while !engine.capture_some(64) {
+        capture.flush();
+    }
+    let image = engine
+        .take_capture(capture)
+        .expect("all copied")
+        .into_image();
+    let positions = image.positions();
+    let mut sides = EncodedSides::default();
+    image.for_each_side_record(|record| sides.push_encoded(record));
+    let mut captured = CandidatePairs {
+        texts: image.candidate_texts(),
+        ..CandidatePairs::default()
+    };
+    for table in CandidateTable::ALL {
+        for pair in image.candidate_pairs(table) {
+            captured.push(table, pair.key, positions[pair.node as usize]);
+        }
+    }
+    Engine::restore(
+        engine.fingerprinter().clone(),
+        ForestState {
+            config: engine.forest().config(),
+            nodes: image.nodes().collect(),
+            counters: engine.forest().counters(),
+        },
+        engine.confirmation().clone(),
+        side_file::SideStorage::Memory,
+        &sides,
+        pairs.then_some(captured),
+    )
+    .expect("the forest is given")
+}
+
+/// Restored from a snapshot's pairs, the candidate indexes are the live
+/// ones: every record finds the same candidates in the same order. Rebuilt
+/// from the records they are not, once a full bucket dropped its oldest
+/// and a newer holder went: the rebuild keeps the oldest again.
+#[test]
+fn indexes_restored_from_pairs_are_the_live_ones_where_a_rebuild_is_not() {
+    for lean in [false, true] {
+        let mut engine = if lean { lean_engine() } else { engine() };
+        // Short texts of one bucket past its bound (the same letters, so
+        // the same band keys; each its own node by its digits' order),
+        // and long ones sharing sentences.
+        let mut placed = Vec::new();
+        for index in 0..40usize {
+            let text = format!(
+                "暴雨预警今晚八点地铁新线{}",
+                index.to_string().chars().rev().collect::<String>() + &"零".repeat(index % 3)
+            );
+            placed.push(engine.add_text(&text, index as i64).fingerprint);
+        }
+        for index in 0..30usize {
+            engine.add_text(
+                &format!(
+                    "城市马拉松开幕，地铁新线延长运营。今年共有{index}支队伍报名参加，组委会表示将增加志愿者和补给站。"
+                ),
+                100 + index as i64,
+            );
+        }
+        // The newest holders of the full bucket go.
+        for &fingerprint in placed.iter().rev().take(6) {
+            engine.forget_document(fingerprint);
+        }
+        let records = engine.side_records();
+        let from_pairs = restored_from_capture(&engine, true);
+        let rebuilt = restored_from_capture(&engine, false);
+        let mut rebuilt_differs = false;
+        for record in &records {
+            let live = candidates_by_fingerprint(&engine, record);
+            assert_eq!(
+                candidates_by_fingerprint(&from_pairs, record),
+                live,
+                "lean {lean}"
+            );
+            rebuilt_differs |= candidates_by_fingerprint(&rebuilt, record) != live;
+        }
+        assert!(
+            rebuilt_differs,
+            "the case where a rebuild differs (lean {lean})"
+        );
+        assert_eq!(from_pairs.short_texts.len(), engine.short_texts.len());
+        assert_eq!(from_pairs.long_texts.len(), engine.long_texts.len());
     }
 }
 

@@ -38,6 +38,10 @@ pub trait KeyFormat: Debug + Clone + Copy + Default + PartialEq + Eq {
     /// `key` through the bijection, at the top of a `u64`.
     fn mix(mix: Self::Mix, key: Self::Key) -> u64;
 
+    /// The key [`Self::mix`] gave `mixed` from (a snapshot's copy keeps
+    /// the keys themselves: the next process draws its own bijection).
+    fn unmix(mix: Self::Mix, mixed: u64) -> Self::Key;
+
     /// An entry of the kept bits `low` and node `node`, its node field
     /// `node_bits` wide.
     fn entry(low: u64, node: NodeId, node_bits: u32) -> Self::Entry;
@@ -82,6 +86,26 @@ impl KeyMix {
         mixed = mixed.wrapping_mul(0x7feb_352d);
         mixed ^ (mixed >> 15)
     }
+
+    /// The key [`Self::mix`] gave `mixed` from.
+    pub(super) fn unmix(self, mixed: u32) -> u32 {
+        let mut key = mixed ^ (mixed >> 15) ^ (mixed >> 30);
+        key = key.wrapping_mul(inverse_of(0x7feb_352d));
+        key ^= key >> 16;
+        key.wrapping_mul(inverse_of(self.multiplier)) ^ self.xor
+    }
+}
+
+/// The inverse of an odd `u32` modulo 2^32 (Newton's iteration doubles
+/// the correct low bits each step: 3, 6, 12, 24, 48).
+const fn inverse_of(odd: u32) -> u32 {
+    let mut inverse = odd;
+    let mut step = 0;
+    while step < 4 {
+        inverse = inverse.wrapping_mul(2u32.wrapping_sub(odd.wrapping_mul(inverse)));
+        step += 1;
+    }
+    inverse
 }
 
 impl KeyFormat for ShortKeys {
@@ -102,6 +126,10 @@ impl KeyFormat for ShortKeys {
 
     fn mix(mix: KeyMix, key: u32) -> u64 {
         u64::from(mix.mix(key)) << 32
+    }
+
+    fn unmix(mix: KeyMix, mixed: u64) -> u32 {
+        mix.unmix((mixed >> 32) as u32)
     }
 
     fn entry(low: u64, node: NodeId, node_bits: u32) -> Entry {

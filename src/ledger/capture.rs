@@ -15,6 +15,7 @@
 
 use super::keys::KEY_COPY_WEIGHT;
 use super::{DocumentKey, KeyEntry, Ledger, SentTo};
+use crate::candidates::captured::{CandidateTable, CandidateTexts};
 use crate::capture::{CaptureSink, Image};
 use crate::engine::capture::{CapturedEngine, EngineCapture, EngineImage};
 use crate::engine::commonness::CommonSentenceRecord;
@@ -121,6 +122,30 @@ impl SnapshotImage {
                 position_of(&self.positions, entry)?,
             ))
         })
+    }
+
+    /// How many texts the candidate indexes held, and whether short texts
+    /// were searched by their shingles.
+    pub fn candidate_texts(&self) -> CandidateTexts {
+        self.engine.candidate_texts()
+    }
+
+    /// Pairs of one candidate table.
+    pub fn candidate_count(&self, table: CandidateTable) -> usize {
+        self.engine.candidate_pairs(table).len()
+    }
+
+    /// The pairs of one candidate table as (folded key, the node's
+    /// position among [`Self::nodes`]): a key's side by side, oldest
+    /// first. Every node a pair names was captured.
+    pub fn candidate_pairs(&self, table: CandidateTable) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.engine
+            .candidate_pairs(table)
+            .iter()
+            .filter_map(|pair| {
+                let position = *self.positions.get(pair.node as usize)?;
+                (position != u32::MAX).then_some((pair.key, position))
+            })
     }
 
     /// Every document key and its fingerprint, sorted.

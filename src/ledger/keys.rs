@@ -18,13 +18,12 @@
 
 use std::path::Path;
 
-use parking_lot::Mutex;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::capture::{CaptureSink, Image};
 use crate::forest::Forest;
 use crate::hashing::FingerprintBuildHasher;
-use crate::key_node_table::{KeyFormat, KeyNodeTable};
+use crate::key_node_table::{KeyFormat, KeyNodeTable, TableCapture};
 use crate::units::{Fingerprint, NodeId};
 
 /// A stored document's identity: a hash of its concrete index and id.
@@ -87,6 +86,10 @@ impl KeyFormat for DocumentKeyFormat {
 
     fn mix(mix: KeyMix, key: DocumentKey) -> u64 {
         mix.mix(key.0)
+    }
+
+    fn unmix(mix: KeyMix, mixed: u64) -> DocumentKey {
+        DocumentKey(mix.unmix(mixed))
     }
 
     fn entry(low: u64, node: NodeId, _node_bits: u32) -> DocumentKeyEntry {
@@ -172,78 +175,6 @@ pub const KEY_SWEEP_PLACES_PER_REMOVAL: usize = 64;
 /// (about 9 ns a key; the other tables' slices are copies of memory).
 pub(super) const KEY_COPY_WEIGHT: usize = 4;
 
-/// A snapshot's copy of the keys under way: each shard is copied by the
-/// copier in order, a piece at a time, and a change to a shard copies
-/// what the copier has not of it first. A shard split off one after the
-/// start holds only keys of one copied whole before it split.
-#[derive(Debug)]
-struct KeysCapture {
-    /// Shards at the start.
-    shards: usize,
-    /// One bit a shard: copied.
-    copied: Vec<u64>,
-    /// The copier's next shard.
-    next: usize,
-    /// The mixed key the copier goes on from in shard `next` (0: its
-    /// start).
-    next_from: u64,
-    sink: CaptureSink<KeyEntry>,
-}
-
-impl KeysCapture {
-    fn is_copied(&self, shard: usize) -> bool {
-        shard >= self.shards || self.copied[shard / 64] & (1 << (shard % 64)) != 0
-    }
-
-    /// Copies what is left of `shard` to copy (as it is: not changed since
-    /// the start), before a change to it.
-    fn copy_rest(&mut self, shard: usize, table: &KeyNodeTable<DocumentKeyFormat>) {
-        if self.is_copied(shard) {
-            return;
-        }
-        let from = if shard == self.next {
-            self.next_from
-        } else {
-            0
-        };
-        self.copy_piece(shard, from, usize::MAX, table);
-    }
-
-    /// Copies up to `budget` entries of `shard` from mixed key `from`;
-    /// the entries copied. The shard is marked copied when its last is.
-    fn copy_piece(
-        &mut self,
-        shard: usize,
-        from: u64,
-        budget: usize,
-        table: &KeyNodeTable<DocumentKeyFormat>,
-    ) -> usize {
-        let mix = table.mix();
-        let mut entries = table.shard_entries_from(shard, from).peekable();
-        let copied = self.sink.stage(
-            entries
-                .by_ref()
-                .take(budget)
-                .map(|(mixed, node)| KeyEntry::new(mix.unmix(mixed), node)),
-        );
-        match entries.peek() {
-            Some(&(mixed, _)) => {
-                (self.next, self.next_from) = (shard, mixed);
-            }
-            None => {
-                self.copied[shard / 64] |= 1 << (shard % 64);
-            }
-        }
-        copied
-    }
-
-    fn copy_all(&mut self, table: &KeyNodeTable<DocumentKeyFormat>) {
-        for shard in 0..self.shards {
-            self.copy_rest(shard, table);
-        }
-    }
-}
-
 /// Document key → the node its document was placed at, by number.
 ///
 /// A node's number is held out of reuse after the node is removed
@@ -254,39 +185,25 @@ impl KeysCapture {
 /// where forgetting such keys was one walk of the whole table under the
 /// write lock, and which keys it forgot had to be logged: a node
 /// expired and made again from the same text took back the old keys.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct DocumentKeys {
     table: KeyNodeTable<DocumentKeyFormat>,
     /// The mixed key the pass over the keys goes on from.
     pass: u64,
     /// While a snapshot is taken (writers reach it through `&mut`).
-    capture: Mutex<Option<KeysCapture>>,
-}
-
-impl Default for DocumentKeys {
-    fn default() -> Self {
-        DocumentKeys {
-            table: KeyNodeTable::default(),
-            pass: 0,
-            capture: Mutex::new(None),
-        }
-    }
+    capture: TableCapture<DocumentKeyFormat, KeyEntry>,
 }
 
 impl DocumentKeys {
     /// Before a change to the shard of `key`: copied first if a capture
     /// runs and has not copied it yet.
     fn before_change(&mut self, key: DocumentKey) {
-        if let Some(capture) = self.capture.get_mut() {
-            capture.copy_rest(self.table.shard_of(key), &self.table);
-        }
+        self.capture.before_change(&self.table, key);
     }
 
     /// Before a change to any shard.
     fn before_changes(&mut self) {
-        if let Some(capture) = self.capture.get_mut() {
-            capture.copy_all(&self.table);
-        }
+        self.capture.before_changes(&self.table);
     }
 
     pub(super) fn get(&self, key: DocumentKey, forest: &Forest) -> Option<Fingerprint> {
@@ -400,10 +317,7 @@ impl DocumentKeys {
     fn sweep_some_keeping(&mut self, budget: usize, mut keep: impl FnMut(NodeId) -> bool) -> bool {
         let mut budget = budget.max(1);
         loop {
-            if let Some(capture) = self.capture.get_mut() {
-                let shard = self.table.shard_of_mixed(self.pass);
-                capture.copy_rest(shard, &self.table);
-            }
+            self.capture.before_change_mixed(&self.table, self.pass);
             let (looked, next) = self.table.sweep_from(self.pass, budget, &mut keep);
             let Some(next) = next else {
                 self.pass = 0;
@@ -444,57 +358,27 @@ impl DocumentKeys {
     /// shards in order, and a change to a shard not yet copied copies it
     /// first. A capture already running is dropped.
     pub(super) fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyEntry> {
-        let sink = CaptureSink::new(self.table.len(), directory);
-        let shards = self.table.shard_count();
-        *self.capture.lock() = Some(KeysCapture {
-            shards,
-            copied: vec![0; shards.div_ceil(64)],
-            next: 0,
-            next_from: 0,
-            sink: sink.clone(),
-        });
-        sink
+        self.capture.start(&self.table, directory, |key, node| {
+            KeyEntry::new(key.0, node)
+        })
     }
 
     /// Copies shards, a piece of one at a time, until about `budget` keys
     /// are copied; `true` once all are (or no capture runs). Writes must
     /// be locked out meanwhile.
     pub(super) fn capture_some(&self, budget: usize) -> bool {
-        let mut capture = self.capture.lock();
-        let Some(capture) = capture.as_mut() else {
-            return true;
-        };
-        let mut copied = 0;
-        while capture.next < capture.shards && copied < budget {
-            let shard = capture.next;
-            if capture.is_copied(shard) {
-                (capture.next, capture.next_from) = (shard + 1, 0);
-                continue;
-            }
-            let from = capture.next_from;
-            copied += capture
-                .copy_piece(shard, from, budget - copied, &self.table)
-                .max(1);
-        }
-        capture.next >= capture.shards
+        self.capture.copy_some(&self.table, budget)
     }
 
     /// The keys as of the capture's start, in no order, once all are
     /// copied (the capture ends).
     pub(super) fn take_capture(&self) -> Option<Image<KeyEntry>> {
-        let mut capture = self.capture.lock();
-        if capture
-            .as_ref()
-            .is_none_or(|capture| capture.next < capture.shards)
-        {
-            return None;
-        }
-        capture.take().map(|capture| capture.sink.take_image())
+        self.capture.take()
     }
 
     /// Ends a capture without its image.
     pub(super) fn stop_capture(&self) {
-        *self.capture.lock() = None;
+        self.capture.stop();
     }
 }
 

@@ -124,6 +124,7 @@ pub fn ledger_from_snapshot(
         pending,
         sent,
         common_sentences,
+        candidates,
         ..
     } = snapshot;
     // The document keys' table is built beside the engine (at 10 M keys,
@@ -141,6 +142,7 @@ pub fn ledger_from_snapshot(
             parts.confirmation,
             parts.side_storage,
             &sides,
+            candidates,
         );
         let numbered = numbered
             .join()

@@ -22,6 +22,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::codec::{self, Decoder, Encoder, Frame};
+use crate::candidates::captured::{CandidatePairs, CandidateTable, CandidateTexts};
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
 use crate::engine::{EncodedSides, SidesCheck};
@@ -50,8 +51,10 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// read where a lookup per key would cost seconds at 100 M keys. Version 8
 /// holds side records whose letters are coded (`crate::text_code`:
 /// short-text tag 5, long-text tag 6), which a build that reads up to 7
-/// would refuse record by record.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 8;
+/// would refuse record by record. Version 9 adds the candidate indexes'
+/// pairs (frames `C`, then one frame `I` of their counts), which recovery
+/// builds the indexes from instead of the side records.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 9;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 /// Nodes before version 6 (each within `k`).
@@ -66,6 +69,11 @@ const SNAPSHOT_NUMBERED_KEYS: u8 = b'J';
 const SNAPSHOT_PENDING: u8 = b'P';
 const SNAPSHOT_SENT: u8 = b'T';
 const SNAPSHOT_COMMON_SENTENCES: u8 = b'L';
+/// Pairs of one candidate table (version 9).
+const SNAPSHOT_CANDIDATE_PAIRS: u8 = b'C';
+/// The candidate tables' counts, after their pairs (version 9).
+const SNAPSHOT_CANDIDATES: u8 = b'I';
+const PAIRS_PER_FRAME: usize = 1 << 16;
 const SNAPSHOT_END: u8 = b'E';
 const NODES_PER_FRAME: usize = 4096;
 /// A frame of side records is cut once it holds this many bytes: each
@@ -94,6 +102,9 @@ pub struct SnapshotState {
     pub sent: Vec<(Fingerprint, SentTo)>,
     /// The learned boilerplate table (version 4).
     pub common_sentences: Vec<CommonSentenceRecord>,
+    /// The candidate indexes' pairs (version 9; else they are rebuilt
+    /// from the side records).
+    pub candidates: Option<CandidatePairs>,
 }
 
 pub(super) fn write_snapshot(
@@ -206,6 +217,34 @@ pub(super) fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
+    let mut counts = [0u64; 3];
+    for table in CandidateTable::ALL {
+        let mut pairs = image.candidate_pairs(table).peekable();
+        while pairs.peek().is_some() {
+            let chunk: Vec<(u32, u32)> = pairs.by_ref().take(PAIRS_PER_FRAME).collect();
+            let mut encoder = Encoder::default();
+            encoder
+                .u8(SNAPSHOT_CANDIDATE_PAIRS)
+                .u8(table as u8)
+                .count(chunk.len());
+            for (key, position) in &chunk {
+                encoder.u32(*key).u32(*position);
+            }
+            counts[table as usize] += chunk.len() as u64;
+            frame(&mut out, &encoder.bytes)?;
+        }
+    }
+    let texts = image.candidate_texts();
+    let mut candidates = Encoder::default();
+    candidates
+        .u8(SNAPSHOT_CANDIDATES)
+        .u8(u8::from(texts.short_text_search))
+        .u64(texts.short as u64)
+        .u64(texts.long as u64);
+    for count in counts {
+        candidates.u64(count);
+    }
+    frame(&mut out, &candidates.bytes)?;
     let mut end = Encoder::default();
     end.u8(SNAPSHOT_END).u64(last_seq);
     frame(&mut out, &end.bytes)?;
@@ -450,6 +489,8 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     // found (`decode_bulk_frames`).
     let mut bulk_frames = Vec::new();
     let mut bulk_frames_inline = NodesAndKeys::default();
+    // Candidate pairs read so far; the state's once their counts check.
+    let mut pairs = CandidatePairs::default();
     loop {
         let header = FrameHeader::read(&handle, offset);
         if version >= 2
@@ -532,8 +573,39 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     });
                 }
             }
+            SNAPSHOT_CANDIDATE_PAIRS if version >= 9 => {
+                let table = CandidateTable::from_number(decoder.u8().map_err(malformed)?)
+                    .ok_or("unknown candidate table")?;
+                let node_count = expected.0;
+                let count = decoder.count().map_err(malformed)?;
+                pairs.start_part(table, count.min(body.len() / 8));
+                for _ in 0..count {
+                    let key = decoder.u32().map_err(malformed)?;
+                    let position = decoder.u32().map_err(malformed)?;
+                    if u64::from(position) >= node_count {
+                        return Err("a candidate pair names no node".to_string());
+                    }
+                    pairs.push(table, key, position);
+                }
+            }
+            SNAPSHOT_CANDIDATES if version >= 9 => {
+                pairs.texts = CandidateTexts {
+                    short_text_search: decoder.u8().map_err(malformed)? != 0,
+                    short: decoder.u64().map_err(malformed)? as usize,
+                    long: decoder.u64().map_err(malformed)? as usize,
+                };
+                for table in CandidateTable::ALL {
+                    if decoder.u64().map_err(malformed)? != pairs.len_of(table) as u64 {
+                        return Err("candidate pairs do not match their count".to_string());
+                    }
+                }
+                state.candidates = Some(std::mem::take(&mut pairs));
+            }
             SNAPSHOT_END => {
                 let last_seq = decoder.u64().map_err(malformed)?;
+                if version >= 9 && state.candidates.is_none() {
+                    return Err("snapshot ends without its candidate pairs".to_string());
+                }
                 let mut decoded = bulk_frames_inline;
                 decoded.append(decode_bulk_frames(data, &bulk_frames)?);
                 let NodesAndKeys {

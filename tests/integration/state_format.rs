@@ -6,7 +6,9 @@
 //! (log version 3) side records in their compact layout (a short text's
 //! shingles taken back from its letters), version 7 document keys by
 //! their node's position among the snapshot's nodes, version 8 (log
-//! version 4) side records with their letters coded. Write the
+//! version 4) side records with their letters coded, version 9 the
+//! candidate indexes' pairs (recovery builds the indexes from them, not
+//! from the side records). Write the
 //! current version's only when it is new:
 //! `cargo test --release --test integration state_format:: -- --ignored`.
 
@@ -139,12 +141,7 @@ fn version_6_state_loads() {
 fn version_7_state_loads() {
     state_loads(7);
     // Its keys name their nodes by position among the snapshot's nodes.
-    let snapshot = std::fs::read_dir(fixture_dir(7))
-        .expect("fixture")
-        .flatten()
-        .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
-        .expect("a snapshot");
-    let state = neardup::persist::store::read_snapshot(&snapshot.path()).expect("read");
+    let state = neardup::persist::store::read_snapshot(&snapshot_of(7)).expect("read");
     assert!(state.keys.is_empty());
     assert_eq!(state.numbered_keys.len(), 4);
 }
@@ -156,24 +153,45 @@ fn version_8_state_loads() {
     state_loads(8);
 }
 
-/// A key that names a position past the snapshot's nodes (a frame whose
-/// checksum holds) is damage, named: it would name whichever node takes
-/// that number later.
 #[test]
-fn a_key_past_the_snapshots_nodes_is_refused() {
-    let snapshot = std::fs::read_dir(fixture_dir(7))
+fn version_9_state_loads() {
+    state_loads(9);
+    // It holds the candidate indexes' pairs: each of its four texts (short
+    // by its letters) under its 8 band keys, in two halves.
+    let state = neardup::persist::store::read_snapshot(&snapshot_of(9)).expect("read");
+    let pairs = state.candidates.expect("candidate pairs");
+    assert!(pairs.texts.short_text_search);
+    assert_eq!((pairs.texts.short, pairs.texts.long), (4, 0));
+    assert!(pairs.long.is_empty());
+    assert_eq!(
+        pairs.short[0].len() + pairs.short[1].len(),
+        8 * pairs.texts.short
+    );
+}
+
+fn snapshot_of(version: u32) -> PathBuf {
+    std::fs::read_dir(fixture_dir(version))
         .expect("fixture")
         .flatten()
         .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
-        .expect("a snapshot");
-    let mut bytes = std::fs::read(snapshot.path()).expect("read");
+        .expect("a snapshot")
+        .path()
+}
+
+/// The fixture's snapshot of `version` with the last 4 bytes of its first
+/// frame of `kind` set to 1 000 (the frame's checksum made to hold), read.
+fn read_with_last_position_past_the_nodes(
+    version: u32,
+    kind: u8,
+) -> Result<neardup::persist::SnapshotState, String> {
+    let mut bytes = std::fs::read(snapshot_of(version)).expect("read");
     // Frames after the 20-byte start: length, checksum, payload (its kind
-    // first); the last 4 bytes of a key frame are its last key's position.
+    // first).
     let mut offset = 20;
     loop {
         let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
         let payload = offset + 8..offset + 8 + length;
-        if bytes[payload.start] == b'J' {
+        if bytes[payload.start] == kind {
             bytes[payload.end - 4..payload.end].copy_from_slice(&1_000u32.to_le_bytes());
             let checksum = neardup::persist::codec::checksum(&bytes[payload.clone()]);
             bytes[offset + 4..offset + 8].copy_from_slice(&checksum.to_le_bytes());
@@ -181,15 +199,31 @@ fn a_key_past_the_snapshots_nodes_is_refused() {
         }
         offset = payload.end;
     }
-    let dir = std::env::temp_dir().join(format!("neardup-key-past-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "neardup-past-{version}-{kind}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("snapshot");
     std::fs::write(&path, bytes).expect("write");
     let read = neardup::persist::store::read_snapshot(&path);
     let _ = std::fs::remove_dir_all(&dir);
+    read
+}
+
+/// A key that names a position past the snapshot's nodes (a frame whose
+/// checksum holds) is damage, named: it would name whichever node takes
+/// that number later. So is a candidate pair's (the last 4 bytes of a
+/// pair frame are its last pair's position).
+#[test]
+fn a_key_or_a_candidate_pair_past_the_snapshots_nodes_is_refused() {
     assert_eq!(
-        read.map(|_| ()),
+        read_with_last_position_past_the_nodes(7, b'J').map(|_| ()),
         Err("a document key names no node".to_string())
+    );
+    assert_eq!(
+        read_with_last_position_past_the_nodes(9, b'C').map(|_| ()),
+        Err("a candidate pair names no node".to_string())
     );
 }
 
