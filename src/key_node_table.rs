@@ -380,6 +380,33 @@ impl<F: KeyFormat> KeyNodeTable<F> {
             .map(move |(within, node)| (layout.mixed(prefix, within), node))
     }
 
+    /// The entries from mixed key `from` on to the end of the shard that
+    /// holds it, in order, and the first mixed key of the next shard
+    /// (`None`: it was the last). By key, so that a walk a piece at a
+    /// time goes on where it left off across growths and splits.
+    pub fn entries_of_shard_from(
+        &self,
+        from: u64,
+    ) -> (impl Iterator<Item = (u64, NodeId)> + '_, Option<u64>) {
+        let number = self.shard_number(from);
+        let depth = self.shards[number].layout.depth;
+        let next = if depth == 0 {
+            None
+        } else {
+            let next_own = (from >> (64 - depth)) + 1;
+            (next_own < 1 << depth).then(|| next_own << (64 - depth))
+        };
+        (self.shard_entries_from(number, from), next)
+    }
+
+    /// The entries of `key`, oldest first, as the table's walk finds them.
+    pub fn key_entries(&self, key: F::Key, mut visit: impl FnMut(NodeId)) {
+        self.find(key, |node| {
+            visit(node);
+            false
+        });
+    }
+
     /// Every entry, as mixed key and node, in order of the mixed key.
     pub fn entries(&self) -> impl Iterator<Item = (u64, NodeId)> + '_ {
         (0..PREFIXES)

@@ -93,6 +93,16 @@ impl<K: BucketKey> BoundedBuckets<K> {
         }
     }
 
+    /// Buckets whose table splits its shards past `split_bytes` (tests of
+    /// tables of many shards with few entries).
+    #[cfg(test)]
+    pub(crate) fn splitting_at(capacity: usize, overflow: Overflow, split_bytes: usize) -> Self {
+        BoundedBuckets {
+            pairs: KeyNodeTable::splitting_at(split_bytes),
+            ..BoundedBuckets::new(capacity, overflow)
+        }
+    }
+
     /// Add `node` under `key` unless it is there or the key is full.
     pub fn insert(&mut self, key: K, node: NodeId) {
         let key = key.folded();
@@ -415,7 +425,8 @@ mod tests {
             during in proptest::collection::vec((0u8..3, 0u32..40, 0u32..60), 0..200),
         ) {
             let overflow = if drop_oldest { Overflow::DropOldest } else { Overflow::Refuse };
-            let mut buckets = BoundedBuckets::new(capacity, overflow);
+            // Small shards: they split while the capture runs.
+            let mut buckets = BoundedBuckets::splitting_at(capacity, overflow, 64);
             let mut model = Model::default();
             // Keys spread over the mixed order, a few of them crowded.
             let key_of = |key: u32| key.wrapping_mul(0x9e37_79b9) >> (key % 3);

@@ -1,32 +1,43 @@
-//! A key-node table as of one moment, copied a shard piece at a time
-//! while the table goes on changing ([`crate::capture`]'s way for tables
-//! whose changes move entries: the ledger's document keys, the candidate
+//! A key-node table as of one moment, copied a piece at a time while the
+//! table goes on changing ([`crate::capture`]'s way for tables whose
+//! changes move entries: the ledger's document keys, the candidate
 //! indexes' keys).
 //!
 //! Motivation: an insert or a removal shifts the entries up to the next
 //! vacant place and the directory's positions among them, and a growth or
 //! a split lays a shard out anew, so the value a place had at the start
-//! is no before-image to keep: a shard is the unit that stays whole.
+//! is no before-image to keep. A first version kept a shard whole: before
+//! a change to a shard the copier had not finished, the rest of it was
+//! copied (up to 4.5 MiB). A placement changes 8 LSH keys and 4 sketch
+//! keys in as many shards, so the first placements of a capture copied
+//! most of the candidate tables: one took 154 ms at 10 M nodes, and the
+//! copies, staged on the heap between slices, held 260 MiB there.
 //!
-//! Design: [`TableCapture::start`] (writes locked out) notes the shards;
-//! the copier ([`TableCapture::copy_some`]) copies them in order, a piece
-//! of one at a time, and before a write changes a shard the copier has
-//! not finished, [`TableCapture::before_change`] copies what is left of
-//! it (as it still is: unchanged since the start). A piece never ends
-//! inside a key's entries: the copier goes on from a key, and a key of
-//! many entries (a candidate bucket) would be copied twice otherwise. A
-//! shard split off one after the start holds only keys of one copied
-//! whole before it split (the split is a change of that shard).
+//! Design: what a change changes is one key's entries (an entry added or
+//! taken out, a bucket's oldest shifted out), whatever places move. The
+//! copier walks the keys in the order of their mixed value, a piece at a
+//! time ([`TableCapture::copy_some`]), and goes on from a mixed key (the
+//! table may have grown or split its shards meanwhile); a piece never ends
+//! inside a key's entries. Before a change to a key the copier has not
+//! reached, [`TableCapture::before_change`] copies that key's entries (as
+//! they still are: unchanged since the start) and notes it; the copier
+//! skips the keys noted. A key added after the start is noted with no
+//! entries. A change to every key ([`TableCapture::before_changes`]: a
+//! retain) copies all that is left first.
 //!
-//! Consequences: the copy holds each key with its entries in the order
-//! the table keeps them (a bucket's oldest first); the shards' pieces
-//! come in no order of keys. A write to an uncopied shard pays for the
-//! copy of what is left of it (a shard is at most a few megabytes).
+//! Consequences: the copy holds each key of the start with its entries in
+//! the order the table keeps them (a bucket's oldest first), keys in no
+//! order. A change during a capture costs a lookup of its key's entries
+//! and a note of its mixed key (a few hundred bytes per thousand writes
+//! until the capture ends).
+
+use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
 use super::{KeyFormat, KeyNodeTable};
 use crate::capture::{CaptureSink, Image};
+use crate::hashing::FingerprintBuildHasher;
 use crate::units::NodeId;
 
 /// A capture of one table under way (`None` while none runs).
@@ -53,74 +64,111 @@ impl<F: KeyFormat, E> std::fmt::Debug for TableCapture<F, E> {
 }
 
 struct CaptureState<F: KeyFormat, E> {
-    /// Shards at the start.
-    shards: usize,
-    /// One bit a shard: copied.
-    copied: Vec<u64>,
-    /// The copier's next shard.
-    next: usize,
-    /// The mixed key the copier goes on from in shard `next` (0: its
-    /// start).
-    next_from: u64,
+    /// The mixed key the copier goes on from: keys below it are copied
+    /// (`None`: all are).
+    cursor: Option<u64>,
+    /// Keys at or past the cursor copied (or added) before a change: the
+    /// copier skips them.
+    ahead: HashSet<u64, FingerprintBuildHasher>,
+    /// Stretches of keys at or past the cursor copied whole before a
+    /// pass over them (`end` is `None` for the end of the table).
+    ahead_stretches: Vec<(u64, Option<u64>)>,
     sink: CaptureSink<E>,
     /// What a key and its node are copied as.
     entry: fn(F::Key, NodeId) -> E,
 }
 
+/// Whether a change copied key `mixed` ahead of the copier.
+fn copied_ahead(
+    ahead: &HashSet<u64, FingerprintBuildHasher>,
+    stretches: &[(u64, Option<u64>)],
+    mixed: u64,
+) -> bool {
+    (!ahead.is_empty() && ahead.contains(&mixed))
+        || stretches
+            .iter()
+            .any(|&(start, end)| start <= mixed && end.is_none_or(|end| mixed < end))
+}
+
 impl<F: KeyFormat, E: Copy> CaptureState<F, E> {
-    fn is_copied(&self, shard: usize) -> bool {
-        shard >= self.shards || self.copied[shard / 64] & (1 << (shard % 64)) != 0
+    fn is_copied(&self, mixed: u64) -> bool {
+        self.cursor.is_none_or(|cursor| mixed < cursor)
+            || copied_ahead(&self.ahead, &self.ahead_stretches, mixed)
     }
 
-    /// Copies what is left of `shard` (as it is: not changed since the
-    /// start), before a change to it.
-    fn copy_rest(&mut self, shard: usize, table: &KeyNodeTable<F>) {
-        if self.is_copied(shard) {
+    /// Before a change to `key` (mixed: `mixed`): its entries copied if
+    /// the copier has not reached it and no change copied them.
+    fn copy_key(&mut self, table: &KeyNodeTable<F>, key: F::Key, mixed: u64) {
+        if self.is_copied(mixed) {
             return;
         }
-        let from = if shard == self.next {
-            self.next_from
-        } else {
-            0
-        };
-        self.copy_piece(shard, from, usize::MAX, table);
+        self.ahead.insert(mixed);
+        let entry = self.entry;
+        let mut entries = Vec::new();
+        table.key_entries(key, |node| entries.push(entry(key, node)));
+        self.sink.stage(entries);
     }
 
-    /// Copies about `budget` entries of `shard` from mixed key `from` on,
-    /// and the rest of the last key's; the entries copied. The shard is
-    /// marked copied when its last is.
-    fn copy_piece(
-        &mut self,
-        shard: usize,
-        from: u64,
-        budget: usize,
-        table: &KeyNodeTable<F>,
-    ) -> usize {
+    /// Before a pass over the keys from `from` on in its shard (a sweep,
+    /// which may take out any of them): the keys of that stretch not yet
+    /// copied are copied, and the stretch noted.
+    fn copy_stretch(&mut self, table: &KeyNodeTable<F>, from: u64) {
+        let Some(cursor) = self.cursor else {
+            return;
+        };
+        let start = from.max(cursor);
+        let (entries, end) = table.entries_of_shard_from(start);
+        if end.is_some_and(|end| end <= start) {
+            return;
+        }
         let mix = table.mix();
         let entry = self.entry;
-        let mut entries = table.shard_entries_from(shard, from).peekable();
-        let mut last_key = None;
-        let mut taken = 0usize;
+        let (ahead, stretches) = (&self.ahead, &self.ahead_stretches);
+        self.sink.stage(
+            entries
+                .filter(|&(mixed, _)| !copied_ahead(ahead, stretches, mixed))
+                .map(|(mixed, node)| entry(F::unmix(mix, mixed), node)),
+        );
+        self.ahead_stretches.push((start, end));
+    }
+
+    /// Copies about `budget` entries from the cursor on, and the rest of
+    /// the last key's; the entries looked at.
+    fn copy_piece(&mut self, table: &KeyNodeTable<F>, budget: usize) -> usize {
+        let Some(from) = self.cursor else {
+            return 0;
+        };
+        let mix = table.mix();
+        let entry = self.entry;
+        let (entries, next_shard) = table.entries_of_shard_from(from);
+        let mut entries = entries.peekable();
+        let (mut last_key, mut skipping) = (None, false);
+        let mut looked = 0usize;
+        let (ahead, stretches) = (&self.ahead, &self.ahead_stretches);
         let piece = std::iter::from_fn(|| {
-            let &(mixed, _) = entries.peek()?;
-            if taken >= budget && last_key != Some(mixed) {
-                return None;
+            loop {
+                let &(mixed, _) = entries.peek()?;
+                let new_key = last_key != Some(mixed);
+                if looked >= budget && new_key {
+                    return None;
+                }
+                let (mixed, node) = entries.next()?;
+                looked += 1;
+                if new_key {
+                    last_key = Some(mixed);
+                    skipping = copied_ahead(ahead, stretches, mixed);
+                }
+                if !skipping {
+                    return Some(entry(F::unmix(mix, mixed), node));
+                }
             }
-            let (mixed, node) = entries.next()?;
-            last_key = Some(mixed);
-            taken += 1;
-            Some(entry(F::unmix(mix, mixed), node))
         });
-        let copied = self.sink.stage(piece);
-        match entries.peek() {
-            Some(&(mixed, _)) => {
-                (self.next, self.next_from) = (shard, mixed);
-            }
-            None => {
-                self.copied[shard / 64] |= 1 << (shard % 64);
-            }
-        }
-        copied
+        self.sink.stage(piece);
+        self.cursor = match entries.peek() {
+            Some(&(mixed, _)) => Some(mixed),
+            None => next_shard,
+        };
+        looked
     }
 }
 
@@ -136,61 +184,55 @@ impl<F: KeyFormat, E: Copy> TableCapture<F, E> {
         entry: fn(F::Key, NodeId) -> E,
     ) -> CaptureSink<E> {
         let sink = CaptureSink::new(table.len(), directory);
-        let shards = table.shard_count();
         *self.state.lock() = Some(CaptureState {
-            shards,
-            copied: vec![0; shards.div_ceil(64)],
-            next: 0,
-            next_from: 0,
+            cursor: Some(0),
+            ahead: HashSet::default(),
+            ahead_stretches: Vec::new(),
             sink: sink.clone(),
             entry,
         });
         sink
     }
 
-    /// Before a change to `table` for `key`: what is left of its shard is
-    /// copied first if a capture runs (with none, a test of a `None`).
+    /// Before a change to `table` for `key`: its entries are copied
+    /// first if a capture runs and has not copied them (with none, a test
+    /// of a `None`).
     pub fn before_change(&mut self, table: &KeyNodeTable<F>, key: F::Key) {
         if let Some(state) = self.state.get_mut() {
-            state.copy_rest(table.shard_of(key), table);
+            state.copy_key(table, key, F::mix(table.mix(), key));
         }
     }
 
-    /// [`Self::before_change`] for the shard of mixed key `mixed`.
-    pub fn before_change_mixed(&mut self, table: &KeyNodeTable<F>, mixed: u64) {
+    /// Before a pass that may change any key of `table` from mixed key
+    /// `from` to the end of its shard ([`KeyNodeTable::sweep_from`]).
+    pub fn before_pass_from(&mut self, table: &KeyNodeTable<F>, from: u64) {
         if let Some(state) = self.state.get_mut() {
-            state.copy_rest(table.shard_of_mixed(mixed), table);
+            state.copy_stretch(table, from);
         }
     }
 
-    /// Before a change to any shard of `table`.
+    /// Before a change to any key of `table`: all that is left is copied.
     pub fn before_changes(&mut self, table: &KeyNodeTable<F>) {
         if let Some(state) = self.state.get_mut() {
-            for shard in 0..state.shards {
-                state.copy_rest(shard, table);
+            while state.cursor.is_some() {
+                state.copy_piece(table, usize::MAX);
             }
         }
     }
 
-    /// Copies shards, a piece of one at a time, until about `budget`
-    /// entries are copied; `true` once all are (or no capture runs).
+    /// Copies keys in order, a piece at a time, until about `budget`
+    /// entries are looked at; `true` once all are (or no capture runs).
     /// Writes must be locked out meanwhile.
     pub fn copy_some(&self, table: &KeyNodeTable<F>, budget: usize) -> bool {
         let mut state = self.state.lock();
         let Some(state) = state.as_mut() else {
             return true;
         };
-        let mut copied = 0;
-        while state.next < state.shards && copied < budget {
-            let shard = state.next;
-            if state.is_copied(shard) {
-                (state.next, state.next_from) = (shard + 1, 0);
-                continue;
-            }
-            let from = state.next_from;
-            copied += state.copy_piece(shard, from, budget - copied, table).max(1);
+        let mut looked = 0;
+        while state.cursor.is_some() && looked < budget {
+            looked += state.copy_piece(table, budget - looked).max(1);
         }
-        state.next >= state.shards
+        state.cursor.is_none()
     }
 
     /// The entries as of the capture's start, in no order of keys (a
@@ -198,7 +240,7 @@ impl<F: KeyFormat, E: Copy> TableCapture<F, E> {
     /// ends); `None` before.
     pub fn take(&self) -> Option<Image<E>> {
         let mut state = self.state.lock();
-        if state.as_ref().is_none_or(|state| state.next < state.shards) {
+        if state.as_ref().is_none_or(|state| state.cursor.is_some()) {
             return None;
         }
         state.take().map(|state| state.sink.take_image())

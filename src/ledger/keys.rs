@@ -317,7 +317,7 @@ impl DocumentKeys {
     fn sweep_some_keeping(&mut self, budget: usize, mut keep: impl FnMut(NodeId) -> bool) -> bool {
         let mut budget = budget.max(1);
         loop {
-            self.capture.before_change_mixed(&self.table, self.pass);
+            self.capture.before_pass_from(&self.table, self.pass);
             let (looked, next) = self.table.sweep_from(self.pass, budget, &mut keep);
             let Some(next) = next else {
                 self.pass = 0;
