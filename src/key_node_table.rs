@@ -69,8 +69,8 @@ mod shard;
 
 pub use capture::TableCapture;
 #[cfg(test)]
-use format::{Entry, KeyMix};
-pub use format::{KeyFormat, ShortKeys};
+use format::Entry;
+pub use format::{KeyFormat, KeyMix, ShortKeys};
 use shard::{
     GROWTH_DIVISOR, HIGH_BITS, InOrder, Layout, MAX_DEPTH, MIN_HOMES, Shard, homes_for, max_len,
     place_bytes, wide_for,
@@ -557,6 +557,16 @@ impl<F: KeyFormat> KeyNodeTable<F> {
 /// The 32-bit keys' own ways in: the order recovery sorts its entries
 /// by, and entries packed in a `u64`.
 impl KeyNodeTable<ShortKeys> {
+    /// An empty table whose keys go through `mix` (another table's: a
+    /// snapshot's pairs, copied in that table's order, are then written
+    /// front to back).
+    pub fn with_mix(mix: KeyMix) -> Self {
+        KeyNodeTable {
+            mix,
+            ..KeyNodeTable::default()
+        }
+    }
+
     /// The key as this table orders it (a bijection of the key): entries
     /// given in this order ([`Self::insert_all_in_order`]) need no sort.
     pub fn order_of(&self, key: u32) -> u32 {

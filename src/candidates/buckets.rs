@@ -30,7 +30,7 @@ use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::capture::{CaptureSink, Image};
-use crate::key_node_table::{KeyNodeTable, ShortKeys, TableCapture};
+use crate::key_node_table::{KeyMix, KeyNodeTable, ShortKeys, TableCapture};
 use crate::radix::sort_stably_by;
 use crate::units::NodeId;
 
@@ -59,6 +59,15 @@ impl BucketKey for u64 {
     fn folded(self) -> u32 {
         (self ^ (self >> 32)) as u32
     }
+}
+
+/// The pairs of one table as of a capture's start: its mix, the copier's
+/// pairs (keys in the mix's order) and those copied before changes.
+#[derive(Debug)]
+pub struct CapturedPairs {
+    pub mix: [u32; 2],
+    pub in_order: Image<KeyedNode>,
+    pub ahead: Image<KeyedNode>,
 }
 
 /// One (folded key, node) pair as a snapshot's capture copies it
@@ -208,7 +217,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
     /// Starts capturing the pairs as they are now: call with writes
     /// locked out ([`crate::key_node_table::TableCapture`]). The copies go
     /// to the sink (a file of `directory` when large).
-    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyedNode> {
+    pub fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyedNode>; 2] {
         self.capture
             .start(&self.pairs, directory, |key, node| KeyedNode { key, node })
     }
@@ -220,10 +229,50 @@ impl<K: BucketKey> BoundedBuckets<K> {
     }
 
     /// The pairs as of the capture's start, a key's side by side and
-    /// oldest first (keys in no order), once all are copied (the capture
-    /// ends); `None` before.
-    pub fn take_capture(&self) -> Option<Image<KeyedNode>> {
-        self.capture.take()
+    /// oldest first, once all are copied (the capture ends); `None`
+    /// before.
+    pub fn take_capture(&self) -> Option<CapturedPairs> {
+        let [in_order, ahead] = self.capture.take()?;
+        Some(CapturedPairs {
+            mix: self.pairs.mix().parts(),
+            in_order,
+            ahead,
+        })
+    }
+
+    /// Buckets of a snapshot's pairs ([`CapturedPairs`], read back): with
+    /// the table's mix, its copier's pairs written front to back in their
+    /// order and the others added; pairs out of that order (a damaged
+    /// snapshot's) are sorted instead, as [`Self::from_entries`] does.
+    pub fn from_captured(
+        capacity: usize,
+        overflow: Overflow,
+        mix: [u32; 2],
+        in_order: BucketEntries<K>,
+        ahead: BucketEntries<K>,
+    ) -> Self {
+        let mut buckets = BoundedBuckets::new(capacity, overflow);
+        buckets.pairs = KeyNodeTable::with_mix(KeyMix::from_parts(mix));
+        let order_of = buckets.pairs.orderer();
+        let ordered = in_order.iter().map(|entry| order_of((entry >> 32) as u32));
+        let ascending = ordered
+            .clone()
+            .zip(ordered.skip(1))
+            .all(|(before, after)| before <= after);
+        if !ascending {
+            let mut all = in_order;
+            all.parts.extend(ahead.parts);
+            return BoundedBuckets::from_entries(capacity, overflow, all);
+        }
+        buckets.pairs.insert_all_in_order(
+            in_order.iter().map(|entry| {
+                u64::from(order_of((entry >> 32) as u32)) << 32 | (entry & 0xffff_ffff)
+            }),
+        );
+        for entry in ahead.iter() {
+            buckets.pairs.insert((entry >> 32) as u32, entry as NodeId);
+        }
+        buckets
     }
 
     /// Ends a capture without its image.
@@ -264,6 +313,20 @@ impl<K: BucketKey> BucketEntries<K> {
     /// Entries of another part after these: pushes go to it from now on.
     pub fn start_part(&mut self, capacity: usize) {
         self.parts.push(Vec::with_capacity(capacity));
+    }
+
+    /// Every entry, folded key in the high half and node in the low, in
+    /// the order they were pushed.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + Clone + '_ {
+        self.parts.iter().flatten().copied()
+    }
+
+    /// The same entries for keys of another width (they are folded).
+    pub fn retyped<L>(self) -> BucketEntries<L> {
+        BucketEntries {
+            parts: self.parts,
+            key: PhantomData,
+        }
     }
 
     /// Entries held.
@@ -447,18 +510,28 @@ mod tests {
             while !done {
                 done = buckets.capture_some(5);
             }
-            let image = buckets.take_capture().expect("all copied");
+            let copied = buckets.take_capture().expect("all copied");
             let mut captured: HashMap<u32, Vec<NodeId>> = HashMap::new();
-            let mut entries = BucketEntries::<u32>::default();
-            for pair in image.iter() {
-                captured.entry(pair.key).or_default().push(pair.node);
-                entries.push_folded(pair.key, pair.node);
+            let [mut in_order, mut ahead] = [BucketEntries::<u32>::default(), BucketEntries::default()];
+            for (pairs, entries) in [(&copied.in_order, &mut in_order), (&copied.ahead, &mut ahead)] {
+                for pair in pairs.iter() {
+                    captured.entry(pair.key).or_default().push(pair.node);
+                    entries.push_folded(pair.key, pair.node);
+                }
             }
             proptest::prop_assert_eq!(&captured, &at_start);
-            let rebuilt = BoundedBuckets::<u32>::from_entries(capacity, overflow, entries);
+            // Written back in the copier's order, and sorted anew (a
+            // fresh mix, the copy's order not trusted): the same buckets.
+            let mut fresh = in_order.clone();
+            fresh.parts.extend(ahead.parts.clone());
+            let sorted = BoundedBuckets::<u32>::from_entries(capacity, overflow, fresh);
+            let written = BoundedBuckets::<u32>::from_captured(capacity, overflow, copied.mix, in_order, ahead);
             for (&key, nodes) in &at_start {
-                proptest::prop_assert_eq!(held(&rebuilt, key), (nodes.clone(), nodes.len() >= capacity));
+                let expected = (nodes.clone(), nodes.len() >= capacity);
+                proptest::prop_assert_eq!(held(&written, key), expected.clone());
+                proptest::prop_assert_eq!(held(&sorted, key), expected);
             }
+            proptest::prop_assert_eq!(written.len(), sorted.len());
             proptest::prop_assert!(buckets.take_capture().is_none(), "the capture ended");
         }
 

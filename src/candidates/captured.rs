@@ -25,10 +25,10 @@
 
 use std::path::Path;
 
-use super::buckets::{BucketEntries, KeyedNode};
-use super::shingle_index::{LshShape, ShingleIndex, ShingleIndexBuilder};
-use super::sketch_index::{SketchIndex, SketchIndexBuilder};
-use crate::capture::{CaptureSink, Image};
+use super::buckets::{BucketEntries, CapturedPairs, KeyedNode};
+use super::shingle_index::{LshShape, ShingleBuckets, ShingleIndex};
+use super::sketch_index::SketchIndex;
+use crate::capture::CaptureSink;
 use crate::units::NodeId;
 
 /// The tables a snapshot keeps, in the order it writes them.
@@ -57,7 +57,8 @@ impl CandidateTable {
 /// A copy of the candidate indexes under way.
 #[derive(Debug)]
 pub struct CandidatesCapture {
-    sinks: [CaptureSink<KeyedNode>; 3],
+    /// Each table's two sinks ([`crate::key_node_table::TableCapture`]).
+    sinks: Vec<CaptureSink<KeyedNode>>,
     texts: CandidateTexts,
 }
 
@@ -71,10 +72,10 @@ pub struct CandidateTexts {
     pub short_text_search: bool,
 }
 
-/// The candidate indexes as of a capture's moment.
+/// The candidate indexes as of a capture's moment, per [`CandidateTable`].
 #[derive(Debug)]
 pub struct CapturedCandidates {
-    pub tables: [Image<KeyedNode>; 3],
+    pub tables: [CapturedPairs; 3],
     pub texts: CandidateTexts,
 }
 
@@ -87,9 +88,14 @@ impl CandidatesCapture {
         short_text_search: bool,
         directory: Option<&Path>,
     ) -> Self {
-        let [low, high] = short.start_capture(directory);
+        let mut sinks: Vec<CaptureSink<KeyedNode>> = short
+            .start_capture(directory)
+            .into_iter()
+            .flatten()
+            .collect();
+        sinks.extend(long.start_capture(directory));
         CandidatesCapture {
-            sinks: [low, high, long.start_capture(directory)],
+            sinks,
             texts: CandidateTexts {
                 short: short.len(),
                 long: long.len(),
@@ -109,8 +115,8 @@ impl CandidatesCapture {
     /// ([`ShingleIndex::take_capture`], [`SketchIndex::take_capture`]).
     pub fn finish(
         self,
-        short: Option<[Image<KeyedNode>; 2]>,
-        long: Option<Image<KeyedNode>>,
+        short: Option<[CapturedPairs; 2]>,
+        long: Option<CapturedPairs>,
     ) -> Option<CapturedCandidates> {
         let [low, high] = short?;
         Some(CapturedCandidates {
@@ -120,52 +126,79 @@ impl CandidatesCapture {
     }
 }
 
-/// A snapshot's pairs read back, each node as its number at recovery.
+/// One table's pairs read back from a snapshot, each node as its number
+/// at recovery: the table's mix, the copier's pairs and the others.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct TablePairs {
+    pub mix: [u32; 2],
+    pub in_order: BucketEntries<u32>,
+    pub ahead: BucketEntries<u32>,
+}
+
+impl TablePairs {
+    fn part(&mut self, in_order: bool) -> &mut BucketEntries<u32> {
+        if in_order {
+            &mut self.in_order
+        } else {
+            &mut self.ahead
+        }
+    }
+
+    /// Pairs held.
+    pub fn len(&self) -> usize {
+        self.in_order.len() + self.ahead.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A half of the LSH, built.
+    pub fn into_short_half(self) -> ShingleBuckets {
+        ShingleBuckets::from_captured(self.mix, self.in_order.retyped(), self.ahead.retyped())
+    }
+}
+
+/// A snapshot's pairs read back, per [`CandidateTable`].
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CandidatePairs {
-    /// The LSH's halves, in the order they were copied.
-    pub short: [BucketEntries<u64>; 2],
-    /// The sketch index's.
-    pub long: BucketEntries<u32>,
+    pub tables: [TablePairs; 3],
     pub texts: CandidateTexts,
 }
 
 impl CandidatePairs {
-    /// Adds a pair of `key` (folded) and `node` to `table`.
-    pub fn push(&mut self, table: CandidateTable, key: u32, node: NodeId) {
-        match table {
-            CandidateTable::ShortLow => self.short[0].push_folded(key, node),
-            CandidateTable::ShortHigh => self.short[1].push_folded(key, node),
-            CandidateTable::Long => self.long.push_folded(key, node),
-        }
+    /// Adds a pair of `key` (folded) and `node` to `table`: to the
+    /// copier's pairs (`in_order`) or the others.
+    pub fn push(&mut self, table: CandidateTable, in_order: bool, key: u32, node: NodeId) {
+        self.tables[table as usize]
+            .part(in_order)
+            .push_folded(key, node);
     }
 
     /// The next pairs of `table` (`capacity` of them, about) go to a part
     /// of their own: parts are joined without a copy, where one vector
     /// grown by doubling is copied at each step.
-    pub fn start_part(&mut self, table: CandidateTable, capacity: usize) {
-        match table {
-            CandidateTable::ShortLow => self.short[0].start_part(capacity),
-            CandidateTable::ShortHigh => self.short[1].start_part(capacity),
-            CandidateTable::Long => self.long.start_part(capacity),
-        }
+    pub fn start_part(&mut self, table: CandidateTable, in_order: bool, capacity: usize) {
+        self.tables[table as usize]
+            .part(in_order)
+            .start_part(capacity);
     }
 
-    /// Pairs held in `table`.
-    pub fn len_of(&self, table: CandidateTable) -> usize {
-        match table {
-            CandidateTable::ShortLow => self.short[0].len(),
-            CandidateTable::ShortHigh => self.short[1].len(),
-            CandidateTable::Long => self.long.len(),
-        }
+    /// The tables' pairs: the LSH's halves (each built apart,
+    /// [`TablePairs::into_short_half`], then [`ShingleIndex::from_halves`])
+    /// and the sketch index's, with the texts they hold.
+    pub fn into_tables(self) -> ([TablePairs; 2], TablePairs, CandidateTexts) {
+        let [low, high, long] = self.tables;
+        ([low, high], long, self.texts)
     }
 
-    /// The two indexes' builders: the LSH's halves are built apart
-    /// ([`ShingleIndexBuilder::take_halves`]).
-    pub fn into_builders(self, shape: LshShape) -> (ShingleIndexBuilder, SketchIndexBuilder) {
-        (
-            ShingleIndex::builder_of_pairs(shape, self.short, self.texts.short),
-            SketchIndex::builder_of_pairs(self.long, self.texts.long),
-        )
+    /// The sketch index of `long`'s pairs.
+    pub fn long_index(long: TablePairs, texts: CandidateTexts) -> SketchIndex {
+        SketchIndex::from_captured(long.mix, long.in_order, long.ahead, texts.long)
+    }
+
+    /// The LSH of its two halves, built.
+    pub fn short_index(halves: [ShingleBuckets; 2], texts: CandidateTexts) -> ShingleIndex {
+        ShingleIndex::from_halves(LshShape::default(), halves, texts.short)
     }
 }

@@ -31,8 +31,10 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use std::path::Path;
 
 use crate::candidates::Ranked;
-use crate::candidates::buckets::{BoundedBuckets, BucketEntries, KeyedNode, Overflow};
-use crate::capture::{CaptureSink, Image};
+use crate::candidates::buckets::{
+    BoundedBuckets, BucketEntries, CapturedPairs, KeyedNode, Overflow,
+};
+use crate::capture::CaptureSink;
 use crate::units::NodeId;
 
 /// Most texts one band key holds; see [`ShingleIndex::insert`].
@@ -80,6 +82,23 @@ pub struct ShingleBuckets(BoundedBuckets<u64>);
 #[derive(Debug, Default)]
 pub struct ShingleBucketsBuilder(BucketEntries<u64>);
 
+impl ShingleBuckets {
+    /// A half of a snapshot's pairs ([`BoundedBuckets::from_captured`]).
+    pub fn from_captured(
+        mix: [u32; 2],
+        in_order: BucketEntries<u64>,
+        ahead: BucketEntries<u64>,
+    ) -> Self {
+        ShingleBuckets(BoundedBuckets::from_captured(
+            MAX_BUCKET,
+            Overflow::DropOldest,
+            mix,
+            in_order,
+            ahead,
+        ))
+    }
+}
+
 impl ShingleBucketsBuilder {
     pub fn build(self) -> ShingleBuckets {
         ShingleBuckets(BoundedBuckets::from_entries(
@@ -125,22 +144,19 @@ impl ShingleIndex {
         self.texts == 0
     }
 
-    /// An index to be built from a snapshot's pairs of each half
-    /// ([`crate::candidates::captured`]), `texts` texts.
-    pub fn builder_of_pairs(
-        shape: LshShape,
-        halves: [BucketEntries<u64>; 2],
-        texts: usize,
-    ) -> ShingleIndexBuilder {
-        let mut builder = ShingleIndex::builder(shape);
-        builder.halves = halves.map(ShingleBucketsBuilder);
-        builder.index.texts = texts;
-        builder
+    /// An index of its two halves built apart (from a snapshot's pairs,
+    /// [`crate::candidates::captured`]), holding `texts` texts.
+    pub fn from_halves(shape: LshShape, halves: [ShingleBuckets; 2], texts: usize) -> Self {
+        ShingleIndex {
+            buckets: halves.map(|half| half.0),
+            texts,
+            ..ShingleIndex::new(shape)
+        }
     }
 
     /// Starts copying both halves as they are now (a snapshot's capture:
     /// [`BoundedBuckets::start_capture`]).
-    pub fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyedNode>; 2] {
+    pub fn start_capture(&self, directory: Option<&Path>) -> [[CaptureSink<KeyedNode>; 2]; 2] {
         [0, 1].map(|half| self.buckets[half].start_capture(directory))
     }
 
@@ -151,7 +167,7 @@ impl ShingleIndex {
     }
 
     /// Both halves' copies once all is copied; `None` before.
-    pub fn take_capture(&self) -> Option<[Image<KeyedNode>; 2]> {
+    pub fn take_capture(&self) -> Option<[CapturedPairs; 2]> {
         let [low, high] = &self.buckets;
         Some([low.take_capture()?, high.take_capture()?])
     }

@@ -17,8 +17,8 @@
 use std::path::Path;
 
 use super::Ranked;
-use super::buckets::{BoundedBuckets, BucketEntries, KeyedNode, Overflow};
-use crate::capture::{CaptureSink, Image};
+use super::buckets::{BoundedBuckets, BucketEntries, CapturedPairs, KeyedNode, Overflow};
+use crate::capture::CaptureSink;
 use crate::units::NodeId;
 
 /// Smallest hashes of a sketch under which it is indexed: at J = 0.7 a
@@ -79,15 +79,29 @@ impl SketchIndex {
         SketchIndexBuilder::default()
     }
 
-    /// An index to be built from a snapshot's pairs
-    /// ([`crate::candidates::captured`]), `texts` texts.
-    pub fn builder_of_pairs(entries: BucketEntries<u32>, texts: usize) -> SketchIndexBuilder {
-        SketchIndexBuilder { entries, texts }
+    /// An index of a snapshot's pairs ([`BoundedBuckets::from_captured`],
+    /// [`crate::candidates::captured`]), holding `texts` texts.
+    pub fn from_captured(
+        mix: [u32; 2],
+        in_order: BucketEntries<u32>,
+        ahead: BucketEntries<u32>,
+        texts: usize,
+    ) -> Self {
+        SketchIndex {
+            buckets: BoundedBuckets::from_captured(
+                MAX_BUCKET,
+                Overflow::Refuse,
+                mix,
+                in_order,
+                ahead,
+            ),
+            texts,
+        }
     }
 
     /// Starts copying the pairs as they are now (a snapshot's capture:
     /// [`BoundedBuckets::start_capture`]).
-    pub fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyedNode> {
+    pub fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyedNode>; 2] {
         self.buckets.start_capture(directory)
     }
 
@@ -97,7 +111,7 @@ impl SketchIndex {
     }
 
     /// The copy once all is copied; `None` before.
-    pub fn take_capture(&self) -> Option<Image<KeyedNode>> {
+    pub fn take_capture(&self) -> Option<CapturedPairs> {
         self.buckets.take_capture()
     }
 

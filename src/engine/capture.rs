@@ -5,7 +5,7 @@
 use super::Engine;
 use super::side_data::SideSnapshot;
 use super::side_file::{SideFileReader, SideLocation};
-use crate::candidates::buckets::KeyedNode;
+use crate::candidates::buckets::{CapturedPairs, KeyedNode};
 use crate::candidates::captured::{
     CandidateTable, CandidateTexts, CandidatesCapture, CapturedCandidates,
 };
@@ -38,7 +38,7 @@ impl EngineCapture {
 /// A candidate pair costs a snapshot's slice about this many times the
 /// bytes of its copy: each is read from its shard and its key's mix
 /// undone (the nodes' and locations' slices are copies of memory).
-const CANDIDATE_COPY_WEIGHT: usize = 3;
+const CANDIDATE_COPY_WEIGHT: usize = 8;
 
 /// The engine's nodes and their side records as of a capture's moment.
 #[derive(Debug)]
@@ -137,7 +137,7 @@ impl EngineImage {
 
     /// The pairs of one candidate table: a key's side by side, oldest
     /// first; nodes by number.
-    pub fn candidate_pairs(&self, table: CandidateTable) -> &[KeyedNode] {
+    pub fn candidate_pairs(&self, table: CandidateTable) -> &CapturedPairs {
         &self.captured.candidates.tables[table as usize]
     }
 

@@ -200,8 +200,7 @@ fn restore_from_pairs(
     sides: &EncodedSides,
     pairs: CandidatePairs,
 ) -> Restored {
-    let (mut short_texts, long_texts) = pairs.into_builders(LshShape::default());
-    let [first_half, second_half] = short_texts.take_halves();
+    let ([first_half, second_half], long_texts, texts) = pairs.into_tables();
     // The walk and the forest read the node records; the last of the two
     // lets them go, before the sorts need the room.
     let nodes = Arc::new(nodes);
@@ -214,17 +213,17 @@ fn restore_from_pairs(
                 walked.listed.insert_into(exact_hashes, &walked.unstored);
                 walked.unstored
             });
-            (walked, second_half.build())
+            (walked, second_half.into_short_half())
         });
         let forest = Forest::restore(config, &nodes, counters);
         drop(nodes);
-        let long_texts = long_texts.build();
-        let first_half = first_half.build();
+        let long_texts = CandidatePairs::long_index(long_texts, texts);
+        let first_half = first_half.into_short_half();
         let (walked, second_half) = match walking.join() {
             Ok(joined) => joined,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let short_texts = short_texts.assemble([first_half, second_half]);
+        let short_texts = CandidatePairs::short_index([first_half, second_half], texts);
         (forest, walked, short_texts, long_texts)
     })
 }

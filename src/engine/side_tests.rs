@@ -296,8 +296,12 @@ fn restored_from_capture(engine: &Engine, pairs: bool) -> Engine {
         ..CandidatePairs::default()
     };
     for table in CandidateTable::ALL {
-        for pair in image.candidate_pairs(table) {
-            captured.push(table, pair.key, positions[pair.node as usize]);
+        let copied = image.candidate_pairs(table);
+        captured.tables[table as usize].mix = copied.mix;
+        for (in_order, pairs) in [(true, &copied.in_order), (false, &copied.ahead)] {
+            for pair in pairs.iter() {
+                captured.push(table, in_order, pair.key, positions[pair.node as usize]);
+            }
         }
     }
     Engine::restore(

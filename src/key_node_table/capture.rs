@@ -26,8 +26,9 @@
 //! retain) copies all that is left first.
 //!
 //! Consequences: the copy holds each key of the start with its entries in
-//! the order the table keeps them (a bucket's oldest first), keys in no
-//! order. A change during a capture costs a lookup of its key's entries
+//! the order the table keeps them (a bucket's oldest first): the copier's
+//! keys in their mixed order (a table of the same mix is written from
+//! them front to back), those copied before changes apart. A change during a capture costs a lookup of its key's entries
 //! and a note of its mixed key (a few hundred bytes per thousand writes
 //! until the capture ends).
 
@@ -73,7 +74,10 @@ struct CaptureState<F: KeyFormat, E> {
     /// Stretches of keys at or past the cursor copied whole before a
     /// pass over them (`end` is `None` for the end of the table).
     ahead_stretches: Vec<(u64, Option<u64>)>,
+    /// The copier's copies: keys in ascending order of their mixed value.
     sink: CaptureSink<E>,
+    /// Copies made before a change or a pass: keys in no order.
+    ahead_sink: CaptureSink<E>,
     /// What a key and its node are copied as.
     entry: fn(F::Key, NodeId) -> E,
 }
@@ -106,7 +110,7 @@ impl<F: KeyFormat, E: Copy> CaptureState<F, E> {
         let entry = self.entry;
         let mut entries = Vec::new();
         table.key_entries(key, |node| entries.push(entry(key, node)));
-        self.sink.stage(entries);
+        self.ahead_sink.stage(entries);
     }
 
     /// Before a pass over the keys from `from` on in its shard (a sweep,
@@ -124,7 +128,7 @@ impl<F: KeyFormat, E: Copy> CaptureState<F, E> {
         let mix = table.mix();
         let entry = self.entry;
         let (ahead, stretches) = (&self.ahead, &self.ahead_stretches);
-        self.sink.stage(
+        self.ahead_sink.stage(
             entries
                 .filter(|&(mixed, _)| !copied_ahead(ahead, stretches, mixed))
                 .map(|(mixed, node)| entry(F::unmix(mix, mixed), node)),
@@ -174,24 +178,27 @@ impl<F: KeyFormat, E: Copy> CaptureState<F, E> {
 
 impl<F: KeyFormat, E: Copy> TableCapture<F, E> {
     /// Starts capturing `table` as it is now: call with writes locked
-    /// out. Each key and node is copied as `entry` makes them, into a
-    /// sink of `capacity` values (in a file of `directory` when large).
-    /// A capture already running is dropped.
+    /// out. Each key and node is copied as `entry` makes them, into two
+    /// sinks (in files of `directory` when large): the copier's, keys in
+    /// the table's order, and the copies made before changes, keys in no
+    /// order. A capture already running is dropped.
     pub fn start(
         &self,
         table: &KeyNodeTable<F>,
         directory: Option<&std::path::Path>,
         entry: fn(F::Key, NodeId) -> E,
-    ) -> CaptureSink<E> {
+    ) -> [CaptureSink<E>; 2] {
         let sink = CaptureSink::new(table.len(), directory);
+        let ahead_sink = CaptureSink::new(table.len(), directory);
         *self.state.lock() = Some(CaptureState {
             cursor: Some(0),
             ahead: HashSet::default(),
             ahead_stretches: Vec::new(),
             sink: sink.clone(),
+            ahead_sink: ahead_sink.clone(),
             entry,
         });
-        sink
+        [sink, ahead_sink]
     }
 
     /// Before a change to `table` for `key`: its entries are copied
@@ -235,15 +242,18 @@ impl<F: KeyFormat, E: Copy> TableCapture<F, E> {
         state.cursor.is_none()
     }
 
-    /// The entries as of the capture's start, in no order of keys (a
-    /// key's in the table's order), once all are copied (the capture
-    /// ends); `None` before.
-    pub fn take(&self) -> Option<Image<E>> {
+    /// The entries as of the capture's start, once all are copied (the
+    /// capture ends), a key's in the table's order: the copier's (keys
+    /// in ascending order of their mixed value) and those copied before
+    /// changes (keys in no order); `None` before.
+    pub fn take(&self) -> Option<[Image<E>; 2]> {
         let mut state = self.state.lock();
         if state.as_ref().is_none_or(|state| state.cursor.is_some()) {
             return None;
         }
-        state.take().map(|state| state.sink.take_image())
+        state
+            .take()
+            .map(|state| [state.sink.take_image(), state.ahead_sink.take_image()])
     }
 
     /// Ends a capture without its image.

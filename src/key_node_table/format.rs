@@ -80,6 +80,21 @@ pub struct KeyMix {
 }
 
 impl KeyMix {
+    /// The bijection's two numbers: a snapshot keeps them, so that a
+    /// table recovered with the same mix takes its keys in the order they
+    /// were copied ([`super::KeyNodeTable::with_mix`]).
+    pub fn parts(self) -> [u32; 2] {
+        [self.xor, self.multiplier]
+    }
+
+    /// The mix of [`Self::parts`] (the multiplier made odd).
+    pub fn from_parts([xor, multiplier]: [u32; 2]) -> Self {
+        KeyMix {
+            xor,
+            multiplier: multiplier | 1,
+        }
+    }
+
     pub(super) fn mix(self, key: u32) -> u32 {
         let mut mixed = (key ^ self.xor).wrapping_mul(self.multiplier);
         mixed ^= mixed >> 16;

@@ -26,7 +26,7 @@ use crate::units::Fingerprint;
 #[derive(Debug)]
 pub struct LedgerCapture {
     engine: EngineCapture,
-    keys: CaptureSink<KeyEntry>,
+    keys: [CaptureSink<KeyEntry>; 2],
     pending: Vec<(Fingerprint, u32)>,
     sent: Vec<(Fingerprint, SentTo)>,
     common_sentences: Vec<CommonSentenceRecord>,
@@ -130,22 +130,31 @@ impl SnapshotImage {
         self.engine.candidate_texts()
     }
 
-    /// Pairs of one candidate table.
-    pub fn candidate_count(&self, table: CandidateTable) -> usize {
-        self.engine.candidate_pairs(table).len()
+    /// The mix of one candidate table (its copier's pairs are in its
+    /// order).
+    pub fn candidate_mix(&self, table: CandidateTable) -> [u32; 2] {
+        self.engine.candidate_pairs(table).mix
     }
 
     /// The pairs of one candidate table as (folded key, the node's
-    /// position among [`Self::nodes`]): a key's side by side, oldest
-    /// first. Every node a pair names was captured.
-    pub fn candidate_pairs(&self, table: CandidateTable) -> impl Iterator<Item = (u32, u32)> + '_ {
-        self.engine
-            .candidate_pairs(table)
-            .iter()
-            .filter_map(|pair| {
-                let position = *self.positions.get(pair.node as usize)?;
-                (position != u32::MAX).then_some((pair.key, position))
-            })
+    /// position among [`Self::nodes`]), a key's side by side and oldest
+    /// first: the copier's (`in_order`: keys in the mix's order) or those
+    /// copied before changes. Every node a pair names was captured.
+    pub fn candidate_pairs(
+        &self,
+        table: CandidateTable,
+        in_order: bool,
+    ) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let pairs = self.engine.candidate_pairs(table);
+        let pairs = if in_order {
+            &pairs.in_order
+        } else {
+            &pairs.ahead
+        };
+        pairs.iter().filter_map(|pair| {
+            let position = *self.positions.get(pair.node as usize)?;
+            (position != u32::MAX).then_some((pair.key, position))
+        })
     }
 
     /// Every document key and its fingerprint, sorted.
@@ -173,7 +182,9 @@ impl LedgerCapture {
     /// the kernel's writing out.
     pub fn flush(&self) {
         self.engine.flush();
-        self.keys.flush();
+        for sink in &self.keys {
+            sink.flush();
+        }
     }
 }
 

@@ -357,7 +357,7 @@ impl DocumentKeys {
     /// file of `directory` when large); [`Self::capture_some`] copies the
     /// shards in order, and a change to a shard not yet copied copies it
     /// first. A capture already running is dropped.
-    pub(super) fn start_capture(&self, directory: Option<&Path>) -> CaptureSink<KeyEntry> {
+    pub(super) fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyEntry>; 2] {
         self.capture.start(&self.table, directory, |key, node| {
             KeyEntry::new(key.0, node)
         })
@@ -373,7 +373,9 @@ impl DocumentKeys {
     /// The keys as of the capture's start, in no order, once all are
     /// copied (the capture ends).
     pub(super) fn take_capture(&self) -> Option<Image<KeyEntry>> {
-        self.capture.take()
+        let [mut keys, ahead] = self.capture.take()?;
+        keys.extend_from_slice(&ahead);
+        Some(keys)
     }
 
     /// Ends a capture without its image.

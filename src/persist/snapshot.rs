@@ -217,21 +217,24 @@ pub(super) fn write_snapshot(
         }
         frame(&mut out, &encoder.bytes)?;
     }
-    let mut counts = [0u64; 3];
+    let mut counts = [[0u64; 2]; 3];
     for table in CandidateTable::ALL {
-        let mut pairs = image.candidate_pairs(table).peekable();
-        while pairs.peek().is_some() {
-            let chunk: Vec<(u32, u32)> = pairs.by_ref().take(PAIRS_PER_FRAME).collect();
-            let mut encoder = Encoder::default();
-            encoder
-                .u8(SNAPSHOT_CANDIDATE_PAIRS)
-                .u8(table as u8)
-                .count(chunk.len());
-            for (key, position) in &chunk {
-                encoder.u32(*key).u32(*position);
+        for in_order in [true, false] {
+            let mut pairs = image.candidate_pairs(table, in_order).peekable();
+            while pairs.peek().is_some() {
+                let chunk: Vec<(u32, u32)> = pairs.by_ref().take(PAIRS_PER_FRAME).collect();
+                let mut encoder = Encoder::default();
+                encoder
+                    .u8(SNAPSHOT_CANDIDATE_PAIRS)
+                    .u8(table as u8)
+                    .u8(u8::from(in_order))
+                    .count(chunk.len());
+                for (key, position) in &chunk {
+                    encoder.u32(*key).u32(*position);
+                }
+                counts[table as usize][usize::from(in_order)] += chunk.len() as u64;
+                frame(&mut out, &encoder.bytes)?;
             }
-            counts[table as usize] += chunk.len() as u64;
-            frame(&mut out, &encoder.bytes)?;
         }
     }
     let texts = image.candidate_texts();
@@ -241,8 +244,10 @@ pub(super) fn write_snapshot(
         .u8(u8::from(texts.short_text_search))
         .u64(texts.short as u64)
         .u64(texts.long as u64);
-    for count in counts {
-        candidates.u64(count);
+    for table in CandidateTable::ALL {
+        let [xor, multiplier] = image.candidate_mix(table);
+        let [ahead, in_order] = counts[table as usize];
+        candidates.u32(xor).u32(multiplier).u64(in_order).u64(ahead);
     }
     frame(&mut out, &candidates.bytes)?;
     let mut end = Encoder::default();
@@ -576,16 +581,17 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             SNAPSHOT_CANDIDATE_PAIRS if version >= 9 => {
                 let table = CandidateTable::from_number(decoder.u8().map_err(malformed)?)
                     .ok_or("unknown candidate table")?;
+                let in_order = decoder.u8().map_err(malformed)? != 0;
                 let node_count = expected.0;
                 let count = decoder.count().map_err(malformed)?;
-                pairs.start_part(table, count.min(body.len() / 8));
+                pairs.start_part(table, in_order, count.min(body.len() / 8));
                 for _ in 0..count {
                     let key = decoder.u32().map_err(malformed)?;
                     let position = decoder.u32().map_err(malformed)?;
                     if u64::from(position) >= node_count {
                         return Err("a candidate pair names no node".to_string());
                     }
-                    pairs.push(table, key, position);
+                    pairs.push(table, in_order, key, position);
                 }
             }
             SNAPSHOT_CANDIDATES if version >= 9 => {
@@ -594,8 +600,16 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     short: decoder.u64().map_err(malformed)? as usize,
                     long: decoder.u64().map_err(malformed)? as usize,
                 };
-                for table in CandidateTable::ALL {
-                    if decoder.u64().map_err(malformed)? != pairs.len_of(table) as u64 {
+                for table in &mut pairs.tables {
+                    table.mix = [
+                        decoder.u32().map_err(malformed)?,
+                        decoder.u32().map_err(malformed)?,
+                    ];
+                    let counts = (
+                        decoder.u64().map_err(malformed)?,
+                        decoder.u64().map_err(malformed)?,
+                    );
+                    if counts != (table.in_order.len() as u64, table.ahead.len() as u64) {
                         return Err("candidate pairs do not match their count".to_string());
                     }
                 }

@@ -162,11 +162,9 @@ fn version_9_state_loads() {
     let pairs = state.candidates.expect("candidate pairs");
     assert!(pairs.texts.short_text_search);
     assert_eq!((pairs.texts.short, pairs.texts.long), (4, 0));
-    assert!(pairs.long.is_empty());
-    assert_eq!(
-        pairs.short[0].len() + pairs.short[1].len(),
-        8 * pairs.texts.short
-    );
+    let [low, high, long] = &pairs.tables;
+    assert!(long.is_empty());
+    assert_eq!(low.len() + high.len(), 8 * pairs.texts.short);
 }
 
 fn snapshot_of(version: u32) -> PathBuf {
