@@ -63,11 +63,9 @@
 
 use crate::units::NodeId;
 
-mod capture;
 mod format;
 mod shard;
 
-pub use capture::TableCapture;
 #[cfg(test)]
 use format::Entry;
 pub use format::{KeyFormat, KeyMix, ShortKeys};

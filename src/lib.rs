@@ -51,6 +51,7 @@ pub mod key_node_table;
 pub mod radix;
 pub mod record_text;
 pub mod slots;
+pub mod table_capture;
 pub mod text_code;
 
 // The data path, stage by stage.

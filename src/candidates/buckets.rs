@@ -30,8 +30,9 @@ use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::capture::{CaptureSink, Image};
-use crate::key_node_table::{KeyMix, KeyNodeTable, ShortKeys, TableCapture};
+use crate::key_node_table::{KeyMix, KeyNodeTable, ShortKeys};
 use crate::radix::sort_stably_by;
+use crate::table_capture::TableCapture;
 use crate::units::NodeId;
 
 /// What a full list does with one more node.
@@ -215,7 +216,7 @@ impl<K: BucketKey> BoundedBuckets<K> {
     }
 
     /// Starts capturing the pairs as they are now: call with writes
-    /// locked out ([`crate::key_node_table::TableCapture`]). The copies go
+    /// locked out ([`crate::table_capture::TableCapture`]). The copies go
     /// to the sink (a file of `directory` when large).
     pub fn start_capture(&self, directory: Option<&Path>) -> [CaptureSink<KeyedNode>; 2] {
         self.capture

@@ -1,6 +1,6 @@
 //! The candidate indexes as a snapshot keeps them: every (key, node) pair
 //! of the LSH's two halves and of the sketch index, copied while writes
-//! go on ([`crate::key_node_table::TableCapture`]) and built back whole
+//! go on ([`crate::table_capture::TableCapture`]) and built back whole
 //! at recovery, where they were taken back from the side records.
 //!
 //! Motivation: recovery rebuilt both indexes from the side records: each
@@ -16,12 +16,19 @@
 //! Design: three tables ([`CandidateTable`]), each pair copied as its
 //! folded key and its node (8 bytes), a key's pairs side by side and
 //! oldest first. The snapshot writes them with the node's position among
-//! its nodes (the number recovery gives it); recovery sorts each table's
-//! pairs in the new table's order (a stable radix sort, as the rebuild
-//! did) and writes it front to back.
+//! its nodes (the number recovery gives it), and each table's mix (the
+//! seeded bijection its keys are ordered by). The copier walks the keys
+//! in that order, so recovery makes each table with the same mix and
+//! writes the copier's pairs front to back, with no sort; the few keys
+//! copied before a change during the capture are inserted after them.
+//! Pairs found out of order are sorted under a fresh mix instead.
 //!
 //! Consequences: a snapshot is 8 bytes a pair larger (about 8 pairs a
 //! short text, 4 a long one); recovery reads no record for the indexes.
+//! A recovered table keeps the mix it was written with (a process drew
+//! it): whoever reads the snapshot could craft keys that pile into one
+//! stretch of the table, but a snapshot holds every document's letters
+//! anyway and is kept where the state is.
 
 use std::path::Path;
 
@@ -57,7 +64,7 @@ impl CandidateTable {
 /// A copy of the candidate indexes under way.
 #[derive(Debug)]
 pub struct CandidatesCapture {
-    /// Each table's two sinks ([`crate::key_node_table::TableCapture`]).
+    /// Each table's two sinks ([`crate::table_capture::TableCapture`]).
     sinks: Vec<CaptureSink<KeyedNode>>,
     texts: CandidateTexts,
 }

@@ -1,5 +1,6 @@
-//! Recovery of the engine from a snapshot: the forest, the side records and
-//! the indexes rebuilt from them.
+//! Recovery of the engine from a snapshot: the forest, the side records,
+//! and the candidate indexes from the snapshot's pairs (format 9,
+//! [`crate::candidates::captured`]) or rebuilt from the records.
 //!
 //! Motivation: recovery time is this at scale (100 M nodes: the forest,
 //! 100 M side records, some 640 M index entries), and a sidecar that
@@ -118,26 +119,17 @@ impl Engine {
         // as they are now; else the records are indexed again.
         let candidates =
             candidates.filter(|pairs| pairs.texts.short_text_search == short_text_search);
+        let inputs = RestoreInputs {
+            config,
+            nodes,
+            counters,
+            side_data: &mut side_data,
+            exact_hashes: &mut exact_hashes,
+            sides,
+        };
         let (forest, walked, short_texts, long_texts) = match candidates {
-            Some(pairs) => restore_from_pairs(
-                config,
-                nodes,
-                counters,
-                &mut side_data,
-                &mut exact_hashes,
-                sides,
-                pairs,
-            ),
-            None => restore_from_records(
-                config,
-                nodes,
-                counters,
-                &mut side_data,
-                &mut exact_hashes,
-                sides,
-                short_text_search,
-                records_per_run,
-            ),
+            Some(pairs) => restore_from_pairs(inputs, pairs),
+            None => restore_from_records(inputs, short_text_search, records_per_run),
         };
         let (mut short_texts, mut long_texts) = (short_texts, long_texts);
         let unstored = walked?;
@@ -176,6 +168,17 @@ impl Engine {
     }
 }
 
+/// What both ways of restoring take: the forest's parts, and where the
+/// side records and exact hashes go.
+struct RestoreInputs<'a, 'b> {
+    config: ForestConfig,
+    nodes: Vec<NodeRecord>,
+    counters: ForestCounters,
+    side_data: &'b mut SideStore,
+    exact_hashes: &'b mut ExactHashes,
+    sides: &'a EncodedSides,
+}
+
 /// What the restore's threads give back: the forest, the numbers of the
 /// nodes whose record could not be stored (or the damage the walk found),
 /// and the two candidate indexes.
@@ -189,17 +192,17 @@ type Restored = (
 /// [`Engine::restore`] with the candidate indexes built from a
 /// snapshot's pairs: the walk over the side records (checksums, numbers,
 /// storing, exact hashes) beside the forest, then the LSH's halves and
-/// the sketch index sorted and written, one on the walking thread, two
-/// on this one (no record is read for them).
-fn restore_from_pairs(
-    config: ForestConfig,
-    nodes: Vec<NodeRecord>,
-    counters: ForestCounters,
-    side_data: &mut SideStore,
-    exact_hashes: &mut ExactHashes,
-    sides: &EncodedSides,
-    pairs: CandidatePairs,
-) -> Restored {
+/// the sketch index written, one on the walking thread, two on this one
+/// (no record is read for them).
+fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> Restored {
+    let RestoreInputs {
+        config,
+        nodes,
+        counters,
+        side_data,
+        exact_hashes,
+        sides,
+    } = inputs;
     let ([first_half, second_half], long_texts, texts) = pairs.into_tables();
     // The walk and the forest read the node records; the last of the two
     // lets them go, before the sorts need the room.
@@ -231,17 +234,19 @@ fn restore_from_pairs(
 /// [`Engine::restore`] with the candidate indexes built from the side
 /// records (a snapshot before version 9, or one written while short texts
 /// were searched otherwise).
-#[allow(clippy::too_many_arguments)]
 fn restore_from_records(
-    config: ForestConfig,
-    nodes: Vec<NodeRecord>,
-    counters: ForestCounters,
-    side_data: &mut SideStore,
-    exact_hashes: &mut ExactHashes,
-    sides: &EncodedSides,
+    inputs: RestoreInputs<'_, '_>,
     short_text_search: bool,
     records_per_run: usize,
 ) -> Restored {
+    let RestoreInputs {
+        config,
+        nodes,
+        counters,
+        side_data,
+        exact_hashes,
+        sides,
+    } = inputs;
     let indexing = RunIndexing::new(sides.len().div_ceil(records_per_run));
     // Runs cut by the walk and not yet taken: a few, so that their
     // pages are still in memory when they are indexed.

@@ -23,7 +23,8 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::capture::{CaptureSink, Image};
 use crate::forest::Forest;
 use crate::hashing::FingerprintBuildHasher;
-use crate::key_node_table::{KeyFormat, KeyNodeTable, TableCapture};
+use crate::key_node_table::{KeyFormat, KeyNodeTable};
+use crate::table_capture::TableCapture;
 use crate::units::{Fingerprint, NodeId};
 
 /// A stored document's identity: a hash of its concrete index and id.

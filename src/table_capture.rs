@@ -1,7 +1,7 @@
 //! A key-node table as of one moment, copied a piece at a time while the
-//! table goes on changing ([`crate::capture`]'s way for tables whose
+//! table goes on changing (the way of [`crate::capture`] for tables whose
 //! changes move entries: the ledger's document keys, the candidate
-//! indexes' keys).
+//! indexes' keys; [`crate::key_node_table`]).
 //!
 //! Motivation: an insert or a removal shifts the entries up to the next
 //! vacant place and the directory's positions among them, and a growth or
@@ -36,9 +36,9 @@ use std::collections::HashSet;
 
 use parking_lot::Mutex;
 
-use super::{KeyFormat, KeyNodeTable};
 use crate::capture::{CaptureSink, Image};
 use crate::hashing::FingerprintBuildHasher;
+use crate::key_node_table::{KeyFormat, KeyNodeTable};
 use crate::units::NodeId;
 
 /// A capture of one table under way (`None` while none runs).
