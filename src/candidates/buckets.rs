@@ -255,11 +255,13 @@ impl<K: BucketKey> BoundedBuckets<K> {
         let mut buckets = BoundedBuckets::new(capacity, overflow);
         buckets.pairs = KeyNodeTable::with_mix(KeyMix::from_parts(mix));
         let order_of = buckets.pairs.orderer();
-        let ordered = in_order.iter().map(|entry| order_of((entry >> 32) as u32));
-        let ascending = ordered
-            .clone()
-            .zip(ordered.skip(1))
-            .all(|(before, after)| before <= after);
+        let mut last = 0;
+        let ascending = in_order.iter().all(|entry| {
+            let order = order_of((entry >> 32) as u32);
+            let kept = last <= order;
+            last = order;
+            kept
+        });
         if !ascending {
             let mut all = in_order;
             all.parts.extend(ahead.parts);

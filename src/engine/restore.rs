@@ -195,30 +195,24 @@ type Restored = (
 /// the sketch index written, one on the walking thread, two on this one
 /// (no record is read for them).
 fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> Restored {
-    let RestoreInputs {
-        config,
-        nodes,
-        counters,
-        side_data,
-        exact_hashes,
-        sides,
-    } = inputs;
     let ([first_half, second_half], long_texts, texts) = pairs.into_tables();
     // The walk and the forest read the node records; the last of the two
     // lets them go, before the sorts need the room.
-    let nodes = Arc::new(nodes);
+    let nodes = Arc::new(inputs.nodes);
     let walking_nodes = Arc::clone(&nodes);
     std::thread::scope(|scope| {
         let walking = scope.spawn(move || {
-            let walked = walk_records(sides, &walking_nodes, side_data, None, RECORDS_PER_RUN);
-            drop(walking_nodes);
-            let walked = walked.map(|walked| {
-                walked.listed.insert_into(exact_hashes, &walked.unstored);
-                walked.unstored
-            });
+            let walked = walk_then_list(
+                inputs.sides,
+                walking_nodes,
+                inputs.side_data,
+                inputs.exact_hashes,
+                None,
+                RECORDS_PER_RUN,
+            );
             (walked, second_half.into_short_half())
         });
-        let forest = Forest::restore(config, &nodes, counters);
+        let forest = Forest::restore(inputs.config, &nodes, inputs.counters);
         drop(nodes);
         let long_texts = CandidatePairs::long_index(long_texts, texts);
         let first_half = first_half.into_short_half();
@@ -276,18 +270,14 @@ fn restore_from_records(
         let second_half_sender = second_half_sender;
         let helper = scope.spawn(index_runs);
         let walking = scope.spawn(move || {
-            let walked = walk_records(
+            let walked = walk_then_list(
                 sides,
-                &walking_nodes,
+                walking_nodes,
                 side_data,
+                exact_hashes,
                 Some(run_sender),
                 records_per_run,
             );
-            drop(walking_nodes);
-            let walked = walked.map(|walked| {
-                walked.listed.insert_into(exact_hashes, &walked.unstored);
-                walked.unstored
-            });
             index_runs();
             drop(walker_indexed);
             // Comes once every run is indexed.
@@ -357,6 +347,25 @@ const RUNS_AHEAD: usize = 4;
 struct Walked {
     unstored: Vec<NodeId>,
     listed: ListedExactHashes,
+}
+
+/// [`walk_records`], then the exact-hash table built from the hashes it
+/// listed, once the node records (`nodes`, shared with the forest's
+/// thread) are let go; the numbers of the nodes whose record could not be
+/// stored.
+fn walk_then_list<'a>(
+    sides: &'a EncodedSides,
+    nodes: Arc<Vec<NodeRecord>>,
+    side_data: &mut SideStore,
+    exact_hashes: &mut ExactHashes,
+    runs: Option<mpsc::SyncSender<NumberedRun<'a>>>,
+    records_per_run: usize,
+) -> Result<Vec<NodeId>, ForestError> {
+    let walked = walk_records(sides, &nodes, side_data, runs, records_per_run);
+    drop(nodes);
+    let walked = walked?;
+    walked.listed.insert_into(exact_hashes, &walked.unstored);
+    Ok(walked.unstored)
 }
 
 /// The one pass over the side records (see the module's documentation):
