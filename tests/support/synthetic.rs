@@ -134,11 +134,8 @@ const STREAM_TEXTS_POOL: usize = 20_000;
 /// them into the candidate indexes' buckets), and a lean record's lead
 /// and shingles are taken from its letters where the pool document's were.
 pub struct StreamTexts {
-    short: Vec<neardup::confirm::ShortText>,
-    long: Vec<(
-        Option<neardup::confirm::ShortText>,
-        neardup::confirm::LongText,
-    )>,
+    short: Vec<PoolShort>,
+    long: Vec<(Option<PoolShort>, neardup::confirm::LongText)>,
     /// Every Han letter, lowercase ASCII letter and digit of the pool's
     /// texts, as often as it occurs.
     han: Vec<char>,
@@ -146,6 +143,51 @@ pub struct StreamTexts {
     digits: Vec<char>,
     width: usize,
     lean: bool,
+    /// The replacement of each letter in the record being drawn.
+    replacements: std::cell::RefCell<Replacements>,
+}
+
+/// A pool document's short text, and whether its shingles are its
+/// letters' (not so for 3 % of the stream: a lean record keeps those).
+struct PoolShort {
+    text: neardup::confirm::ShortText,
+    shingles_from_letters: bool,
+}
+
+/// Which letter replaces which in one record: a slot per code point up
+/// to the last Han letter, valid when it holds the current record's
+/// number. A `HashMap` per record made the fill's generator, not the
+/// engine, most of a stream-text fill's time; the draws are the same
+/// (each letter draws its replacement at its first occurrence).
+struct Replacements {
+    record: u32,
+    slots: Vec<(u32, char)>,
+}
+
+impl Replacements {
+    fn new() -> Replacements {
+        Replacements {
+            record: 0,
+            slots: vec![(0, '\0'); 0xa000],
+        }
+    }
+
+    /// Starts a record: every letter unreplaced.
+    fn start_record(&mut self) {
+        self.record = self.record.wrapping_add(1);
+        if self.record == 0 {
+            self.slots.fill((0, '\0'));
+            self.record = 1;
+        }
+    }
+
+    fn replacement(&mut self, letter: char, draw: impl FnOnce() -> char) -> char {
+        let slot = &mut self.slots[letter as usize];
+        if slot.0 != self.record {
+            *slot = (self.record, draw());
+        }
+        slot.1
+    }
 }
 
 impl StreamTexts {
@@ -165,6 +207,7 @@ impl StreamTexts {
             digits: Vec::new(),
             width,
             lean,
+            replacements: std::cell::RefCell::new(Replacements::new()),
         };
         for line in std::io::BufReader::new(file).lines().take(pool) {
             let line = line.expect("the stream reads");
@@ -196,9 +239,17 @@ impl StreamTexts {
                     }
                 }
             }
+            let pool_short = |text: neardup::confirm::ShortText| PoolShort {
+                shingles_from_letters: neardup::fingerprint::shingle_set_of_letters(
+                    &text.letters,
+                    width,
+                )[..]
+                    == *text.shingles(),
+                text,
+            };
             match (record.short_text, record.long_text) {
-                (Some(short), None) => texts.short.push(short),
-                (short, Some(long)) => texts.long.push((short, long)),
+                (Some(short), None) => texts.short.push(pool_short(short)),
+                (short, Some(long)) => texts.long.push((short.map(pool_short), long)),
                 (None, None) => {}
             }
         }
@@ -218,18 +269,17 @@ impl StreamTexts {
         Option<neardup::confirm::ShortText>,
         Option<neardup::confirm::LongText>,
     ) {
-        let mut replacements = std::collections::HashMap::new();
+        let mut replacements = self.replacements.borrow_mut();
+        replacements.start_record();
+        let replacements = &mut *replacements;
         if short {
             let source = &self.short[random.below(self.short.len())];
-            return (
-                Some(self.redrawn_short(source, &mut replacements, random)),
-                None,
-            );
+            return (Some(self.redrawn_short(source, replacements, random)), None);
         }
         let (short, long) = &self.long[random.below(self.long.len())];
         let short = short
             .as_ref()
-            .map(|short| self.redrawn_short(short, &mut replacements, random));
+            .map(|short| self.redrawn_short(short, replacements, random));
         let mut sketch: Vec<u32> = match long.sketch.last() {
             Some(&largest) if long.sketch.len() == 64 => (0..64)
                 .map(|_| random.below(largest as usize + 1) as u32)
@@ -243,8 +293,8 @@ impl StreamTexts {
             headline: long
                 .headline
                 .as_ref()
-                .map(|headline| self.redrawn(headline, &mut replacements, random).into()),
-            lead: self.redrawn(&long.lead, &mut replacements, random).into(),
+                .map(|headline| self.redrawn(headline, replacements, random).into()),
+            lead: self.redrawn(&long.lead, replacements, random).into(),
             ..long.clone()
         };
         (short, Some(long))
@@ -252,17 +302,16 @@ impl StreamTexts {
 
     fn redrawn_short(
         &self,
-        source: &neardup::confirm::ShortText,
-        replacements: &mut std::collections::HashMap<char, char>,
+        pool_short: &PoolShort,
+        replacements: &mut Replacements,
         random: &mut Xorshift,
     ) -> neardup::confirm::ShortText {
+        let source = &pool_short.text;
         let letters = self.redrawn(&source.letters, replacements, random);
         let shingles = neardup::fingerprint::shingle_set_of_letters(&letters, self.width);
-        // Where the pool's shingles were not its letters' (3 % of the
-        // stream), a lean record keeps them too.
-        let from_letters =
-            neardup::fingerprint::shingle_set_of_letters(&source.letters, self.width)[..]
-                == *source.shingles();
+        // Where the pool's shingles were not its letters', a lean record
+        // keeps them too.
+        let from_letters = pool_short.shingles_from_letters;
         let mut text = neardup::confirm::ShortText::new(
             shingles.into_boxed_slice(),
             letters.into(),
@@ -284,7 +333,7 @@ impl StreamTexts {
     fn redrawn(
         &self,
         text: &str,
-        replacements: &mut std::collections::HashMap<char, char>,
+        replacements: &mut Replacements,
         random: &mut Xorshift,
     ) -> String {
         text.chars()
@@ -299,9 +348,7 @@ impl StreamTexts {
                 if pool.is_empty() {
                     return c;
                 }
-                let drawn = *replacements
-                    .entry(lower)
-                    .or_insert_with(|| pool[random.below(pool.len())]);
+                let drawn = replacements.replacement(lower, || pool[random.below(pool.len())]);
                 if c.is_ascii_uppercase() {
                     drawn.to_ascii_uppercase()
                 } else {
