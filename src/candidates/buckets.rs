@@ -318,6 +318,11 @@ impl<K: BucketKey> BucketEntries<K> {
         self.parts.push(Vec::with_capacity(capacity));
     }
 
+    /// `more`'s entries after these (its parts joined without a copy).
+    pub fn append(&mut self, more: BucketEntries<K>) {
+        self.parts.extend(more.parts);
+    }
+
     /// Every entry, folded key in the high half and node in the low, in
     /// the order they were pushed.
     pub fn iter(&self) -> impl Iterator<Item = u64> + Clone + '_ {

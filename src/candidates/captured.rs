@@ -191,6 +191,15 @@ impl CandidatePairs {
             .start_part(capacity);
     }
 
+    /// `more`'s pairs after these, table by table (pairs decoded apart,
+    /// in file order).
+    pub fn append(&mut self, more: CandidatePairs) {
+        for (table, more) in self.tables.iter_mut().zip(more.tables) {
+            table.in_order.append(more.in_order);
+            table.ahead.append(more.ahead);
+        }
+    }
+
     /// The tables' pairs: the LSH's halves (each built apart,
     /// [`TablePairs::into_short_half`], then [`ShingleIndex::from_halves`])
     /// and the sketch index's, with the texts they hold.

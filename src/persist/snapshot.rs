@@ -324,12 +324,14 @@ impl FrameHeader {
     }
 }
 
-/// The node records and document keys of a snapshot, in file order.
+/// The node records, document keys and candidate pairs of a snapshot,
+/// in file order.
 #[derive(Debug, Default)]
 struct NodesAndKeys {
     nodes: Vec<NodeRecord>,
     keys: Vec<(DocumentKey, Fingerprint)>,
     numbered_keys: Vec<(DocumentKey, NodeId)>,
+    pairs: CandidatePairs,
 }
 
 impl NodesAndKeys {
@@ -338,31 +340,42 @@ impl NodesAndKeys {
         append(&mut self.nodes, more.nodes);
         append(&mut self.keys, more.keys);
         append(&mut self.numbered_keys, more.numbered_keys);
+        self.pairs.append(more.pairs);
     }
 }
 
-/// A frame of nodes or keys, found by its header and decoded later.
+/// What a snapshot's candidate frame says of one table: its mix, and
+/// how many pairs the copier took and how many were copied ahead of it.
+#[derive(Debug, Default, Clone, Copy)]
+struct CandidateTableEnd {
+    mix: [u32; 2],
+    counts: (u64, u64),
+}
+
+/// A frame of nodes, keys or candidate pairs, found by its header and
+/// decoded later.
 #[derive(Debug, Clone, Copy)]
 struct BulkFrame {
     offset: usize,
     length: usize,
 }
 
-/// When the frame at `offset` holds nodes or keys and fits in the file:
+/// When the frame at `offset` holds nodes, keys or candidate pairs
+/// (`with_pairs`: a snapshot of version 9 or later) and fits in the file:
 /// notes it in `frames` (its payload unread: its checksum is checked when
 /// it is decoded) and gives the offset after it. Anything else is left to
 /// the reader, which decodes it or names its damage.
 fn defer_bulk_frame(
     header: Option<&FrameHeader>,
+    with_pairs: bool,
     file_length: usize,
     offset: usize,
     frames: &mut Vec<BulkFrame>,
 ) -> Option<usize> {
-    let header = header.filter(|header| {
-        matches!(
-            header.kind(),
-            SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS
-        )
+    let header = header.filter(|header| match header.kind() {
+        SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS => true,
+        SNAPSHOT_CANDIDATE_PAIRS => with_pairs,
+        _ => false,
     })?;
     let length = header.length();
     let end = offset.checked_add(8 + length)?;
@@ -373,12 +386,18 @@ fn defer_bulk_frame(
     Some(end)
 }
 
-/// The nodes and keys of `frames`, in their order, each frame checked
-/// against its checksum: decoded on two threads (the frames cut in two
-/// halves by bytes), where one thread decoding all of them was 11 s of one
-/// core at 100 M nodes before anything else could start. The first damage
+/// The nodes, keys and candidate pairs of `frames`, in their order, each
+/// frame checked against its checksum: decoded on two threads (the frames
+/// cut in two halves by bytes), where one thread decoding all of them was
+/// 11 s of one core at 100 M nodes before anything else could start (the
+/// pairs, about 50 B a node, were a serial second more at 10 M). A pair
+/// naming a position at or past `node_count` is damage. The first damage
 /// in file order is the error.
-fn decode_bulk_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
+fn decode_bulk_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+    node_count: u64,
+) -> Result<NodesAndKeys, String> {
     let total: usize = frames.iter().map(|frame| frame.length).sum();
     let mut running = 0;
     let split = frames
@@ -390,8 +409,8 @@ fn decode_bulk_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys,
         .map_or(frames.len(), |at| at + 1);
     let (first, second) = frames.split_at(split);
     let (first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| decode_frames(data, second));
-        (decode_frames(data, first), second.join())
+        let second = scope.spawn(|| decode_frames(data, second, node_count));
+        (decode_frames(data, first, node_count), second.join())
     });
     let mut decoded = first?;
     decoded.append(second.map_err(|_| "a thread decoding the snapshot failed".to_string())??);
@@ -409,7 +428,11 @@ fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
 }
 
 /// [`decode_bulk_frames`] of one thread.
-fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
+fn decode_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+    node_count: u64,
+) -> Result<NodesAndKeys, String> {
     let mut decoded = NodesAndKeys::default();
     for frame in frames {
         let body = match codec::read_frame(data, frame.offset) {
@@ -418,20 +441,53 @@ fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, Stri
             Frame::Damaged(reason) => return Err(reason.to_string()),
         };
         let mut decoder = Decoder::new(body);
-        decode_bulk_frame(&mut decoder, &mut decoded)?;
+        decode_bulk_frame(&mut decoder, &mut decoded, node_count)?;
     }
     Ok(decoded)
 }
 
-/// One frame of nodes or keys, from its kind on.
-fn decode_bulk_frame(decoder: &mut Decoder<'_>, into: &mut NodesAndKeys) -> Result<(), String> {
+/// One frame of nodes, keys or candidate pairs, from its kind on.
+fn decode_bulk_frame(
+    decoder: &mut Decoder<'_>,
+    into: &mut NodesAndKeys,
+    node_count: u64,
+) -> Result<(), String> {
     match decoder.u8().map_err(|error| error.to_string())? {
         kind @ (SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES) => {
             decode_nodes(decoder, &mut into.nodes, kind == SNAPSHOT_INDEXED_NODES)
         }
         SNAPSHOT_NUMBERED_KEYS => decode_keys(decoder, &mut into.numbered_keys, Decoder::u32),
+        SNAPSHOT_CANDIDATE_PAIRS => decode_pairs(decoder, &mut into.pairs, node_count),
         _ => decode_keys(decoder, &mut into.keys, Decoder::u64),
     }
+}
+
+/// A frame of one candidate table's pairs, after its kind: the table,
+/// whether the capture's copier took them, then each folded key and its
+/// node's position among the snapshot's nodes.
+fn decode_pairs(
+    decoder: &mut Decoder<'_>,
+    pairs: &mut CandidatePairs,
+    node_count: u64,
+) -> Result<(), String> {
+    let malformed = |error: codec::DecodeError| error.to_string();
+    let table = CandidateTable::from_number(decoder.u8().map_err(malformed)?)
+        .ok_or("unknown candidate table")?;
+    let in_order = decoder.u8().map_err(malformed)? != 0;
+    let count = decoder.count().map_err(malformed)?;
+    let bytes = decoder
+        .bytes(count.checked_mul(8).ok_or("length overflow")?)
+        .map_err(malformed)?;
+    pairs.start_part(table, in_order, count);
+    for pair in bytes.chunks_exact(8) {
+        let key = u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]);
+        let position = u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]);
+        if u64::from(position) >= node_count {
+            return Err("a candidate pair names no node".to_string());
+        }
+        pairs.push(table, in_order, key, position);
+    }
+    Ok(())
 }
 
 /// A frame of nodes' records, after its kind.
@@ -494,8 +550,9 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     // found (`decode_bulk_frames`).
     let mut bulk_frames = Vec::new();
     let mut bulk_frames_inline = NodesAndKeys::default();
-    // Candidate pairs read so far; the state's once their counts check.
-    let mut pairs = CandidatePairs::default();
+    // The candidate indexes' texts, mixes and counts (the pairs are
+    // decoded with the bulk frames; their counts are checked then).
+    let mut candidates: Option<(CandidateTexts, [CandidateTableEnd; 3])> = None;
     loop {
         let header = FrameHeader::read(&handle, offset);
         if version >= 2
@@ -504,8 +561,13 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             offset = next;
             continue;
         }
-        if let Some(next) = defer_bulk_frame(header.as_ref(), data.len(), offset, &mut bulk_frames)
-        {
+        if let Some(next) = defer_bulk_frame(
+            header.as_ref(),
+            version >= 9,
+            data.len(),
+            offset,
+            &mut bulk_frames,
+        ) {
             offset = next;
             continue;
         }
@@ -538,7 +600,13 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS => {
                 // A bulk frame too long to defer: its damage is named here.
                 let mut decoded = NodesAndKeys::default();
-                decode_bulk_frame(&mut Decoder::new(body), &mut decoded)?;
+                decode_bulk_frame(&mut Decoder::new(body), &mut decoded, expected.0)?;
+                bulk_frames_inline.append(decoded);
+            }
+            SNAPSHOT_CANDIDATE_PAIRS if version >= 9 => {
+                // As a bulk frame too long to defer.
+                let mut decoded = NodesAndKeys::default();
+                decode_bulk_frame(&mut Decoder::new(body), &mut decoded, expected.0)?;
                 bulk_frames_inline.append(decoded);
             }
             SNAPSHOT_SIDES if version == 1 => {
@@ -578,55 +646,48 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     });
                 }
             }
-            SNAPSHOT_CANDIDATE_PAIRS if version >= 9 => {
-                let table = CandidateTable::from_number(decoder.u8().map_err(malformed)?)
-                    .ok_or("unknown candidate table")?;
-                let in_order = decoder.u8().map_err(malformed)? != 0;
-                let node_count = expected.0;
-                let count = decoder.count().map_err(malformed)?;
-                pairs.start_part(table, in_order, count.min(body.len() / 8));
-                for _ in 0..count {
-                    let key = decoder.u32().map_err(malformed)?;
-                    let position = decoder.u32().map_err(malformed)?;
-                    if u64::from(position) >= node_count {
-                        return Err("a candidate pair names no node".to_string());
-                    }
-                    pairs.push(table, in_order, key, position);
-                }
-            }
             SNAPSHOT_CANDIDATES if version >= 9 => {
-                pairs.texts = CandidateTexts {
+                let texts = CandidateTexts {
                     short_text_search: decoder.u8().map_err(malformed)? != 0,
                     short: decoder.u64().map_err(malformed)? as usize,
                     long: decoder.u64().map_err(malformed)? as usize,
                 };
-                for table in &mut pairs.tables {
+                let mut tables = [CandidateTableEnd::default(); 3];
+                for table in &mut tables {
                     table.mix = [
                         decoder.u32().map_err(malformed)?,
                         decoder.u32().map_err(malformed)?,
                     ];
-                    let counts = (
+                    table.counts = (
                         decoder.u64().map_err(malformed)?,
                         decoder.u64().map_err(malformed)?,
                     );
-                    if counts != (table.in_order.len() as u64, table.ahead.len() as u64) {
-                        return Err("candidate pairs do not match their count".to_string());
-                    }
                 }
-                state.candidates = Some(std::mem::take(&mut pairs));
+                candidates = Some((texts, tables));
             }
             SNAPSHOT_END => {
                 let last_seq = decoder.u64().map_err(malformed)?;
-                if version >= 9 && state.candidates.is_none() {
+                if version >= 9 && candidates.is_none() {
                     return Err("snapshot ends without its candidate pairs".to_string());
                 }
                 let mut decoded = bulk_frames_inline;
-                decoded.append(decode_bulk_frames(data, &bulk_frames)?);
+                decoded.append(decode_bulk_frames(data, &bulk_frames, expected.0)?);
                 let NodesAndKeys {
                     nodes,
                     keys,
                     numbered_keys,
+                    mut pairs,
                 } = decoded;
+                if let Some((texts, tables)) = candidates {
+                    pairs.texts = texts;
+                    for (table, end) in pairs.tables.iter_mut().zip(tables) {
+                        table.mix = end.mix;
+                        if end.counts != (table.in_order.len() as u64, table.ahead.len() as u64) {
+                            return Err("candidate pairs do not match their count".to_string());
+                        }
+                    }
+                    state.candidates = Some(pairs);
+                }
                 (state.nodes, state.keys, state.numbered_keys) = (nodes, keys, numbered_keys);
                 let counts = (
                     state.nodes.len() as u64,

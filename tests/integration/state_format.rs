@@ -178,9 +178,13 @@ fn snapshot_of(version: u32) -> PathBuf {
 
 /// The fixture's snapshot of `version` with the last 4 bytes of its first
 /// frame of `kind` set to 1 000 (the frame's checksum made to hold), read.
-fn read_with_last_position_past_the_nodes(
+/// The fixture snapshot of `version` read with the payload of its first
+/// frame of `kind` changed by `change` (its length and checksum made to
+/// fit; a payload left empty drops the frame).
+fn read_with_frame_changed(
     version: u32,
     kind: u8,
+    change: impl FnOnce(&mut Vec<u8>),
 ) -> Result<neardup::persist::SnapshotState, String> {
     let mut bytes = std::fs::read(snapshot_of(version)).expect("read");
     // Frames after the 20-byte start: length, checksum, payload (its kind
@@ -190,15 +194,22 @@ fn read_with_last_position_past_the_nodes(
         let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
         let payload = offset + 8..offset + 8 + length;
         if bytes[payload.start] == kind {
-            bytes[payload.end - 4..payload.end].copy_from_slice(&1_000u32.to_le_bytes());
-            let checksum = neardup::persist::codec::checksum(&bytes[payload.clone()]);
-            bytes[offset + 4..offset + 8].copy_from_slice(&checksum.to_le_bytes());
+            let mut changed = bytes[payload.clone()].to_vec();
+            change(&mut changed);
+            let mut frame = Vec::new();
+            if !changed.is_empty() {
+                let checksum = neardup::persist::codec::checksum(&changed);
+                frame.extend_from_slice(&(changed.len() as u32).to_le_bytes());
+                frame.extend_from_slice(&checksum.to_le_bytes());
+                frame.extend_from_slice(&changed);
+            }
+            bytes.splice(offset..payload.end, frame);
             break;
         }
         offset = payload.end;
     }
     let dir = std::env::temp_dir().join(format!(
-        "neardup-past-{version}-{kind}-{}",
+        "neardup-changed-{version}-{kind}-{}",
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).expect("dir");
@@ -209,6 +220,12 @@ fn read_with_last_position_past_the_nodes(
     read
 }
 
+/// The last 4 bytes of a payload set to 1 000.
+fn last_value_past_the_nodes(payload: &mut Vec<u8>) {
+    let end = payload.len();
+    payload[end - 4..].copy_from_slice(&1_000u32.to_le_bytes());
+}
+
 /// A key that names a position past the snapshot's nodes (a frame whose
 /// checksum holds) is damage, named: it would name whichever node takes
 /// that number later. So is a candidate pair's (the last 4 bytes of a
@@ -216,12 +233,43 @@ fn read_with_last_position_past_the_nodes(
 #[test]
 fn a_key_or_a_candidate_pair_past_the_snapshots_nodes_is_refused() {
     assert_eq!(
-        read_with_last_position_past_the_nodes(7, b'J').map(|_| ()),
+        read_with_frame_changed(7, b'J', last_value_past_the_nodes).map(|_| ()),
         Err("a document key names no node".to_string())
     );
     assert_eq!(
-        read_with_last_position_past_the_nodes(9, b'C').map(|_| ()),
+        read_with_frame_changed(9, b'C', last_value_past_the_nodes).map(|_| ()),
         Err("a candidate pair names no node".to_string())
+    );
+}
+
+/// The candidate frame's counts must be those of the pairs read (the
+/// pairs are decoded on two threads after the whole file is walked, so
+/// the check comes at the end), and a snapshot of version 9 without that
+/// frame is refused, not read as one without candidate indexes.
+#[test]
+fn candidate_pairs_that_miss_their_count_or_their_frame_are_refused() {
+    // The frame ends with the sketch index's count of pairs copied ahead
+    // of the copier (a u64).
+    let more_ahead = |payload: &mut Vec<u8>| {
+        let end = payload.len();
+        let count = u64::from_le_bytes(payload[end - 8..].try_into().expect("8"));
+        payload[end - 8..].copy_from_slice(&(count + 1).to_le_bytes());
+    };
+    assert_eq!(
+        read_with_frame_changed(9, b'I', more_ahead).map(|_| ()),
+        Err("candidate pairs do not match their count".to_string())
+    );
+    assert_eq!(
+        read_with_frame_changed(9, b'I', Vec::clear).map(|_| ()),
+        Err("snapshot ends without its candidate pairs".to_string())
+    );
+    let read = read_with_frame_changed(9, b'I', |_| ()).expect("unchanged");
+    let pairs = read.candidates.expect("pairs");
+    // The fixture's four short texts hold pairs in both halves of the LSH.
+    assert_eq!(pairs.texts.short, 4);
+    assert!(
+        pairs.tables[..2].iter().all(|table| table.len() == 16),
+        "{pairs:?}"
     );
 }
 
