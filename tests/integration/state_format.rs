@@ -221,7 +221,7 @@ fn read_with_frame_changed(
 }
 
 /// The last 4 bytes of a payload set to 1 000.
-fn last_value_past_the_nodes(payload: &mut Vec<u8>) {
+fn last_value_past_the_nodes(payload: &mut [u8]) {
     let end = payload.len();
     payload[end - 4..].copy_from_slice(&1_000u32.to_le_bytes());
 }
@@ -233,11 +233,11 @@ fn last_value_past_the_nodes(payload: &mut Vec<u8>) {
 #[test]
 fn a_key_or_a_candidate_pair_past_the_snapshots_nodes_is_refused() {
     assert_eq!(
-        read_with_frame_changed(7, b'J', last_value_past_the_nodes).map(|_| ()),
+        read_with_frame_changed(7, b'J', |payload| last_value_past_the_nodes(payload)).map(|_| ()),
         Err("a document key names no node".to_string())
     );
     assert_eq!(
-        read_with_frame_changed(9, b'C', last_value_past_the_nodes).map(|_| ()),
+        read_with_frame_changed(9, b'C', |payload| last_value_past_the_nodes(payload)).map(|_| ()),
         Err("a candidate pair names no node".to_string())
     );
 }
