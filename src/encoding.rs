@@ -283,12 +283,12 @@ impl<'a> Decoder<'a> {
     pub fn position(&self) -> usize {
         self.position
     }
-    /// Skips `count` bytes.
     /// The next `count` bytes as they are: values of a fixed width read
     /// together, one bounds check for all.
     pub fn bytes(&mut self, count: usize) -> Result<&'a [u8], DecodeError> {
         self.take(count)
     }
+    /// Skips `count` bytes.
     pub fn skip(&mut self, count: usize) -> Result<(), DecodeError> {
         self.take(count).map(|_| ())
     }
