@@ -30,7 +30,7 @@ use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::capture::{CaptureSink, Image};
-use crate::key_node_table::{KeyMix, KeyNodeTable, ShortKeys};
+use crate::key_node_table::{KeyFormat, KeyMix, KeyNodeTable, ShortKeys};
 use crate::radix::sort_stably_by;
 use crate::table_capture::TableCapture;
 use crate::units::NodeId;
@@ -252,26 +252,19 @@ impl<K: BucketKey> BoundedBuckets<K> {
         in_order: BucketEntries<K>,
         ahead: BucketEntries<K>,
     ) -> Self {
+        let mix = KeyMix::from_parts(mix);
         let mut buckets = BoundedBuckets::new(capacity, overflow);
-        buckets.pairs = KeyNodeTable::with_mix(KeyMix::from_parts(mix));
-        let order_of = buckets.pairs.orderer();
-        let mut last = 0;
-        let ascending = in_order.iter().all(|entry| {
-            let order = order_of((entry >> 32) as u32);
-            let kept = last <= order;
-            last = order;
-            kept
-        });
-        if !ascending {
-            let mut all = in_order;
-            all.parts.extend(ahead.parts);
-            return BoundedBuckets::from_entries(capacity, overflow, all);
+        buckets.pairs = KeyNodeTable::with_mix(mix);
+        // Each of the copier's pairs takes its key's place in the table's
+        // order where it lies, once (the table's write reads its entries
+        // twice: a mix in the reading would run three times a pair).
+        let mut in_order = in_order;
+        if !in_order.keys_into_order(buckets.pairs.orderer()) {
+            in_order.keys_into_order(|ordered| ShortKeys::unmix(mix, u64::from(ordered) << 32));
+            in_order.append(ahead);
+            return BoundedBuckets::from_entries(capacity, overflow, in_order);
         }
-        buckets.pairs.insert_all_in_order(
-            in_order.iter().map(|entry| {
-                u64::from(order_of((entry >> 32) as u32)) << 32 | (entry & 0xffff_ffff)
-            }),
-        );
+        buckets.pairs.insert_all_in_order(in_order.iter());
         for entry in ahead.iter() {
             buckets.pairs.insert((entry >> 32) as u32, entry as NodeId);
         }
@@ -327,6 +320,20 @@ impl<K: BucketKey> BucketEntries<K> {
     /// the order they were pushed.
     pub fn iter(&self) -> impl Iterator<Item = u64> + Clone + '_ {
         self.parts.iter().flatten().copied()
+    }
+
+    /// Each entry's key replaced by `order_of` it, where it lies; whether
+    /// the new keys ascend.
+    fn keys_into_order(&mut self, order_of: impl Fn(u32) -> u32) -> bool {
+        let mut last = 0;
+        let mut ascending = true;
+        for entry in self.parts.iter_mut().flatten() {
+            let order = order_of((*entry >> 32) as u32);
+            ascending &= last <= order;
+            last = order;
+            *entry = u64::from(order) << 32 | (*entry & 0xffff_ffff);
+        }
+        ascending
     }
 
     /// The same entries for keys of another width (they are folded).
@@ -406,6 +413,33 @@ mod tests {
         buckets.remove(7, 1);
         assert_eq!(held(&buckets, 7), (vec![], false));
         assert!(buckets.is_empty());
+    }
+
+    /// A damaged snapshot's pairs, not in the order of the mix they came
+    /// with, are sorted (as a rebuild sorts them), not written as if they
+    /// were in order.
+    #[test]
+    fn pairs_out_of_their_tables_order_are_sorted() {
+        let mix = [0x1234_5678, 0x9abc_def1];
+        let order_of = KeyNodeTable::<ShortKeys>::with_mix(KeyMix::from_parts(mix)).orderer();
+        assert!((0..36).any(|key| order_of(key) > order_of(key + 1)));
+        let mut in_order = BucketEntries::<u32>::default();
+        for node in 0..200u32 {
+            in_order.push_folded(node % 37, node);
+        }
+        let written = BoundedBuckets::<u32>::from_captured(
+            4,
+            Overflow::DropOldest,
+            mix,
+            in_order.clone(),
+            BucketEntries::default(),
+        );
+        let sorted = BoundedBuckets::<u32>::from_entries(4, Overflow::DropOldest, in_order);
+        for key in 0..37 {
+            assert_eq!(held(&written, key), held(&sorted, key), "{key}");
+            assert_eq!(held(&written, key).0.len(), 4);
+        }
+        assert_eq!(written.len(), sorted.len());
     }
 
     #[test]
