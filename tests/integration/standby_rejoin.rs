@@ -135,11 +135,14 @@ async fn a_member_restarted_with_its_state_resumes_without_rereading_the_chain()
     wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
     load(&leader.url, &first[..80], 10).await;
     wait_until_caught_up(&standby.url, &leader.url).await;
-    // Its place in the chain is written once a second.
-    tokio::time::sleep(Duration::from_millis(1500)).await;
     let applied = replica(&standby.url).await["applied"]["record"]
         .as_u64()
         .expect("applied");
+    // Its place in the chain is written once a second, after its log is
+    // synced: a fixed sleep was too short on a loaded machine, and a
+    // member whose mark lagged behind the records deleted below could not
+    // resume (it is then stranded, which is not what this test is about).
+    wait_for_mark(&dir_b, applied, Duration::from_secs(20)).await;
     standby.kill();
 
     // Meanwhile the group goes on, and the chain's start disappears: a
@@ -212,6 +215,27 @@ async fn delete_records(cluster: &str, group: &str, range: Value) {
     )
     .await;
     assert_eq!(status, 200, "{answer}");
+}
+
+/// Waits until the member's place in the chain kept in `dir`
+/// (`replica.json`) is at `record` or later.
+async fn wait_for_mark(dir: &str, record: u64, limit: Duration) {
+    let path = std::path::Path::new(dir).join("replica.json");
+    let started = Instant::now();
+    loop {
+        let kept = std::fs::read(&path)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+            .and_then(|mark| mark["record"].as_u64());
+        if kept.is_some_and(|kept| kept >= record) {
+            return;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "the member's place in the chain stayed at {kept:?}, not {record}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Whether `dir` holds a state set aside.
