@@ -385,17 +385,34 @@ fn walk_records<'a>(
     let mut listed = ListedExactHashes::default();
     let mut unstored = Vec::new();
     let mut run = NumberedRun::starting(0, 0);
-    for chunk in sides.chunks(MAX_SEGMENT_BYTES) {
-        chunk.read_in_order();
-        if !chunk.checks_out() {
-            return Err(ForestError::Damaged(
-                "side records fail their checksum".to_string(),
-            ));
-        }
+    let mut buffer = Vec::new();
+    let damaged = || ForestError::Damaged("side records fail their checksum".to_string());
+    let chunks = sides.chunks(MAX_SEGMENT_BYTES);
+    if let (None, Some(first)) = (&runs, chunks.first()) {
+        first.read_ahead();
+    }
+    for (position, chunk) in chunks.iter().enumerate() {
+        // Runs are indexed from the mapping, a few behind the walk; with
+        // no runs to cut, nothing reads the records again during recovery,
+        // so each chunk is read once and let go of, the next one read
+        // ahead meanwhile.
+        let bytes = if runs.is_some() {
+            chunk.read_in_order();
+            chunk
+                .checks_out()
+                .then_some(chunk.bytes)
+                .ok_or_else(damaged)?
+        } else {
+            let bytes = chunk.read_once(&mut buffer).ok_or_else(damaged)?;
+            if let Some(next) = chunks.get(position + 1) {
+                next.read_ahead();
+            }
+            bytes
+        };
         // Each record read once, where its length is found: its node's
         // number, then its exact hashes.
         let mut ids: Vec<Option<NodeId>> = Vec::with_capacity(chunk.records);
-        let offsets = record_offsets_with(chunk.bytes, |record| {
+        let offsets = record_offsets_with(bytes, |record| {
             let id = numbering.number(record);
             if let Some(id) = id
                 && keys.read_exact_hashes(record).is_ok()
@@ -409,9 +426,9 @@ fn walk_records<'a>(
         .filter(|offsets| offsets.len() == chunk.records)
         .ok_or_else(|| ForestError::Damaged("side records do not match their count".to_string()))?;
         if let Some(runs) = &runs {
-            run = cut_into_runs(&chunk, &offsets, &ids, run, records_per_run, runs);
+            run = cut_into_runs(chunk, &offsets, &ids, run, records_per_run, runs);
         }
-        side_data.put_chunk_at(&chunk, offsets, &ids, &mut unstored);
+        side_data.put_chunk_at(chunk, offsets, &ids, &mut unstored);
     }
     if let Some(runs) = runs
         && run.records.records > 0

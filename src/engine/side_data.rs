@@ -524,6 +524,41 @@ impl SidesChunk<'_> {
         }
     }
 
+    /// Asks the kernel to start reading a mapped chunk, which
+    /// [`Self::read_once`] will read next.
+    pub(super) fn read_ahead(&self) {
+        if let Some((file, range)) = &self.mapped {
+            file.read_ahead(
+                self.check
+                    .map_or_else(|| range.clone(), |check| check.payload.clone()),
+            );
+        }
+    }
+
+    /// The chunk's bytes, checked against their checksum, read once:
+    /// a mapped chunk with `pread` into `buffer`, its pages then dropped
+    /// from the page cache ([`MappedFile::read_once`]); `None` when they
+    /// fail the checksum or cannot be read.
+    pub(super) fn read_once<'b>(&'b self, buffer: &'b mut Vec<u8>) -> Option<&'b [u8]> {
+        let Some((file, range)) = &self.mapped else {
+            return Some(self.bytes);
+        };
+        // The checksum's payload holds the records' range (and the frame's
+        // count before them); without one, the records alone.
+        let payload = self
+            .check
+            .map_or_else(|| range.clone(), |check| check.payload.clone());
+        let start = range.start.checked_sub(payload.start)?;
+        let end = range.end.checked_sub(payload.start)?;
+        file.read_once(payload, buffer).ok()?;
+        if let Some(check) = self.check
+            && (check.checksum)(buffer) != check.expected
+        {
+            return None;
+        }
+        buffer.get(start..end)
+    }
+
     /// Asks the kernel to read ahead through a mapped chunk.
     pub(super) fn read_in_order(&self) {
         if let Some((file, range)) = &self.mapped {

@@ -401,3 +401,26 @@ fn segments_adopted_from_a_snapshot_are_read_a_page_a_fault_once_recovery_is_don
     drop(file);
     let _ = std::fs::remove_dir_all(&directory);
 }
+
+/// Recovery's read of a range it walks once: the file's bytes, whatever
+/// the buffer held; a range past the end is an error, not a short read.
+#[test]
+fn a_range_read_once_is_the_files_bytes() {
+    let directory = std::env::temp_dir().join(format!("neardup-read-once-{}", std::process::id()));
+    std::fs::create_dir_all(&directory).expect("directory");
+    let path = directory.join("snapshot");
+    let contents: Vec<u8> = (0..100_000u32).map(|value| (value % 251) as u8).collect();
+    std::fs::write(&path, &contents).expect("written");
+    let mapped = MappedFile::open(&path).expect("mapped");
+    let mut buffer = vec![7; 10];
+    mapped.read_once(5..70_005, &mut buffer).expect("read");
+    assert_eq!(buffer, contents[5..70_005]);
+    mapped
+        .read_once(99_990..100_000, &mut buffer)
+        .expect("read");
+    assert_eq!(buffer, contents[99_990..]);
+    assert!(mapped.read_once(99_990..100_001, &mut buffer).is_err());
+    // The mapping still reads the same bytes after their pages were let go.
+    assert_eq!(&mapped.bytes()[5..70_005], &contents[5..70_005]);
+    let _ = std::fs::remove_dir_all(&directory);
+}
