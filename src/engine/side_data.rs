@@ -459,7 +459,12 @@ impl SidesCheck {
     fn holds(&self, file: &MappedFile) -> bool {
         file.bytes()
             .get(self.payload.clone())
-            .is_some_and(|payload| (self.checksum)(payload) == self.expected)
+            .is_some_and(|payload| self.holds_for(payload))
+    }
+
+    /// Whether `payload` (the bytes of [`Self::payload`], read) checks out.
+    fn holds_for(&self, payload: &[u8]) -> bool {
+        (self.checksum)(payload) == self.expected
     }
 }
 
@@ -528,11 +533,16 @@ impl SidesChunk<'_> {
     /// [`Self::read_once`] will read next.
     pub(super) fn read_ahead(&self) {
         if let Some((file, range)) = &self.mapped {
-            file.read_ahead(
-                self.check
-                    .map_or_else(|| range.clone(), |check| check.payload.clone()),
-            );
+            file.read_ahead(self.checked_range(range));
         }
+    }
+
+    /// What a read of the mapped `range` takes: the checksum's payload,
+    /// which holds the records' range (and the frame's count before
+    /// them); without one, the records alone.
+    fn checked_range(&self, range: &std::ops::Range<usize>) -> std::ops::Range<usize> {
+        self.check
+            .map_or_else(|| range.clone(), |check| check.payload.clone())
     }
 
     /// The chunk's bytes, checked against their checksum, read once:
@@ -543,17 +553,11 @@ impl SidesChunk<'_> {
         let Some((file, range)) = &self.mapped else {
             return Some(self.bytes);
         };
-        // The checksum's payload holds the records' range (and the frame's
-        // count before them); without one, the records alone.
-        let payload = self
-            .check
-            .map_or_else(|| range.clone(), |check| check.payload.clone());
+        let payload = self.checked_range(range);
         let start = range.start.checked_sub(payload.start)?;
         let end = range.end.checked_sub(payload.start)?;
         file.read_once(payload, buffer).ok()?;
-        if let Some(check) = self.check
-            && (check.checksum)(buffer) != check.expected
-        {
+        if self.check.is_some_and(|check| !check.holds_for(buffer)) {
             return None;
         }
         buffer.get(start..end)
