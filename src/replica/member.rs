@@ -411,24 +411,77 @@ async fn release(
     // Nothing is acted on from here: a standby may take over as soon as
     // the document below lands.
     replica.released();
-    let (mut document, version) = held.lock().clone();
-    let renewals = document["renewals"].as_u64().unwrap_or(0) + 1;
-    document["holder"] = Value::Null;
-    document["holder_url"] = Value::Null;
-    document["renewals"] = json!(renewals);
-    document["renewed_at_ms"] = json!(now_millis());
-    match cluster.replace_control(&document, version).await {
-        Ok(Write::Done(_)) => tracing::info!(
+    let held = held.lock().clone();
+    match let_go(cluster, held).await {
+        Ok(()) => tracing::info!(
             node = replica.node,
             record = replica.head().record,
             release_ms = started.elapsed().as_millis() as u64,
             "let the lease go: a standby takes over at once"
         ),
-        other => tracing::warn!(
-            ?other,
+        Err(reason) => tracing::warn!(
+            %reason,
             "the lease could not be let go: a standby takes over once it lapses"
         ),
     }
+}
+
+/// How many times [`let_go`] writes the control document before leaving
+/// the lease to lapse.
+const LET_GO_ATTEMPTS: u32 = 4;
+
+/// Writes the control document with no holder, from `held` (the last
+/// version this member knows it wrote).
+///
+/// A renewal aborted in flight may still have landed after `held` was
+/// taken, so a 409 is not proof that the lease is lost: the document is
+/// read again and, while it still names this member in this epoch, the
+/// write is tried again on its new version. Without that, a shutdown that
+/// raced a renewal left the group without a leader for a whole lease.
+///
+/// # Errors
+///
+/// The lease is someone else's now, the document is gone, or no write
+/// landed in [`LET_GO_ATTEMPTS`] tries: the reason.
+pub async fn let_go(cluster: &GroupCluster, held: (Value, Version)) -> Result<(), String> {
+    let (mut mine, mut version) = held;
+    let mut last = String::new();
+    for _ in 0..LET_GO_ATTEMPTS {
+        let mut document = mine.clone();
+        let renewals = document["renewals"].as_u64().unwrap_or(0) + 1;
+        document["holder"] = Value::Null;
+        document["holder_url"] = Value::Null;
+        document["renewals"] = json!(renewals);
+        document["renewed_at_ms"] = json!(now_millis());
+        match cluster.replace_control(&document, version).await {
+            Ok(Write::Done(_)) => return Ok(()),
+            Ok(Write::Gone) => return Err("the control document or its index is gone".into()),
+            Ok(Write::Conflict) => last = "409: the control document changed".into(),
+            Err(error) => last = error.to_string(),
+        }
+        match cluster.control().await {
+            // An attempt that got no answer may have landed.
+            Ok(Some((found, _))) if found["holder"].is_null() => return Ok(()),
+            Ok(Some((found, found_version))) if still_mine(&found, &mine) => {
+                (mine, version) = (found, found_version);
+            }
+            Ok(Some((found, _))) => {
+                return Err(format!("the lease is held by {} now", found["holder"]));
+            }
+            Ok(None) => return Err("the control document is gone".into()),
+            Err(error) => last = format!("{last}; reading it again: {error}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(last)
+}
+
+/// Whether `found` is still the lease `mine` describes: the same holder in
+/// the same epoch (a renewal of ours may have changed its other fields).
+fn still_mine(found: &Value, mine: &Value) -> bool {
+    !mine["holder"].is_null()
+        && found["holder"] == mine["holder"]
+        && found["epoch"] == mine["epoch"]
 }
 
 /// Reads the chain to its end and creates the epoch record after it; a

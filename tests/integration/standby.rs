@@ -459,6 +459,69 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
         .expect("a retry of its own record is not a collision");
 }
 
+/// A shutdown that raced its own renewal (aborted in flight, but landed)
+/// holds a stale version of the control document: letting the lease go
+/// must read it again and still name no holder, or the group waits a whole
+/// lease for its next leader (the rolling restart behind haproxy once held
+/// a write 5.8 s so).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn letting_the_lease_go_survives_a_renewal_that_landed_unseen() {
+    use neardup::config::GroupSecret;
+    use neardup::replica::auth::GroupKey;
+    use neardup::replica::cluster::{GroupCluster, Write};
+    use neardup::replica::member::let_go;
+
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let upstream = neardup::upstream::Upstream::new(
+        &osmem.url,
+        Duration::from_secs(10),
+        &neardup::upstream::UpstreamTls::default(),
+    )
+    .expect("client");
+    let key = GroupKey::new(&GroupSecret::new(TEST_SECRET.as_bytes().to_vec()));
+    let cluster = GroupCluster::new(upstream, "letgo", Duration::from_secs(10), key);
+    cluster.ensure_indices().await.expect("indices");
+    let document = json!({
+        "type": "control", "format": 1, "group": "letgo", "group_uuid": "u",
+        "epoch": 1, "holder": "a-1", "holder_url": "http://127.0.0.1:1",
+        "lease_ms": 30000, "renewals": 0, "renewed_at_ms": 0,
+    });
+    let Write::Done(stale) = cluster.create_control(&document).await.expect("create") else {
+        panic!("the control document exists already");
+    };
+    // A renewal that landed after the leader last looked.
+    let mut renewed = document.clone();
+    renewed["renewals"] = json!(1);
+    assert!(matches!(
+        cluster
+            .replace_control(&renewed, stale)
+            .await
+            .expect("renew"),
+        Write::Done(_)
+    ));
+    let_go(&cluster, (document.clone(), stale))
+        .await
+        .expect("let go on the version read again");
+    let (found, version) = cluster.control().await.expect("read").expect("present");
+    assert!(found["holder"].is_null(), "{found}");
+    // A lease someone else took is not let go.
+    let mut taken = found.clone();
+    taken["holder"] = json!("b-1");
+    taken["epoch"] = json!(2);
+    assert!(matches!(
+        cluster
+            .replace_control(&taken, version)
+            .await
+            .expect("take"),
+        Write::Done(_)
+    ));
+    let refused = let_go(&cluster, (document, stale)).await;
+    assert!(refused.expect_err("not ours").contains("b-1"));
+    let (found, _) = cluster.control().await.expect("read").expect("present");
+    assert_eq!(found["holder"], "b-1");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_sent_to_a_standby_is_served_by_the_leader() {
     let _one = ONE_AT_A_TIME.lock().await;
