@@ -158,20 +158,21 @@ impl EngineImage {
         self.sides
     }
 
-    /// Each node's side record, encoded as the side file holds it, in the
-    /// arrival order of the nodes (a record that cannot be read is skipped:
-    /// it cannot happen while the image holds its segments).
-    pub fn for_each_side_record<'a>(&'a self, mut visit: impl FnMut(&'a [u8])) {
+    /// Each node's side record, encoded as the side file holds it, with
+    /// its node's position among [`Self::nodes`], in the arrival order of
+    /// the nodes (a record that cannot be read is skipped: it cannot
+    /// happen while the image holds its segments).
+    pub fn for_each_side_record<'a>(&'a self, mut visit: impl FnMut(u32, &'a [u8])) {
         let file = &self.captured.file;
         // About the order the records were written in.
         file.read_in_order();
-        for &number in &self.order {
+        for (position, &number) in (0u32..).zip(&self.order) {
             if let Some(record) = self
                 .captured
                 .location_of(number)
                 .and_then(|location| file.record(location))
             {
-                visit(record);
+                visit(position, record);
             }
         }
         file.read_at_random();

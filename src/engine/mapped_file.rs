@@ -121,6 +121,11 @@ impl MappedFile {
         &self.map
     }
 
+    /// The open file, for reads that do not go through the mapping.
+    pub fn handle(&self) -> &File {
+        &self.file
+    }
+
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping lives as long as `self`, and nothing writes
         // to it (read-only, see above).

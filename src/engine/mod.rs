@@ -56,6 +56,7 @@ mod recent;
 mod restore;
 mod search;
 pub(crate) mod segment_files;
+mod side_check;
 mod side_data;
 pub mod side_file;
 #[cfg(test)]
@@ -68,11 +69,13 @@ mod tests;
 
 pub use analysis::{Analysis, Analyzer, short_headline};
 use exact_hashes::ExactHashes;
+pub use side_check::{SideRecordsCheck, SideRecordsState, SidesCheck};
 use side_data::SideStore;
-pub use side_data::{EncodedSides, SideSnapshot, SidesCheck};
+pub use side_data::{EncodedSides, SideSnapshot};
 use side_file::{SideFileStats, SideStorage};
 pub use side_record::{
-    SideRecord, SideView, get_long, get_short, get_side, put_long, put_short, put_side, skip_side,
+    SideRecord, SideView, get_long, get_short, get_side, put_long, put_short, put_side,
+    record_exact_hashes, skip_side,
 };
 
 use crate::candidates::shingle_index::{LshShape, ShingleIndex};
@@ -175,6 +178,9 @@ pub struct Engine {
     /// Sentences the stream carries in many classes: boilerplate learned
     /// ([`commonness`]).
     common_sentences: commonness::CommonSentences,
+    /// The check of the side records recovery adopted unread
+    /// ([`side_check`]); sound for an engine not recovered so.
+    side_records_check: SideRecordsCheck,
 }
 
 /// One change of the engine's state, enough to redo it without deciding
@@ -243,6 +249,7 @@ impl Engine {
             short_texts: ShingleIndex::new(LshShape::default()),
             long_texts: SketchIndex::default(),
             stats: EngineStats::default(),
+            side_records_check: SideRecordsCheck::default(),
             journal: None,
             recent: recent::RecentChanges::default(),
         }
@@ -692,6 +699,12 @@ impl Engine {
 
     fn candidate_index_heap_bytes(&self) -> usize {
         self.short_texts.approx_heap_bytes() + self.long_texts.approx_heap_bytes()
+    }
+
+    /// The check of the side records recovery adopted unread (see
+    /// [`side_check`]): a snapshot waits for it.
+    pub fn side_records_check(&self) -> SideRecordsCheck {
+        self.side_records_check.clone()
     }
 
     pub fn stats(&self) -> EngineStats {

@@ -33,7 +33,8 @@ use std::sync::{Arc, mpsc};
 
 use parking_lot::Mutex;
 
-use super::exact_hashes::ExactHashes;
+use super::exact_hashes::{ExactHashes, ListedExactHashes};
+use super::side_check::{DeferredCheck, FrameIndex, SideRecordsCheck, read_index};
 use super::side_data::{EncodedSides, RecordRun, SideStore, SidesChunk};
 use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets_with};
 use super::side_record::{RecordKeys, record_fingerprint};
@@ -46,7 +47,6 @@ use crate::candidates::sketch_index::{SketchIndex, SketchIndexBuilder};
 use crate::confirm::ConfirmationConfig;
 use crate::fingerprint::Fingerprinter;
 use crate::forest::{Forest, ForestConfig, ForestCounters, ForestError, Indexing, NodeRecord};
-use crate::radix::sort_stably_by;
 use crate::units::{Fingerprint, NodeId};
 
 impl Engine {
@@ -132,7 +132,7 @@ impl Engine {
             None => restore_from_records(inputs, short_text_search, records_per_run),
         };
         let (mut short_texts, mut long_texts) = (short_texts, long_texts);
-        let unstored = walked?;
+        let (unstored, deferred) = walked?;
         let forest = forest?;
         // A node whose record found no space is no candidate: nothing could
         // confirm it. Its index entries go here.
@@ -164,6 +164,7 @@ impl Engine {
         engine.exact_hashes = exact_hashes;
         engine.short_texts = short_texts;
         engine.long_texts = long_texts;
+        engine.side_records_check = SideRecordsCheck::start(deferred);
         Ok(engine)
     }
 }
@@ -184,7 +185,7 @@ struct RestoreInputs<'a, 'b> {
 /// and the two candidate indexes.
 type Restored = (
     Result<Forest, ForestError>,
-    Result<Vec<NodeId>, ForestError>,
+    Result<WalkOutcome, ForestError>,
     ShingleIndex,
     SketchIndex,
 );
@@ -347,7 +348,13 @@ const RUNS_AHEAD: usize = 4;
 struct Walked {
     unstored: Vec<NodeId>,
     listed: ListedExactHashes,
+    deferred: Vec<DeferredCheck>,
 }
+
+/// What the walk leaves the engine: the numbers of the nodes whose record
+/// could not be stored, and the frames of records adopted unread, to be
+/// checked after recovery.
+type WalkOutcome = (Vec<NodeId>, Vec<DeferredCheck>);
 
 /// [`walk_records`], then the exact-hash table built from the hashes it
 /// listed, once the node records (`nodes`, shared with the forest's
@@ -360,12 +367,12 @@ fn walk_then_list<'a>(
     exact_hashes: &mut ExactHashes,
     runs: Option<mpsc::SyncSender<NumberedRun<'a>>>,
     records_per_run: usize,
-) -> Result<Vec<NodeId>, ForestError> {
+) -> Result<WalkOutcome, ForestError> {
     let walked = walk_records(sides, &nodes, side_data, runs, records_per_run);
     drop(nodes);
     let walked = walked?;
     walked.listed.insert_into(exact_hashes, &walked.unstored);
-    Ok(walked.unstored)
+    Ok((walked.unstored, walked.deferred))
 }
 
 /// The one pass over the side records (see the module's documentation):
@@ -385,13 +392,45 @@ fn walk_records<'a>(
     let mut listed = ListedExactHashes::default();
     let mut unstored = Vec::new();
     let mut run = NumberedRun::starting(0, 0);
+    let mut deferred = Vec::new();
     let mut buffer = Vec::new();
     let damaged = || ForestError::Damaged("side records fail their checksum".to_string());
     let chunks = sides.chunks(MAX_SEGMENT_BYTES);
+    // With no runs to cut and the records adopted where they are, a chunk
+    // with an index (version 10) is not read: its index says all the walk
+    // needs, and its checksum is checked after recovery (`side_check`).
+    let unread = runs.is_none() && side_data.adopts_mapped();
     if let (None, Some(first)) = (&runs, chunks.first()) {
-        first.read_ahead();
+        if unread && first.has_index() {
+            first.read_index_ahead();
+        } else {
+            first.read_ahead();
+        }
     }
     for (position, chunk) in chunks.iter().enumerate() {
+        if unread && let Some(index) = chunk.read_index(&mut buffer) {
+            let index = index.ok_or_else(|| {
+                ForestError::Damaged("the side records' index fails its checksum".to_string())
+            })?;
+            let FrameIndex { offsets, ids } = read_index(
+                index,
+                chunk.records,
+                chunk.bytes.len(),
+                nodes.len(),
+                |exact_hash, id| {
+                    listed.push(exact_hash, id);
+                },
+            )
+            .ok_or_else(|| {
+                ForestError::Damaged("the side records' index does not match them".to_string())
+            })?;
+            if let Some(next) = chunks.get(position + 1) {
+                next.read_index_ahead();
+            }
+            deferred.extend(chunk.deferred_check());
+            side_data.put_chunk_at(chunk, offsets, &ids, &mut unstored);
+            continue;
+        }
         // Runs are indexed from the mapping, a few behind the walk; with
         // no runs to cut, nothing reads the records again during recovery,
         // so each chunk is read once and let go of, the next one read
@@ -437,7 +476,11 @@ fn walk_records<'a>(
     }
     unstored.sort_unstable();
     unstored.dedup();
-    Ok(Walked { unstored, listed })
+    Ok(Walked {
+        unstored,
+        listed,
+        deferred,
+    })
 }
 
 /// Adds `chunk`'s records (starting at `offsets`, as
@@ -616,67 +659,6 @@ impl RunIndexing {
             .into_iter()
             .flatten()
             .collect()
-    }
-}
-
-/// Every exact hash the side records list, with the node listing it, in
-/// the order the records are read (arrival order): the exact-hash table is
-/// built from these, sorted in its own order, not one insert at a time.
-///
-/// Motivation: an insert whose 32-bit tag another hash holds asks whether
-/// that node's record lists the same hash, and reads the record: about 2 %
-/// of 100 M inserts, each a read out of order in a snapshot mapped for
-/// reading in order, which made the kernel read 8 MiB around each (1.9 TB
-/// in 23 minutes of a recovery of 100 M nodes). The hashes are all read by
-/// this pass anyway: sorted by tag (in the table's order of tags), the
-/// nodes that list one hash are side by side, and the last of them holds
-/// it, as inserting them in turn gave.
-#[derive(Default)]
-struct ListedExactHashes {
-    /// (hash, node), in parts of [`LISTED_PER_PART`] (the radix sort
-    /// frees each part once read).
-    parts: Vec<Vec<(u64, NodeId)>>,
-}
-
-/// Entries per part of [`ListedExactHashes`].
-const LISTED_PER_PART: usize = 1 << 20;
-
-impl ListedExactHashes {
-    fn push(&mut self, exact_hash: u64, node: NodeId) {
-        if self
-            .parts
-            .last()
-            .is_none_or(|part| part.len() >= LISTED_PER_PART)
-        {
-            self.parts.push(Vec::with_capacity(LISTED_PER_PART));
-        }
-        if let Some(part) = self.parts.last_mut() {
-            part.push((exact_hash, node));
-        }
-    }
-
-    /// Inserts each hash once, held by the last node that lists it; no
-    /// record is read. Hashes listed by the nodes `unstored` (sorted) are
-    /// left out: their records are not kept.
-    fn insert_into(self, exact_hashes: &mut ExactHashes, unstored: &[NodeId]) {
-        let order_of = |exact_hash: u64| exact_hashes.order_of(exact_hash);
-        let mut in_order = sort_stably_by(self.parts, |(exact_hash, _)| order_of(exact_hash));
-        // The same tag is the same place in the order, and a hash listed
-        // again is listed later among its tag's.
-        let mut kept = 0;
-        for position in 0..in_order.len() {
-            let (exact_hash, node) = in_order[position];
-            let listed_later = in_order[position + 1..]
-                .iter()
-                .take_while(|(later, _)| later >> 32 == exact_hash >> 32)
-                .any(|&(later, _)| later == exact_hash);
-            if !listed_later && unstored.binary_search(&node).is_err() {
-                in_order[kept] = (exact_hash, node);
-                kept += 1;
-            }
-        }
-        in_order.truncate(kept);
-        exact_hashes.insert_all_in_order(in_order.iter());
     }
 }
 

@@ -19,6 +19,7 @@
 //! Consequences: a candidate's texts are decoded (a few small allocations)
 //! each time it is tried.
 
+use super::side_check::{DeferredCheck, SidesCheck};
 use super::side_file::{
     MappedFile, SideFile, SideFileLimits, SideFileReader, SideFileStats, SideLocation, SideStorage,
 };
@@ -256,6 +257,12 @@ impl SideStore {
         }
     }
 
+    /// Whether [`Self::put_chunk_at`] adopts a mapped chunk where it is,
+    /// without reading it (records are kept in files).
+    pub(super) fn adopts_mapped(&self) -> bool {
+        self.file.keeps_files()
+    }
+
     /// Room in the table of locations for numbers up to `id`.
     fn reserve_through(&mut self, id: NodeId) {
         let needed = id as usize + 1;
@@ -427,52 +434,27 @@ pub struct EncodedSides {
 #[derive(Debug, Clone)]
 enum SidesBlock {
     Owned(Vec<u8>),
-    /// A range of a mapped snapshot holding this many records, adopted
-    /// where it is by the side file; its frame's checksum, if not yet
-    /// checked.
-    Mapped(
-        MappedFile,
-        std::ops::Range<usize>,
-        usize,
-        Option<SidesCheck>,
-    ),
+    Mapped(MappedBlock),
 }
 
-/// A checksum a block of side records is still to be checked against:
-/// the checksum of `payload` (a range of the mapped file holding the
-/// block) must be `expected`.
-///
-/// Motivation: a snapshot's side records are most of it (24 GB of 28 at
-/// 100 M nodes, more than the page cache beside the engine), so a reader
-/// that checked them up front read them from disk once for the check and
-/// again for recovery. Recovery checks each block in its one pass, just
-/// before it uses the block.
+/// A range of a mapped snapshot holding `records` records, adopted where
+/// it is by the side file; its frame's checksum, if not yet checked, and
+/// the frame's index (each record's length, node position and exact
+/// hashes: version 10), if the snapshot has one.
 #[derive(Debug, Clone)]
-pub struct SidesCheck {
-    pub payload: std::ops::Range<usize>,
-    pub expected: u32,
-    /// The snapshot format's checksum.
-    pub checksum: fn(&[u8]) -> u32,
-}
-
-impl SidesCheck {
-    fn holds(&self, file: &MappedFile) -> bool {
-        file.bytes()
-            .get(self.payload.clone())
-            .is_some_and(|payload| self.holds_for(payload))
-    }
-
-    /// Whether `payload` (the bytes of [`Self::payload`], read) checks out.
-    fn holds_for(&self, payload: &[u8]) -> bool {
-        (self.checksum)(payload) == self.expected
-    }
+struct MappedBlock {
+    file: MappedFile,
+    range: std::ops::Range<usize>,
+    records: usize,
+    check: Option<SidesCheck>,
+    index: Option<SidesCheck>,
 }
 
 impl SidesBlock {
     fn bytes(&self) -> &[u8] {
         match self {
             SidesBlock::Owned(bytes) => bytes,
-            SidesBlock::Mapped(file, range, ..) => file.bytes().get(range.clone()).unwrap_or(&[]),
+            SidesBlock::Mapped(block) => block.file.bytes().get(block.range.clone()).unwrap_or(&[]),
         }
     }
 }
@@ -517,6 +499,7 @@ pub(super) struct SidesChunk<'a> {
     pub(super) records: usize,
     mapped: Option<(&'a MappedFile, std::ops::Range<usize>)>,
     check: Option<&'a SidesCheck>,
+    index: Option<&'a SidesCheck>,
 }
 
 impl SidesChunk<'_> {
@@ -561,6 +544,43 @@ impl SidesChunk<'_> {
             return None;
         }
         buffer.get(start..end)
+    }
+
+    /// The chunk's index (version 10: each record's length, node position
+    /// and exact hashes, after the index frame's kind and count), read
+    /// once and checked against its checksum: `None` for a chunk without
+    /// one, `Some(None)` when it fails its checksum or cannot be read.
+    pub(super) fn read_index<'b>(&self, buffer: &'b mut Vec<u8>) -> Option<Option<&'b [u8]>> {
+        let ((file, _), index) = (self.mapped.as_ref()?, self.index?);
+        let read = file.read_once(index.payload.clone(), buffer).is_ok();
+        Some(
+            (read && index.holds_for(buffer))
+                .then(|| buffer.get(5..))
+                .flatten(),
+        )
+    }
+
+    /// Whether the chunk is mapped and has an index (version 10).
+    pub(super) fn has_index(&self) -> bool {
+        self.mapped.is_some() && self.index.is_some()
+    }
+
+    /// Asks the kernel to start reading the chunk's index, if it has one.
+    pub(super) fn read_index_ahead(&self) {
+        if let (Some((file, _)), Some(index)) = (&self.mapped, self.index) {
+            file.read_ahead(index.payload.clone());
+        }
+    }
+
+    /// The check of the chunk's records against their checksum, for after
+    /// recovery (when recovery adopts them unread); `None` when there is
+    /// nothing to check (not mapped, or checked).
+    pub(super) fn deferred_check(&self) -> Option<DeferredCheck> {
+        let (file, _) = self.mapped.as_ref()?;
+        Some(DeferredCheck {
+            file: (*file).clone(),
+            check: self.check?.clone(),
+        })
     }
 
     /// Asks the kernel to read ahead through a mapped chunk.
@@ -616,10 +636,24 @@ impl EncodedSides {
         if range.start > range.end || range.end > file.bytes().len() {
             return false;
         }
-        self.blocks
-            .push(SidesBlock::Mapped(file.clone(), range, records, check));
+        self.blocks.push(SidesBlock::Mapped(MappedBlock {
+            file: file.clone(),
+            range,
+            records,
+            check,
+            index: None,
+        }));
         self.count += records;
         true
+    }
+
+    /// Gives the last block added by [`Self::push_mapped`] its index: the
+    /// range of the same file holding an index frame's payload, with its
+    /// checksum (version 10; see `crate::persist::snapshot`).
+    pub fn index_last(&mut self, index: SidesCheck) {
+        if let Some(SidesBlock::Mapped(block)) = self.blocks.last_mut() {
+            block.index = Some(index);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -650,14 +684,16 @@ impl EncodedSides {
                             records,
                             mapped: None,
                             check: None,
+                            index: None,
                         }),
                     );
                 }
-                SidesBlock::Mapped(file, range, records, check) => chunks.push(SidesChunk {
+                SidesBlock::Mapped(mapped) => chunks.push(SidesChunk {
                     bytes: block.bytes(),
-                    records: *records,
-                    mapped: Some((file, range.clone())),
-                    check: check.as_ref(),
+                    records: mapped.records,
+                    mapped: Some((&mapped.file, mapped.range.clone())),
+                    check: mapped.check.as_ref(),
+                    index: mapped.index.as_ref(),
                 }),
             }
         }

@@ -122,6 +122,14 @@ pub(super) fn record_fingerprint(record: &[u8]) -> Option<Fingerprint> {
     ))
 }
 
+/// The exact hashes an encoded record lists, into `into`; `false` when
+/// the record does not read that far. A snapshot's index of its side
+/// records keeps them, so that recovery need not read the records.
+pub fn record_exact_hashes(record: &[u8], into: &mut Vec<u64>) -> bool {
+    let mut decoder = Decoder::new(record);
+    decoder.u64().is_ok() && decoder.u64().is_ok() && decoder.u64s_into(into).is_ok()
+}
+
 impl RecordKeys {
     /// Reads `record`'s fingerprint and exact hashes only (they come
     /// first), leaving the rest as it was.

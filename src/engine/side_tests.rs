@@ -290,7 +290,7 @@ fn restored_from_capture(engine: &Engine, pairs: bool) -> Engine {
         .into_image();
     let positions = image.positions();
     let mut sides = EncodedSides::default();
-    image.for_each_side_record(|record| sides.push_encoded(record));
+    image.for_each_side_record(|_, record| sides.push_encoded(record));
     let mut captured = CandidatePairs {
         texts: image.candidate_texts(),
         ..CandidatePairs::default()

@@ -105,7 +105,7 @@ impl SnapshotImage {
     }
 
     /// The side records, in the arrival order of their nodes.
-    pub fn for_each_side_record<'a>(&'a self, visit: impl FnMut(&'a [u8])) {
+    pub fn for_each_side_record<'a>(&'a self, visit: impl FnMut(u32, &'a [u8])) {
         self.engine.for_each_side_record(visit);
     }
 

@@ -25,7 +25,7 @@ use super::codec::{self, Decoder, Encoder, Frame};
 use crate::candidates::captured::{CandidatePairs, CandidateTable, CandidateTexts};
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
-use crate::engine::{EncodedSides, SidesCheck};
+use crate::engine::{EncodedSides, SidesCheck, record_exact_hashes};
 use crate::forest::{ForestCounters, NodeRecord};
 use crate::ledger::capture::SnapshotImage;
 use crate::ledger::{DocumentKey, SentTo};
@@ -53,8 +53,11 @@ const SNAPSHOT_MAGIC: &[u8; 16] = b"NEARDUP\0SNAPSHOT";
 /// short-text tag 5, long-text tag 6), which a build that reads up to 7
 /// would refuse record by record. Version 9 adds the candidate indexes'
 /// pairs (frames `C`, then one frame `I` of their counts), which recovery
-/// builds the indexes from instead of the side records.
-pub const SNAPSHOT_FORMAT_VERSION: u32 = 9;
+/// builds the indexes from instead of the side records. Version 10 follows
+/// each frame of side records with its index (frames `X`: each record's
+/// length, node position and exact hashes), so that recovery leaves the
+/// records unread.
+pub const SNAPSHOT_FORMAT_VERSION: u32 = 10;
 
 const SNAPSHOT_HEADER: u8 = b'H';
 /// Nodes before version 6 (each within `k`).
@@ -62,6 +65,8 @@ const SNAPSHOT_NODES: u8 = b'N';
 /// Nodes with their indexing (version 6).
 const SNAPSHOT_INDEXED_NODES: u8 = b'M';
 const SNAPSHOT_SIDES: u8 = b'S';
+/// The index of the side records' frame before it (version 10).
+const SNAPSHOT_SIDES_INDEX: u8 = b'X';
 /// Keys with their node's fingerprint (before version 7).
 const SNAPSHOT_KEYS: u8 = b'K';
 /// Keys with their node's position among the nodes (version 7).
@@ -148,36 +153,22 @@ pub(super) fn write_snapshot(
         frame(&mut out, &encoder.bytes)?;
     }
     // Records are copied as the side file holds them: the same layout,
-    // each after its length.
-    let mut chunk = Encoder::default();
-    let mut chunk_records = 0usize;
+    // each after its length; each frame of them is followed by its index
+    // (version 10: frames `X`), which recovery reads instead of them.
+    let mut chunk = SidesFrame::default();
     let mut result = Ok(());
-    let mut flush_chunk =
-        |chunk: &mut Encoder, records: &mut usize, out: &mut BufWriter<File>| -> io::Result<()> {
-            if *records == 0 {
-                return Ok(());
-            }
-            let mut encoder = Encoder::default();
-            encoder.u8(SNAPSHOT_SIDES).count(*records);
-            encoder.bytes.extend_from_slice(&chunk.bytes);
-            chunk.bytes.clear();
-            *records = 0;
-            frame(out, &encoder.bytes)
-        };
-    image.for_each_side_record(|record| {
+    image.for_each_side_record(|position, record| {
         if result.is_err() {
             return;
         }
-        if chunk_records > 0 && chunk.bytes.len() + 4 + record.len() > SIDE_BYTES_PER_FRAME {
-            result = flush_chunk(&mut chunk, &mut chunk_records, &mut out);
+        if chunk.records > 0 && chunk.records_bytes.len() + 4 + record.len() > SIDE_BYTES_PER_FRAME
+        {
+            result = chunk.flush(&mut |payload| frame(&mut out, payload));
         }
-        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
-        chunk.bytes.extend_from_slice(&length.to_le_bytes());
-        chunk.bytes.extend_from_slice(record);
-        chunk_records += 1;
+        chunk.push(position, record);
     });
     result?;
-    flush_chunk(&mut chunk, &mut chunk_records, &mut out)?;
+    chunk.flush(&mut |payload| frame(&mut out, payload))?;
     let mut keys = image.keys_by_position().peekable();
     while keys.peek().is_some() {
         let chunk: Vec<(DocumentKey, NodeId)> = keys.by_ref().take(KEYS_PER_FRAME).collect();
@@ -258,6 +249,54 @@ pub(super) fn write_snapshot(
     Ok(written + 20)
 }
 
+/// A frame of side records being filled, and its index: each record's
+/// length, its node's position among the snapshot's nodes and its exact
+/// hashes, which is all recovery reads of a record (the records
+/// themselves are adopted where they are, their checksum checked after
+/// recovery: `crate::engine::side_check`).
+#[derive(Default)]
+struct SidesFrame {
+    records: usize,
+    records_bytes: Vec<u8>,
+    index: Encoder,
+    exact_hashes: Vec<u64>,
+}
+
+impl SidesFrame {
+    fn push(&mut self, position: u32, record: &[u8]) {
+        let length = u32::try_from(record.len()).unwrap_or(u32::MAX);
+        self.records_bytes.extend_from_slice(&length.to_le_bytes());
+        self.records_bytes.extend_from_slice(record);
+        if !record_exact_hashes(record, &mut self.exact_hashes) {
+            self.exact_hashes.clear();
+        }
+        self.index
+            .u32(length)
+            .u32(position)
+            .u64s(&self.exact_hashes);
+        self.records += 1;
+    }
+
+    /// Writes the frame of records, then its index, through `frame`.
+    fn flush(&mut self, frame: &mut impl FnMut(&[u8]) -> io::Result<()>) -> io::Result<()> {
+        if self.records == 0 {
+            return Ok(());
+        }
+        let mut encoder = Encoder::default();
+        encoder.u8(SNAPSHOT_SIDES).count(self.records);
+        encoder.bytes.extend_from_slice(&self.records_bytes);
+        frame(&encoder.bytes)?;
+        encoder.bytes.clear();
+        encoder.u8(SNAPSHOT_SIDES_INDEX).count(self.records);
+        encoder.bytes.extend_from_slice(&self.index.bytes);
+        frame(&encoder.bytes)?;
+        self.records = 0;
+        self.records_bytes.clear();
+        self.index.bytes.clear();
+        Ok(())
+    }
+}
+
 /// When the frame at `offset` holds side records (version 2 on), adds
 /// them to `sides` unread, with the checksum their frame gives, and
 /// returns the offset after it; `None` for any other frame (or none).
@@ -293,7 +332,28 @@ fn skim_side_frame(
     if !sides.push_mapped(file, body_start + 5..body_end, records, Some(check)) {
         return Err("side records do not match their count".to_string());
     }
-    Ok(Some(body_end))
+    // Its index, when the next frame is one (version 10): kept unread too,
+    // and checked when recovery reads it.
+    let handle = file.handle();
+    let Some(index) = FrameHeader::read(handle, body_end)
+        .filter(|next| next.kind() == SNAPSHOT_SIDES_INDEX && next.length() >= 5)
+    else {
+        return Ok(Some(body_end));
+    };
+    let index_start = body_end + 8;
+    let index_end = index_start.saturating_add(index.length());
+    if index.length() > codec::MAX_FRAME
+        || index_end > file.bytes().len()
+        || index.field(9) as usize != records
+    {
+        return Err("the side records' index does not match them".to_string());
+    }
+    sides.index_last(SidesCheck {
+        payload: index_start..index_end,
+        expected: index.field(4),
+        checksum: codec::checksum,
+    });
+    Ok(Some(index_end))
 }
 
 /// A frame's first bytes: length, checksum, its kind and (for frames of

@@ -166,6 +166,8 @@ pub struct Store {
     failure: Mutex<Option<String>>,
     /// Set while writes fail for lack of space (recoverable).
     space_failure: Mutex<Option<SpaceFailure>>,
+    /// The sequence number of the snapshot recovery read, if any.
+    recovered_from: Option<u64>,
 }
 
 impl std::fmt::Debug for Store {
@@ -318,6 +320,7 @@ impl Store {
             failed: AtomicBool::new(false),
             failure: Mutex::new(None),
             space_failure: Mutex::new(None),
+            recovered_from: report.snapshot_seq,
         };
         let resolution = store.append(ledger.take_journal());
         store.sync(resolution)?;

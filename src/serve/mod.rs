@@ -202,6 +202,13 @@ pub async fn run(
                 () = stepped_down => tracing::warn!(
                     "this member stepped down: it finishes the requests in flight, then restarts itself to rejoin the group"
                 ),
+                reason = side_records_damage(&sidecar) => {
+                    tracing::error!(
+                        %reason,
+                        "the snapshot this sidecar recovered from is damaged: it finishes the requests in flight, sets the snapshot aside and restarts itself to recover from the one before"
+                    );
+                    standby::begin_release(&sidecar);
+                }
             }
         }
     };
@@ -230,6 +237,11 @@ pub async fn run(
     }
     maintenance.abort();
     served.context("server error")?;
+    if sidecar.ledger.side_records_damage().is_some() {
+        // No snapshot may copy the damaged records: the restart recovers
+        // from the snapshot before (`startup`).
+        return Ok(());
+    }
     // Requests have finished: a snapshot makes the next start quick.
     let closing = sidecar.clone();
     tokio::task::spawn_blocking(move || closing.ledger.snapshot())
@@ -277,6 +289,17 @@ async fn maintain_in_background(sidecar: Arc<Sidecar>, tick: Duration) {
             }
         })
         .await;
+    }
+}
+
+/// Comes when the check of the side records recovery adopted unread finds
+/// damage ([`crate::engine::SideRecordsCheck`]), with what it found.
+async fn side_records_damage(sidecar: &Sidecar) -> String {
+    loop {
+        if let Some(reason) = sidecar.ledger.side_records_damage() {
+            return reason;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

@@ -146,6 +146,7 @@ pub fn start(
         option_names: crate::backfill::OptionNames::RequestBody,
     });
     let rejoining = replica.clone();
+    let stopped = sidecar.clone();
     runtime.block_on(async {
         if let Some((replica, cluster)) = member {
             tracing::info!(
@@ -167,10 +168,38 @@ pub fn start(
         ));
         run(sidecar, &options, certificate, listener).await
     })?;
+    if stopped.ledger.side_records_damage().is_some() {
+        return Err(set_aside_and_restart(&stopped));
+    }
     if rejoining.is_some_and(|replica| replica.wants_rejoin()) {
         return Err(restart_to_rejoin());
     }
     Ok(())
+}
+
+/// The snapshot recovered from holds damaged side records (found after
+/// recovery, `crate::engine::SideRecordsCheck`): it is set aside, and the
+/// sidecar starts again in this process, as a member that rejoins does,
+/// recovering from the snapshot before and the log after it. Returns only
+/// if that cannot be done.
+fn set_aside_and_restart(sidecar: &Sidecar) -> anyhow::Error {
+    if let Some(store) = sidecar.ledger.store() {
+        match store.set_aside_recovered_snapshot() {
+            Ok(aside) => tracing::error!(
+                aside = ?aside,
+                "the damaged snapshot is set aside: restarting to recover from the one before"
+            ),
+            Err(error) => {
+                return anyhow::anyhow!(
+                    "the snapshot recovered from is damaged and cannot be set aside ({error}): move it out of the state directory and restart"
+                );
+            }
+        }
+    }
+    restart_in_place(
+        "the snapshot recovered from is damaged",
+        "to recover from the one before",
+    )
 }
 
 /// A member that stepped down starts again, in this process (same id,
@@ -179,18 +208,23 @@ pub fn start(
 /// (`super::join`). Nobody has to restart it; a service manager sees one
 /// process throughout. Returns only if the new image cannot be run.
 fn restart_to_rejoin() -> anyhow::Error {
+    restart_in_place("this member stepped down", "to rejoin its replica group")
+}
+
+/// Runs this program again in this process (same id, arguments and
+/// environment) after a pause, for `why`, `to` do what a start does.
+/// Returns only if the new image cannot be run.
+fn restart_in_place(why: &str, to: &str) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     std::thread::sleep(std::time::Duration::from_secs(1));
-    tracing::warn!("restarting this member to rejoin its replica group");
+    tracing::warn!("{why}: restarting {to}");
     let mut arguments = std::env::args_os();
     let program = arguments.next().unwrap_or_else(|| "neardup".into());
     let error = std::process::Command::new("/proc/self/exe")
         .arg0(program)
         .args(arguments)
         .exec();
-    anyhow::anyhow!(
-        "this member stepped down and cannot restart itself to rejoin ({error}): restart it"
-    )
+    anyhow::anyhow!("{why} and cannot restart itself {to} ({error}): restart it")
 }
 
 /// A member of a replica group is not rebuilt from an index: its forest

@@ -142,7 +142,7 @@ fn normal_image(image: SnapshotImage) -> Normal {
     let mut nodes: Vec<_> = image.nodes().collect();
     nodes.sort_unstable_by_key(|node| node.fingerprint);
     let mut sides = Vec::new();
-    image.for_each_side_record(|record| sides.push(record.to_vec()));
+    image.for_each_side_record(|_, record| sides.push(record.to_vec()));
     assert_eq!(sides.len(), image.side_count());
     assert_eq!(nodes.len(), image.node_count());
     let keys: Vec<_> = image.keys().collect();

@@ -238,6 +238,78 @@ async fn a_graceful_stop_leaves_a_snapshot_and_the_next_start_resumes() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("in use by another neardup"));
 }
 
+/// Damage in the side records of the snapshot a sidecar starts from is
+/// found after recovery (format 10 adopts them unread): the sidecar sets
+/// the snapshot aside and starts again in its own process, from the
+/// snapshot before and the log, on the same address, with every document
+/// of both stops and the classes they made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn damaged_side_records_found_after_a_start_send_it_to_the_snapshot_before() {
+    let osmem = Osmem::start();
+    let state = TempDir::new("damaged-records-state");
+    let state_dir = state.path().to_string_lossy().to_string();
+    let stories = corpus();
+    let firsts = |range: std::ops::Range<usize>| -> Vec<Article> {
+        stories[range]
+            .iter()
+            .map(|story| story[0].clone())
+            .collect()
+    };
+    let mut sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    assert!(send(&sidecar.url, &firsts(0..20)).await.is_some());
+    assert!(sidecar.terminate().success());
+    let mut sidecar = Sidecar::start_with_state(&osmem.url, &state_dir, &[]);
+    assert!(send(&sidecar.url, &firsts(20..40)).await.is_some());
+    let before = stats(&sidecar.url).await;
+    assert!(sidecar.terminate().success());
+    let snapshots = support::state::snapshot_files(state.path());
+    assert_eq!(snapshots.len(), 2, "{snapshots:?}");
+    let newest = snapshots.last().expect("two").clone();
+    support::state::flip_a_byte_in_frame(&newest, b'S');
+
+    let listen = format!("127.0.0.1:{}", support::free_port());
+    let sidecar = Sidecar::start_listening(&osmem.url, &listen, &state_dir, &[]);
+    let aside = format!("{}.damaged", newest.display());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !std::path::Path::new(&aside).exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the snapshot was not set aside"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!newest.exists());
+    // The same process, started again: it answers once recovered.
+    let after = loop {
+        let answer = client()
+            .get(format!("{}/_neardup/stats", sidecar.url))
+            .send()
+            .await;
+        if let Ok(answer) = answer
+            && answer.status().is_success()
+        {
+            break answer.json::<Value>().await.expect("stats");
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no answer after the restart"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(after["forest"], before["forest"]);
+    let reprint = stories[25][1].clone();
+    assert!(
+        send(&sidecar.url, std::slice::from_ref(&reprint))
+            .await
+            .is_some()
+    );
+    let stored = stamps_in(&osmem.url, INDEX).await;
+    assert_eq!(
+        stored[&reprint.id]["cluster_root"],
+        stored[&stories[25][0].id]["cluster_root"]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_index_alone_is_enough_to_rebuild_the_forest() {
     let osmem = Osmem::start();

@@ -339,13 +339,41 @@ fn a_snapshot_keeps_where_pending_placements_were_sent() {
     assert_eq!(recovered.pending_records(), vec![(placed.fingerprint, 1)]);
 }
 
-/// A snapshot whose side records fail their checksum reads (recovery
-/// checks them in its one pass over them), is found damaged while the
-/// state is built, and the store recovers from the snapshot before it and
-/// the log: the same state, the damaged file named in the report.
+/// A snapshot whose side records fail their checksum recovers (since
+/// version 10 recovery adopts them unread, through their index), and the
+/// check that follows recovery finds the damage: snapshots are refused
+/// until it is set aside, and the start after that recovers from the
+/// snapshot before and the log, the same state.
 #[test]
-fn damaged_side_records_send_recovery_to_the_snapshot_before() {
-    recovery_passes_over_a_snapshot_damaged_in(b'S');
+fn damaged_side_records_are_found_after_recovery_and_set_aside() {
+    let directory = TempDir::new("persist-damaged-records");
+    let (expected, first_snapshot, newest) = two_snapshots_the_newest_damaged_in(&directory, b'S');
+    let (store, recovered, report) = open_with_report(directory.path());
+    assert_eq!(report.snapshot_seq, state_seq(&newest));
+    assert!(report.unreadable_snapshots.is_empty(), "{report:?}");
+    let found = recovered.engine().side_records_check().wait();
+    let reason = found.expect_err("the check finds the damage");
+    assert!(reason.contains("checksum"), "{reason}");
+    let aside = store
+        .set_aside_recovered_snapshot()
+        .expect("set aside")
+        .expect("recovered from a snapshot");
+    assert!(aside.to_string_lossy().ends_with(".damaged"), "{aside:?}");
+    assert!(!newest.exists());
+    drop(store);
+    drop(recovered);
+    let (_store, recovered, report) = open_with_report(directory.path());
+    assert_eq!(report.snapshot_seq, Some(first_snapshot));
+    assert_eq!(state(&recovered), expected);
+    assert!(aside.exists(), "kept for whoever looks into it");
+}
+
+/// A snapshot whose side records' index fails its checksum is found
+/// damaged while the state is built (the index is read then): the store
+/// recovers from the snapshot before it.
+#[test]
+fn a_damaged_index_of_side_records_sends_recovery_to_the_snapshot_before() {
+    recovery_passes_over_a_snapshot_damaged_in(b'X');
 }
 
 /// Frames of nodes and of keys are checked on the two threads that decode
@@ -361,6 +389,46 @@ fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
 /// the store recovers the same state from the older one and the log.
 fn recovery_passes_over_a_snapshot_damaged_in(kind: u8) {
     let directory = TempDir::new("persist-damaged-frame");
+    let (expected, first_snapshot, newest) = two_snapshots_the_newest_damaged_in(&directory, kind);
+    let settings = settings();
+    let parts = settings.parts().expect("settings");
+    let options = StoreOptions {
+        dir: directory.path().to_path_buf(),
+        fsync: FsyncPolicy::Never,
+        snapshot_after_log_bytes: u64::MAX,
+        settings_digest: settings.fingerprint_digest(),
+    };
+    let (_store, recovered, report) = Store::open(options, |snapshot| {
+        neardup::persist::ledger_from_snapshot(parts.clone(), snapshot)
+    })
+    .expect("recovered from the snapshot before");
+    assert_eq!(report.snapshot_seq, Some(first_snapshot));
+    assert_eq!(report.unreadable_snapshots.len(), 1, "{report:?}");
+    let named = &report.unreadable_snapshots[0];
+    assert!(
+        named.contains(&newest.display().to_string()) && named.contains("checksum"),
+        "{named}"
+    );
+    assert_eq!(state(&recovered), expected);
+}
+
+/// The sequence number in a snapshot's name.
+fn state_seq(path: &std::path::Path) -> Option<u64> {
+    path.file_name()?
+        .to_str()?
+        .strip_prefix("snapshot-")?
+        .parse()
+        .ok()
+}
+
+/// Places the test sentences in a store at `directory`, with a snapshot
+/// after the fourth and one after the last, then flips a byte in the
+/// newest's first frame of `kind`: the state as placed, the first
+/// snapshot's sequence number and the newest's path.
+fn two_snapshots_the_newest_damaged_in(
+    directory: &TempDir,
+    kind: u8,
+) -> (State, u64, std::path::PathBuf) {
     let (store, mut ledger) = open(directory.path());
     let analyzer = ledger.engine().analyzer().clone();
     let mut first_snapshot = 0;
@@ -387,41 +455,6 @@ fn recovery_passes_over_a_snapshot_damaged_in(kind: u8) {
     let snapshots = state_files(directory.path(), "snapshot-");
     let newest = snapshots.last().expect("two snapshots").clone();
     assert_eq!(snapshots.len(), 2);
-    let mut bytes = std::fs::read(&newest).expect("read");
-    // Frames after the 20-byte start: length, checksum, payload, which
-    // starts with its kind.
-    let mut offset = 20;
-    let mut damaged = false;
-    while offset + 8 < bytes.len() {
-        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
-        if bytes[offset + 8] == kind {
-            bytes[offset + 8 + length / 2] ^= 0x40;
-            damaged = true;
-            break;
-        }
-        offset += 8 + length;
-    }
-    assert!(damaged, "the snapshot has a frame of kind {}", kind as char);
-    std::fs::write(&newest, bytes).expect("write");
-
-    let settings = settings();
-    let parts = settings.parts().expect("settings");
-    let options = StoreOptions {
-        dir: directory.path().to_path_buf(),
-        fsync: FsyncPolicy::Never,
-        snapshot_after_log_bytes: u64::MAX,
-        settings_digest: settings.fingerprint_digest(),
-    };
-    let (_store, recovered, report) = Store::open(options, |snapshot| {
-        neardup::persist::ledger_from_snapshot(parts.clone(), snapshot)
-    })
-    .expect("recovered from the snapshot before");
-    assert_eq!(report.snapshot_seq, Some(first_snapshot));
-    assert_eq!(report.unreadable_snapshots.len(), 1, "{report:?}");
-    let named = &report.unreadable_snapshots[0];
-    assert!(
-        named.contains(&newest.display().to_string()) && named.contains("checksum"),
-        "{named}"
-    );
-    assert_eq!(state(&recovered), expected);
+    support::state::flip_a_byte_in_frame(&newest, kind);
+    (expected, first_snapshot, newest)
 }

@@ -167,6 +167,29 @@ fn version_9_state_loads() {
     assert_eq!(low.len() + high.len(), 8 * pairs.texts.short);
 }
 
+#[test]
+fn version_10_state_loads() {
+    state_loads(10);
+    // Each frame of side records is followed by its index (frame `X`).
+    let bytes = std::fs::read(snapshot_of(10)).expect("read");
+    let mut kinds = Vec::new();
+    let mut offset = 20;
+    while offset + 8 < bytes.len() {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        kinds.push(bytes[offset + 8]);
+        offset += 8 + length;
+    }
+    let sides = kinds.iter().filter(|&&kind| kind == b'S').count();
+    assert!(sides > 0);
+    assert!(
+        kinds
+            .windows(2)
+            .filter(|pair| pair[0] == b'S')
+            .all(|pair| pair[1] == b'X'),
+        "{kinds:?}"
+    );
+}
+
 fn snapshot_of(version: u32) -> PathBuf {
     std::fs::read_dir(fixture_dir(version))
         .expect("fixture")

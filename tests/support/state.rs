@@ -51,3 +51,38 @@ pub fn text_of(pool: &[&str], sentences: &[usize], short: bool) -> String {
         joined
     }
 }
+
+/// The snapshots in a state directory (named `snapshot-<seq>`), oldest
+/// first.
+pub fn snapshot_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("state dir")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(|name| name.to_str()?.strip_prefix("snapshot-"))
+                .is_some_and(|seq| seq.parse::<u64>().is_ok())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Flips a byte in the middle of the first frame of `kind` in the
+/// snapshot at `path` (frames after its 20-byte start: length, checksum,
+/// payload, which starts with its kind).
+pub fn flip_a_byte_in_frame(path: &Path, kind: u8) {
+    let mut bytes = std::fs::read(path).expect("read the snapshot");
+    let mut offset = 20;
+    while offset + 8 < bytes.len() {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        if bytes[offset + 8] == kind {
+            bytes[offset + 8 + length / 2] ^= 0x40;
+            std::fs::write(path, bytes).expect("write the snapshot");
+            return;
+        }
+        offset += 8 + length;
+    }
+    panic!("the snapshot has no frame of kind {}", kind as char);
+}

@@ -195,6 +195,28 @@ impl Store {
         })
     }
 
+    /// Sets aside the snapshot recovery read, found damaged after recovery
+    /// (its side records, `crate::engine::SideRecordsCheck`): renamed with
+    /// `.damaged` after its name, which no start reads, so that the next
+    /// one recovers from the snapshot before and the log after it (kept:
+    /// no snapshot is written while the check has not passed). The new
+    /// path; `None` when recovery read none.
+    ///
+    /// # Errors
+    ///
+    /// The rename failed.
+    pub fn set_aside_recovered_snapshot(&self) -> Result<Option<PathBuf>, StoreError> {
+        let Some(seq) = self.recovered_from else {
+            return Ok(None);
+        };
+        let dir = &self.options.dir;
+        let path = Store::snapshot_path(dir, seq);
+        let aside = dir.join(format!("{}.damaged", file_name("snapshot-", seq)));
+        fs::rename(&path, &aside).map_err(io_error(&path))?;
+        sync_dir(dir)?;
+        Ok(Some(aside))
+    }
+
     /// Keeps the newest snapshot and the one before it, and the segments
     /// needed after that previous one.
     fn delete_old_generations(&self, newest: u64) -> Result<(), StoreError> {

@@ -42,6 +42,7 @@ use std::time::Instant;
 
 use parking_lot::{RwLock, RwLockReadGuard};
 
+use crate::engine::SideRecordsState;
 use crate::ledger::Ledger;
 use crate::persist::store::StoreError;
 use crate::persist::store::snapshots::{CAPTURE_SLICE_BYTES, PendingSnapshot, SnapshotCapture};
@@ -192,6 +193,15 @@ impl DurableLedger {
         self.store.as_ref().map_or(Ok(()), |store| store.flush())
     }
 
+    /// The damage the check of the side records recovery adopted unread
+    /// found, if it did ([`crate::engine::SideRecordsCheck`]).
+    pub fn side_records_damage(&self) -> Option<String> {
+        match self.ledger.read().engine().side_records_check().state() {
+            SideRecordsState::Damaged(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
     /// Whether the log has grown enough for a snapshot.
     pub fn snapshot_due(&self) -> bool {
         self.store
@@ -208,6 +218,16 @@ impl DurableLedger {
         };
         if self.snapshot_running.swap(true, Ordering::AcqRel) {
             return Ok(());
+        }
+        // The records a recovery adopted unread are copied only once they
+        // check out: a snapshot must not carry damage on as sound.
+        let check = self.ledger.read().engine().side_records_check();
+        if let Err(reason) = check.wait() {
+            self.snapshot_running.store(false, Ordering::Release);
+            return Err(StoreError::Damaged {
+                path: store.dir().to_path_buf(),
+                reason,
+            });
         }
         let started = Instant::now();
         let (capture, head) = {
