@@ -354,12 +354,15 @@ fn damaged_side_records_are_found_after_recovery_and_set_aside() {
     let found = recovered.engine().side_records_check().wait();
     let reason = found.expect_err("the check finds the damage");
     assert!(reason.contains("checksum"), "{reason}");
-    let aside = store
-        .set_aside_recovered_snapshot()
-        .expect("set aside")
-        .expect("recovered from a snapshot");
-    assert!(aside.to_string_lossy().ends_with(".damaged"), "{aside:?}");
-    assert!(!newest.exists());
+    // No snapshot copies the damage: the snapshot is set aside instead.
+    let refused = store
+        .snapshot(&recovered, 1_800_000_000_000)
+        .expect_err("no snapshot of damaged records")
+        .to_string();
+    assert!(refused.contains("set aside"), "{refused}");
+    let aside = std::path::PathBuf::from(format!("{}.damaged", newest.display()));
+    assert!(aside.exists() && !newest.exists(), "{refused}");
+    assert_eq!(support::state::snapshot_files(directory.path()).len(), 1);
     drop(store);
     drop(recovered);
     let (_store, recovered, report) = open_with_report(directory.path());

@@ -99,8 +99,26 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// A failed write; the old snapshot and log stay valid.
+    /// A failed write; the old snapshot and log stay valid. Side records
+    /// a recovery adopted unread that fail their check: the snapshot they
+    /// came from is set aside ([`Store::set_aside_recovered_snapshot`]).
     pub fn snapshot(&self, ledger: &Ledger, now: Millis) -> Result<SnapshotReport, StoreError> {
+        // Records a recovery adopted unread are copied only once checked;
+        // damaged, the snapshot they came from is set aside, so that the
+        // next open recovers from the one before.
+        if let Err(reason) = ledger.engine().side_records_check().wait() {
+            let aside = match self.set_aside_recovered_snapshot() {
+                Ok(Some(aside)) => format!("set aside as {}", aside.display()),
+                Ok(None) => "no snapshot to set aside".to_string(),
+                Err(error) => format!("it could not be set aside: {error}"),
+            };
+            return Err(StoreError::Damaged {
+                path: self.options.dir.clone(),
+                reason: format!(
+                    "{reason}; {aside}: the next start recovers from the snapshot before"
+                ),
+            });
+        }
         let capture = self.begin_snapshot(ledger);
         if let Err(error) = self.start_segment() {
             capture.abandon(ledger);
@@ -212,6 +230,9 @@ impl Store {
         let dir = &self.options.dir;
         let path = Store::snapshot_path(dir, seq);
         let aside = dir.join(format!("{}.damaged", file_name("snapshot-", seq)));
+        if !path.exists() && aside.exists() {
+            return Ok(Some(aside));
+        }
         fs::rename(&path, &aside).map_err(io_error(&path))?;
         sync_dir(dir)?;
         Ok(Some(aside))
