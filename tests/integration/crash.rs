@@ -207,17 +207,7 @@ async fn a_graceful_stop_leaves_a_snapshot_and_the_next_start_resumes() {
     let after = stats(&sidecar.url).await;
     assert_eq!(after["forest"], before["forest"]);
     // A reprint of a story from before the stop joins its class.
-    let reprint = stories[3][1].clone();
-    assert!(
-        send(&sidecar.url, std::slice::from_ref(&reprint))
-            .await
-            .is_some()
-    );
-    let stored = stamps_in(&osmem.url, INDEX).await;
-    assert_eq!(
-        stored[&reprint.id]["cluster_root"],
-        stored[&stories[3][0].id]["cluster_root"]
-    );
+    a_reprint_joins_its_class(&osmem.url, &sidecar.url, &stories[3]).await;
 
     // The state directory is locked while this sidecar runs.
     let refused = std::process::Command::new(env!("CARGO_BIN_EXE_neardup"))
@@ -297,16 +287,18 @@ async fn damaged_side_records_found_after_a_start_send_it_to_the_snapshot_before
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(after["forest"], before["forest"]);
-    let reprint = stories[25][1].clone();
-    assert!(
-        send(&sidecar.url, std::slice::from_ref(&reprint))
-            .await
-            .is_some()
-    );
-    let stored = stamps_in(&osmem.url, INDEX).await;
+    a_reprint_joins_its_class(&osmem.url, &sidecar.url, &stories[25]).await;
+}
+
+/// Sends `story`'s second article through the sidecar at `url`: it must
+/// be stamped with the class of the story's first, sent before.
+async fn a_reprint_joins_its_class(cluster: &str, url: &str, story: &[Article]) {
+    let reprint = story[1].clone();
+    assert!(send(url, std::slice::from_ref(&reprint)).await.is_some());
+    let stored = stamps_in(cluster, INDEX).await;
     assert_eq!(
         stored[&reprint.id]["cluster_root"],
-        stored[&stories[25][0].id]["cluster_root"]
+        stored[&story[0].id]["cluster_root"]
     );
 }
 

@@ -375,26 +375,45 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
 /// lease still good by its own clock) tries to create a record number a
 /// newer leader already wrote: the create is answered 409, the record read
 /// back is another writer's, and the member steps down.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() {
-    use neardup::config::{GroupSecret, ReplicaOptions};
-    use neardup::replica::appender;
-    use neardup::replica::auth::GroupKey;
-    use neardup::replica::cluster::{GroupCluster, Write};
-    use neardup::replica::record::{Kind, Record};
-    use neardup::replica::state::{Replica, Role};
-
-    let _one = ONE_AT_A_TIME.lock().await;
-    let osmem = Osmem::start();
+/// The control and log indices of `group` in `osmem`, made, with the
+/// tests' group key.
+async fn group_cluster(
+    osmem: &Osmem,
+    group: &str,
+) -> (
+    neardup::replica::cluster::GroupCluster,
+    neardup::replica::auth::GroupKey,
+) {
+    use neardup::config::GroupSecret;
     let upstream = neardup::upstream::Upstream::new(
         &osmem.url,
         Duration::from_secs(10),
         &neardup::upstream::UpstreamTls::default(),
     )
     .expect("client");
-    let key = GroupKey::new(&GroupSecret::new(TEST_SECRET.as_bytes().to_vec()));
-    let cluster = GroupCluster::new(upstream, "fence", Duration::from_secs(10), key.clone());
+    let key =
+        neardup::replica::auth::GroupKey::new(&GroupSecret::new(TEST_SECRET.as_bytes().to_vec()));
+    let cluster = neardup::replica::cluster::GroupCluster::new(
+        upstream,
+        group,
+        Duration::from_secs(10),
+        key.clone(),
+    );
     cluster.ensure_indices().await.expect("indices");
+    (cluster, key)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() {
+    use neardup::config::{GroupSecret, ReplicaOptions};
+    use neardup::replica::appender;
+    use neardup::replica::cluster::Write;
+    use neardup::replica::record::{Kind, Record};
+    use neardup::replica::state::{Replica, Role};
+
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let (cluster, key) = group_cluster(&osmem, "fence").await;
     cluster.ensure_indices().await.expect("indices exist: fine");
     let options = |name: &str| ReplicaOptions {
         group: "fence".into(),
@@ -466,22 +485,12 @@ async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() 
 /// a write 5.8 s so).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn letting_the_lease_go_survives_a_renewal_that_landed_unseen() {
-    use neardup::config::GroupSecret;
-    use neardup::replica::auth::GroupKey;
-    use neardup::replica::cluster::{GroupCluster, Write};
+    use neardup::replica::cluster::Write;
     use neardup::replica::member::let_go;
 
     let _one = ONE_AT_A_TIME.lock().await;
     let osmem = Osmem::start();
-    let upstream = neardup::upstream::Upstream::new(
-        &osmem.url,
-        Duration::from_secs(10),
-        &neardup::upstream::UpstreamTls::default(),
-    )
-    .expect("client");
-    let key = GroupKey::new(&GroupSecret::new(TEST_SECRET.as_bytes().to_vec()));
-    let cluster = GroupCluster::new(upstream, "letgo", Duration::from_secs(10), key);
-    cluster.ensure_indices().await.expect("indices");
+    let (cluster, _) = group_cluster(&osmem, "letgo").await;
     let document = json!({
         "type": "control", "format": 1, "group": "letgo", "group_uuid": "u",
         "epoch": 1, "holder": "a-1", "holder_url": "http://127.0.0.1:1",
