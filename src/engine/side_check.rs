@@ -57,6 +57,21 @@ impl SidesCheck {
             .is_some_and(|payload| self.holds_for(payload))
     }
 
+    /// Reads [`Self::payload`] of `file` once into `buffer`
+    /// ([`MappedFile::read_once`]): whether it checks out.
+    ///
+    /// # Errors
+    ///
+    /// The range is not in the file, or reading it failed.
+    pub(super) fn read_checked(
+        &self,
+        file: &MappedFile,
+        buffer: &mut Vec<u8>,
+    ) -> std::io::Result<bool> {
+        file.read_once(self.payload.clone(), buffer)?;
+        Ok(self.holds_for(buffer))
+    }
+
     /// Whether `payload` (the bytes of [`Self::payload`], read) checks out.
     pub(super) fn holds_for(&self, payload: &[u8]) -> bool {
         (self.checksum)(payload) == self.expected
@@ -156,16 +171,14 @@ fn check_frames(frames: &[DeferredCheck]) -> SideRecordsState {
         first.file.read_ahead(first.check.payload.clone());
     }
     for (position, frame) in frames.iter().enumerate() {
-        let read = frame
-            .file
-            .read_once(frame.check.payload.clone(), &mut buffer);
+        let checked = frame.check.read_checked(&frame.file, &mut buffer);
         if let Some(next) = frames.get(position + 1) {
             next.file.read_ahead(next.check.payload.clone());
         }
-        let reason = match read {
+        let reason = match checked {
             Err(error) => format!("cannot read them: {error}"),
-            Ok(()) if !frame.check.holds_for(&buffer) => "they fail their checksum".to_string(),
-            Ok(()) => continue,
+            Ok(false) => "they fail their checksum".to_string(),
+            Ok(true) => continue,
         };
         return SideRecordsState::Damaged(format!(
             "the side records at bytes {}..{} of the snapshot recovered from: {reason}",

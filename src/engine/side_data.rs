@@ -552,12 +552,8 @@ impl SidesChunk<'_> {
     /// one, `Some(None)` when it fails its checksum or cannot be read.
     pub(super) fn read_index<'b>(&self, buffer: &'b mut Vec<u8>) -> Option<Option<&'b [u8]>> {
         let ((file, _), index) = (self.mapped.as_ref()?, self.index?);
-        let read = file.read_once(index.payload.clone(), buffer).is_ok();
-        Some(
-            (read && index.holds_for(buffer))
-                .then(|| buffer.get(5..))
-                .flatten(),
-        )
+        let checked = index.read_checked(file, buffer).unwrap_or(false);
+        Some(checked.then(|| buffer.get(5..)).flatten())
     }
 
     /// Whether the chunk is mapped and has an index (version 10).

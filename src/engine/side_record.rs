@@ -126,18 +126,27 @@ pub(super) fn record_fingerprint(record: &[u8]) -> Option<Fingerprint> {
 /// the record does not read that far. A snapshot's index of its side
 /// records keeps them, so that recovery need not read the records.
 pub fn record_exact_hashes(record: &[u8], into: &mut Vec<u64>) -> bool {
+    read_leading_fields(record, into).is_ok()
+}
+
+/// Reads a record's fingerprint and exact hashes (into `exact_hashes`):
+/// the fields every record starts with.
+fn read_leading_fields(
+    record: &[u8],
+    exact_hashes: &mut Vec<u64>,
+) -> Result<Fingerprint, DecodeError> {
     let mut decoder = Decoder::new(record);
-    decoder.u64().is_ok() && decoder.u64().is_ok() && decoder.u64s_into(into).is_ok()
+    let fingerprint = decoder.u64()?;
+    decoder.u64()?;
+    decoder.u64s_into(exact_hashes)?;
+    Ok(fingerprint)
 }
 
 impl RecordKeys {
     /// Reads `record`'s fingerprint and exact hashes only (they come
     /// first), leaving the rest as it was.
     pub(super) fn read_exact_hashes(&mut self, record: &[u8]) -> Result<(), DecodeError> {
-        let mut decoder = Decoder::new(record);
-        self.fingerprint = decoder.u64()?;
-        decoder.u64()?;
-        decoder.u64s_into(&mut self.exact_hashes)?;
+        self.fingerprint = read_leading_fields(record, &mut self.exact_hashes)?;
         Ok(())
     }
 

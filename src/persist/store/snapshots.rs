@@ -12,6 +12,7 @@ use super::{
     FsyncPolicy, SnapshotReport, Store, StoreError, create_segment, file_name, io_error, list,
     sync_dir,
 };
+use crate::engine::SideRecordsCheck;
 use crate::ledger::Ledger;
 use crate::ledger::capture::{CapturedLedger, LedgerCapture};
 use crate::units::Millis;
@@ -103,22 +104,7 @@ impl Store {
     /// a recovery adopted unread that fail their check: the snapshot they
     /// came from is set aside ([`Store::set_aside_recovered_snapshot`]).
     pub fn snapshot(&self, ledger: &Ledger, now: Millis) -> Result<SnapshotReport, StoreError> {
-        // Records a recovery adopted unread are copied only once checked;
-        // damaged, the snapshot they came from is set aside, so that the
-        // next open recovers from the one before.
-        if let Err(reason) = ledger.engine().side_records_check().wait() {
-            let aside = match self.set_aside_recovered_snapshot() {
-                Ok(Some(aside)) => format!("set aside as {}", aside.display()),
-                Ok(None) => "no snapshot to set aside".to_string(),
-                Err(error) => format!("it could not be set aside: {error}"),
-            };
-            return Err(StoreError::Damaged {
-                path: self.options.dir.clone(),
-                reason: format!(
-                    "{reason}; {aside}: the next start recovers from the snapshot before"
-                ),
-            });
-        }
+        self.side_records_checked(&ledger.engine().side_records_check())?;
         let capture = self.begin_snapshot(ledger);
         if let Err(error) = self.start_segment() {
             capture.abandon(ledger);
@@ -210,6 +196,29 @@ impl Store {
             last_seq,
             bytes,
             nodes,
+        })
+    }
+
+    /// Waits for `check` of the side records a recovery adopted unread:
+    /// a snapshot copies them only once they are checked. Damaged, the
+    /// snapshot they came from is set aside, so that the next start
+    /// recovers from the one before.
+    ///
+    /// # Errors
+    ///
+    /// The damage, with what became of the snapshot.
+    pub fn side_records_checked(&self, check: &SideRecordsCheck) -> Result<(), StoreError> {
+        let Err(reason) = check.wait() else {
+            return Ok(());
+        };
+        let aside = match self.set_aside_recovered_snapshot() {
+            Ok(Some(aside)) => format!("set aside as {}", aside.display()),
+            Ok(None) => "no snapshot to set aside".to_string(),
+            Err(error) => format!("it could not be set aside: {error}"),
+        };
+        Err(StoreError::Damaged {
+            path: self.options.dir.clone(),
+            reason: format!("{reason}; {aside}: the next start recovers from the snapshot before"),
         })
     }
 

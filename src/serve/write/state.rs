@@ -222,12 +222,9 @@ impl DurableLedger {
         // The records a recovery adopted unread are copied only once they
         // check out: a snapshot must not carry damage on as sound.
         let check = self.ledger.read().engine().side_records_check();
-        if let Err(reason) = check.wait() {
+        if let Err(error) = store.side_records_checked(&check) {
             self.snapshot_running.store(false, Ordering::Release);
-            return Err(StoreError::Damaged {
-                path: store.dir().to_path_buf(),
-                reason,
-            });
+            return Err(error);
         }
         let started = Instant::now();
         let (capture, head) = {
