@@ -116,6 +116,7 @@ impl FillPauses {
 use std::time::Instant;
 
 use neardup::config::EngineSettings;
+use neardup::engine::{Analysis, SideRecordsState};
 use neardup::ledger::Ledger;
 use neardup::persist::store::snapshots::CAPTURE_SLICE_BYTES;
 use neardup::persist::{FsyncPolicy, Store, StoreOptions};
@@ -242,14 +243,8 @@ fn main() {
     let documents = probe_documents(0x2545_f491_4f6c_dd1d);
     let during_capture = probe_documents(0x9e37_79b9_7f4a_7c15);
     let (store, mut ledger, _) = open(&dir, retention);
-    let analyses: Vec<_> = documents
-        .iter()
-        .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
-        .collect();
-    let mut analyses_during: Vec<_> = during_capture
-        .iter()
-        .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
-        .collect();
+    let analyses = analyzed(&ledger, &documents);
+    let mut analyses_during = analyzed(&ledger, &during_capture);
     let baseline_anon_kib = support::status_kib("RssAnon:").unwrap_or(0);
 
     let started = Instant::now();
@@ -300,23 +295,17 @@ fn main() {
         anon.saturating_sub(baseline_anon_kib) as f64 * 1024.0 / filled.max(1) as f64
     );
 
-    let mut times: Vec<f64> = Vec::with_capacity(analyses.len());
     // Right after the fill's last placement (see `synthetic_placements`).
     let now = 1_700_000_000_000 + nodes as i64;
-    for analysis in analyses {
-        let timer = Instant::now();
-        let placed = ledger.place(analysis, now);
-        times.push(timer.elapsed().as_secs_f64() * 1e6);
-        // The cluster's answer (untimed): the document is stored.
-        ledger.stored_untracked(placed.fingerprint);
-    }
-    times.sort_by(f64::total_cmp);
+    let faults_before = thread_major_faults();
+    let mut times: Vec<f64> = analyses
+        .into_iter()
+        .map(|analysis| timed_place(&mut ledger, analysis, now))
+        .collect();
     println!(
-        "  place into the filled engine ({} documents): p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs",
-        times.len(),
-        percentile(&times, 0.5),
-        percentile(&times, 0.99),
-        times.last().copied().unwrap_or(0.0)
+        "  place into the filled engine: {}, {:.2} major faults each",
+        latency_summary(&mut times),
+        thread_major_faults().saturating_sub(faults_before) as f64 / times.len().max(1) as f64
     );
 
     if no_snapshot {
@@ -346,10 +335,7 @@ fn main() {
         capture.flush();
         // Writes between slices, as the lock lets them through.
         for analysis in analyses_during.drain(..analyses_during.len().min(20)) {
-            let timer = Instant::now();
-            let placed = ledger.place(analysis, now);
-            during.push(timer.elapsed().as_secs_f64() * 1e6);
-            ledger.stored_untracked(placed.fingerprint);
+            during.push(timed_place(&mut ledger, analysis, now));
         }
     };
     let copied = started.elapsed().as_secs_f64();
@@ -398,7 +384,7 @@ fn main() {
 fn recover_from(dir: &std::path::Path, retention: &str, baseline_anon_kib: u64) -> usize {
     let peak_sampler = PeakAnon::start();
     let started = Instant::now();
-    let (_store, ledger, report) = open(dir, retention);
+    let (_store, mut ledger, report) = open(dir, retention);
     let recovered = ledger.engine().forest().stats().nodes;
     let peak = peak_sampler.stop(recovered);
     println!(
@@ -411,12 +397,80 @@ fn recover_from(dir: &std::path::Path, retention: &str, baseline_anon_kib: u64) 
     println!("  {}", memory_line(&ledger, recovered, baseline_anon_kib));
     println!("  RssAnon during recovery: {peak}");
     // Side records adopted unread (format 10) are checked after recovery,
-    // while the sidecar would serve: how long until a snapshot may start.
+    // while the sidecar serves: what the check costs placements, and how
+    // long until a snapshot may start.
+    let now = 1_700_000_000_000 + recovered as i64;
+    let mut during_check: Vec<f64> = Vec::new();
+    let faults_before = thread_major_faults();
+    let mut batch_seed = 0x5851_f42d_4c95_7f2du64;
+    while ledger.engine().side_records_check().state() == SideRecordsState::Checking {
+        batch_seed = batch_seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        let batch = analyzed(&ledger, &probe_documents(batch_seed));
+        for analysis in batch {
+            if ledger.engine().side_records_check().state() != SideRecordsState::Checking {
+                break;
+            }
+            during_check.push(timed_place(&mut ledger, analysis, now));
+        }
+    }
+    let faults_during = thread_major_faults().saturating_sub(faults_before);
     let checked = ledger.engine().side_records_check().wait();
     println!(
         "  side records checked {:.1} s after the start ({})",
         started.elapsed().as_secs_f64(),
         checked.err().unwrap_or_else(|| "sound".to_string())
     );
+    let faults_before = thread_major_faults();
+    let mut after_check: Vec<f64> = analyzed(&ledger, &probe_documents(batch_seed ^ 0x9e37))
+        .into_iter()
+        .map(|analysis| timed_place(&mut ledger, analysis, now))
+        .collect();
+    let faults_after = thread_major_faults().saturating_sub(faults_before);
+    println!(
+        "  place while the side records were checked: {}, {:.2} major faults each; after: {}, {:.2} major faults each",
+        latency_summary(&mut during_check),
+        faults_during as f64 / during_check.len().max(1) as f64,
+        latency_summary(&mut after_check),
+        faults_after as f64 / after_check.len().max(1) as f64,
+    );
     recovered
+}
+
+fn analyzed(ledger: &Ledger, documents: &[serde_json::Value]) -> Vec<Analysis> {
+    documents
+        .iter()
+        .filter_map(|document| ledger.engine().analyzer().analyze_document(document))
+        .collect()
+}
+
+/// Places one analysed document and records the cluster's answer
+/// (untimed); the placement's time in µs.
+fn timed_place(ledger: &mut Ledger, analysis: Analysis, now: i64) -> f64 {
+    let timer = Instant::now();
+    let placed = ledger.place(analysis, now);
+    let micros = timer.elapsed().as_secs_f64() * 1e6;
+    ledger.stored_untracked(placed.fingerprint);
+    micros
+}
+
+/// Page faults of this thread that waited for the disk, so far.
+fn thread_major_faults() -> u64 {
+    // SAFETY: `getrusage` fills the struct it is given and nothing else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `usage` outlives the call.
+    let done = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    if done == 0 { usage.ru_majflt as u64 } else { 0 }
+}
+
+fn latency_summary(times: &mut [f64]) -> String {
+    times.sort_by(f64::total_cmp);
+    format!(
+        "{} documents, p50 {:.1} µs, p99 {:.1} µs, max {:.0} µs",
+        times.len(),
+        percentile(times, 0.5),
+        percentile(times, 0.99),
+        times.last().copied().unwrap_or(0.0)
+    )
 }
