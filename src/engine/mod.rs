@@ -52,7 +52,6 @@ pub mod commonness;
 mod exact_hashes;
 mod mapped_file;
 mod plan;
-mod read_ahead;
 mod recent;
 mod restore;
 mod search;
@@ -70,7 +69,6 @@ mod tests;
 
 pub use analysis::{Analysis, Analyzer, short_headline};
 use exact_hashes::ExactHashes;
-use read_ahead::ReadAheadGate;
 pub use side_check::{SideRecordsCheck, SideRecordsState, SidesCheck};
 use side_data::SideStore;
 pub use side_data::{EncodedSides, SideSnapshot};
@@ -183,8 +181,6 @@ pub struct Engine {
     /// The check of the side records recovery adopted unread
     /// ([`side_check`]); sound for an engine not recovered so.
     side_records_check: SideRecordsCheck,
-    /// Whether placements read their candidates' records ahead.
-    read_ahead: ReadAheadGate,
 }
 
 /// One change of the engine's state, enough to redo it without deciding
@@ -254,7 +250,6 @@ impl Engine {
             long_texts: SketchIndex::default(),
             stats: EngineStats::default(),
             side_records_check: SideRecordsCheck::default(),
-            read_ahead: ReadAheadGate::default(),
             journal: None,
             recent: recent::RecentChanges::default(),
         }

@@ -127,7 +127,6 @@ impl Engine {
     /// else its own node (or a free one next to it), the candidates of the
     /// two extra searches and of the forest within `k`, confirmed.
     pub(super) fn plan(&self, analysis: Analysis) -> Plan {
-        self.read_ahead.placement();
         let footprint = self.footprint(&analysis);
         if let Some(node) = self.exact_node(analysis.exact_hash) {
             return Plan {

@@ -10,7 +10,7 @@
 use super::side_record::record_texts;
 use super::{Engine, EngineStats, confirm_record, count_confirmation};
 use crate::confirm::{FoundBy, LongText, NodeTexts};
-use crate::units::{Fingerprint, NodeId};
+use crate::units::Fingerprint;
 
 /// How many short-text candidates one document may try to confirm. On a
 /// stream whose texts overlap (shared phrases, recurring fragments) the LSH
@@ -61,11 +61,10 @@ impl Engine {
         let mut classes: Vec<(Fingerprint, usize, bool)> = Vec::new();
         let mut tries = 0;
         let mut confirmed = Vec::new();
-        let mut ranked = self.short_texts.ranked_by_keys(band_keys, |node| {
+        let ranked = self.short_texts.ranked_by_keys(band_keys, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
-        let head = self.read_ahead_head(&mut ranked, MAX_SHORT_CONFIRMATIONS, true);
-        for node in head.into_iter().chain(ranked) {
+        for node in ranked {
             let Some((candidate, root)) = forest.fingerprint_and_root_at(node) else {
                 continue;
             };
@@ -121,12 +120,11 @@ impl Engine {
             return false;
         }
         let (side_data, forest, config) = (&self.side_data, &self.forest, &self.confirmation);
-        let mut ranked = self.long_texts.ranked(&own.sketch, |node| {
+        let ranked = self.long_texts.ranked(&own.sketch, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
-        let head = self.read_ahead_head(&mut ranked, MAX_LONG_CONFIRMATIONS, false);
         let mut other_headlines: Vec<LongText> = Vec::new();
-        for node in head.into_iter().chain(ranked).take(MAX_LONG_CONFIRMATIONS) {
+        for node in ranked.take(MAX_LONG_CONFIRMATIONS) {
             let texts = side_data
                 .record_of(node)
                 .and_then(|record| record_texts(record).ok());
@@ -164,11 +162,10 @@ impl Engine {
         let mut confirmed = Vec::new();
         let mut tries = 0;
         let (side_data, forest) = (&self.side_data, &self.forest);
-        let mut ranked = self.long_texts.ranked(&own_long.sketch, |node| {
+        let ranked = self.long_texts.ranked(&own_long.sketch, |node| {
             forest.fingerprint_at(node).unwrap_or(Fingerprint::MAX)
         });
-        let head = self.read_ahead_head(&mut ranked, MAX_LONG_CONFIRMATIONS, false);
-        for node in head.into_iter().chain(ranked) {
+        for node in ranked {
             let Some((candidate, root)) = forest.fingerprint_and_root_at(node) else {
                 continue;
             };
@@ -195,37 +192,5 @@ impl Engine {
             }
         }
         confirmed
-    }
-
-    /// When the side records are mostly on the disk, the first `count`
-    /// candidates of `ranked`, whose records (and their class roots', for
-    /// `with_roots`) are asked for together before any is read; none
-    /// otherwise. The search goes on with these, then the rest of
-    /// `ranked`: the same candidates in the same order either way.
-    fn read_ahead_head(
-        &self,
-        ranked: &mut impl Iterator<Item = NodeId>,
-        count: usize,
-        with_roots: bool,
-    ) -> Vec<NodeId> {
-        if !self.read_ahead.is_on() {
-            return Vec::new();
-        }
-        let head: Vec<NodeId> = ranked.by_ref().take(count).collect();
-        let forest = &self.forest;
-        let roots = head.iter().filter_map(|&node| {
-            let (candidate, root) = forest.fingerprint_and_root_at(node)?;
-            (with_roots && candidate != root)
-                .then(|| forest.number(root))
-                .flatten()
-        });
-        let missing = head
-            .iter()
-            .copied()
-            .chain(roots)
-            .filter(|&id| self.side_data.read_ahead(id))
-            .count();
-        self.read_ahead.note_missing(missing);
-        head
     }
 }

@@ -103,12 +103,6 @@ impl SideStore {
         self.file.record(self.location(id))
     }
 
-    /// Asks the kernel to read node `id`'s record if it is not in memory
-    /// (see [`super::read_ahead`]): whether it was missing.
-    pub(super) fn read_ahead(&self, id: NodeId) -> bool {
-        self.file.read_ahead(self.location(id))
-    }
-
     /// The short text of node `id`, if it has one.
     pub(super) fn short_text(&self, id: NodeId) -> Option<ShortText> {
         record_short_text(self.record_of(id)?).ok().flatten()

@@ -64,7 +64,6 @@ use memmap2::{Advice, MmapOptions, MmapRaw};
 
 use super::mapped_file::ADVICE_ALIGNMENT;
 pub use super::mapped_file::MappedFile;
-use super::read_ahead::{READ_AHEAD_BYTES, read_ahead};
 use super::segment_files::{map_new_file, map_new_file_holding};
 
 mod location;
@@ -183,16 +182,6 @@ impl Segment {
         let _ = self
             .map
             .advise_range(advice, page_start, self.start + self.len - page_start);
-    }
-
-    /// Asks for the pages under the `length` bytes at `offset` (cut at the
-    /// segment's end) if one is not in memory: whether one was missing.
-    fn read_ahead(&self, offset: usize, length: usize) -> bool {
-        if offset >= self.len {
-            return false;
-        }
-        let length = length.min(self.len - offset);
-        read_ahead(self.map.as_ptr().wrapping_add(self.start + offset), length)
     }
 
     /// The `length` bytes at `offset`, if inside the segment.
@@ -493,16 +482,6 @@ impl SideFile {
     pub fn record(&self, location: SideLocation) -> Option<&[u8]> {
         let segment = self.segments.get(location.segment())?.as_ref()?;
         record_in(segment, location.offset())
-    }
-
-    /// Asks the kernel to read the start of the record at `location` if
-    /// it is not in memory (see [`super::read_ahead`]): whether it was
-    /// missing.
-    pub fn read_ahead(&self, location: SideLocation) -> bool {
-        self.segments
-            .get(location.segment())
-            .and_then(Option::as_ref)
-            .is_some_and(|segment| segment.read_ahead(location.offset(), READ_AHEAD_BYTES))
     }
 
     /// From now on records are read one at a time: every segment, those
