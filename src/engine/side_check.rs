@@ -165,6 +165,12 @@ impl SideRecordsCheck {
     }
 }
 
+/// `ioprio_set`'s constants (linux/ioprio.h): the idle class, where a
+/// priority's class sits, and "one thread (or process)".
+const IOPRIO_CLASS_IDLE: libc::c_long = 3;
+const IOPRIO_CLASS_SHIFT: libc::c_long = 13;
+const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+
 /// Puts this thread's reads in the idle I/O class: the device serves them
 /// when placements' own reads (a candidate's record, a page fault) do not
 /// wait. The check reads tens of gigabytes in megabytes at a time, and
@@ -173,9 +179,6 @@ impl SideRecordsCheck {
 /// Schedulers that keep no classes (`none`) ignore it; an error changes
 /// only the order of reads.
 fn yield_the_disk() {
-    const IOPRIO_CLASS_IDLE: libc::c_long = 3;
-    const IOPRIO_CLASS_SHIFT: libc::c_long = 13;
-    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     // SAFETY: `ioprio_set` on the calling thread (who 0) changes only the
     // class its reads are queued in.
     unsafe {
@@ -259,17 +262,18 @@ pub(super) fn read_index(
 
 #[cfg(test)]
 mod tests {
+    use super::{IOPRIO_CLASS_IDLE, IOPRIO_CLASS_SHIFT, IOPRIO_WHO_PROCESS};
+
     #[test]
     fn the_check_reads_in_the_idle_io_class() {
-        const IOPRIO_WHO_PROCESS: libc::c_long = 1;
         let class = std::thread::spawn(|| {
             super::yield_the_disk();
             // SAFETY: `ioprio_get` of the calling thread reads its class.
             let value = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
-            value >> 13
+            value >> IOPRIO_CLASS_SHIFT
         })
         .join()
         .expect("thread");
-        assert_eq!(class, 3, "the idle class");
+        assert_eq!(class, IOPRIO_CLASS_IDLE, "the idle class");
     }
 }

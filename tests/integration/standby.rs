@@ -371,10 +371,6 @@ async fn a_paused_leader_acknowledges_nothing_after_its_lease() {
     assert_eq!(chain[epoch_record as usize - 1]["epoch"], 2);
 }
 
-/// The fence itself, without clocks: a member that believes it leads (its
-/// lease still good by its own clock) tries to create a record number a
-/// newer leader already wrote: the create is answered 409, the record read
-/// back is another writer's, and the member steps down.
 /// The control and log indices of `group` in `osmem`, made, with the
 /// tests' group key.
 async fn group_cluster(
@@ -403,6 +399,10 @@ async fn group_cluster(
     (cluster, key)
 }
 
+/// The fence itself, without clocks: a member that believes it leads (its
+/// lease still good by its own clock) tries to create a record number a
+/// newer leader already wrote: the create is answered 409, the record read
+/// back is another writer's, and the member steps down.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_record_create_that_collides_with_a_newer_leader_deposes_the_writer() {
     use neardup::config::{GroupSecret, ReplicaOptions};
