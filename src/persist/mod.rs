@@ -50,6 +50,7 @@
 //! counts once.
 
 pub mod codec;
+mod frame_table;
 mod fsync;
 mod open;
 pub mod snapshot;

@@ -22,6 +22,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::codec::{self, Decoder, Encoder, Frame};
+use super::frame_table::{FrameHeader, FrameHeaders, FrameTableWriter};
 use crate::candidates::captured::{CandidatePairs, CandidateTable, CandidateTexts};
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
@@ -122,9 +123,11 @@ pub(super) fn write_snapshot(
     let file = File::create(path)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut written = 0u64;
+    let mut frame_table = FrameTableWriter::default();
     let mut frame = |out: &mut BufWriter<File>, payload: &[u8]| -> io::Result<()> {
         let mut framed = Vec::with_capacity(payload.len() + 8);
         codec::put_frame(&mut framed, payload);
+        frame_table.note(20 + written, &framed);
         written += framed.len() as u64;
         out.write_all(&framed)
     };
@@ -244,6 +247,9 @@ pub(super) fn write_snapshot(
     let mut end = Encoder::default();
     end.u8(SNAPSHOT_END).u64(last_seq);
     frame(&mut out, &end.bytes)?;
+    let table = frame_table.finish(20 + written);
+    out.write_all(&table)?;
+    written += table.len() as u64;
     let file = out.into_inner().map_err(io::IntoInnerError::into_error)?;
     file.sync_all()?;
     Ok(written + 20)
@@ -308,6 +314,7 @@ impl SidesFrame {
 /// its header is read ([`FrameHeader`]).
 fn skim_side_frame(
     header: Option<&FrameHeader>,
+    headers: &mut FrameHeaders<'_>,
     file: &MappedFile,
     offset: usize,
     sides: &mut EncodedSides,
@@ -334,8 +341,8 @@ fn skim_side_frame(
     }
     // Its index, when the next frame is one (version 10): kept unread too,
     // and checked when recovery reads it.
-    let handle = file.handle();
-    let Some(index) = FrameHeader::read(handle, body_end)
+    let Some(index) = headers
+        .at(body_end)
         .filter(|next| next.kind() == SNAPSHOT_SIDES_INDEX && next.length() >= 5)
     else {
         return Ok(Some(body_end));
@@ -354,34 +361,6 @@ fn skim_side_frame(
         checksum: codec::checksum,
     });
     Ok(Some(index_end))
-}
-
-/// A frame's first bytes: length, checksum, its kind and (for frames of
-/// records) their count. Read with `pread`, not through the mapping,
-/// whose fault would read the megabytes around it; once per frame.
-struct FrameHeader([u8; 13]);
-
-impl FrameHeader {
-    /// `None` where fewer than its bytes are left (the reader then names
-    /// the frame's damage, or finds the end).
-    fn read(handle: &File, offset: usize) -> Option<Self> {
-        use std::os::unix::fs::FileExt;
-        let mut bytes = [0u8; 13];
-        handle.read_exact_at(&mut bytes, offset as u64).ok()?;
-        Some(FrameHeader(bytes))
-    }
-
-    fn field(&self, at: usize) -> u32 {
-        u32::from_le_bytes([self.0[at], self.0[at + 1], self.0[at + 2], self.0[at + 3]])
-    }
-
-    fn length(&self) -> usize {
-        self.field(0) as usize
-    }
-
-    fn kind(&self) -> u8 {
-        self.0[8]
-    }
 }
 
 /// The node records, document keys and candidate pairs of a snapshot,
@@ -590,6 +569,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     })?;
     let handle = File::open(path).map_err(|error| error.to_string())?;
     let data = file.bytes();
+    let mut headers = FrameHeaders::new(&handle, data);
     let Some((magic, version)) = data.get(..20).map(|start| start.split_at(16)) else {
         return Err("file too short".to_string());
     };
@@ -614,9 +594,15 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     // decoded with the bulk frames; their counts are checked then).
     let mut candidates: Option<(CandidateTexts, [CandidateTableEnd; 3])> = None;
     loop {
-        let header = FrameHeader::read(&handle, offset);
+        let header = headers.at(offset);
         if version >= 2
-            && let Some(next) = skim_side_frame(header.as_ref(), &file, offset, &mut state.sides)?
+            && let Some(next) = skim_side_frame(
+                header.as_ref(),
+                &mut headers,
+                &file,
+                offset,
+                &mut state.sides,
+            )?
         {
             offset = next;
             continue;

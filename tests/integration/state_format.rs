@@ -367,3 +367,56 @@ fn state_loads(version: u32) {
     }
     let _ = std::fs::remove_dir_all(&copy);
 }
+
+/// A snapshot ends, after its end record, with a table of its frames'
+/// headers (so that recovery need not read them one by one from the
+/// disk), then the table's offset and `NDFRAMES`. The state read with the
+/// table is the state read without it.
+#[test]
+fn a_snapshot_ends_with_a_table_of_its_frames_that_changes_nothing_read() {
+    let dir = std::env::temp_dir().join(format!("neardup-frame-table-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (store, mut ledger, _) = open(&dir);
+    for (position, (id, text)) in TEXTS.iter().enumerate() {
+        place(&mut ledger, id, text, 1_700_000_000_000 + position as i64);
+    }
+    store.append(ledger.take_journal());
+    store
+        .snapshot(&ledger, 1_700_000_100_000)
+        .expect("snapshot");
+    drop(store);
+    let path = std::fs::read_dir(&dir)
+        .expect("dir")
+        .flatten()
+        .find(|entry| entry.file_name().to_string_lossy().starts_with("snapshot-"))
+        .expect("a snapshot")
+        .path();
+    let bytes = std::fs::read(&path).expect("read");
+    assert_eq!(&bytes[bytes.len() - 8..], b"NDFRAMES");
+    let table_at = u64::from_le_bytes(
+        bytes[bytes.len() - 16..bytes.len() - 8]
+            .try_into()
+            .expect("8"),
+    ) as usize;
+    // The table is the frame right after the end record.
+    let mut offset = 20;
+    let mut kinds = Vec::new();
+    while offset < table_at {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        kinds.push(bytes[offset + 8]);
+        offset += 8 + length;
+    }
+    assert_eq!((offset, kinds.last()), (table_at, Some(&b'E')));
+    assert_eq!(bytes[table_at + 8], b'F');
+
+    let with_table = neardup::persist::store::read_snapshot(&path).expect("read");
+    let without = dir.join("without-table");
+    std::fs::write(&without, &bytes[..table_at]).expect("write");
+    let without_table = neardup::persist::store::read_snapshot(&without).expect("read");
+    assert_eq!(with_table, without_table);
+    assert_eq!(
+        with_table.nodes.len(),
+        ledger.engine().forest().stats().nodes
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
