@@ -201,7 +201,8 @@ type Restored = (
 fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> Restored {
     let ([first_half, second_half], long_texts, texts) = pairs.into_tables();
     // The walk and the forest read the node records; the last of the two
-    // lets them go, before the sorts need the room.
+    // lets them go (the sketch index and the first half are built
+    // meanwhile: 1.5 GiB more at the peak at 100 M nodes, for 6 s).
     let nodes = Arc::new(inputs.nodes);
     let walking_nodes = Arc::clone(&nodes);
     std::thread::scope(|scope| {

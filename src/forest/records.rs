@@ -9,7 +9,6 @@ use super::{
 use std::path::Path;
 
 use crate::candidates::multi_index::MultiIndex;
-
 use crate::radix::sort_stably_by;
 use crate::slots::{Slot, SlotsImage, SlotsSinks};
 use crate::units::{Fingerprint, NodeId};
