@@ -171,7 +171,7 @@ mod tests {
     use super::*;
 
     /// A file of three frames, with a table of them or without.
-    fn frames_file(with_table: bool) -> (tempfile_path::TempPath, Vec<u64>) {
+    fn frames_file(with_table: bool) -> (TempPath, Vec<u64>) {
         let mut bytes = b"NEARDUP\0SNAPSHOT\x0a\0\0\0".to_vec();
         let mut table = FrameTableWriter::default();
         let mut offsets = Vec::new();
@@ -189,29 +189,28 @@ mod tests {
             let at = bytes.len() as u64;
             bytes.extend_from_slice(&table.finish(at));
         }
-        (tempfile_path::TempPath::with(&bytes), offsets)
+        (TempPath::with(&bytes), offsets)
     }
 
-    /// Just enough of a temporary file for these tests.
-    mod tempfile_path {
-        pub struct TempPath(pub std::path::PathBuf);
-        impl TempPath {
-            pub fn with(bytes: &[u8]) -> Self {
-                static NEXT: std::sync::atomic::AtomicUsize =
-                    std::sync::atomic::AtomicUsize::new(0);
-                let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let path = std::env::temp_dir().join(format!(
-                    "neardup-frame-table-{}-{number}",
-                    std::process::id()
-                ));
-                std::fs::write(&path, bytes).expect("write");
-                TempPath(path)
-            }
+    /// A file of `bytes` in the temporary directory, removed when dropped.
+    struct TempPath(std::path::PathBuf);
+
+    impl TempPath {
+        fn with(bytes: &[u8]) -> Self {
+            static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let number = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = std::env::temp_dir().join(format!(
+                "neardup-frame-table-{}-{number}",
+                std::process::id()
+            ));
+            std::fs::write(&path, bytes).expect("write");
+            TempPath(path)
         }
-        impl Drop for TempPath {
-            fn drop(&mut self) {
-                let _ = std::fs::remove_file(&self.0);
-            }
+    }
+
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
         }
     }
 
@@ -251,12 +250,12 @@ mod tests {
         let mut bytes = std::fs::read(&with.0).expect("read");
         let table_at = bytes.len() - 30;
         bytes[table_at] ^= 0x40;
-        let damaged = tempfile_path::TempPath::with(&bytes);
+        let damaged = TempPath::with(&bytes);
         let (found, reads) = headers_of(&damaged.0, &offsets);
         assert_eq!((found.len(), reads), (3, 3));
         bytes[table_at] ^= 0x40;
         bytes.truncate(bytes.len() - 1);
-        let cut = tempfile_path::TempPath::with(&bytes);
+        let cut = TempPath::with(&bytes);
         let (found, reads) = headers_of(&cut.0, &offsets);
         assert_eq!((found.len(), reads), (3, 3));
     }

@@ -172,13 +172,7 @@ fn version_10_state_loads() {
     state_loads(10);
     // Each frame of side records is followed by its index (frame `X`).
     let bytes = std::fs::read(snapshot_of(10)).expect("read");
-    let mut kinds = Vec::new();
-    let mut offset = 20;
-    while offset + 8 < bytes.len() {
-        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
-        kinds.push(bytes[offset + 8]);
-        offset += 8 + length;
-    }
+    let (kinds, _) = frame_kinds(&bytes, bytes.len());
     let sides = kinds.iter().filter(|&&kind| kind == b'S').count();
     assert!(sides > 0);
     assert!(
@@ -188,6 +182,20 @@ fn version_10_state_loads() {
             .all(|pair| pair[1] == b'X'),
         "{kinds:?}"
     );
+}
+
+/// The kinds of a snapshot's frames from its start to `end` (or the
+/// first frame that reaches past it), and the offset where the walk
+/// stopped.
+fn frame_kinds(bytes: &[u8], end: usize) -> (Vec<u8>, usize) {
+    let mut kinds = Vec::new();
+    let mut offset = 20;
+    while offset + 8 < end {
+        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
+        kinds.push(bytes[offset + 8]);
+        offset += 8 + length;
+    }
+    (kinds, offset)
 }
 
 fn snapshot_of(version: u32) -> PathBuf {
@@ -399,13 +407,7 @@ fn a_snapshot_ends_with_a_table_of_its_frames_that_changes_nothing_read() {
             .expect("8"),
     ) as usize;
     // The table is the frame right after the end record.
-    let mut offset = 20;
-    let mut kinds = Vec::new();
-    while offset < table_at {
-        let length = u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4")) as usize;
-        kinds.push(bytes[offset + 8]);
-        offset += 8 + length;
-    }
+    let (kinds, offset) = frame_kinds(&bytes, table_at);
     assert_eq!((offset, kinds.last()), (table_at, Some(&b'E')));
     assert_eq!(bytes[table_at + 8], b'F');
 
