@@ -37,6 +37,16 @@ use crate::hashing::FingerprintBuildHasher;
 use crate::key_node_table::KeyNodeTable;
 use crate::units::{Fingerprint, FingerprintWords};
 
+/// What the number table holds under one tag
+/// ([`FingerprintSlots::numbers_tagged_like`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaggedNumbers {
+    None,
+    One(u32),
+    /// Two or more: the slots tell which, if any, is the fingerprint's.
+    Several,
+}
+
 /// All 2^32 − 1 numbers are in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("no slot number left")]
@@ -202,6 +212,39 @@ impl<T: Copy> FingerprintSlots<T> {
         self.numbers.find(self.tag(fingerprint), |number| {
             slots[number as usize].fingerprint() == fingerprint
         })
+    }
+
+    /// An empty table that keeps numbers under the same tags as this one
+    /// (tests that need two fingerprints of one tag).
+    #[cfg(test)]
+    pub(crate) fn empty_like(&self) -> Self {
+        FingerprintSlots {
+            hasher: self.hasher,
+            ..FingerprintSlots::default()
+        }
+    }
+
+    /// Where `fingerprint` is kept in the number table's order: numbers
+    /// looked up in this order walk the table front to back (recovery
+    /// looks up millions at once, each a miss of a table of gigabytes in
+    /// any other order).
+    pub fn table_order(&self, fingerprint: Fingerprint) -> u32 {
+        self.numbers.order_of(self.tag(fingerprint))
+    }
+
+    /// The numbers kept under `fingerprint`'s tag, their slots unread: the
+    /// one such number is `fingerprint`'s if any is, which its caller
+    /// checks by reading the slot later, in an order of its choosing.
+    pub fn numbers_tagged_like(&self, fingerprint: Fingerprint) -> TaggedNumbers {
+        let mut tagged = TaggedNumbers::None;
+        self.numbers.find(self.tag(fingerprint), |number| {
+            tagged = match tagged {
+                TaggedNumbers::None => TaggedNumbers::One(number),
+                _ => TaggedNumbers::Several,
+            };
+            tagged == TaggedNumbers::Several
+        });
+        tagged
     }
 
     pub fn contains(&self, fingerprint: Fingerprint) -> bool {

@@ -4,14 +4,26 @@
 
 use super::{
     Arrival, Forest, ForestConfig, ForestCounters, ForestError, Indexing, NO_PARENT, NO_TREE, Node,
-    NodeRecord, UNKNOWN_LEAF_SLOT, Word48,
+    NodeRecord, Word48,
 };
 use std::path::Path;
 
 use crate::candidates::multi_index::MultiIndex;
 use crate::radix::sort_stably_by;
-use crate::slots::{Slot, SlotsImage, SlotsSinks};
+use crate::slots::{Slot, SlotsImage, SlotsSinks, TaggedNumbers};
 use crate::units::{Fingerprint, NodeId};
+
+/// A leaf on its way into its root's tree ([`Forest::join_leaves`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct LeafToJoin {
+    root_fingerprint: Fingerprint,
+    leaf: NodeId,
+    documents: u32,
+    /// Its root's number, once found.
+    root: NodeId,
+    /// Its place in the tree, once built.
+    place: u32,
+}
 
 /// A capture of the forest's nodes under way ([`Forest::start_capture`]).
 #[derive(Debug)]
@@ -211,7 +223,7 @@ impl Forest {
 
     /// The nodes of `records` numbered in the node table, each leaf in its
     /// root's tree ([`Forest::restore`] without the block tables).
-    fn number_and_join(&mut self, records: &[NodeRecord]) -> Result<(), ForestError> {
+    pub(super) fn number_and_join(&mut self, records: &[NodeRecord]) -> Result<(), ForestError> {
         let forest = self;
         forest.nodes.reserve(records.len());
         if forest.config.retention.is_some() {
@@ -254,52 +266,90 @@ impl Forest {
                 }
             }
         }
-        // Every leaf's root number first: lookups that do not wait on each
-        // other, so the processor overlaps their misses (a table of
-        // gigabytes at 100 M nodes), where each waited on the tree built
-        // before it.
-        let root_numbers: Vec<Option<u32>> = records
-            .iter()
-            .filter(|record| record.root != record.fingerprint)
-            .map(|record| forest.nodes.number(record.root))
+        // A fresh table numbers the records by their positions, and a
+        // fingerprint given twice was refused above.
+        debug_assert!(
+            (0u32..)
+                .zip(&numbers)
+                .all(|(position, &number)| number == position)
+        );
+        forest.join_leaves(records)
+    }
+
+    /// Each leaf of `records` (numbered by their positions) in its root's
+    /// tree, its leaves in the records' order.
+    ///
+    /// At 100 M nodes, each of the millions of leaves looked up its root
+    /// and joined its tree where they lay in tables of gigabytes: some
+    /// misses of the processor's page tables a leaf, 17 s of the recovery's
+    /// busiest thread. Here the leaves are sorted instead, so that every
+    /// pass reads its tables front to back: by their root's place in the
+    /// number table to find the root's number (a tag that one number holds
+    /// is taken without reading its slot), by that number to check it and
+    /// build each tree whole, and by their own number to write them.
+    fn join_leaves(&mut self, records: &[NodeRecord]) -> Result<(), ForestError> {
+        let forest = self;
+        let not_a_root = |leaf: &LeafToJoin| {
+            ForestError::Damaged(format!(
+                "leaf {:016x} names {:016x}, which is not a root",
+                records[leaf.leaf as usize].fingerprint, leaf.root_fingerprint
+            ))
+        };
+        let leaves: Vec<LeafToJoin> = (0u32..)
+            .zip(records)
+            .filter(|(_, record)| record.root != record.fingerprint)
+            .map(|(leaf, record)| LeafToJoin {
+                root_fingerprint: record.root,
+                leaf,
+                documents: record.documents,
+                root: NO_PARENT,
+                place: 0,
+            })
             .collect();
-        let mut root_numbers = root_numbers.into_iter();
-        // Leaves join their roots' trees in the records' order; a leaf
-        // whose root is not a root among the records is damage.
-        for (record, &number) in records.iter().zip(&numbers) {
-            if record.root == record.fingerprint {
-                continue;
+        let nodes = &forest.nodes;
+        let mut leaves = sort_stably_by(vec![leaves], |leaf| {
+            nodes.table_order(leaf.root_fingerprint)
+        });
+        for leaf in &mut leaves {
+            leaf.root = match nodes.numbers_tagged_like(leaf.root_fingerprint) {
+                TaggedNumbers::One(number) => number,
+                TaggedNumbers::Several => nodes
+                    .number(leaf.root_fingerprint)
+                    .ok_or_else(|| not_a_root(leaf))?,
+                TaggedNumbers::None => return Err(not_a_root(leaf)),
+            };
+        }
+        let mut leaves = sort_stably_by(vec![leaves], |leaf| leaf.root);
+        let mut tree_leaves = Vec::new();
+        for group in leaves.chunk_by_mut(|a, b| a.root == b.root) {
+            // The number found is a root's, and every leaf of the group
+            // names its fingerprint (not only its tag).
+            let root_record = records
+                .get(group[0].root as usize)
+                .filter(|root| root.root == root.fingerprint);
+            let orphan = group.iter().find(|leaf| {
+                root_record.is_none_or(|root| root.fingerprint != leaf.root_fingerprint)
+            });
+            let (Some(root_record), None) = (root_record, orphan) else {
+                return Err(not_a_root(orphan.unwrap_or(&group[0])));
+            };
+            tree_leaves.clear();
+            let mut class_documents = u64::from(root_record.documents);
+            for (place, leaf) in (0u32..).zip(group.iter_mut()) {
+                tree_leaves.push(leaf.leaf);
+                class_documents += u64::from(leaf.documents);
+                leaf.place = place;
             }
-            let root = root_numbers
-                .next()
-                .flatten()
-                .and_then(|root_number| Some((root_number, *forest.nodes.at(root_number)?.1)))
-                .filter(|(_, root_node)| root_node.is_root());
-            let Some((root_number, root_node)) = root else {
-                return Err(ForestError::Damaged(format!(
-                    "leaf {:016x} names {:016x}, which is not a root",
-                    record.fingerprint, record.root
-                )));
-            };
-            let leaf_documents = u64::from(record.documents);
-            let pushed = forest
-                .trees
-                .push_leaf(root_node.place, number, leaf_documents);
-            let place = match pushed {
-                Some((position, _)) => u32::try_from(position).unwrap_or(UNKNOWN_LEAF_SLOT),
-                None => {
-                    let tree_number = forest
-                        .trees
-                        .add(number, u64::from(root_node.documents) + leaf_documents);
-                    if let Some((_, root_node)) = forest.nodes.at_mut(root_number) {
-                        root_node.place = tree_number;
-                    }
-                    0
-                }
-            };
-            if let Some((_, leaf_node)) = forest.nodes.at_mut(number) {
-                leaf_node.parent = root_number;
-                leaf_node.place = place;
+            let tree = forest.trees.add_with_leaves(&tree_leaves, class_documents);
+            if let Some((_, root_node)) = forest.nodes.at_mut(group[0].root) {
+                root_node.place = tree;
+            }
+        }
+        let leaves = sort_stably_by(vec![leaves], |leaf| leaf.leaf);
+        for leaf in leaves {
+            if let Some((_, leaf_node)) = forest.nodes.at_mut(leaf.leaf) {
+                leaf_node.parent = leaf.root;
+                leaf_node.place = leaf.place;
             }
         }
         Ok(())

@@ -734,3 +734,105 @@ fn a_node_slot_is_38_bytes_and_its_arrival_keeps_the_indexing() {
         assert_eq!((word.count(), word.indexing()), ((1 << 47) - 1, indexing));
     }
 }
+
+#[test]
+fn leaves_find_roots_that_share_a_tag_and_a_root_only_a_tag_names_is_refused() {
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut mixed = state;
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^ (mixed >> 31)
+    };
+    let record = |fingerprint: Fingerprint, root: Fingerprint, documents: u32| NodeRecord {
+        fingerprint,
+        root,
+        born: 10,
+        arrival: 0,
+        touched: 10,
+        documents,
+        indexing: Indexing::WithinK,
+    };
+    let roots: Vec<NodeRecord> = (0..100_000).map(|_| record(next(), 0, 1)).collect();
+    let roots: Vec<NodeRecord> = roots
+        .into_iter()
+        .map(|root| NodeRecord {
+            root: root.fingerprint,
+            ..root
+        })
+        .collect();
+    let with_arrivals = |records: &[NodeRecord]| -> Vec<NodeRecord> {
+        (0u64..)
+            .zip(records)
+            .map(|(arrival, record)| NodeRecord { arrival, ..*record })
+            .collect()
+    };
+    let counters = ForestCounters::default();
+    let forest = Forest::restore(ForestConfig::default(), &with_arrivals(&roots), counters)
+        .expect("roots alone");
+    // Numbered under the tags of `forest` (whose hash is seeded anew for
+    // each table).
+    let restore = |records: &[NodeRecord]| {
+        let records = with_arrivals(records);
+        let mut restored = Forest::new(ForestConfig::default()).expect("valid config");
+        restored.nodes = forest.nodes.empty_like();
+        restored
+            .number_and_join(&records)
+            .map(|()| (restored, records))
+    };
+    // A fingerprint of no node kept under the tag of one root.
+    let (absent, tag_sharer) = std::iter::repeat_with(&mut next)
+        .filter(|&fingerprint| !forest.nodes.contains(fingerprint))
+        .find_map(
+            |fingerprint| match forest.nodes.numbers_tagged_like(fingerprint) {
+                crate::slots::TaggedNumbers::One(number) => Some((fingerprint, number)),
+                _ => None,
+            },
+        )
+        .expect("some fingerprint shares a tag");
+    let tag_sharer = roots[tag_sharer as usize].fingerprint;
+
+    // Both roots present: each leaf finds its own.
+    let mut records = roots.clone();
+    records.push(record(absent, absent, 1));
+    let leaves = [
+        (next(), absent, 2),
+        (next(), tag_sharer, 3),
+        (next(), absent, 4),
+    ];
+    records.extend(leaves.map(|(leaf, root, documents)| record(leaf, root, documents)));
+    let (restored, records) = restore(&records).expect("every root present");
+    for (leaf, root, _) in leaves {
+        assert_eq!(restored.root_of(leaf), Some(root));
+    }
+    let class = |root| {
+        restored
+            .class(root)
+            .map(|class| (class.nodes, class.documents))
+    };
+    assert_eq!(class(absent), Some((3, 7)));
+    assert_eq!(class(tag_sharer), Some((2, 4)));
+    assert_eq!(restored.node_records(), records);
+    assert!(matches!(
+        restored.nodes.numbers_tagged_like(absent),
+        crate::slots::TaggedNumbers::Several
+    ));
+
+    // The root only shares a tag: refused, whether alone or beside a leaf
+    // of the root that holds the tag.
+    for with_sharers_leaf in [false, true] {
+        let mut records = roots.clone();
+        let orphan = next();
+        if with_sharers_leaf {
+            records.push(record(next(), tag_sharer, 1));
+        }
+        records.push(record(orphan, absent, 1));
+        let refused = restore(&records).map(|_| ());
+        assert!(
+            matches!(&refused, Err(ForestError::Damaged(reason))
+                if reason.contains(&format!("{orphan:016x}")) && reason.contains("not a root")),
+            "{refused:?}"
+        );
+    }
+}

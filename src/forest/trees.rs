@@ -175,6 +175,28 @@ impl Trees {
         u32::try_from(self.trees.len() - 1).unwrap_or(NO_TREE)
     }
 
+    /// Stores a tree of these leaves (one or more, in this order) and
+    /// gives its number: the tree that [`Self::add`] and then
+    /// [`Self::push_leaf`] of each further leaf build, its list's room as
+    /// they leave it, without the copies of each doubling (recovery).
+    pub fn add_with_leaves(&mut self, leaves: &[NodeId], class_documents: u64) -> u32 {
+        let [first, further @ ..] = leaves else {
+            return NO_TREE;
+        };
+        let number = self.add(*first, class_documents);
+        if further.is_empty() {
+            return number;
+        }
+        let mut list = vec![0; leaves.len().next_power_of_two().max(FIRST_LIST)].into_boxed_slice();
+        list[..leaves.len()].copy_from_slice(leaves);
+        let list = self.store_list(list);
+        if let Some(tree) = self.tree_mut(number) {
+            tree.leaf_or_list = list;
+            tree.leaves = u32::try_from(leaves.len()).unwrap_or(u32::MAX);
+        }
+        number
+    }
+
     /// Appends `leaf` to tree `number` and adds `documents` to its total:
     /// the leaf's position and the new total.
     pub fn push_leaf(&mut self, number: u32, leaf: NodeId, documents: u64) -> Option<(usize, u64)> {
@@ -421,6 +443,30 @@ mod tests {
         );
         assert!(!trees.contains(number));
         assert_eq!((trees.len(), trees.leaf_count(number)), (0, 0));
+    }
+
+    #[test]
+    fn a_tree_added_with_its_leaves_is_the_one_pushed_leaf_by_leaf() {
+        for count in [1usize, 2, 3, 4, 5, 8, 9, 17, 64] {
+            let leaves: Vec<NodeId> = (10..10 + count as NodeId).collect();
+            let (mut pushed, mut added) = (Trees::default(), Trees::default());
+            let by_push = tree_of(&mut pushed, &leaves);
+            let at_once = added.add_with_leaves(&leaves, 1 + count as u64);
+            assert_eq!(added.leaves(at_once), pushed.leaves(by_push), "{count}");
+            assert_eq!(
+                added.class_documents(at_once),
+                pushed.class_documents(by_push)
+            );
+            // The same room: lists shrink and grow from it as they would.
+            assert_eq!(added.list_places(), pushed.list_places(), "{count}");
+            assert_eq!(added.list_places(), added.recounted_list_places());
+            assert_eq!(
+                added.push_leaf(at_once, 99, 1),
+                pushed.push_leaf(by_push, 99, 1)
+            );
+            assert_eq!(added.list_places(), pushed.list_places(), "{count}");
+        }
+        assert_eq!(Trees::default().add_with_leaves(&[], 1), NO_TREE);
     }
 
     #[test]
