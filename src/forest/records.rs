@@ -21,7 +21,8 @@ struct LeafToJoin {
     documents: u32,
     /// Its root's number, once found.
     root: NodeId,
-    /// Its place in the tree, once built.
+    /// Its root's place in the number table's order (computed once, where
+    /// each pass of the sort computed it anew), then its place in the tree.
     place: u32,
 }
 
@@ -295,6 +296,7 @@ impl Forest {
                 records[leaf.leaf as usize].fingerprint, leaf.root_fingerprint
             ))
         };
+        let nodes = &forest.nodes;
         let leaves: Vec<LeafToJoin> = (0u32..)
             .zip(records)
             .filter(|(_, record)| record.root != record.fingerprint)
@@ -303,13 +305,10 @@ impl Forest {
                 leaf,
                 documents: record.documents,
                 root: NO_PARENT,
-                place: 0,
+                place: nodes.table_order(record.root),
             })
             .collect();
-        let nodes = &forest.nodes;
-        let mut leaves = sort_stably_by(vec![leaves], |leaf| {
-            nodes.table_order(leaf.root_fingerprint)
-        });
+        let mut leaves = sort_stably_by(vec![leaves], |leaf| leaf.place);
         for leaf in &mut leaves {
             leaf.root = match nodes.numbers_tagged_like(leaf.root_fingerprint) {
                 TaggedNumbers::One(number) => number,
