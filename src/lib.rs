@@ -36,8 +36,6 @@ pub mod units;
 
 /// What the process asks of glibc's allocator (large blocks mapped apart).
 pub mod allocator;
-/// Helper threads that yield the disk or the cores to urgent work.
-pub mod priority;
 
 pub mod encoding;
 

@@ -207,7 +207,6 @@ fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> R
     let walking_nodes = Arc::clone(&nodes);
     std::thread::scope(|scope| {
         let walking = scope.spawn(move || {
-            crate::priority::yield_the_cores();
             let walked = walk_then_list(
                 inputs.sides,
                 walking_nodes,
@@ -219,7 +218,6 @@ fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> R
             (walked, second_half.into_short_half())
         });
         let tables = scope.spawn(move || {
-            crate::priority::yield_the_cores();
             let long_texts = CandidatePairs::long_index(long_texts, texts);
             (long_texts, first_half.into_short_half())
         });

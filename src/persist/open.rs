@@ -131,10 +131,7 @@ pub fn ledger_from_snapshot(
     // a second of one thread): a key names its node by its position among
     // the node records, which is the number the forest gives it.
     let (engine, mut numbered) = std::thread::scope(|scope| {
-        let numbered = scope.spawn(move || {
-            crate::priority::yield_the_cores();
-            DocumentKeys::from_numbered(numbered_keys)
-        });
+        let numbered = scope.spawn(move || DocumentKeys::from_numbered(numbered_keys));
         let engine = Engine::restore(
             parts.fingerprinter,
             ForestState {
