@@ -354,3 +354,7 @@ impl Forest {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "records_tests.rs"]
+mod tests;
