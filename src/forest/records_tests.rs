@@ -68,12 +68,10 @@ fn leaves_find_roots_that_share_a_tag_and_a_root_only_a_tag_names_is_refused() {
         documents,
         indexing: Indexing::WithinK,
     };
-    let roots: Vec<NodeRecord> = (0..100_000).map(|_| record(next(), 0, 1)).collect();
-    let roots: Vec<NodeRecord> = roots
-        .into_iter()
-        .map(|root| NodeRecord {
-            root: root.fingerprint,
-            ..root
+    let roots: Vec<NodeRecord> = (0..100_000)
+        .map(|_| {
+            let fingerprint = next();
+            record(fingerprint, fingerprint, 1)
         })
         .collect();
     let with_arrivals = |records: &[NodeRecord]| -> Vec<NodeRecord> {
@@ -96,7 +94,7 @@ fn leaves_find_roots_that_share_a_tag_and_a_root_only_a_tag_names_is_refused() {
             .map(|()| (restored, records))
     };
     // A fingerprint of no node kept under the tag of one root.
-    let (absent, tag_sharer) = std::iter::repeat_with(&mut next)
+    let (same_tag, tag_holder) = std::iter::repeat_with(&mut next)
         .filter(|&fingerprint| !forest.nodes.contains(fingerprint))
         .find_map(
             |fingerprint| match forest.nodes.numbers_tagged_like(fingerprint) {
@@ -105,15 +103,15 @@ fn leaves_find_roots_that_share_a_tag_and_a_root_only_a_tag_names_is_refused() {
             },
         )
         .expect("some fingerprint shares a tag");
-    let tag_sharer = roots[tag_sharer as usize].fingerprint;
+    let tag_holder = roots[tag_holder as usize].fingerprint;
 
     // Both roots present: each leaf finds its own.
     let mut records = roots.clone();
-    records.push(record(absent, absent, 1));
+    records.push(record(same_tag, same_tag, 1));
     let leaves = [
-        (next(), absent, 2),
-        (next(), tag_sharer, 3),
-        (next(), absent, 4),
+        (next(), same_tag, 2),
+        (next(), tag_holder, 3),
+        (next(), same_tag, 4),
     ];
     records.extend(leaves.map(|(leaf, root, documents)| record(leaf, root, documents)));
     let (restored, records) = restore(&records).expect("every root present");
@@ -125,23 +123,23 @@ fn leaves_find_roots_that_share_a_tag_and_a_root_only_a_tag_names_is_refused() {
             .class(root)
             .map(|class| (class.nodes, class.documents))
     };
-    assert_eq!(class(absent), Some((3, 7)));
-    assert_eq!(class(tag_sharer), Some((2, 4)));
+    assert_eq!(class(same_tag), Some((3, 7)));
+    assert_eq!(class(tag_holder), Some((2, 4)));
     assert_eq!(restored.node_records(), records);
     assert!(matches!(
-        restored.nodes.numbers_tagged_like(absent),
+        restored.nodes.numbers_tagged_like(same_tag),
         TaggedNumbers::Several
     ));
 
     // The root only shares a tag: refused, whether alone or beside a leaf
     // of the root that holds the tag.
-    for with_sharers_leaf in [false, true] {
+    for with_holders_leaf in [false, true] {
         let mut records = roots.clone();
         let orphan = next();
-        if with_sharers_leaf {
-            records.push(record(next(), tag_sharer, 1));
+        if with_holders_leaf {
+            records.push(record(next(), tag_holder, 1));
         }
-        records.push(record(orphan, absent, 1));
+        records.push(record(orphan, same_tag, 1));
         let refused = restore(&records).map(|_| ());
         assert!(
             matches!(&refused, Err(ForestError::Damaged(reason))
