@@ -370,8 +370,7 @@ impl<T: Copy> FingerprintSlots<T> {
         let placed: Vec<u64> = (0u32..)
             .zip(&entries)
             .map(|(index, slot)| {
-                u64::from(self.numbers.order_of(self.tag(slot.fingerprint()))) << 32
-                    | u64::from(index)
+                u64::from(self.table_order(slot.fingerprint())) << 32 | u64::from(index)
             })
             .collect();
         let placed = crate::radix::sort_stably_by(vec![placed], |packed| (packed >> 32) as u32);
