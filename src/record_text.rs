@@ -143,6 +143,18 @@ impl RecordText {
         }
     }
 
+    /// Whether the text has been decoded or derived (a known text has):
+    /// lets tests show that a reader left it as bytes.
+    #[cfg(test)]
+    pub(crate) fn is_decoded(&self) -> bool {
+        match &self.0 {
+            Form::Known(_) => true,
+            Form::Encoded { decoded, .. } | Form::Derived { decoded, .. } => {
+                decoded.get().is_some()
+            }
+        }
+    }
+
     /// About how many bytes of UTF-8 the text takes, without decoding it.
     pub fn estimated_len(&self) -> usize {
         match &self.0 {

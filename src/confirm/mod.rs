@@ -96,7 +96,7 @@ pub fn node_confirms(
         // Notices of a length to keep a short description too, addressed
         // to two persons: their leads keep no punctuation to tell it.
         if let (Some(short_ours), Some(short_theirs)) = (own.short, candidate.short)
-            && edits::opens_to_another_person(&short_ours.letters, &short_theirs.letters)
+            && edits::opens_to_another_person(&short_ours.letters, || &short_theirs.letters)
         {
             return Some(false);
         }

@@ -169,9 +169,11 @@ impl ShortText {
         if !config.short_headline_check {
             return true;
         }
-        let (Some(ours), Some(theirs)) = (self.headline(), candidate.headline()) else {
+        // Decided by what the texts keep beside their letters when it can
+        // be: a candidate's letters are decoded at their first read.
+        if self.headline_field.is_none() || candidate.headline_field.is_none() {
             return true;
-        };
+        }
         let identifies = |text: &ShortText| {
             text.body_weight != super::long::UNKNOWN_WEIGHT
                 && text.body_weight >= super::boilerplate::MIN_IDENTIFYING_WEIGHT
@@ -179,6 +181,9 @@ impl ShortText {
         if identifies(self) && identifies(candidate) {
             return true;
         }
+        let (Some(ours), Some(theirs)) = (self.headline(), candidate.headline()) else {
+            return true;
+        };
         let opens = |headline: &str, text: &ShortText| {
             let prefix: String = headline
                 .chars()
@@ -483,6 +488,33 @@ mod tests {
                 known
             }
         );
+    }
+
+    #[test]
+    fn headlines_of_two_identifying_bodies_leave_the_candidates_letters_undecoded() {
+        use crate::record_text::{Packing, RecordText};
+        let identifying = crate::confirm::boilerplate::MIN_IDENTIFYING_WEIGHT;
+        let ours = titled("周末去哪儿玩", "城北公园的银杏叶黄了", identifying);
+        let mut coded = Vec::new();
+        Packing::Coded.encode("秋天去哪儿玩\u{1e}城北公园的银杏叶黄了", &mut coded);
+        let theirs = ShortText::new(
+            Box::default(),
+            RecordText::encoded(&coded, Some(Packing::Coded)),
+            0,
+            0,
+        );
+        let config = ConfirmationConfig::default();
+        // No headline field: nothing to compare, nothing read.
+        assert!(ours.headlines_allow(&theirs, &config));
+        assert!(!theirs.letters.is_decoded());
+        // Both bodies identify their story: the headlines are not read.
+        let theirs = theirs.with_headline(0, identifying);
+        assert!(ours.headlines_allow(&theirs, &config));
+        assert!(!theirs.letters.is_decoded());
+        // A body that does not: they are.
+        let ours = titled("周末去哪儿玩", "城北公园的银杏叶黄了", 0);
+        ours.headlines_allow(&theirs, &config);
+        assert!(theirs.letters.is_decoded());
     }
 
     /// `count` distinct letters from `first` on.

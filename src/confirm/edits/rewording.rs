@@ -420,8 +420,9 @@ const OPENING_CHARS: usize = 12;
 /// "韦舒：本院受理…"): another document, however alike the rest. For texts
 /// too long for the repost reading, whose lead keeps no punctuation. Only
 /// each field's first letters are read, those of `ours` first: most texts
-/// open with no name.
-pub fn opens_to_another_person(ours: &str, theirs: &str) -> bool {
+/// open with no name, and then `theirs` is not asked for (a candidate's
+/// letters are decoded from its record at their first read).
+pub fn opens_to_another_person<'a>(ours: &str, theirs: impl FnOnce() -> &'a str) -> bool {
     let opening = |text: &str| -> Option<Vec<char>> {
         text.split(FIELD_SEPARATOR).find_map(|field| {
             // Most fields open with no mark within a name's length: not read.
@@ -435,7 +436,7 @@ pub fn opens_to_another_person(ours: &str, theirs: &str) -> bool {
             Some(letters.chars[name].to_vec())
         })
     };
-    opening(ours).is_some_and(|our_name| opening(theirs).is_some_and(|name| name != our_name))
+    opening(ours).is_some_and(|our_name| opening(theirs()).is_some_and(|name| name != our_name))
 }
 
 /// `left` and `right` are a pair of [`OPPOSITE_MORPHEMES`], in either order.

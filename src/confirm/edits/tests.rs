@@ -649,8 +649,15 @@ fn a_notice_under_a_title_or_too_long_for_the_reading_keeps_its_addressee() {
     // Read from the letters a node keeps (one mark where punctuation stood).
     let opens_apart = |ours: &str, theirs: &str| {
         use crate::fingerprint::letters::letters_with_breaks;
-        opens_to_another_person(&letters_with_breaks(ours), &letters_with_breaks(theirs))
+        let theirs = letters_with_breaks(theirs);
+        opens_to_another_person(&letters_with_breaks(ours), || &theirs)
     };
+    // A text that opens with no name does not ask for the other's letters
+    // (a candidate's are decoded from its record only if asked for).
+    let no_name = crate::fingerprint::letters::letters_with_breaks("城北区，今年新建服务站");
+    assert!(!opens_to_another_person(&no_name, || unreachable!(
+        "the candidate's letters are read only when ours opens with a name"
+    )));
     assert!(opens_apart(&titled("韦舒"), &titled("韦亮舒")));
     assert!(!opens_apart(&titled("韦舒"), &titled("韦舒")));
     assert!(!opens_apart(
