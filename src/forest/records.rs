@@ -283,11 +283,12 @@ impl Forest {
     /// At 100 M nodes, each of the millions of leaves looked up its root
     /// and joined its tree where they lay in tables of gigabytes: some
     /// misses of the processor's page tables a leaf, 16.5 s of CPU of the
-    /// thread that ended recovery's build. Here the leaves are sorted instead, so that every
-    /// pass reads its tables front to back: by their root's place in the
-    /// number table to find the root's number (a tag that one number holds
-    /// is taken without reading its slot), by that number to check it and
-    /// build each tree whole, and by their own number to write them.
+    /// thread that ended recovery's build. Here the leaves are sorted
+    /// instead, so that every pass reads its tables front to back: by their
+    /// root's place in the number table to find the root's number (a tag
+    /// that one number holds is taken without reading its slot), by that
+    /// number to check it and build each tree whole, and by their own
+    /// number to write them.
     fn join_leaves(&mut self, records: &[NodeRecord]) -> Result<(), ForestError> {
         let forest = self;
         let not_a_root = |leaf: &LeafToJoin| {
