@@ -218,3 +218,73 @@ impl CandidatePairs {
         ShingleIndex::from_halves(LshShape::default(), halves, texts.short)
     }
 }
+
+/// The tables' pairs as [`PendingPairs::read_each`] gives them, one at a
+/// time, in the order the snapshot holds them; an error names the damage.
+pub type ReadTables =
+    Box<dyn FnOnce(&mut dyn FnMut(CandidateTable, TablePairs)) -> Result<(), String> + Send>;
+
+/// A snapshot's pairs on their way to recovery: the texts they index,
+/// known at once, and the tables, read only when recovery asks for them.
+/// At 100 M nodes the pairs are 4.6 GiB of the snapshot; read before
+/// anything was built, the disk's 9 s of them came before the forest's
+/// work, where recovery reads them beside it now
+/// ([`crate::engine::Engine::restore`]).
+pub struct PendingPairs {
+    pub texts: CandidateTexts,
+    read: ReadTables,
+}
+
+impl PendingPairs {
+    /// Pairs whose tables `read` gives each in turn (each of the three
+    /// once), or the damage it finds.
+    pub fn new(texts: CandidateTexts, read: ReadTables) -> Self {
+        PendingPairs { texts, read }
+    }
+
+    /// Pairs already decoded.
+    pub fn decoded(pairs: CandidatePairs) -> Self {
+        let CandidatePairs { tables, texts } = pairs;
+        PendingPairs::new(
+            texts,
+            Box::new(move |each| {
+                for (table, pairs) in CandidateTable::ALL.into_iter().zip(tables) {
+                    each(table, pairs);
+                }
+                Ok(())
+            }),
+        )
+    }
+
+    /// Each table's pairs given to `each` as they are read.
+    ///
+    /// # Errors
+    ///
+    /// The damage the reading finds (the tables given before it are whole).
+    pub fn read_each(self, mut each: impl FnMut(CandidateTable, TablePairs)) -> Result<(), String> {
+        (self.read)(&mut each)
+    }
+
+    /// All tables read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Self::read_each`].
+    pub fn read_all(self) -> Result<CandidatePairs, String> {
+        let mut pairs = CandidatePairs {
+            texts: self.texts,
+            ..CandidatePairs::default()
+        };
+        self.read_each(|table, read| pairs.tables[table as usize] = read)?;
+        Ok(pairs)
+    }
+}
+
+impl std::fmt::Debug for PendingPairs {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("PendingPairs")
+            .field("texts", &self.texts)
+            .finish_non_exhaustive()
+    }
+}

@@ -54,6 +54,7 @@ mod frame_table;
 mod fsync;
 mod open;
 pub mod snapshot;
+pub mod snapshot_pairs;
 pub mod store;
 
 pub use open::{

@@ -20,6 +20,7 @@
 use std::io;
 use std::path::Path;
 
+use super::snapshot_pairs::SnapshotPairs;
 use super::store::{RecoveryReport, SnapshotState, Store, StoreOptions};
 use crate::engine::{Engine, ForestState};
 use crate::ledger::{DocumentKeys, EngineParts, Ledger};
@@ -142,7 +143,7 @@ pub fn ledger_from_snapshot(
             parts.confirmation,
             parts.side_storage,
             &sides,
-            candidates,
+            candidates.map(SnapshotPairs::pending),
         );
         let numbered = numbered
             .join()

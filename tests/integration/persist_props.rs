@@ -388,6 +388,14 @@ fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
     recovery_passes_over_a_snapshot_damaged_in(b'J');
 }
 
+/// The candidate pairs are decoded during the build, beside the forest
+/// (not when the snapshot is read): damage there is still the snapshot's,
+/// and recovery goes to the snapshot before.
+#[test]
+fn damaged_candidate_pairs_send_recovery_to_the_snapshot_before() {
+    recovery_passes_over_a_snapshot_damaged_in(b'C');
+}
+
 /// Two snapshots, a byte flipped in the newest's first frame of `kind`:
 /// the store recovers the same state from the older one and the log.
 fn recovery_passes_over_a_snapshot_damaged_in(kind: u8) {
