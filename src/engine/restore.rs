@@ -39,7 +39,7 @@ use super::side_data::{EncodedSides, RecordRun, SideStore, SidesChunk};
 use super::side_file::{MAX_SEGMENT_BYTES, SideStorage, record_offsets_with};
 use super::side_record::{RecordKeys, record_fingerprint};
 use super::{Engine, ForestState};
-use crate::candidates::captured::{CandidatePairs, CandidateTable, PendingPairs, TablePairs};
+use crate::candidates::captured::CandidatePairs;
 use crate::candidates::shingle_index::{
     LshShape, ShingleBucketsBuilder, ShingleIndex, ShingleIndexBuilder,
 };
@@ -76,7 +76,7 @@ impl Engine {
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
-        candidates: Option<PendingPairs>,
+        candidates: Option<CandidatePairs>,
     ) -> Result<Self, ForestError> {
         Self::restore_in_runs(
             fingerprinter,
@@ -96,7 +96,7 @@ impl Engine {
         confirmation: ConfirmationConfig,
         side_storage: SideStorage,
         sides: &EncodedSides,
-        candidates: Option<PendingPairs>,
+        candidates: Option<CandidatePairs>,
         records_per_run: usize,
     ) -> Result<Self, ForestError> {
         let records_per_run = records_per_run.max(1);
@@ -194,34 +194,18 @@ type Restored = (
 /// snapshot's pairs: the walk over the side records (checksums, numbers,
 /// storing, exact hashes) beside the forest, then one of the LSH's halves
 /// on the walking thread; the sketch index and the other half on a thread
-/// of their own as their pairs come (no record is read for them). The
-/// pairs are read from the disk on a thread of their own meanwhile, in
-/// the snapshot's order (the LSH's low half, its high half, the sketch
-/// index's): at 100 M nodes they are 4.6 GiB, about 9 s of the disk, and
-/// the forest, the longest task (about 21 s of a core), needs none of
-/// them. Damage found in the pairs is the snapshot's damage.
-fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: PendingPairs) -> Restored {
-    let texts = pairs.texts;
+/// of their own from the start (no record is read for them). At 100 M
+/// nodes the forest is the longest task (about 30 s of a core); written
+/// after it, the sketch index and the half were 9 s more with one core
+/// idle.
+fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: CandidatePairs) -> Restored {
+    let ([first_half, second_half], long_texts, texts) = pairs.into_tables();
     // The walk and the forest read the node records; the last of the two
     // lets them go (the sketch index and the first half are built
     // meanwhile: 1.5 GiB more at the peak at 100 M nodes, for 6 s).
     let nodes = Arc::new(inputs.nodes);
     let walking_nodes = Arc::clone(&nodes);
-    let (tables_sender, tables_receiver) = mpsc::channel::<(CandidateTable, TablePairs)>();
-    let (high_sender, high_receiver) = mpsc::channel::<TablePairs>();
     std::thread::scope(|scope| {
-        // Ends with the senders: a thread waiting for a table then gets
-        // none (the pairs were damaged, or this thread panicked).
-        let reading = scope.spawn(move || {
-            pairs.read_each(|table, pairs| match table {
-                CandidateTable::ShortHigh => {
-                    let _ = high_sender.send(pairs);
-                }
-                _ => {
-                    let _ = tables_sender.send((table, pairs));
-                }
-            })
-        });
         let walking = scope.spawn(move || {
             let walked = walk_then_list(
                 inputs.sides,
@@ -231,24 +215,11 @@ fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: PendingPairs) -> Res
                 None,
                 RECORDS_PER_RUN,
             );
-            let second_half = high_receiver.recv().unwrap_or_default();
             (walked, second_half.into_short_half())
         });
         let tables = scope.spawn(move || {
-            let (mut first_half, mut long_texts) = (None, None);
-            for (table, pairs) in tables_receiver {
-                match table {
-                    CandidateTable::Long => {
-                        long_texts = Some(CandidatePairs::long_index(pairs, texts));
-                    }
-                    _ => first_half = Some(pairs.into_short_half()),
-                }
-            }
-            (
-                long_texts
-                    .unwrap_or_else(|| CandidatePairs::long_index(TablePairs::default(), texts)),
-                first_half.unwrap_or_else(|| TablePairs::default().into_short_half()),
-            )
+            let long_texts = CandidatePairs::long_index(long_texts, texts);
+            (long_texts, first_half.into_short_half())
         });
         let forest = Forest::restore(inputs.config, &nodes, inputs.counters);
         drop(nodes);
@@ -260,11 +231,6 @@ fn restore_from_pairs(inputs: RestoreInputs<'_, '_>, pairs: PendingPairs) -> Res
             Ok(joined) => joined,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        let read = match reading.join() {
-            Ok(read) => read,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        let walked = read.map_err(ForestError::Damaged).and(walked);
         let short_texts = CandidatePairs::short_index([first_half, second_half], texts);
         (forest, walked, short_texts, long_texts)
     })

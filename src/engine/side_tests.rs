@@ -314,7 +314,7 @@ fn restored_from_capture(engine: &Engine, pairs: bool) -> Engine {
         engine.confirmation().clone(),
         side_file::SideStorage::Memory,
         &sides,
-        pairs.then(|| crate::candidates::captured::PendingPairs::decoded(captured)),
+        pairs.then_some(captured),
     )
     .expect("the forest is given")
 }

@@ -54,7 +54,6 @@ mod frame_table;
 mod fsync;
 mod open;
 pub mod snapshot;
-pub mod snapshot_pairs;
 pub mod store;
 
 pub use open::{

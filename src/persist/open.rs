@@ -20,7 +20,6 @@
 use std::io;
 use std::path::Path;
 
-use super::snapshot_pairs::SnapshotPairs;
 use super::store::{RecoveryReport, SnapshotState, Store, StoreOptions};
 use crate::engine::{Engine, ForestState};
 use crate::ledger::{DocumentKeys, EngineParts, Ledger};
@@ -143,7 +142,7 @@ pub fn ledger_from_snapshot(
             parts.confirmation,
             parts.side_storage,
             &sides,
-            candidates.map(SnapshotPairs::pending),
+            candidates,
         );
         let numbered = numbered
             .join()

@@ -10,10 +10,8 @@
 //! record after its length, the side file's layout, and is read mapped: the
 //! side records stay where they are, as ranges of the mapping the side file
 //! adopts; everything else is decoded, the frames of nodes and keys (most
-//! of the rest) on two threads once the end is found, except the candidate
-//! pairs, which recovery decodes beside its build
-//! ([`super::snapshot_pairs`]). Version 1 (records bare) still loads, by
-//! copying them.
+//! of the rest) on two threads once the end is found. Version 1 (records
+//! bare) still loads, by copying them.
 //!
 //! Consequences: a snapshot must never change while mapped (nothing of
 //! neardup's edits one: it is written under a temporary name, renamed, and
@@ -25,10 +23,7 @@ use std::path::Path;
 
 use super::codec::{self, Decoder, Encoder, Frame};
 use super::frame_table::{FrameHeader, FrameHeaders, FrameTableWriter};
-use super::snapshot_pairs::{
-    BulkFrame, CandidateTableEnd, SNAPSHOT_CANDIDATE_PAIRS, SnapshotPairs,
-};
-use crate::candidates::captured::{CandidateTable, CandidateTexts};
+use crate::candidates::captured::{CandidatePairs, CandidateTable, CandidateTexts};
 use crate::engine::commonness::{CommonSentenceRecord, REMEMBERED_CLASSES};
 use crate::engine::side_file::MappedFile;
 use crate::engine::{EncodedSides, SidesCheck, record_exact_hashes};
@@ -80,6 +75,8 @@ const SNAPSHOT_NUMBERED_KEYS: u8 = b'J';
 const SNAPSHOT_PENDING: u8 = b'P';
 const SNAPSHOT_SENT: u8 = b'T';
 const SNAPSHOT_COMMON_SENTENCES: u8 = b'L';
+/// Pairs of one candidate table (version 9).
+const SNAPSHOT_CANDIDATE_PAIRS: u8 = b'C';
 /// The candidate tables' counts, after their pairs (version 9).
 const SNAPSHOT_CANDIDATES: u8 = b'I';
 const PAIRS_PER_FRAME: usize = 1 << 16;
@@ -112,8 +109,8 @@ pub struct SnapshotState {
     /// The learned boilerplate table (version 4).
     pub common_sentences: Vec<CommonSentenceRecord>,
     /// The candidate indexes' pairs (version 9; else they are rebuilt
-    /// from the side records), found and not yet decoded.
-    pub candidates: Option<SnapshotPairs>,
+    /// from the side records).
+    pub candidates: Option<CandidatePairs>,
 }
 
 pub(super) fn write_snapshot(
@@ -366,12 +363,14 @@ fn skim_side_frame(
     Ok(Some(index_end))
 }
 
-/// The node records and document keys of a snapshot, in file order.
+/// The node records, document keys and candidate pairs of a snapshot,
+/// in file order.
 #[derive(Debug, Default)]
 struct NodesAndKeys {
     nodes: Vec<NodeRecord>,
     keys: Vec<(DocumentKey, Fingerprint)>,
     numbered_keys: Vec<(DocumentKey, NodeId)>,
+    pairs: CandidatePairs,
 }
 
 impl NodesAndKeys {
@@ -380,16 +379,24 @@ impl NodesAndKeys {
         append(&mut self.nodes, more.nodes);
         append(&mut self.keys, more.keys);
         append(&mut self.numbered_keys, more.numbered_keys);
+        self.pairs.append(more.pairs);
     }
 }
 
-/// Frames found by their header and decoded later: those of nodes and
-/// keys, decoded once the end is found ([`decode_bulk_frames`]), and those
-/// of candidate pairs, which recovery decodes ([`SnapshotPairs`]).
-#[derive(Debug, Default)]
-struct DeferredFrames {
-    nodes_and_keys: Vec<BulkFrame>,
-    pairs: Vec<BulkFrame>,
+/// What a snapshot's candidate frame says of one table: its mix, and
+/// how many pairs the copier took and how many were copied ahead of it.
+#[derive(Debug, Default, Clone, Copy)]
+struct CandidateTableEnd {
+    mix: [u32; 2],
+    counts: (u64, u64),
+}
+
+/// A frame of nodes, keys or candidate pairs, found by its header and
+/// decoded later.
+#[derive(Debug, Clone, Copy)]
+struct BulkFrame {
+    offset: usize,
+    length: usize,
 }
 
 /// When the frame at `offset` holds nodes, keys or candidate pairs
@@ -402,31 +409,34 @@ fn defer_bulk_frame(
     with_pairs: bool,
     file_length: usize,
     offset: usize,
-    frames: &mut DeferredFrames,
+    frames: &mut Vec<BulkFrame>,
 ) -> Option<usize> {
-    let header = header?;
-    let deferred = match header.kind() {
-        SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS => {
-            &mut frames.nodes_and_keys
-        }
-        SNAPSHOT_CANDIDATE_PAIRS if with_pairs => &mut frames.pairs,
-        _ => return None,
-    };
+    let header = header.filter(|header| match header.kind() {
+        SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS => true,
+        SNAPSHOT_CANDIDATE_PAIRS => with_pairs,
+        _ => false,
+    })?;
     let length = header.length();
     let end = offset.checked_add(8 + length)?;
     if length > codec::MAX_FRAME || end > file_length {
         return None;
     }
-    deferred.push(BulkFrame { offset, length });
+    frames.push(BulkFrame { offset, length });
     Some(end)
 }
 
-/// The nodes and keys of `frames`, in their order, each frame checked
-/// against its checksum: decoded on two threads (the frames cut in two
-/// halves by bytes), where one thread decoding all of them was 11 s of one
-/// core at 100 M nodes before anything else could start. The first damage
+/// The nodes, keys and candidate pairs of `frames`, in their order, each
+/// frame checked against its checksum: decoded on two threads (the frames
+/// cut in two halves by bytes), where one thread decoding all of them was
+/// 11 s of one core at 100 M nodes before anything else could start (the
+/// pairs, about 50 B a node, were a serial second more at 10 M). A pair
+/// naming a position at or past `node_count` is damage. The first damage
 /// in file order is the error.
-fn decode_bulk_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
+fn decode_bulk_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+    node_count: u64,
+) -> Result<NodesAndKeys, String> {
     let total: usize = frames.iter().map(|frame| frame.length).sum();
     let mut running = 0;
     let split = frames
@@ -438,8 +448,8 @@ fn decode_bulk_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys,
         .map_or(frames.len(), |at| at + 1);
     let (first, second) = frames.split_at(split);
     let (first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| decode_frames(data, second));
-        (decode_frames(data, first), second.join())
+        let second = scope.spawn(|| decode_frames(data, second, node_count));
+        (decode_frames(data, first, node_count), second.join())
     });
     let mut decoded = first?;
     decoded.append(second.map_err(|_| "a thread decoding the snapshot failed".to_string())??);
@@ -457,7 +467,11 @@ fn append<T>(into: &mut Vec<T>, mut more: Vec<T>) {
 }
 
 /// [`decode_bulk_frames`] of one thread.
-fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, String> {
+fn decode_frames(
+    data: &[u8],
+    frames: &[BulkFrame],
+    node_count: u64,
+) -> Result<NodesAndKeys, String> {
     let mut decoded = NodesAndKeys::default();
     for frame in frames {
         let body = match codec::read_frame(data, frame.offset) {
@@ -466,20 +480,53 @@ fn decode_frames(data: &[u8], frames: &[BulkFrame]) -> Result<NodesAndKeys, Stri
             Frame::Damaged(reason) => return Err(reason.to_string()),
         };
         let mut decoder = Decoder::new(body);
-        decode_bulk_frame(&mut decoder, &mut decoded)?;
+        decode_bulk_frame(&mut decoder, &mut decoded, node_count)?;
     }
     Ok(decoded)
 }
 
-/// One frame of nodes or keys, from its kind on.
-fn decode_bulk_frame(decoder: &mut Decoder<'_>, into: &mut NodesAndKeys) -> Result<(), String> {
+/// One frame of nodes, keys or candidate pairs, from its kind on.
+fn decode_bulk_frame(
+    decoder: &mut Decoder<'_>,
+    into: &mut NodesAndKeys,
+    node_count: u64,
+) -> Result<(), String> {
     match decoder.u8().map_err(|error| error.to_string())? {
         kind @ (SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES) => {
             decode_nodes(decoder, &mut into.nodes, kind == SNAPSHOT_INDEXED_NODES)
         }
         SNAPSHOT_NUMBERED_KEYS => decode_keys(decoder, &mut into.numbered_keys, Decoder::u32),
+        SNAPSHOT_CANDIDATE_PAIRS => decode_pairs(decoder, &mut into.pairs, node_count),
         _ => decode_keys(decoder, &mut into.keys, Decoder::u64),
     }
+}
+
+/// A frame of one candidate table's pairs, after its kind: the table,
+/// whether the capture's copier took them, then each folded key and its
+/// node's position among the snapshot's nodes.
+fn decode_pairs(
+    decoder: &mut Decoder<'_>,
+    pairs: &mut CandidatePairs,
+    node_count: u64,
+) -> Result<(), String> {
+    let malformed = |error: codec::DecodeError| error.to_string();
+    let table = CandidateTable::from_number(decoder.u8().map_err(malformed)?)
+        .ok_or("unknown candidate table")?;
+    let in_order = decoder.u8().map_err(malformed)? != 0;
+    let count = decoder.count().map_err(malformed)?;
+    let bytes = decoder
+        .bytes(count.checked_mul(8).ok_or("length overflow")?)
+        .map_err(malformed)?;
+    pairs.start_part(table, in_order, count);
+    for pair in bytes.chunks_exact(8) {
+        let key = u32::from_le_bytes([pair[0], pair[1], pair[2], pair[3]]);
+        let position = u32::from_le_bytes([pair[4], pair[5], pair[6], pair[7]]);
+        if u64::from(position) >= node_count {
+            return Err("a candidate pair names no node".to_string());
+        }
+        pairs.push(table, in_order, key, position);
+    }
+    Ok(())
 }
 
 /// A frame of nodes' records, after its kind.
@@ -511,11 +558,10 @@ fn decode_keys<'a, T>(
 }
 
 /// Reads one snapshot file, checking every frame but those of side
-/// records and candidate pairs (which recovery checks as it reads them)
-/// and the totals. The file is mapped: the side records of a version-2
-/// snapshot stay where they are (in [`EncodedSides`] as ranges of the
-/// mapping), the candidate pairs are found ([`SnapshotPairs`]), everything
-/// else is decoded.
+/// records (which recovery checks as it reads them) and the totals. The file
+/// is mapped: the side records of a version-2 snapshot stay where they
+/// are (in [`EncodedSides`] as ranges of the mapping), everything else is
+/// decoded.
 pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     let file = MappedFile::open(path).map_err(|error| match error.kind() {
         io::ErrorKind::InvalidInput => "file too short".to_string(),
@@ -542,7 +588,7 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
     let mut offset = 20;
     // Frames of nodes and keys, decoded on two threads once the end is
     // found (`decode_bulk_frames`).
-    let mut bulk_frames = DeferredFrames::default();
+    let mut bulk_frames = Vec::new();
     let mut bulk_frames_inline = NodesAndKeys::default();
     // The candidate indexes' texts, mixes and counts (the pairs are
     // decoded with the bulk frames; their counts are checked then).
@@ -578,7 +624,6 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             }
             Frame::Damaged(reason) => return Err(reason.to_string()),
         };
-        let frame_start = offset;
         offset = next;
         let mut decoder = Decoder::new(body);
         let malformed = |error: codec::DecodeError| error.to_string();
@@ -601,16 +646,14 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
             SNAPSHOT_NODES | SNAPSHOT_INDEXED_NODES | SNAPSHOT_KEYS | SNAPSHOT_NUMBERED_KEYS => {
                 // A bulk frame too long to defer: its damage is named here.
                 let mut decoded = NodesAndKeys::default();
-                decode_bulk_frame(&mut Decoder::new(body), &mut decoded)?;
+                decode_bulk_frame(&mut Decoder::new(body), &mut decoded, expected.0)?;
                 bulk_frames_inline.append(decoded);
             }
             SNAPSHOT_CANDIDATE_PAIRS if version >= 9 => {
-                // Whole and checked, but not found by its header: decoded
-                // with the others, in its place.
-                bulk_frames.pairs.push(BulkFrame {
-                    offset: frame_start,
-                    length: body.len(),
-                });
+                // As a bulk frame too long to defer.
+                let mut decoded = NodesAndKeys::default();
+                decode_bulk_frame(&mut Decoder::new(body), &mut decoded, expected.0)?;
+                bulk_frames_inline.append(decoded);
             }
             SNAPSHOT_SIDES if version == 1 => {
                 for _ in 0..decoder.count().map_err(malformed)? {
@@ -674,20 +717,22 @@ pub fn read_snapshot(path: &Path) -> Result<SnapshotState, String> {
                     return Err("snapshot ends without its candidate pairs".to_string());
                 }
                 let mut decoded = bulk_frames_inline;
-                decoded.append(decode_bulk_frames(data, &bulk_frames.nodes_and_keys)?);
+                decoded.append(decode_bulk_frames(data, &bulk_frames, expected.0)?);
                 let NodesAndKeys {
                     nodes,
                     keys,
                     numbered_keys,
+                    mut pairs,
                 } = decoded;
-                if let Some((texts, ends)) = candidates {
-                    state.candidates = Some(SnapshotPairs::new(
-                        file.clone(),
-                        bulk_frames.pairs,
-                        ends,
-                        texts,
-                        nodes.len() as u64,
-                    ));
+                if let Some((texts, tables)) = candidates {
+                    pairs.texts = texts;
+                    for (table, end) in pairs.tables.iter_mut().zip(tables) {
+                        table.mix = end.mix;
+                        if end.counts != (table.in_order.len() as u64, table.ahead.len() as u64) {
+                            return Err("candidate pairs do not match their count".to_string());
+                        }
+                    }
+                    state.candidates = Some(pairs);
                 }
                 (state.nodes, state.keys, state.numbered_keys) = (nodes, keys, numbered_keys);
                 let counts = (

@@ -388,9 +388,7 @@ fn damaged_nodes_or_keys_send_recovery_to_the_snapshot_before() {
     recovery_passes_over_a_snapshot_damaged_in(b'J');
 }
 
-/// The candidate pairs are decoded during the build, beside the forest
-/// (not when the snapshot is read): damage there is still the snapshot's,
-/// and recovery goes to the snapshot before.
+/// So do damaged candidate pairs (decoded with the nodes and keys).
 #[test]
 fn damaged_candidate_pairs_send_recovery_to_the_snapshot_before() {
     recovery_passes_over_a_snapshot_damaged_in(b'C');

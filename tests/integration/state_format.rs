@@ -159,11 +159,7 @@ fn version_9_state_loads() {
     // It holds the candidate indexes' pairs: each of its four texts (short
     // by its letters) under its 8 band keys, in two halves.
     let state = neardup::persist::store::read_snapshot(&snapshot_of(9)).expect("read");
-    let pairs = state
-        .candidates
-        .expect("candidate pairs")
-        .read_all()
-        .expect("decoded");
+    let pairs = state.candidates.expect("candidate pairs");
     assert!(pairs.texts.short_text_search);
     assert_eq!((pairs.texts.short, pairs.texts.long), (4, 0));
     let [low, high, long] = &pairs.tables;
@@ -250,13 +246,7 @@ fn read_with_frame_changed(
     std::fs::create_dir_all(&dir).expect("dir");
     let path = dir.join("snapshot");
     std::fs::write(&path, bytes).expect("write");
-    // The pairs are decoded at recovery, beside the build: here, at once.
-    let read = neardup::persist::store::read_snapshot(&path).and_then(|state| {
-        if let Some(pairs) = state.candidates.clone() {
-            pairs.read_all()?;
-        }
-        Ok(state)
-    });
+    let read = neardup::persist::store::read_snapshot(&path);
     let _ = std::fs::remove_dir_all(&dir);
     read
 }
@@ -305,7 +295,7 @@ fn candidate_pairs_that_miss_their_count_or_their_frame_are_refused() {
         Err("snapshot ends without its candidate pairs".to_string())
     );
     let read = read_with_frame_changed(9, b'I', |_| ()).expect("unchanged");
-    let pairs = read.candidates.expect("pairs").read_all().expect("decoded");
+    let pairs = read.candidates.expect("pairs");
     // The fixture's four short texts hold pairs in both halves of the LSH.
     assert_eq!(pairs.texts.short, 4);
     assert!(
