@@ -34,8 +34,14 @@
 
 pub mod units;
 
-/// What the process asks of glibc's allocator (large blocks mapped apart).
+/// What the process asks of glibc's allocator (large blocks mapped apart,
+/// on huge pages).
 pub mod allocator;
+
+/// Every program built on the library (the sidecar, its benches and
+/// tests) allocates through it, so the benches measure what runs.
+#[global_allocator]
+static ALLOCATOR: allocator::LargeBlocksOnHugePages = allocator::LargeBlocksOnHugePages;
 
 pub mod encoding;
 
