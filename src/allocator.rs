@@ -55,12 +55,15 @@ pub const HUGE_PAGE_BLOCK_BYTES: usize = 4 << 20;
 /// or more marked for transparent huge pages (`madvise(MADV_HUGEPAGE)`).
 ///
 /// Motivation: the engine's large tables (node slots, the number table,
-/// block tables, document keys, candidate buckets) are read at random
-/// places: at 100 M nodes a random read of a table of gigabytes cost about
-/// 120 ns here, most of it the processor walking page tables (a virtual
-/// machine's walks are long). A 2 MiB page covers 512 of 4 KiB in one
-/// entry, and faults once where 512 faults were. Most distributions set
-/// huge pages to `madvise` (given only where asked), so nothing asked.
+/// block tables, document keys, candidate buckets) are gigabytes at 100 M
+/// nodes, written and read at random places: each 4 KiB page faulted in
+/// on its own, and a random read of such a table was mostly the
+/// processor walking page tables (a virtual machine's walks are long). A
+/// 2 MiB page covers 512 of 4 KiB in one entry and faults once. Most
+/// distributions set huge pages to `madvise` (given only where asked), and
+/// nothing asked: recovery of 100 M nodes built its tables in 22.5–24.4 s,
+/// 20.0–20.3 s on huge pages (`docs/performance.md`, thirty-first part;
+/// `place` did not move, its time is the side records read from disk).
 ///
 /// Design: a wrapper around [`std::alloc::System`]; after an allocation
 /// or a reallocation of a large block, the pages of the whole block are
