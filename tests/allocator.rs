@@ -24,30 +24,9 @@ fn blocks_of_a_megabyte_stay_mapped_after_a_larger_one_is_freed() {
     );
 }
 
-/// The flags (`VmFlags` of `/proc/self/smaps`) of the mapping that holds
-/// `address`.
 #[cfg(target_os = "linux")]
-fn mapping_flags(address: usize) -> Vec<String> {
-    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
-    let mut holds = false;
-    for line in smaps.lines() {
-        if let Some(flags) = line.strip_prefix("VmFlags:") {
-            if holds {
-                return flags.split_whitespace().map(str::to_string).collect();
-            }
-            continue;
-        }
-        // A mapping's first line starts with its range, `start-end` in hex.
-        let range = line.split_whitespace().next().and_then(|first| {
-            let (start, end) = first.split_once('-')?;
-            Some(usize::from_str_radix(start, 16).ok()?..usize::from_str_radix(end, 16).ok()?)
-        });
-        if let Some(range) = range {
-            holds = range.contains(&address);
-        }
-    }
-    panic!("no mapping holds {address:#x}");
-}
+#[path = "support/smaps.rs"]
+mod smaps;
 
 /// Large blocks (the engine's tables) are advised onto huge pages (flag
 /// `hg`), and stay so as they grow; small ones, from the heap, are not.
@@ -61,17 +40,18 @@ fn large_blocks_are_advised_onto_huge_pages_and_stay_so_as_they_grow() {
     neardup::allocator::keep_large_blocks_mapped();
     let mut table = vec![7u64; neardup::allocator::HUGE_PAGE_BLOCK_BYTES / 8];
     assert!(
-        mapping_flags(table.as_ptr() as usize).contains(&"hg".to_string()),
+        smaps::mapping_flags(table.as_ptr() as usize).contains(&"hg".to_string()),
         "a table of {} bytes is not advised",
         neardup::allocator::HUGE_PAGE_BLOCK_BYTES
     );
     table.resize(table.len() * 16, 9);
-    assert!(mapping_flags(table.as_ptr() as usize).contains(&"hg".to_string()));
+    assert!(smaps::mapping_flags(table.as_ptr() as usize).contains(&"hg".to_string()));
     assert!(
-        mapping_flags(table.as_ptr() as usize + table.len() * 8 - 1).contains(&"hg".to_string())
+        smaps::mapping_flags(table.as_ptr() as usize + table.len() * 8 - 1)
+            .contains(&"hg".to_string())
     );
     assert_eq!(table[0], 7);
     assert_eq!(table[table.len() - 1], 9);
     let small = vec![1u8; 64 << 10];
-    assert!(!mapping_flags(small.as_ptr() as usize).contains(&"hg".to_string()));
+    assert!(!smaps::mapping_flags(small.as_ptr() as usize).contains(&"hg".to_string()));
 }

@@ -333,29 +333,9 @@ fn a_location_is_five_bytes_and_holds_what_a_file_has() {
     assert_eq!((first.segment(), first.offset()), (0, 0));
 }
 
-/// The kernel's flags of the mapping that holds `address` (its `VmFlags`
-/// line in `/proc/self/smaps`): `rr` is random-read advice, `sr`
-/// sequential.
-fn mapping_flags(address: usize) -> Vec<String> {
-    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-    let mut inside = false;
-    for line in smaps.lines() {
-        if let Some((range, _)) = line.split_once(' ')
-            && let Some((start, end)) = range.split_once('-')
-            && let (Ok(start), Ok(end)) = (
-                usize::from_str_radix(start, 16),
-                usize::from_str_radix(end, 16),
-            )
-        {
-            inside = (start..end).contains(&address);
-            continue;
-        }
-        if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-            return flags.split_whitespace().map(str::to_owned).collect();
-        }
-    }
-    Vec::new()
-}
+#[path = "../../tests/support/smaps.rs"]
+mod smaps;
+use smaps::mapping_flags;
 
 #[test]
 #[cfg(target_os = "linux")]
