@@ -635,7 +635,8 @@ pub fn compare_with_until(
             reading.fact_changes += usize::from(swaps_a_party(&shorter, &ours, &longer, &theirs));
             reading.fact_changes += usize::from(
                 swaps_for_an_opposite(&shorter, &ours, &longer, &theirs)
-                    || word_swap.is_some_and(|swap| swap.reverses_a_sense()),
+                    || word_swap
+                        .is_some_and(|swap| swap.reverses_a_sense() || swap.changes_the_stage()),
             );
         } else if !ours.is_empty() && !theirs.is_empty() {
             // Outside the span on both sides.

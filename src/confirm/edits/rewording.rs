@@ -15,7 +15,9 @@
 //! is a predicate swap, which a short post may hold where it may hold no
 //! other content change ([`WordSwap::is_predicate_swap`]); a word whose sense is
 //! reversed (停, 降, 拆, …) swapped for one whose sense is not is a changed
-//! fact ([`WordSwap::reverses_a_sense`]); a party's name is read by
+//! fact ([`WordSwap::reverses_a_sense`]), and so is a verb of an act not yet
+//! done (筹, 预, 审, …) swapped for one of a deed
+//! ([`WordSwap::changes_the_stage`]); a party's name is read by
 //! [`crate::confirm::parties`].
 //!
 //! Consequences: one character of an ordinary word replaced by another
@@ -23,9 +25,9 @@
 //! different things (two colours, two crops); names, places, times and
 //! numerals are facts and are counted apart, so the list needs only the
 //! ordinary opposites and series. A verb swapped for one of another action
-//! that is neither its synonym nor its reverse (筹备 / 开展) reads as a
-//! rewording: telling them apart needs a lexicon of senses
-//! (docs/quality.md measures the cost).
+//! of the same stage that is neither its synonym nor its reverse (参加 /
+//! 观看, 完工 / 交付) reads as a rewording: telling them apart needs a
+//! lexicon of senses (docs/quality.md measures the cost).
 
 use std::ops::Range;
 
@@ -262,6 +264,20 @@ pub(super) fn swaps_for_an_opposite(
 const REVERSIVE_MORPHEMES: &str =
     "停暂关闭拆撤废禁失丢降减跌亏败输拒否罢缩退衰亡灭毁弃损缺止除消掉";
 
+/// Characters whose sense is an act not yet done: planned, prepared,
+/// sought, applied for, under review or awaited (预, 拟, 筹, 谋, 寻, 申, 审,
+/// 议, 估, 盼). A verb holding one reports another stage of the act than a
+/// verb without one (筹备 / 举办, 审议 / 通过, 预约 / 接待, 寻求 / 取得): a
+/// repost rewords a plan as a plan (筹备 / 准备), never as the deed.
+const PROSPECTIVE_MORPHEMES: &str = "预拟筹谋寻申审议估盼";
+
+/// Verbs of that sense whose characters have others too (计 in 统计, 备 in
+/// 配备, 待 in 接待): listed whole.
+const PROSPECTIVE_VERBS: [&str; 17] = [
+    "计划", "准备", "打算", "策划", "规划", "争取", "力争", "期待", "期望", "希望", "等待", "考虑",
+    "酝酿", "讨论", "商量", "试图", "尝试",
+];
+
 /// Longest word (in letters) on each side of a swap read as one predicate
 /// reworded or one sense reversed: a swap of longer phrases is more than a
 /// word's rewording.
@@ -314,6 +330,19 @@ impl SwappedWord<'_> {
     fn is_reversed(&self) -> bool {
         self.chars.iter().any(|&c| REVERSIVE_MORPHEMES.contains(c))
     }
+
+    /// It reports an act not yet done ([`PROSPECTIVE_MORPHEMES`],
+    /// [`PROSPECTIVE_VERBS`]).
+    fn is_prospective(&self) -> bool {
+        self.chars
+            .iter()
+            .any(|&c| PROSPECTIVE_MORPHEMES.contains(c))
+            || self.chars.windows(2).any(|pair| {
+                PROSPECTIVE_VERBS
+                    .iter()
+                    .any(|verb| verb.chars().eq(pair.iter().copied()))
+            })
+    }
 }
 
 /// A gap with words on both sides, each at most [`MAX_SWAPPED_WORD_CHARS`]
@@ -352,6 +381,14 @@ impl<'a> WordSwap<'a> {
     /// turned around (启动 / 暂停), a fact changed however long the span.
     pub(super) fn reverses_a_sense(&self) -> bool {
         self.ours.is_reversed() != self.theirs.is_reversed()
+    }
+
+    /// A verb of an act not yet done ([`PROSPECTIVE_MORPHEMES`]) swapped for
+    /// a verb of one that is (筹备 / 举办, 审议 / 发布): another stage of the
+    /// act, a fact changed however long the span. Nouns are left alone (计划
+    /// / 方案 name one plan).
+    pub(super) fn changes_the_stage(&self) -> bool {
+        self.is_predicate_swap() && self.ours.is_prospective() != self.theirs.is_prospective()
     }
 }
 

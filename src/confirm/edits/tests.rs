@@ -606,6 +606,32 @@ fn a_word_whose_sense_is_reversed_is_a_changed_fact_however_long_the_post() {
 }
 
 #[test]
+fn a_verb_of_an_act_not_yet_done_swapped_for_one_done_is_a_changed_fact() {
+    let config = crate::confirm::ConfirmationConfig::default();
+    let reading = |ours: &str, theirs: &str| compare_with(ours, theirs, &config.synonyms).repost;
+    let joins = |ours: &str, theirs: &str| {
+        crate::confirm::repost_allows_join(&compare_with(ours, theirs, &config.synonyms), &config)
+    };
+    let post = "城北图书馆本周开展青少年科普读书月活动，欢迎市民参加。";
+    // Planned and held: another stage of the act, in any length of post.
+    assert!(reading(post, &post.replace("开展", "筹备")).fact_changes > 0);
+    assert!(!joins(
+        post,
+        &format!("转发：{}", post.replace("开展", "筹备"))
+    ));
+    let long = "城北图书馆本周开展青少年科普读书月活动，欢迎市民带孩子参加，活动期间每天下午安排两场专家讲座和互动实验。";
+    assert!(long.chars().count() > 40);
+    assert!(reading(long, &long.replace("开展", "筹备")).fact_changes > 0);
+    // A deed reworded as a deed, a plan as a plan: one stage.
+    assert!(joins(
+        post,
+        &format!("转发：{}", post.replace("开展", "举办"))
+    ));
+    let plan = "城北图书馆本周筹备青少年科普读书月活动，欢迎市民参加。";
+    assert_eq!(reading(plan, &plan.replace("筹备", "准备")).fact_changes, 0);
+}
+
+#[test]
 fn a_notice_addressed_to_another_person_is_a_changed_fact() {
     let facts = |ours: &str, theirs: &str| compare(ours, theirs).repost.fact_changes;
     let summons = |name: &str| {
