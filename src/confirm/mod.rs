@@ -55,8 +55,8 @@ pub use long::{
 };
 pub use short::{
     MIN_REPOST_CONTAINMENT, ShortText, allowed_content_changes, allowed_cut_chars,
-    allowed_unmatched_chars, edits_allow_join, repost_allows_join, repost_shape_allows_join,
-    repost_shape_excluded, short_texts_close,
+    allowed_unmatched_chars, edits_allow_join, read_as_repost, repost_allows_join,
+    repost_shape_allows_join, repost_shape_excluded, short_texts_close,
 };
 
 /// How a candidate was found: long texts found by shared text meet a

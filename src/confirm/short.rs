@@ -282,13 +282,39 @@ impl ShortText {
             return false;
         }
         // Most alignments fail on their shape: the words are then not read.
-        let summary = edits::compare_with_until(
-            &self.letters,
-            &candidate.letters,
-            &config.synonyms,
-            |shape| !shape.identical() && !repost_shape_allows_join(shape, config),
-        );
+        let summary = read_as_repost(&self.letters, &candidate.letters, config, true);
         repost_allows_join(&summary, config)
+    }
+}
+
+/// The repost reading of two short texts ([`edits::compare_with`]), in
+/// whichever order they came. The reading takes the shorter text for the
+/// post and the longer for the repost around it; two texts of as many
+/// letters are read both ways, and the reading that lets them join is
+/// kept: which of the two arrived first decides nothing ("DA says X" and
+/// "X, DA says" each cut what the other adds). With `stop_on_shape`, a
+/// reading whose shape fails leaves the words unread
+/// ([`edits::compare_with_until`]).
+pub fn read_as_repost(
+    ours: &str,
+    theirs: &str,
+    config: &ConfirmationConfig,
+    stop_on_shape: bool,
+) -> EditSummary {
+    let read = |first: &str, second: &str| {
+        edits::compare_with_until(first, second, &config.synonyms, |shape| {
+            stop_on_shape && !shape.identical() && !repost_shape_allows_join(shape, config)
+        })
+    };
+    let summary = read(ours, theirs);
+    if summary.shorter_chars != summary.longer_chars || repost_allows_join(&summary, config) {
+        return summary;
+    }
+    let other_way = read(theirs, ours);
+    if repost_allows_join(&other_way, config) {
+        other_way
+    } else {
+        summary
     }
 }
 
@@ -471,6 +497,30 @@ pub fn edits_allow_join(summary: &EditSummary, config: &ConfirmationConfig) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_texts_of_as_many_letters_join_in_either_order() {
+        let config = ConfirmationConfig::default();
+        let headline = "FBI says suspect in mall shooting was known to local police for years";
+        let repost = "Suspect in mall shooting was known to local police for years , FBI says";
+        // One reading cuts "FBI says" and reads the other's as a comment after
+        // a comma; the other runs it into the sentence as a clause.
+        let one_way = edits::compare_with(repost, headline, &config.synonyms);
+        assert_eq!(one_way.shorter_chars, one_way.longer_chars);
+        assert!(!repost_allows_join(&one_way, &config), "{one_way:?}");
+        for (first, second) in [(headline, repost), (repost, headline)] {
+            for stop_on_shape in [false, true] {
+                let summary = read_as_repost(first, second, &config, stop_on_shape);
+                assert!(repost_allows_join(&summary, &config), "{summary:?}");
+            }
+        }
+        // Texts of different lengths are read once, the shorter as the post.
+        let longer = format!("{repost} today");
+        assert_eq!(
+            read_as_repost(headline, &longer, &config, false),
+            edits::compare_with(headline, &longer, &config.synonyms)
+        );
+    }
 
     #[test]
     fn shingles_left_out_of_a_record_are_those_of_its_letters_at_their_first_read() {

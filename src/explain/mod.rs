@@ -44,8 +44,8 @@ use crate::confirm::measures::{
 use crate::confirm::spans::{KEPT_LEAD_CHARS, lead_swaps_a_span};
 use crate::confirm::{
     ConfirmationConfig, LEAD_CHARS, MIN_REPOST_CONTAINMENT, ShortText, allowed_content_changes,
-    allowed_cut_chars, allowed_unmatched_chars, edits_allow_join, headline_bar, repost_allows_join,
-    short_texts_close, sketch_join_bar,
+    allowed_cut_chars, allowed_unmatched_chars, edits_allow_join, headline_bar, read_as_repost,
+    repost_allows_join, short_texts_close, sketch_join_bar,
 };
 use crate::engine::Engine;
 use crate::fingerprint::letters::letters_with_breaks;
@@ -421,10 +421,11 @@ fn repost_figures(
         ),
         passes: confirmation.require_same_places.then_some(!places_differ),
     });
-    let summary = edits::compare_with(
-        &fingerprinter.letters(first),
+    let summary = read_as_repost(
         &fingerprinter.letters(second),
-        &confirmation.synonyms,
+        &fingerprinter.letters(first),
+        confirmation,
+        false,
     );
     let reading = summary.repost;
     let content_changes_allowed = allowed_content_changes(&reading);
