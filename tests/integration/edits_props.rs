@@ -66,17 +66,26 @@ const PIECES: &[&str] = &[
     "中下游",
 ];
 
-/// Credit lines and the pieces above, for the properties that must hold
-/// with credits in the texts too.
+/// Credit lines and repost labels, beside the pieces above, for the
+/// properties that must hold with credits in the texts too.
+const CREDITS: &[&str] = &[
+    "来源",
+    "记者",
+    "via",
+    "Reuters",
+    "转发：",
+    "快讯｜",
+    "RT @ab ",
+];
+
 fn piece(index: usize) -> Option<&'static str> {
-    const CREDITS: &[&str] = &["来源", "记者", "via", "Reuters"];
     PIECES
         .get(index)
         .or_else(|| CREDITS.get(index - PIECES.len()))
         .copied()
 }
 
-const ALL_PIECES: usize = PIECES.len() + 4;
+const ALL_PIECES: usize = PIECES.len() + CREDITS.len();
 
 fn text() -> impl Strategy<Value = String> {
     prop::collection::vec(0..PIECES.len(), 0..14)
@@ -126,7 +135,23 @@ fn text_and_copy() -> impl Strategy<Value = (String, String)> {
 /// repost reading's shape.
 fn text_and_lettered_copy() -> impl Strategy<Value = (String, String)> {
     const LETTERS: &[&str] = &[
-        "a", "b", "c", "d", "e", "北", "京", "上", "海", "雨", " ", "，", "来源", "via", "…", "...",
+        "a",
+        "b",
+        "c",
+        "d",
+        "e",
+        "北",
+        "京",
+        "上",
+        "海",
+        "雨",
+        " ",
+        "，",
+        "来源",
+        "via",
+        "…",
+        "...",
+        "转发：",
     ];
     let letters = || prop::collection::vec(0..LETTERS.len(), 0..24);
     (

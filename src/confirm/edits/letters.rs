@@ -94,10 +94,30 @@ pub(super) const CREDIT_WORDS: &[&str] = &[
 /// verb.
 pub(super) const CREDIT_OPENINGS: &[&str] = &["来源", "原标题", "责任编辑", "稿源", "转载自"];
 
+/// Labels a repost puts before the post it repeats, marked off from it
+/// ("转发：", "转发微博//@…：", "快讯｜", "RT @…:"): they say how it was
+/// passed on, not what it reports, and two reposts of one post label it
+/// each their own way.
+pub(super) const REPOST_LABELS: &[&str] = &[
+    "转发",
+    "转发微博",
+    "转载",
+    "转",
+    "转帖",
+    "快讯",
+    "速报",
+    "分享",
+    "rt",
+    "repost",
+    "breaking",
+];
+
 /// Marks the credit lines of `letters`: a chunk equal to a
 /// [`CREDIT_WORDS`] entry and the chunk after it, a chunk opening with a
-/// [`CREDIT_OPENINGS`] entry, and a field's last chunk opening with "来自".
-/// Two reprints that credit different outlets differ only there.
+/// [`CREDIT_OPENINGS`] entry, a field's last chunk opening with "来自",
+/// and the text's first chunk when it is a [`REPOST_LABELS`] entry marked
+/// off from what follows, with the mentions and tags right after it. Two reprints that credit different outlets, or
+/// label their repost differently, differ only there.
 fn mark_credits(letters: &mut Letters) {
     let length = letters.chars.len();
     let mut chunks = Vec::new();
@@ -128,6 +148,22 @@ fn mark_credits(letters: &mut Letters) {
             credit[chunk.clone()].fill(true);
         }
     }
+    // A repost's label, and the mentions and tags of its chain after it
+    // ("转发微博//@林间小路：…").
+    if let [label, _, ..] = chunks.as_slice()
+        && REPOST_LABELS.iter().any(|word| {
+            word.chars()
+                .eq(letters.chars[label.clone()].iter().copied())
+        })
+    {
+        credit[label.clone()].fill(true);
+        for chunk in chunks[1..chunks.len() - 1]
+            .iter()
+            .take_while(|chunk| letters.tagged[chunk.start])
+        {
+            credit[chunk.clone()].fill(true);
+        }
+    }
     letters.credit = credit;
 }
 
@@ -145,27 +181,29 @@ pub(super) fn letter_of(c: char) -> Option<char> {
     normalize::is_letter_or_digit(c).then(|| c.to_lowercase().next().unwrap_or(c))
 }
 
-/// Some [`CREDIT_WORDS`] entry occurs in `letters`. Called for every
-/// candidate outlined: a letter is first looked up in a 64-bit set of the
-/// words' first letters (by their value modulo 64), and only a letter in
-/// it is compared with the words.
+/// Some [`CREDIT_WORDS`] entry occurs in `letters`, or they open with a
+/// [`REPOST_LABELS`] entry. Called for every candidate outlined: a letter
+/// is first looked up in a 64-bit set of the words' first letters (by
+/// their value modulo 64), and only a letter in it is compared with the
+/// words.
 pub(super) fn letters_hold_credit_word(letters: &[char]) -> bool {
-    static WORDS: LazyLock<(u64, Vec<Vec<char>>)> = LazyLock::new(|| {
-        let words: Vec<Vec<char>> = CREDIT_WORDS
-            .iter()
-            .map(|word| word.chars().collect())
-            .collect();
+    static WORDS: LazyLock<(u64, Vec<Vec<char>>, Vec<Vec<char>>)> = LazyLock::new(|| {
+        let chars_of = |words: &[&str]| -> Vec<Vec<char>> {
+            words.iter().map(|word| word.chars().collect()).collect()
+        };
+        let words = chars_of(CREDIT_WORDS);
         let firsts = words
             .iter()
             .filter_map(|word| word.first())
             .fold(0u64, |set, &first| set | 1 << (first as u32 % 64));
-        (firsts, words)
+        (firsts, words, chars_of(REPOST_LABELS))
     });
-    let (firsts, words) = &*WORDS;
-    (0..letters.len()).any(|at| {
-        firsts >> (letters[at] as u32 % 64) & 1 == 1
-            && words.iter().any(|word| letters[at..].starts_with(word))
-    })
+    let (firsts, words, labels) = &*WORDS;
+    labels.iter().any(|label| letters.starts_with(label))
+        || (0..letters.len()).any(|at| {
+            firsts >> (letters[at] as u32 % 64) & 1 == 1
+                && words.iter().any(|word| letters[at..].starts_with(word))
+        })
 }
 
 /// Digits and the Chinese numerals (the characters numbers are written with).

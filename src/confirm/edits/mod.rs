@@ -471,6 +471,11 @@ pub fn compare_with_until(
     for (ours, theirs, _) in &gaps {
         if is_credit(ours, theirs) {
             unmatched_credit += ours.len();
+            // A credit line or a repost's label the other text words its
+            // own way was not cut from the post.
+            if ours.end <= span.start || span.end <= ours.start {
+                summary.repost.cut_chars -= ours.len();
+            }
             previous_inside = None;
         } else if is_inside(ours, theirs) {
             let rewritten_around_one_letter =

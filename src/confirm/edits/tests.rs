@@ -444,6 +444,43 @@ fn the_fast_letter_reading_is_the_lowercased_letter_or_digit() {
 }
 
 #[test]
+fn two_reposts_that_label_one_post_their_own_way_differ_in_nothing() {
+    let config = crate::confirm::ConfirmationConfig::default();
+    let read = |ours: &str, theirs: &str| compare_with(ours, theirs, &config.synonyms);
+    let post = "城北区举办春季植树活动 新增绿地3.2万亩";
+    let labelled = [
+        format!("转发：{post}"),
+        format!("转发微博//@林间小路：{post}"),
+        format!("快讯｜{post}"),
+        format!("RT {post}"),
+    ];
+    for ours in &labelled {
+        for theirs in &labelled {
+            let summary = read(ours, theirs);
+            assert_eq!(
+                summary.repost.cut_chars, 0,
+                "{ours} / {theirs}: {summary:?}"
+            );
+            assert_eq!(
+                summary.repost.inside_edits, 0,
+                "{ours} / {theirs}: {summary:?}"
+            );
+            assert!(
+                crate::confirm::repost_allows_join(&summary, &config),
+                "{ours} / {theirs}: {summary:?}"
+            );
+        }
+    }
+    // A label is a chunk of its own at the opening: a word that begins
+    // with one, or one inside the text, is read as the text.
+    let credit = |text: &str| super::letters::Letters::of(text).credit;
+    assert_eq!(credit("分享：城北区新增门店")[..3], [true, true, false]);
+    assert!(!credit("分享经济在城北区迎来新机遇").contains(&true));
+    assert!(!credit("城北区今日快讯：春季植树活动新增绿地").contains(&true));
+    assert!(!credit("转发").contains(&true));
+}
+
+#[test]
 fn credit_words_are_found_wherever_they_stand() {
     let may_hold_credit = |text: &str| OutlineLetters::of(text).may_hold_credit;
     assert!(may_hold_credit("今天下雨。来源：新华社"));
@@ -451,6 +488,9 @@ fn credit_words_are_found_wherever_they_stand() {
     assert!(may_hold_credit("编辑"));
     assert!(!may_hold_credit("今天北京下雨"));
     assert!(!may_hold_credit("来到源头"));
+    // A repost's label opens the text.
+    assert!(may_hold_credit("转发：今天北京下雨"));
+    assert!(may_hold_credit("RT @weather: rain today"));
     // Every opening that marks a credit by itself is a credit word too.
     for opening in CREDIT_OPENINGS.iter().chain(&["来自"]) {
         assert!(CREDIT_WORDS.contains(opening), "{opening}");
