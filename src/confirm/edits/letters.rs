@@ -187,23 +187,25 @@ pub(super) fn letter_of(c: char) -> Option<char> {
 /// their value modulo 64), and only a letter in it is compared with the
 /// words.
 pub(super) fn letters_hold_credit_word(letters: &[char]) -> bool {
-    static WORDS: LazyLock<(u64, Vec<Vec<char>>, Vec<Vec<char>>)> = LazyLock::new(|| {
-        let chars_of = |words: &[&str]| -> Vec<Vec<char>> {
-            words.iter().map(|word| word.chars().collect()).collect()
-        };
+    static WORDS: LazyLock<(u64, Vec<Vec<char>>)> = LazyLock::new(|| {
         let words = chars_of(CREDIT_WORDS);
         let firsts = words
             .iter()
             .filter_map(|word| word.first())
             .fold(0u64, |set, &first| set | 1 << (first as u32 % 64));
-        (firsts, words, chars_of(REPOST_LABELS))
+        (firsts, words)
     });
-    let (firsts, words, labels) = &*WORDS;
-    labels.iter().any(|label| letters.starts_with(label))
+    static LABELS: LazyLock<Vec<Vec<char>>> = LazyLock::new(|| chars_of(REPOST_LABELS));
+    let (firsts, words) = &*WORDS;
+    LABELS.iter().any(|label| letters.starts_with(label))
         || (0..letters.len()).any(|at| {
             firsts >> (letters[at] as u32 % 64) & 1 == 1
                 && words.iter().any(|word| letters[at..].starts_with(word))
         })
+}
+
+fn chars_of(words: &[&str]) -> Vec<Vec<char>> {
+    words.iter().map(|word| word.chars().collect()).collect()
 }
 
 /// Digits and the Chinese numerals (the characters numbers are written with).
