@@ -116,8 +116,9 @@ pub(super) const REPOST_LABELS: &[&str] = &[
 /// [`CREDIT_WORDS`] entry and the chunk after it, a chunk opening with a
 /// [`CREDIT_OPENINGS`] entry, a field's last chunk opening with "来自",
 /// and the text's first chunk when it is a [`REPOST_LABELS`] entry marked
-/// off from what follows, with the mentions and tags right after it. Two reprints that credit different outlets, or
-/// label their repost differently, differ only there.
+/// off from what follows, with the mentions and tags right after it. Two
+/// reprints that credit different outlets, or label their repost
+/// differently, differ only there.
 fn mark_credits(letters: &mut Letters) {
     let length = letters.chars.len();
     let mut chunks = Vec::new();

@@ -474,7 +474,7 @@ pub fn compare_with_until(
             // A credit line or a repost's label the other text words its
             // own way was not cut from the post.
             if ours.end <= span.start || span.end <= ours.start {
-                summary.repost.cut_chars -= ours.len();
+                summary.repost.cut_chars = summary.repost.cut_chars.saturating_sub(ours.len());
             }
             previous_inside = None;
         } else if is_inside(ours, theirs) {
