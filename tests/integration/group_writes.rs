@@ -16,7 +16,10 @@
 //!   and takes over, nobody helping;
 //! - the leader killed while a new member downloads the published
 //!   snapshot: the member finishes, follows the log and takes over with
-//!   every acknowledged document.
+//!   every acknowledged document;
+//! - a group that fails over midway through a stream whose boilerplate is
+//!   learned stamps every document as one sidecar that never stopped
+//!   (issue 46: the learned table is in the group's records).
 
 use crate::support;
 
@@ -399,4 +402,79 @@ async fn a_leader_killed_while_a_member_downloads_the_snapshot_is_replaced_by_th
     }
     assert_eq!(stats(&joined.url).await["forest"]["documents"], 80);
     assert_whole(&chain(&osmem.url, "download").await);
+}
+
+/// The column pages of `identity.rs` as articles with ids `learn-N`.
+fn learning_articles() -> Vec<Article> {
+    crate::identity::column_pages()
+        .into_iter()
+        .enumerate()
+        .map(|(number, (title, content))| Article {
+            id: format!("learn-{number}"),
+            story: number,
+            title,
+            content,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_group_that_fails_over_midway_stamps_as_a_sidecar_that_never_stopped() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let osmem = Osmem::start();
+    let pages = learning_articles();
+    let (before, after) = pages.split_at(4);
+    // One sidecar that never stops: it learns the footer from the first
+    // pages, and the pages after it are as many stories as headlines.
+    let alone_index = "news-learn-alone";
+    {
+        let alone = Sidecar::start(
+            &osmem.url,
+            &["--install-template", "--template-patterns", "news*"],
+        );
+        for half in [before, after] {
+            let answer = support::post_bulk(
+                &format!("{}/_bulk", alone.url),
+                stories::bulk_body(alone_index, half),
+            )
+            .await;
+            assert_eq!(answer.0, 200, "{}", answer.1);
+            assert_eq!(answer.1["errors"], false, "{}", answer.1);
+        }
+    }
+    let alone: Vec<(String, Value)> = support::stamps_in(&osmem.url, alone_index)
+        .await
+        .into_iter()
+        .map(|(id, source)| (id, source["cluster_root"].clone()))
+        .collect();
+    assert_eq!(alone.len(), pages.len(), "{alone:?}");
+    let later: std::collections::BTreeSet<String> = alone
+        .iter()
+        .filter(|(id, _)| after.iter().any(|page| &page.id == id))
+        .map(|(_, root)| root.to_string())
+        .collect();
+    assert_eq!(later.len(), after.len(), "learned: {alone:?}");
+
+    // A group: the leader places the first pages and stops; the standby
+    // leads and places the rest with the table the records taught it.
+    let mut leader = Sidecar::start(&osmem.url, &member_args("learn", "a", &[]));
+    wait_for_role(&leader.url, "leader", Duration::from_secs(20)).await;
+    let standby = Sidecar::start(&osmem.url, &member_args("learn", "b", &[]));
+    wait_for_role(&standby.url, "standby", Duration::from_secs(20)).await;
+    let (status, body) = post(&leader.url, before).await;
+    assert_eq!((status, &body["errors"]), (200, &json!(false)), "{body}");
+    wait_until_caught_up(&standby.url, &leader.url).await;
+    assert!(leader.terminate().success());
+    wait_for_role(&standby.url, "leader", Duration::from_secs(10)).await;
+    let (status, body) = post(&standby.url, after).await;
+    assert_eq!((status, &body["errors"]), (200, &json!(false)), "{body}");
+    let group: Vec<(String, Value)> = support::stamps_in(&osmem.url, INDEX)
+        .await
+        .into_iter()
+        .map(|(id, source)| (id, source["cluster_root"].clone()))
+        .collect();
+    assert_eq!(
+        group, alone,
+        "the group stamps as the sidecar that never stopped"
+    );
 }

@@ -139,7 +139,10 @@ fn learning_engine(common_sentence_classes: u8) -> neardup::engine::Engine {
     })
 }
 
-fn column_pages() -> Vec<(String, String)> {
+/// A local portal's briefs, each under its headline with the site's
+/// footer: a set where learning the footer changes the stamps (the group
+/// tests use it too).
+pub(crate) fn column_pages() -> Vec<(String, String)> {
     COLUMN_BRIEFS
         .iter()
         .map(|(headline, brief)| (headline.to_string(), format!("{brief}{SITE_FOOTER}")))
