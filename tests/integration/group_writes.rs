@@ -418,6 +418,15 @@ fn learning_articles() -> Vec<Article> {
         .collect()
 }
 
+/// Each document of `index` with its `cluster_root`, by id.
+async fn roots_in(osmem: &str, index: &str) -> Vec<(String, Value)> {
+    support::stamps_in(osmem, index)
+        .await
+        .into_iter()
+        .map(|(id, source)| (id, source["cluster_root"].clone()))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_group_that_fails_over_midway_stamps_as_a_sidecar_that_never_stopped() {
     let _one = ONE_AT_A_TIME.lock().await;
@@ -442,11 +451,7 @@ async fn a_group_that_fails_over_midway_stamps_as_a_sidecar_that_never_stopped()
             assert_eq!(answer.1["errors"], false, "{}", answer.1);
         }
     }
-    let alone: Vec<(String, Value)> = support::stamps_in(&osmem.url, alone_index)
-        .await
-        .into_iter()
-        .map(|(id, source)| (id, source["cluster_root"].clone()))
-        .collect();
+    let alone = roots_in(&osmem.url, alone_index).await;
     assert_eq!(alone.len(), pages.len(), "{alone:?}");
     let later: std::collections::BTreeSet<String> = alone
         .iter()
@@ -468,11 +473,7 @@ async fn a_group_that_fails_over_midway_stamps_as_a_sidecar_that_never_stopped()
     wait_for_role(&standby.url, "leader", Duration::from_secs(10)).await;
     let (status, body) = post(&standby.url, after).await;
     assert_eq!((status, &body["errors"]), (200, &json!(false)), "{body}");
-    let group: Vec<(String, Value)> = support::stamps_in(&osmem.url, INDEX)
-        .await
-        .into_iter()
-        .map(|(id, source)| (id, source["cluster_root"].clone()))
-        .collect();
+    let group = roots_in(&osmem.url, INDEX).await;
     assert_eq!(
         group, alone,
         "the group stamps as the sidecar that never stopped"

@@ -94,31 +94,35 @@ pub(super) const CREDIT_WORDS: &[&str] = &[
 /// verb.
 pub(super) const CREDIT_OPENINGS: &[&str] = &["来源", "原标题", "责任编辑", "稿源", "转载自"];
 
-/// Labels a repost puts before the post it repeats, marked off from it
-/// ("转发：", "转发微博//@…：", "快讯｜", "RT @…:"): they say how it was
+/// What a repost glues onto a post's edge to say it is one ("…贯通转发"):
+/// not a clause of the post. Each is also a label before the post
+/// ([`is_repost_label`]).
+const REPOST_MARKERS: &[&str] = &["转发", "转发微博", "转载", "repost", "rt"];
+
+/// Labels a repost puts before the post it repeats, beside
+/// [`REPOST_MARKERS`], that are not glued onto its end ("快讯｜", "转：").
+const OPENING_LABELS: &[&str] = &["转", "转帖", "快讯", "速报", "分享", "breaking"];
+
+/// Every label a repost puts before the post it repeats, marked off from
+/// it ("转发：", "转发微博//@…：", "快讯｜", "RT @…:"): they say how it was
 /// passed on, not what it reports, and two reposts of one post label it
 /// each their own way.
-pub(super) const REPOST_LABELS: &[&str] = &[
-    "转发",
-    "转发微博",
-    "转载",
-    "转",
-    "转帖",
-    "快讯",
-    "速报",
-    "分享",
-    "rt",
-    "repost",
-    "breaking",
-];
+fn repost_labels() -> impl Iterator<Item = &'static str> {
+    REPOST_MARKERS.iter().chain(OPENING_LABELS).copied()
+}
+
+/// `letters` are one of [`repost_labels`].
+fn is_repost_label(letters: &[char]) -> bool {
+    repost_labels().any(|label| label.chars().eq(letters.iter().copied()))
+}
 
 /// Marks the credit lines of `letters`: a chunk equal to a
 /// [`CREDIT_WORDS`] entry and the chunk after it, a chunk opening with a
 /// [`CREDIT_OPENINGS`] entry, a field's last chunk opening with "来自",
-/// and the text's first chunk when it is a [`REPOST_LABELS`] entry marked
-/// off from what follows, with the mentions and tags right after it. Two
-/// reprints that credit different outlets, or label their repost
-/// differently, differ only there.
+/// and the text's first chunk when it is a repost's label
+/// ([`repost_labels`]) marked off from what follows, with the mentions and
+/// tags right after it. Two reprints that credit different outlets, or
+/// label their repost differently, differ only there.
 fn mark_credits(letters: &mut Letters) {
     let length = letters.chars.len();
     let mut chunks = Vec::new();
@@ -152,10 +156,7 @@ fn mark_credits(letters: &mut Letters) {
     // A repost's label, and the mentions and tags of its chain after it
     // ("转发微博//@林间小路：…").
     if let [label, _, ..] = chunks.as_slice()
-        && REPOST_LABELS.iter().any(|word| {
-            word.chars()
-                .eq(letters.chars[label.clone()].iter().copied())
-        })
+        && is_repost_label(&letters.chars[label.clone()])
     {
         credit[label.clone()].fill(true);
         for chunk in chunks[1..chunks.len() - 1]
@@ -183,30 +184,30 @@ pub(super) fn letter_of(c: char) -> Option<char> {
 }
 
 /// Some [`CREDIT_WORDS`] entry occurs in `letters`, or they open with a
-/// [`REPOST_LABELS`] entry. Called for every candidate outlined: a letter
-/// is first looked up in a 64-bit set of the words' first letters (by
-/// their value modulo 64), and only a letter in it is compared with the
-/// words.
+/// repost's label ([`repost_labels`]). Called for every candidate
+/// outlined: a letter is first looked up in a 64-bit set of the words'
+/// first letters (by their value modulo 64), and only a letter in it is
+/// compared with the words.
 pub(super) fn letters_hold_credit_word(letters: &[char]) -> bool {
     static WORDS: LazyLock<(u64, Vec<Vec<char>>)> = LazyLock::new(|| {
-        let words = chars_of(CREDIT_WORDS);
+        let words: Vec<Vec<char>> = CREDIT_WORDS
+            .iter()
+            .map(|word| word.chars().collect())
+            .collect();
         let firsts = words
             .iter()
             .filter_map(|word| word.first())
             .fold(0u64, |set, &first| set | 1 << (first as u32 % 64));
         (firsts, words)
     });
-    static LABELS: LazyLock<Vec<Vec<char>>> = LazyLock::new(|| chars_of(REPOST_LABELS));
     let (firsts, words) = &*WORDS;
-    LABELS.iter().any(|label| letters.starts_with(label))
-        || (0..letters.len()).any(|at| {
-            firsts >> (letters[at] as u32 % 64) & 1 == 1
-                && words.iter().any(|word| letters[at..].starts_with(word))
-        })
-}
-
-fn chars_of(words: &[&str]) -> Vec<Vec<char>> {
-    words.iter().map(|word| word.chars().collect()).collect()
+    repost_labels().any(|label| {
+        let mut rest = letters.iter();
+        label.chars().all(|c| rest.next() == Some(&c))
+    }) || (0..letters.len()).any(|at| {
+        firsts >> (letters[at] as u32 % 64) & 1 == 1
+            && words.iter().any(|word| letters[at..].starts_with(word))
+    })
 }
 
 /// Digits and the Chinese numerals (the characters numbers are written with).
@@ -259,10 +260,6 @@ impl Letters {
         letters
     }
 }
-
-/// What a repost glues onto a post's edge to say it is one ("…贯通转发"):
-/// not a clause of the post.
-const REPOST_MARKERS: &[&str] = &["转发", "转发微博", "转载", "repost", "rt"];
 
 impl Letters {
     /// `piece` holds only hashtags and mentions ("#markets", "@CNN": a
